@@ -1,0 +1,36 @@
+{#- The one list of detector models and the categories each can emit. The
+    findings mart unions these models; a data test fails when a category of the
+    finding_categories seed has no detector here. -#}
+{% macro finding_detectors() %}
+  {{ return({
+    'int_findings__step_sequence': ['step_sequence'],
+    'int_findings__run_restart': ['run_restart'],
+    'int_findings__lr_above_peak': ['lr_above_peak'],
+    'int_findings__lr_schedule_mismatch': ['lr_schedule_mismatch'],
+    'int_findings__grad_clip_violation': ['grad_clip_violation'],
+    'int_findings__loss_spikes': ['loss_spikes'],
+    'int_findings__nan_loss': ['nan_loss'],
+    'int_findings__bad_data_shard': ['bad_data_shard'],
+    'int_findings__data_repetition': ['data_repetition'],
+    'int_findings__overfitting': ['overfitting'],
+    'int_findings__eval_contamination': ['eval_contamination'],
+    'int_findings__slow_steps': ['slow_steps'],
+    'int_findings__config_mismatch': ['config_mismatch'],
+    'int_findings__log_quality': ['log_quality'],
+    'int_findings__learning_progress': ['no_learning', 'underfitting'],
+  }) }}
+{% endmacro %}
+
+{#- the columns every detector emits, in the order the mart unions them -#}
+{% macro finding_columns() %}
+  {{ return([
+    'finding_id', 'category', 'severity', 'title', 'evidence', 'first_step', 'last_step', 'steps_affected',
+    'observed_value', 'expected_value', 'estimated_cost', 'cost_unit', 'cost_method', 'impact_score',
+    'caused_by', 'recommendation',
+  ]) }}
+{% endmacro %}
+
+{#- severity as a number for ordering: critical 5 ... info 1 -#}
+{% macro severity_rank(column) %}
+    case {{ column }} when 'critical' then 5 when 'high' then 4 when 'medium' then 3 when 'low' then 2 else 1 end
+{% endmacro %}

@@ -1,0 +1,65 @@
+{#- Cross-engine helpers. Engine-specific SQL lives here, one dispatch macro each. -#}
+
+{% macro type_double() %}
+  {{ return(adapter.dispatch('type_double', 'run_diagnosis')()) }}
+{% endmacro %}
+{% macro default__type_double() %}double precision{% endmacro %}
+{% macro duckdb__type_double() %}double{% endmacro %}
+{% macro spark__type_double() %}double{% endmacro %}
+
+{#- a / b with a double on one side; NULL when b is 0 (DuckDB gives inf, Postgres raises) -#}
+{% macro safe_divide(numerator, denominator) %}
+  (cast({{ numerator }} as {{ type_double() }}) / nullif({{ denominator }}, 0))
+{% endmacro %}
+
+{#- parse text to a double: NULL when not a number; NaN/inf survive and are caught by is_non_finite -#}
+{% macro parse_double(column) %}
+  {{ dbt.safe_cast('trim(' ~ column ~ ')', type_double()) }}
+{% endmacro %}
+
+{#- parse text to an integer step; '12.0' is 12, '12.5' or '1e30' is NULL -#}
+{% macro parse_integer(column) %}
+  case
+    when {{ parse_double(column) }} is null then null
+    when {{ parse_double(column) }} > 1e15 or {{ parse_double(column) }} < -1e15 then null
+    when {{ parse_double(column) }} <> floor({{ parse_double(column) }}) then null
+    else cast({{ parse_double(column) }} as {{ dbt.type_bigint() }})
+  end
+{% endmacro %}
+
+{#- NaN and +/-inf compare greater than every finite double on DuckDB, Spark and Postgres -#}
+{% macro is_non_finite(parsed) %}
+  ({{ parsed }} is not null and ({{ parsed }} > 1e300 or {{ parsed }} < -1e300))
+{% endmacro %}
+
+{#- the finite value or NULL -#}
+{% macro finite_or_null(parsed) %}
+  case when {{ is_non_finite(parsed) }} then null else {{ parsed }} end
+{% endmacro %}
+
+{#- trimmed text, NULL when empty -#}
+{% macro clean_text(column) %}
+  nullif(trim({{ column }}), '')
+{% endmacro %}
+
+{#- first run of digits in text after the first occurrence of marker (both lower-case) -#}
+{% macro number_after(text, marker) %}
+  {{ return(adapter.dispatch('number_after', 'run_diagnosis')(text, marker)) }}
+{% endmacro %}
+{% macro default__number_after(text, marker) %}
+  case when {{ marker }} is not null and {{ marker }} <> '' and position({{ marker }} in {{ text }}) > 0
+    then cast(nullif(regexp_extract(
+      substring({{ text }}, position({{ marker }} in {{ text }}) + length({{ marker }})),
+      '^[^0-9]{0,12}([0-9]{1,15})', 1), '') as {{ dbt.type_bigint() }})
+  end
+{% endmacro %}
+{% macro postgres__number_after(text, marker) %}
+  case when {{ marker }} is not null and {{ marker }} <> '' and position({{ marker }} in {{ text }}) > 0
+    then cast(substring(
+      substring({{ text }}, position({{ marker }} in {{ text }}) + length({{ marker }})),
+      '^[^0-9]{0,12}([0-9]{1,15})') as {{ dbt.type_bigint() }})
+  end
+{% endmacro %}
+
+{#- SQL string literal with quotes escaped: paths with quotes cannot inject SQL -#}
+{% macro sql_literal(text) %}'{{ text | replace("'", "''") }}'{% endmacro %}

@@ -1,0 +1,20 @@
+{#- '; '-joined texts of the conditions that hold, or NULL when none does.
+    parts: list of (condition SQL, text) pairs. -#}
+{% macro reason_list(parts) -%}
+    nullif({% for condition, text in parts %}case when {{ condition }} then '{{ text }}; ' else '' end{% if not loop.last %} || {% endif %}{% endfor %}, '')
+{%- endmacro %}
+
+{#- a number as text for titles and evidence, rounded to `digits` significant-looking decimals -#}
+{% macro fmt(expression, digits=4) -%}
+    coalesce(cast(round(cast({{ expression }} as {{ type_double() }}), {{ digits }}) as {{ dbt.type_string() }}), 'n/a')
+{%- endmacro %}
+
+{#- an integer as text -#}
+{% macro fmt_int(expression) -%}
+    coalesce(cast(cast({{ expression }} as {{ dbt.type_bigint() }}) as {{ dbt.type_string() }}), 'n/a')
+{%- endmacro %}
+
+{#- a share as a percentage text, e.g. 0.786 -> '78.6%' -#}
+{% macro fmt_pct(expression, digits=1) -%}
+    coalesce(cast(round(100 * cast({{ expression }} as {{ type_double() }}), {{ digits }}) as {{ dbt.type_string() }}) || '%', 'n/a')
+{%- endmacro %}

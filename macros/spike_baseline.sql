@@ -1,0 +1,82 @@
+{#-
+  One pass of the robust loss baseline, as CTEs named <name>_*, ending in a CTE
+  <name> with: step, log_baseline, log_mad, baseline_points, is_outlier.
+  The baseline of a step is the median of the log losses of the `window` steps
+  before it that are not excluded (source column `exclude_column`); the spread
+  is the median absolute deviation over the same steps. An excluded step is
+  judged against the clean steps before it, so a long spike cannot drag its own
+  baseline up. Iterated a few times, each pass excluding what earlier passes
+  flagged (baseline-excludes-anomalies, as Elementary #1589 and re_data #328 ask).
+-#}
+{% macro spike_baseline_pass(name, source_cte, exclude_column) %}
+{%- set window = var('spike_window') %}
+{%- set min_mad = var('spike_min_mad') %}
+{{ name }}_clean as (
+    select
+        step,
+        log_loss,
+        row_number() over (order by step) as clean_index
+    from {{ source_cte }}
+    where not {{ exclude_column }} and log_loss is not null
+),
+
+{{ name }}_center as (
+    select
+        *,
+        {{ rolling_median('log_loss', 'step', window) }} as center_before,
+        {{ rolling_median('log_loss', 'step', window - 1, include_current_row=true) }} as center_through,
+        count(log_loss) {{ trailing_window('step', window) }} as points_before
+    from {{ name }}_clean
+),
+
+{{ name }}_spread as (
+    select
+        *,
+        {{ rolling_median('abs(log_loss - center_before)', 'step', window) }} as spread_before,
+        {{ rolling_median('abs(log_loss - center_before)', 'step', window - 1, include_current_row=true) }}
+            as spread_through,
+        least(points_before + 1, {{ window }}) as points_through
+    from {{ name }}_center
+),
+
+{{ name }}_anchored as (
+    -- each step's anchor: itself when clean (stats before it), else the last clean step before it
+    select
+        step,
+        log_loss,
+        sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
+            over (order by step rows between unbounded preceding and current row) as anchor_index
+    from {{ source_cte }}
+),
+
+{{ name }}_scored as (
+    select
+        anchored.step,
+        anchored.log_loss,
+        case when spread.step = anchored.step then spread.center_before else spread.center_through end
+            as log_baseline,
+        case when spread.step = anchored.step then spread.spread_before else spread.spread_through end
+            as log_mad,
+        coalesce(case when spread.step = anchored.step then spread.points_before else spread.points_through end, 0)
+            as baseline_points
+    from {{ name }}_anchored as anchored
+    left join {{ name }}_spread as spread
+        on anchored.anchor_index = spread.clean_index
+),
+
+{{ name }} as (
+    select
+        step,
+        log_baseline,
+        log_mad,
+        baseline_points,
+        coalesce(
+            baseline_points >= {{ var('spike_min_periods') }}
+            and log_loss - log_baseline > ln(1 + {{ var('spike_min_relative_excess') }})
+            and 0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ min_mad }})
+                > {{ var('spike_n_mads') }},
+            false
+        ) as is_outlier
+    from {{ name }}_scored
+)
+{% endmacro %}

@@ -1,0 +1,83 @@
+{#- Column recipes shared by the staging models. -#}
+
+{#- a numeric text column: the finite value plus one flag per way it can be wrong -#}
+{% macro numeric_column(column) %}
+    {{ finite_or_null(parse_double(column)) }} as {{ column }},
+    ({{ clean_text(column) }} is null) as is_{{ column }}_missing,
+    ({{ clean_text(column) }} is not null and {{ parse_double(column) }} is null) as is_{{ column }}_non_numeric,
+    {{ is_non_finite(parse_double(column)) }} as is_{{ column }}_non_finite
+{% endmacro %}
+
+{#- the same flags for an integer column (step, n_examples) -#}
+{% macro integer_column(column) %}
+    {{ parse_integer(column) }} as {{ column }},
+    ({{ clean_text(column) }} is null) as is_{{ column }}_missing,
+    ({{ clean_text(column) }} is not null and {{ parse_integer(column) }} is null) as is_{{ column }}_invalid
+{% endmacro %}
+
+{#- an identifier such as a shard id: integers in canonical form ('08', '8.0' -> '8'), else trimmed lower-case text -#}
+{% macro identifier_column(column) %}
+    case
+      when {{ parse_integer(column) }} is not null then cast({{ parse_integer(column) }} as {{ dbt.type_string() }})
+      else lower({{ clean_text(column) }})
+    end as {{ column }},
+    ({{ clean_text(column) }} is null) as is_{{ column }}_missing
+{% endmacro %}
+
+{#- the raw text beside the parsed value -#}
+{% macro raw_columns(columns) %}
+  {%- for column in columns %}
+    {{ column }} as {{ column }}_raw,
+  {%- endfor %}
+{% endmacro %}
+
+{#- true on the second and later copies of a row identical in every raw column -#}
+{% macro is_exact_duplicate(columns, order_by='file_row_number') %}
+    (row_number() over (partition by {{ columns | join(', ') }} order by {{ order_by }}) > 1)
+{% endmacro %}
+
+{#- the config keys the checks need: (column, JSON path, type); absent key = error, null = declared unknown -#}
+{% macro config_fields() %}
+  {{ return([
+    ('schedule_type', '$.lr_schedule.type', 'text', true),
+    ('peak_lr', '$.lr_schedule.peak_lr', 'double', true),
+    ('min_lr', '$.lr_schedule.min_lr', 'double', true),
+    ('warmup_steps', '$.lr_schedule.warmup_steps', 'integer', true),
+    ('decay_steps', '$.lr_schedule.decay_steps', 'integer', true),
+    ('grad_clip_norm', '$.grad_clip_norm', 'double', true),
+    ('total_steps', '$.total_steps', 'integer', true),
+    ('run_name', '$.run_name', 'text', false),
+    ('batch_size', '$.batch_size', 'integer', false),
+    ('eval_interval', '$.eval_interval', 'integer', false),
+    ('checkpoint_interval', '$.checkpoint_interval', 'integer', false),
+    ('data_parallel_workers', '$.data_parallel_workers', 'integer', false),
+    ('n_shards', '$.data.n_shards', 'integer', false),
+    ('shuffle_shards_each_epoch', '$.data.shuffle_shards_each_epoch', 'text', false),
+    ('precision', '$.precision', 'text', false),
+    ('steps_per_epoch', '$.steps_per_epoch', 'integer', false),
+    ('source_format', '$.provenance.source_format', 'text', false),
+  ]) }}
+{% endmacro %}
+
+{#- stop the build, naming the file and key, when a required config key is absent or not a number -#}
+{% macro check_config_keys(source_sql) %}
+  {% if not execute %}{{ return('') }}{% endif %}
+  {% set checks = [] %}
+  {% for name, path, type, required in config_fields() %}
+    {% if required %}
+      {% do checks.append("case when not " ~ json_has_key('config_json', path) ~ " then 'missing required key " ~ path[2:] ~ "'"
+        ~ (" when " ~ json_text('config_json', path) ~ " is not null and " ~ parse_double(json_text('config_json', path)) ~ " is null then 'key " ~ path[2:] ~ " is not a number'" if type != 'text' else '')
+        ~ " end") %}
+    {% endif %}
+  {% endfor %}
+  {% set problems = [] %}
+  {% set query_parts = [] %}
+  {% for check in checks %}{% do query_parts.append("select " ~ check ~ " as problem, config_path from (" ~ source_sql ~ ") as config_file") %}{% endfor %}
+  {% set found = run_query(query_parts | join(' union all ')) %}
+  {% for row in found.rows %}
+    {% if row[0] is not none %}{% do problems.append(row[0]) %}{% endif %}
+  {% endfor %}
+  {% if problems %}
+    {{ exceptions.raise_compiler_error("run_diagnosis: " ~ found.rows[0][1] ~ ": " ~ problems | join('; ') ~ ". Write null for a value the run does not know; the checks that need it will say they could not run.") }}
+  {% endif %}
+{% endmacro %}

@@ -1,0 +1,176 @@
+-- Finding: the config disagrees with what the logs show (total steps, decay
+-- length, eval and checkpoint intervals, shard count, impossible values), or
+-- declares a field unknown so a check cannot run. One row per disagreement.
+{%- set required = [] %}
+{%- for name, path, type, is_required in config_fields() if is_required %}{% do required.append(name) %}{% endfor %}
+with
+
+config as (
+    select * from {{ ref('stg_training__config') }}
+),
+
+steps as (
+    select max(step) as last_step, count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+),
+
+eval_gaps as (
+    select
+        percentile_cont(0.5) within group (order by step - previous_step) as median_gap,
+        count(*) as gaps
+    from (
+        select step, {{ previous_value('step', 'step') }} as previous_step
+        from {{ ref('int_evals_resolved') }}
+    ) as eval_steps
+    where previous_step is not null
+),
+
+checkpoints as (
+    select
+        count(*) as checkpoint_events,
+        percentile_cont(0.5) within group (order by checkpoint_step - previous_checkpoint) as median_gap,
+        sum(case when config.checkpoint_interval > 0 and mod(checkpoint_step, config.checkpoint_interval) <> 0 then 1 else 0 end)
+            as off_interval
+    from (
+        select checkpoint_step, {{ previous_value('checkpoint_step', 'checkpoint_step') }} as previous_checkpoint
+        from {{ ref('int_events_classified') }}
+        where event_kind = 'checkpoint_saved'
+    ) as saved
+    cross join config
+),
+
+shard_table as (
+    select count(*) as shard_count from {{ ref('int_shards_resolved') }}
+),
+
+checks as (
+    select
+        'total_steps' as field_name,
+        case when steps.last_step < config.total_steps * 0.95 then 'medium' else 'low' end as severity,
+        'The config says total_steps ' || {{ fmt_int('config.total_steps') }} || ' but the log ends at step '
+            || {{ fmt_int('steps.last_step') }} || '.' as title,
+        cast(config.total_steps as {{ type_double() }}) as config_value,
+        cast(steps.last_step as {{ type_double() }}) as observed_value,
+        'Check whether the run stopped early or the config is stale; the schedule and epoch checks use the config value.' as recommendation
+    from config cross join steps
+    where config.total_steps is not null and steps.last_step <> config.total_steps
+
+    union all
+
+    select
+        'decay_steps',
+        'medium',
+        'The LR decays over ' || {{ fmt_int('config.decay_steps') }} || ' steps but the run is '
+            || {{ fmt_int('coalesce(config.total_steps, steps.last_step)') }} || ' steps long'
+            || case when config.decay_steps > coalesce(config.total_steps, steps.last_step)
+                then ': it never reaches min_lr.' else ': it sits at min_lr for the rest.' end,
+        cast(config.decay_steps as {{ type_double() }}),
+        cast(coalesce(config.total_steps, steps.last_step) as {{ type_double() }}),
+        'Set decay_steps to the run length unless a constant tail is intended.'
+    from config cross join steps
+    where config.decay_steps is not null
+        and abs(config.decay_steps - coalesce(config.total_steps, steps.last_step)) > 0.05 * coalesce(config.total_steps, steps.last_step)
+
+    union all
+
+    select
+        'warmup_steps',
+        'high',
+        'warmup_steps ' || {{ fmt_int('config.warmup_steps') }} || ' is not shorter than decay_steps '
+            || {{ fmt_int('config.decay_steps') }} || ': the schedule never decays.',
+        cast(config.warmup_steps as {{ type_double() }}),
+        cast(config.decay_steps as {{ type_double() }}),
+        'Fix warmup_steps / decay_steps.'
+    from config
+    where config.warmup_steps >= config.decay_steps
+
+    union all
+
+    select
+        'min_lr',
+        'high',
+        'min_lr ' || {{ fmt('config.min_lr', 8) }} || ' is above peak_lr ' || {{ fmt('config.peak_lr', 8) }} || '.',
+        config.min_lr,
+        config.peak_lr,
+        'Fix min_lr / peak_lr.'
+    from config
+    where config.min_lr > config.peak_lr
+
+    union all
+
+    select
+        'eval_interval',
+        'low',
+        'The config says eval_interval ' || {{ fmt_int('config.eval_interval') }} || ' but evaluations came every '
+            || {{ fmt('eval_gaps.median_gap', 1) }} || ' steps.',
+        cast(config.eval_interval as {{ type_double() }}),
+        eval_gaps.median_gap,
+        'Align the evaluation schedule with the config (or update the config).'
+    from config cross join eval_gaps
+    where config.eval_interval is not null and eval_gaps.gaps >= 2 and eval_gaps.median_gap <> config.eval_interval
+
+    union all
+
+    select
+        'checkpoint_interval',
+        'low',
+        'The config says checkpoint_interval ' || {{ fmt_int('config.checkpoint_interval') }}
+            || ' but checkpoints were saved every ' || {{ fmt('checkpoints.median_gap', 1) }} || ' steps ('
+            || {{ fmt_int('checkpoints.off_interval') }} || ' off the interval).',
+        cast(config.checkpoint_interval as {{ type_double() }}),
+        checkpoints.median_gap,
+        'Align the checkpoint schedule with the config; a resume can only go back to a saved step.'
+    from config cross join checkpoints
+    where config.checkpoint_interval is not null and checkpoints.checkpoint_events >= 2
+        and (checkpoints.median_gap <> config.checkpoint_interval or checkpoints.off_interval > 0)
+
+    union all
+
+    select
+        'n_shards',
+        'low',
+        'The config says n_shards ' || {{ fmt_int('config.n_shards') }} || ' but shard_info lists '
+            || {{ fmt_int('shard_table.shard_count') }} || ' shards.',
+        cast(config.n_shards as {{ type_double() }}),
+        cast(shard_table.shard_count as {{ type_double() }}),
+        'Check which shards the data loader really read.'
+    from config cross join shard_table
+    where config.n_shards is not null and shard_table.shard_count > 0 and shard_table.shard_count <> config.n_shards
+
+    {% for name in required %}
+    union all
+
+    select
+        '{{ name }}',
+        'info',
+        'The config does not know {{ name }}, so the checks that need it could not run.',
+        cast(null as {{ type_double() }}),
+        cast(null as {{ type_double() }}),
+        'Add {{ name }} to the run config (for imported logs: pass it with the training arguments) to enable those checks.'
+    from config
+    where config.{{ name }} is null
+    {% endfor %}
+),
+
+final as (
+    select
+        'config_mismatch:' || field_name as finding_id,
+        'config_mismatch' as category,
+        severity,
+        title,
+        'field ' || field_name || ': config value ' || {{ fmt('config_value', 8) }} || ', observed in the logs '
+            || {{ fmt('observed_value', 8) }} || ' (config file ' || (select config_path from config) || ')' as evidence,
+        cast(null as {{ dbt.type_bigint() }}) as first_step,
+        cast(null as {{ dbt.type_bigint() }}) as last_step,
+        cast(0 as {{ dbt.type_bigint() }}) as steps_affected,
+        observed_value,
+        config_value as expected_value,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'a configuration disagreement has no direct cost; it invalidates the checks that rely on the field' as cost_method,
+        case severity when 'high' then 0.3 when 'medium' then 0.1 when 'low' then 0.02 else 0 end as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        recommendation
+    from checks
+)
+
+select * from final

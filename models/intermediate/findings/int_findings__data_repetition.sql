@@ -1,0 +1,89 @@
+-- Finding: the run passed over the same data more than once. Evidence: how the
+-- epochs were found (shard visits or the config's steps_per_epoch), where each
+-- epoch started, and the loss before and after each boundary: a drop well
+-- beyond the usual change is the staircase of memorisation.
+with
+
+epochs as (
+    select * from {{ ref('int_epochs_assigned') }}
+),
+
+boundaries as (
+    select * from {{ ref('int_epoch_boundaries_compared') }}
+),
+
+config as (
+    select batch_size from {{ ref('stg_training__config') }}
+),
+
+shards as (
+    select count(*) as shard_count, sum(n_examples) as total_examples from {{ ref('int_shards_resolved') }}
+),
+
+summary as (
+    select
+        max(epoch_number) as epochs_started,
+        max(epoch_basis) as epoch_basis,
+        count(*) as counted_steps,
+        sum(case when epoch_number >= 2 then 1 else 0 end) as repeated_steps,
+        min(case when epoch_number >= 2 then step end) as first_repeat_step,
+        max(step) as last_step,
+        sum(case when epoch_number = 1 then 1 else 0 end) as first_epoch_steps
+    from epochs
+),
+
+boundary_text as (
+    select
+        count(*) as boundaries,
+        sum(case when is_staircase_step then 1 else 0 end) as staircase_steps,
+        max(case when is_staircase_step then relative_drop end) as largest_drop,
+        {{ dbt.listagg(
+            "'step ' || " ~ fmt_int('boundary_step') ~ " || ' (epoch ' || " ~ fmt_int('epoch_number') ~ " || '): loss '"
+            ~ " || " ~ fmt('median_before', 3) ~ " || ' -> ' || " ~ fmt('median_after', 3)
+            ~ " || case when is_staircase_step then ' staircase drop' else '' end",
+            "'; '", "order by boundary_step") }} as boundary_list
+    from boundaries
+),
+
+final as (
+    select
+        'data_repetition:run' as finding_id,
+        'data_repetition' as category,
+        case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
+        'The run made ' || {{ fmt('cast(summary.counted_steps as ' ~ type_double() ~ ') / nullif(summary.first_epoch_steps, 0)', 1) }}
+            || ' passes over its data: ' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
+            || ' steps re-read examples already seen'
+            || case when boundary_text.staircase_steps > 0
+                then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' epoch boundaries.'
+                else '; no loss staircase at the epoch boundaries.' end as title,
+        'epochs found from ' || summary.epoch_basis || '; epoch 1 = steps 1-' || {{ fmt_int('summary.first_epoch_steps') }}
+            || case when shards.shard_count > 0
+                then ' (' || {{ fmt_int('shards.shard_count') }} || ' shards, ' || {{ fmt_int('shards.total_examples') }}
+                    || ' examples; batch_size ' || {{ fmt_int('config.batch_size') }} || ')'
+                else '' end
+            || '; epoch boundaries: ' || coalesce(boundary_text.boundary_list, 'none')
+            || '; the usual change between neighbouring windows is ' || {{ fmt_pct('(select max(typical_abs_change) from boundaries)') }}
+            as evidence,
+        summary.first_repeat_step as first_step,
+        summary.last_step,
+        summary.repeated_steps as steps_affected,
+        cast(summary.epochs_started as {{ type_double() }}) as observed_value,
+        cast(1 as {{ type_double() }}) as expected_value,
+        {{ safe_divide('summary.repeated_steps', 'summary.counted_steps') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'share of counted steps spent on examples the model had already trained on' as cost_method,
+        {{ safe_divide('summary.repeated_steps', 'summary.counted_steps') }}
+            * case when boundary_text.staircase_steps > 0 then 0.5 else 0.1 end as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        case when boundary_text.staircase_steps > 0
+            then 'The model is memorising repeated examples: train on more unique data (or fewer epochs) and watch validation loss from the first repeat.'
+            else 'Repetition is by design here, but plan the large run with enough unique data (one epoch or less) and keep an eye on validation loss after each boundary.'
+        end as recommendation
+    from summary
+    cross join boundary_text
+    cross join config
+    cross join shards
+    where summary.epochs_started >= 2
+)
+
+select * from final

@@ -1,0 +1,245 @@
+-- Finding: the logs themselves are unreliable. One row per kind of defect
+-- (accuracy logged in percent, an evaluation logged twice with different values,
+-- missing or unreadable values, shard ids the shard table does not know, label
+-- variants, repeated shard rows, duplicate events, unrecognised events, training
+-- and validation loss on different scales), with counts and what was done.
+with
+
+train_rows as (
+    select * from {{ ref('stg_training__steps') }}
+),
+
+counted as (
+    select * from {{ ref('int_train_rows_resolved') }} where is_counted
+),
+
+known_shards as (
+    select shard_id from {{ ref('int_shards_resolved') }}
+),
+
+eval_rows as (
+    select * from {{ ref('stg_training__evals') }}
+),
+
+shard_rows as (
+    select * from {{ ref('stg_training__shards') }}
+),
+
+event_rows as (
+    select * from {{ ref('stg_training__events') }}
+),
+
+event_kinds as (
+    select * from {{ ref('int_events_classified') }}
+),
+
+evals_compared as (
+    select * from {{ ref('int_evals_compared') }} where eval_index > 1
+),
+
+restarts as (
+    select resume_step, crashed_after_step from {{ ref('int_restarts_detected') }} where is_seen_in_log
+),
+
+issues as (
+    select
+        'accuracy_percent' as issue_key,
+        'low' as severity,
+        {{ fmt_int('count(*)') }} || ' evaluation(s) logged val_accuracy in percent instead of a share (steps '
+            || {{ dbt.listagg(fmt_int('step'), "', '", "order by step") }} || ').' as title,
+        'values ' || {{ dbt.listagg(fmt('val_accuracy_logged', 4), "', '", "order by step") }}
+            || ' are above 1, so they can only be percent: divided by 100; the rest of the file logs shares' as evidence,
+        min(step) as first_step,
+        max(step) as last_step,
+        count(*) as affected,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Log val_accuracy in one unit (a share 0..1) everywhere.' as recommendation
+    from eval_rows
+    where is_accuracy_percent
+    having count(*) > 0
+
+    union all
+
+    select
+        'eval_step_repeated',
+        'medium',
+        {{ fmt_int('count(distinct eval_rows.step)') }} || ' evaluation step(s) were logged more than once with different values (step '
+            || {{ dbt.listagg(fmt_int('eval_rows.step') ~ " || ': val_loss ' || " ~ fmt('eval_rows.val_loss', 4), "', '", "order by eval_rows.file_row_number") }}
+            || ').',
+        'rows for the same step disagree; the later row in the file is used (measured on the weights the run kept)'
+            || case when max(restarts.resume_step) is not null then '; the step lies in the range replayed after the resume at step '
+                || {{ fmt_int('max(restarts.resume_step)') }} || ', so the first value was measured on discarded weights' else '' end,
+        min(eval_rows.step),
+        max(eval_rows.step),
+        count(*),
+        case when max(restarts.resume_step) is not null then 'run_restart:' || {{ fmt_int('max(restarts.resume_step)') }} end,
+        'Mark evaluations with the attempt that produced them, or drop the crashed attempt''s rows when resuming.'
+    from eval_rows
+    left join restarts
+        on eval_rows.step between restarts.resume_step - 1 and restarts.crashed_after_step
+    where eval_rows.is_step_repeated and not eval_rows.is_exact_duplicate
+    having count(*) > 0
+
+    union all
+
+    select
+        'unknown_shard_ids',
+        'low',
+        {{ fmt_int('count(*)') }} || ' train row(s) name shard ids that shard_info does not list ('
+            || {{ dbt.listagg("'shard ' || train_rows.shard_id || ' at step ' || " ~ fmt_int('train_rows.step'), "', '", "order by train_rows.file_row_number") }} || ').',
+        'rows with a shard id missing from shard_info: their source is unknown; '
+            || {{ fmt_int('sum(case when counted.train_row_id is null then 1 else 0 end)') }}
+            || ' of them are not counted (superseded or set aside) and do not affect the results',
+        min(train_rows.step),
+        max(train_rows.step),
+        count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Check the data loader''s shard index against shard_info; a shard id outside the table can mean a wrong mapping.'
+    from train_rows
+    left join known_shards
+        on train_rows.shard_id = known_shards.shard_id
+    left join counted
+        on train_rows.train_row_id = counted.train_row_id
+    where train_rows.shard_id is not null and known_shards.shard_id is null
+        and (select count(*) from known_shards) > 0
+    having count(*) > 0
+
+    {% for column in ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
+    union all
+
+    select
+        'missing_{{ column }}',
+        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= 0.05 * count(*) then 'medium' else 'low' end,
+        {{ fmt_int('sum(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then 1 else 0 end)') }}
+            || ' counted step(s) have no readable {{ column }} (e.g. step '
+            || {{ fmt_int('min(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then step end)') }} || ').',
+        'empty or unreadable {{ column }} values are read as missing and left out of the checks that need them; '
+            || 'the rest of the run logs it, so these are gaps, not a format limit',
+        min(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then step end),
+        max(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then step end),
+        sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end),
+        cast(null as {{ dbt.type_string() }}),
+        'Find why the logger wrote no {{ column }} on those steps.'
+    from counted
+    having sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end) > 0
+        and sum(case when is_{{ column }}_missing then 1 else 0 end) < count(*)
+    {% endfor %}
+
+    union all
+
+    select
+        'non_positive_step_time',
+        'low',
+        {{ fmt_int('count(*)') }} || ' counted step(s) logged a zero or negative step_time_sec.',
+        'step times <= 0 are impossible: left out of the timing checks',
+        min(step), max(step), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Check the step timer (clock source, asynchronous CUDA timing).'
+    from counted
+    where is_step_time_non_positive
+    having count(*) > 0
+
+    union all
+
+    select
+        'source_label_variants',
+        'low',
+        {{ fmt_int('count(*)') }} || ' shard row(s) spell their source differently (case or spaces): '
+            || {{ dbt.listagg("'\"' || source_raw || '\" -> ' || source", "', '", "order by file_row_number") }} || '.',
+        'labels normalised (trimmed, lower case) so per-source numbers group correctly',
+        cast(null as {{ dbt.type_bigint() }}), cast(null as {{ dbt.type_bigint() }}), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Write source labels from one controlled list.'
+    from shard_rows
+    where is_source_label_variant
+    having count(*) > 0
+
+    union all
+
+    select
+        'duplicate_shard_rows',
+        case when max(case when is_conflicting_duplicate then 1 else 0 end) = 1 then 'medium' else 'low' end,
+        {{ fmt_int('count(*)') }} || ' shard_info row(s) repeat a shard id ('
+            || {{ dbt.listagg("'shard ' || shard_id", "', '", "order by file_row_number") }} || ')'
+            || case when max(case when is_conflicting_duplicate then 1 else 0 end) = 1 then ' with contradicting values.' else ', with the same values once normalised.' end,
+        'the first row per shard is used; later rows set aside',
+        cast(null as {{ dbt.type_bigint() }}), cast(null as {{ dbt.type_bigint() }}), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Keep one row per shard in shard_info.'
+    from shard_rows
+    where is_duplicate_shard_row
+    having count(*) > 0
+
+    union all
+
+    select
+        'duplicate_events',
+        'low',
+        {{ fmt_int('count(*)') }} || ' event row(s) are exact duplicates.',
+        'counted once',
+        min(step), max(step), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Make the event logger write each event once.'
+    from event_rows
+    where is_exact_duplicate
+    having count(*) > 0
+
+    union all
+
+    select
+        'unrecognised_events',
+        'info',
+        {{ fmt_int('count(*)') }} || ' event(s) match no pattern in event_patterns and were read as kind other.',
+        'events: ' || {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ': ' || event_text", "'; '", "order by step") }},
+        min(step), max(step), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'If one of them is a crash, restart or checkpoint, add a line to seeds/reference/event_patterns.csv.'
+    from event_kinds
+    where event_kind = 'other'
+    having count(*) > 0
+
+    union all
+
+    select
+        'loss_scale_mismatch',
+        'medium',
+        'Training loss is ' || {{ fmt('percentile_cont(0.5) within group (order by train_to_val_ratio)', 1) }}
+            || 'x the validation loss: the two are not on the same scale.',
+        'median train/val ratio over ' || {{ fmt_int('count(*)') }} || ' evaluations '
+            || {{ fmt('percentile_cont(0.5) within group (order by train_to_val_ratio)', 2) }}
+            || ' (threshold ' || {{ var('loss_scale_mismatch_ratio') }}
+            || '): the training loss is probably not normalised (summed over gradient accumulation or tokens); comparisons between them are meaningless',
+        min(step), max(step), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Log the training loss averaged the same way as the validation loss.'
+    from evals_compared
+    having count(*) >= 2
+        and percentile_cont(0.5) within group (order by train_to_val_ratio) >= {{ var('loss_scale_mismatch_ratio') }}
+),
+
+totals as (
+    select count(*) as raw_rows from train_rows
+),
+
+final as (
+    select
+        'log_quality:' || issue_key as finding_id,
+        'log_quality' as category,
+        severity,
+        title,
+        evidence,
+        first_step,
+        last_step,
+        affected as steps_affected,
+        cast(affected as {{ type_double() }}) as observed_value,
+        cast(0 as {{ type_double() }}) as expected_value,
+        cast(affected as {{ type_double() }}) as estimated_cost,
+        'rows' as cost_unit,
+        'count of rows affected; what was done with each is in audit_summary' as cost_method,
+        least(1.0, {{ safe_divide('affected', '(select raw_rows from totals)') }}) as impact_score,
+        caused_by,
+        recommendation
+    from issues
+)
+
+select * from final

@@ -1,0 +1,99 @@
+-- Finding: one per loss-spike event (consecutive steps far above the robust
+-- baseline). Evidence: onset, peak and its ratio to the baseline, duration,
+-- the shard and source it started on, whether grad_norm was at or above the
+-- clip limit, and the validation loss around it. A spike that started on a shard
+-- judged bad is a symptom of that shard.
+with
+
+spikes as (
+    select * from {{ ref('int_loss_spikes_flagged') }}
+),
+
+bad_shards as (
+    select group_key as shard_id from {{ ref('int_shards_scored') }}
+    where grouping_level = 'shard' and is_bad
+),
+
+totals as (
+    select count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+),
+
+evals as (
+    select step, val_loss, best_val_loss_so_far from {{ ref('int_evals_compared') }}
+),
+
+next_onsets as (
+    select
+        spike_event_number,
+        onset_step,
+        last_step,
+        min(onset_step) over (order by onset_step rows between 1 following and unbounded following) as next_onset_step
+    from spikes
+),
+
+val_impact as (
+    -- validation loss from the onset until the next spike (or 20 steps after this one ends),
+    -- against the best validation loss before the onset
+    select
+        next_onsets.spike_event_number,
+        min(case when evals.step < next_onsets.onset_step then evals.val_loss end) as best_val_before,
+        max(case when evals.step >= next_onsets.onset_step then evals.val_loss end) as worst_val_after
+    from next_onsets
+    left join evals
+        on evals.step < coalesce(next_onsets.next_onset_step, next_onsets.last_step + 20 + 1)
+    group by next_onsets.spike_event_number
+),
+
+final as (
+    select
+        'loss_spikes:' || {{ fmt_int('spikes.onset_step') }} as finding_id,
+        'loss_spikes' as category,
+        case
+            when spikes.peak_ratio >= 2 then 'high'
+            else 'medium'
+        end as severity,
+        'Training loss spiked to ' || {{ fmt('spikes.peak_loss', 3) }} || ' (' || {{ fmt('spikes.peak_ratio', 2) }}
+            || 'x its baseline ' || {{ fmt('spikes.onset_baseline', 3) }} || ') at step ' || {{ fmt_int('spikes.onset_step') }}
+            || ' on shard ' || coalesce(spikes.onset_shard_id, 'unknown') || ' (' || coalesce(spikes.onset_source, 'unknown source')
+            || ') and stayed high for ' || {{ fmt_int('spikes.spike_steps') }} || ' steps.' as title,
+        'onset step ' || {{ fmt_int('spikes.onset_step') }} || ', last spike step ' || {{ fmt_int('spikes.last_step') }}
+            || '; peak loss ' || {{ fmt('spikes.peak_loss', 4) }} || ' vs baseline ' || {{ fmt('spikes.onset_baseline', 4) }}
+            || ' (median of the previous ' || {{ var('spike_window') }} || ' non-spike steps), robust z '
+            || {{ fmt('spikes.peak_robust_z', 1) }} || '; shard ' || coalesce(spikes.onset_shard_id, 'unknown')
+            || ', source ' || coalesce(spikes.onset_source, 'unknown')
+            || '; grad_norm at onset ' || case when spikes.is_grad_at_clip_at_onset then 'at or above the clip limit ('
+                || {{ fmt('spikes.grad_ratio_to_clip_at_onset', 2) }} || 'x)' else 'below the clip limit' end
+            || '; loss above baseline summed over the spike: ' || {{ fmt('spikes.loss_excess_sum', 2) }}
+            || case when val_impact.worst_val_after is not null and val_impact.best_val_before is not null
+                then '; validation loss rose to ' || {{ fmt('val_impact.worst_val_after', 4) }} || ' (best before the spike '
+                    || {{ fmt('val_impact.best_val_before', 4) }} || ', +' || {{ fmt('val_impact.worst_val_after - val_impact.best_val_before', 4) }} || ')'
+                else '' end as evidence,
+        spikes.onset_step as first_step,
+        spikes.last_step,
+        spikes.spike_steps as steps_affected,
+        spikes.peak_loss as observed_value,
+        spikes.onset_baseline as expected_value,
+        spikes.loss_excess_sum as estimated_cost,
+        'loss_excess' as cost_unit,
+        'sum over the spike steps of (loss - spike-free baseline): training loss paid above the run''s own recent level; harm also weighs the validation-loss rise after the onset'
+            as cost_method,
+        -- the larger of: share of steps spiking x log peak ratio, and the relative damage to validation loss
+        greatest(
+            {{ safe_divide('spikes.spike_steps', 'totals.counted_steps') }} * least(1.0, ln(spikes.peak_ratio)),
+            coalesce(least(1.0, greatest(0, {{ safe_divide('val_impact.worst_val_after - val_impact.best_val_before', 'val_impact.best_val_before') }})), 0)
+        ) as impact_score,
+        case when bad_shards.shard_id is not null then 'bad_data_shard:' || bad_shards.shard_id end as caused_by,
+        case when bad_shards.shard_id is not null
+            then 'Fix or drop shard ' || bad_shards.shard_id || ' (see bad_data_shard); the spike follows its batches.'
+            else 'Inspect the batches at steps ' || {{ fmt_int('spikes.onset_step - 1') }} || '-' || {{ fmt_int('spikes.onset_step') }}
+                || ' (outlier length, corrupted text, duplicated blocks); if the data is fine, lower the LR or add warmup.'
+        end as recommendation
+    from spikes
+    cross join totals
+    left join bad_shards
+        on spikes.onset_shard_id = bad_shards.shard_id
+    left join val_impact
+        on spikes.spike_event_number = val_impact.spike_event_number
+)
+
+select * from final

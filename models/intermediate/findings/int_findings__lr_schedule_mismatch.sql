@@ -1,0 +1,129 @@
+-- Finding: the logged LR departs from the configured warmup + decay curve.
+-- The shape of the departure is named: a scaled peak (the curve matches the
+-- schedule rebuilt at the logged peak), no warmup, a constant LR, a reset after
+-- a resume, or a different decay. Evidence: where they part and by how much.
+with
+
+compared as (
+    select * from {{ ref('int_learning_rates_compared') }}
+),
+
+config as (
+    select warmup_steps, decay_steps, peak_lr from {{ ref('stg_training__config') }}
+),
+
+resumes as (
+    select step as resume_step from {{ ref('int_train_rows_resolved') }} where is_attempt_start
+),
+
+summary as (
+    select
+        count(*) as counted_steps,
+        count(is_lr_mismatch) as comparable_steps,
+        sum(case when is_lr_mismatch then 1 else 0 end) as mismatched_steps,
+        min(case when is_lr_mismatch then step end) as first_step,
+        max(case when is_lr_mismatch then step end) as last_step,
+        sum(case when is_mismatch_at_logged_peak = false then 1 else 0 end) as steps_matching_at_logged_peak,
+        max(learning_rate) as max_logged_lr,
+        min(learning_rate) as min_logged_lr,
+        max(expected_learning_rate) as max_expected_lr,
+        min(expected_learning_rate) as min_expected_lr,
+        max(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as max_abs_log_ratio,
+        avg(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as mean_abs_log_ratio,
+        max(case when step = (select min(step) from compared) then learning_rate end) as first_logged_lr
+    from compared
+),
+
+first_mismatch as (
+    select compared.step, compared.learning_rate, compared.expected_learning_rate
+    from compared
+    cross join summary
+    where compared.step = summary.first_step
+),
+
+resume_before as (
+    select max(resumes.resume_step) as resume_step
+    from resumes
+    cross join summary
+    where resumes.resume_step <= summary.first_step and resumes.resume_step >= summary.first_step - 2
+),
+
+classified as (
+    select
+        summary.*,
+        first_mismatch.learning_rate as lr_at_first,
+        first_mismatch.expected_learning_rate as expected_at_first,
+        resume_before.resume_step,
+        config.warmup_steps,
+        config.decay_steps,
+        (summary.max_logged_lr > config.peak_lr * (1 + {{ var('lr_relative_tolerance') }})) as is_peak_above_config,
+        case
+            when {{ safe_divide('summary.steps_matching_at_logged_peak', 'summary.comparable_steps') }}
+                >= {{ var('lr_shape_match_share') }} then 'scaled_peak'
+            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < 1.02
+                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > 1.1 then 'constant_lr'
+            when resume_before.resume_step is not null then 'reset_after_resume'
+            when config.warmup_steps > 0 and summary.first_logged_lr >= 0.5 * summary.max_logged_lr then 'no_warmup'
+            when summary.first_step > coalesce(config.warmup_steps, 0) then 'different_decay'
+            else 'departs'
+        end as mismatch_kind
+    from summary
+    cross join config
+    left join first_mismatch on true
+    left join resume_before on true
+    where summary.mismatched_steps > 0
+),
+
+final as (
+    select
+        'lr_schedule_mismatch:' || mismatch_kind as finding_id,
+        'lr_schedule_mismatch' as category,
+        case
+            when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'low'
+            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= 0.25 or max_abs_log_ratio >= ln(2.0) then 'high'
+            else 'medium'
+        end as severity,
+        case mismatch_kind
+            when 'scaled_peak' then 'The logged LR follows the configured schedule shape but at a different peak.'
+            when 'constant_lr' then 'The learning rate stayed constant although the config asks for warmup and decay.'
+            when 'reset_after_resume' then 'The LR schedule restarted or shifted when the run resumed at step ' || {{ fmt_int('resume_step') }} || '.'
+            when 'no_warmup' then 'The run skipped its ' || {{ fmt_int('warmup_steps') }} || '-step warmup: the LR started near its peak.'
+            when 'different_decay' then 'The LR decays differently from the configured ' || {{ fmt_int('decay_steps') }} || '-step schedule.'
+            else 'The logged learning rate departs from the configured schedule.'
+        end
+            || ' ' || {{ fmt_int('mismatched_steps') }} || ' of ' || {{ fmt_int('comparable_steps') }} || ' steps differ.' as title,
+        'first step where they part: ' || {{ fmt_int('first_step') }} || ' (logged ' || {{ fmt('lr_at_first', 8) }}
+            || ', expected ' || {{ fmt('expected_at_first', 8) }} || '); mismatched steps ' || {{ fmt_int('first_step') }} || '-'
+            || {{ fmt_int('last_step') }} || ' (' || {{ fmt_int('mismatched_steps') }} || ' of ' || {{ fmt_int('comparable_steps') }}
+            || '); largest departure x' || {{ fmt('exp(max_abs_log_ratio)', 2) }} || '; expected LR rebuilt from the config (warmup '
+            || {{ fmt_int('warmup_steps') }} || ' steps, decay to step ' || {{ fmt_int('decay_steps') }}
+            || ') for every step, one step either side accepted, tolerance ' || {{ fmt_pct(var('lr_relative_tolerance'), 0) }}
+            as evidence,
+        first_step,
+        last_step,
+        mismatched_steps as steps_affected,
+        lr_at_first as observed_value,
+        expected_at_first as expected_value,
+        {{ safe_divide('mismatched_steps', 'comparable_steps') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'share of steps whose logged LR is outside the rebuilt schedule band' as cost_method,
+        -- a scaled peak above the config is the lr_above_peak finding's harm already: not counted twice
+        case when mismatch_kind = 'scaled_peak' and is_peak_above_config then 0
+            else {{ safe_divide('mismatched_steps', 'comparable_steps') }} * least(1.0, mean_abs_log_ratio / ln(8.0))
+        end as impact_score,
+        case
+            when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'lr_above_peak:run'
+            when mismatch_kind = 'reset_after_resume' then 'run_restart:' || {{ fmt_int('resume_step') }}
+        end as caused_by,
+        case mismatch_kind
+            when 'scaled_peak' then 'Fix the peak (see lr_above_peak); the schedule shape itself is right.'
+            when 'constant_lr' then 'Attach the LR scheduler to the optimizer (it is not stepping).'
+            when 'reset_after_resume' then 'Restore the scheduler state from the checkpoint on resume.'
+            when 'no_warmup' then 'Restore the warmup: check warmup_steps reaches the scheduler.'
+            when 'different_decay' then 'Set the scheduler decay length to decay_steps ' || {{ fmt_int('decay_steps') }} || ' (or fix the config).'
+            else 'Compare the scheduler the code builds with the config, step by step.'
+        end as recommendation
+    from classified
+)
+
+select * from final

@@ -1,0 +1,87 @@
+-- Finding: validation loss reached its minimum and then rose while training
+-- loss kept falling. Evidence: the held-out minimum (step, value: the
+-- checkpoint to keep), the final value, the gap, the training loss trend.
+with
+
+evals as (
+    select * from {{ ref('int_evals_compared') }}
+),
+
+best as (
+    select step as best_step, val_loss as best_val_loss, train_loss_smoothed as train_at_best
+    from evals where is_best
+),
+
+last_eval as (
+    select step as final_step, val_loss as final_val_loss, train_loss_smoothed as train_at_final
+    from evals
+    where eval_index = eval_count
+),
+
+after_best as (
+    select
+        count(*) as evals_after_best,
+        max(evals.val_loss) as worst_after_best
+    from evals
+    cross join best
+    where evals.step > best.best_step
+),
+
+totals as (
+    select max(step) as last_step, count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+),
+
+assessed as (
+    select
+        best.*,
+        last_eval.*,
+        after_best.evals_after_best,
+        after_best.worst_after_best,
+        totals.last_step,
+        totals.counted_steps,
+        {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise
+    from best
+    cross join last_eval
+    cross join after_best
+    cross join totals
+),
+
+final as (
+    select
+        'overfitting:' || {{ fmt_int('best_step') }} as finding_id,
+        'overfitting' as category,
+        case
+            when relative_rise >= 0.05 then 'high'
+            when relative_rise >= 0.02 then 'medium'
+            else 'low'
+        end as severity,
+        'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
+            || ' and ended ' || {{ fmt_pct('relative_rise') }} || ' higher (' || {{ fmt('final_val_loss', 4) }}
+            || ' at step ' || {{ fmt_int('final_step') }} || ') while training loss kept falling: keep the step '
+            || {{ fmt_int('best_step') }} || ' checkpoint.' as title,
+        'held-out minimum: val_loss ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
+            || '; final val_loss ' || {{ fmt('final_val_loss', 4) }} || ' at step ' || {{ fmt_int('final_step') }}
+            || ' (+' || {{ fmt('final_val_loss - best_val_loss', 4) }} || ', ' || {{ fmt_pct('relative_rise') }} || '); '
+            || {{ fmt_int('evals_after_best') }} || ' evaluations after the minimum, worst ' || {{ fmt('worst_after_best', 4) }}
+            || '; training loss (trailing median) ' || {{ fmt('train_at_best', 4) }} || ' at the minimum -> '
+            || {{ fmt('train_at_final', 4) }} || ' at the end' as evidence,
+        best_step as first_step,
+        final_step as last_step,
+        last_step - best_step as steps_affected,
+        final_val_loss as observed_value,
+        best_val_loss as expected_value,
+        final_val_loss - best_val_loss as estimated_cost,
+        'val_loss' as cost_unit,
+        'final validation loss minus the held-out minimum: what training past the minimum cost' as cost_method,
+        least(1.0, relative_rise / 0.05) * {{ safe_divide('last_step - best_step', 'last_step') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Keep the checkpoint nearest step ' || {{ fmt_int('best_step') }}
+            || '; for the large run add early stopping on validation loss, more unique data or fewer epochs.' as recommendation
+    from assessed
+    where best_step < final_step
+        and relative_rise >= {{ var('overfit_min_relative_rise') }}
+        and evals_after_best >= {{ var('overfit_min_evals_after_best') }}
+        and coalesce(train_at_final <= train_at_best, true)
+)
+
+select * from final

@@ -1,0 +1,58 @@
+-- Finding: one per restart. Evidence: the crash and resume events, the
+-- checkpoint it resumed from, how far the crashed attempt had got, the steps
+-- replayed and the seconds those discarded steps cost.
+with
+
+restarts as (
+    select * from {{ ref('int_restarts_detected') }}
+),
+
+totals as (
+    select count(*) as counted_steps, sum(step_time_sec) as wall_clock_sec from {{ ref('int_train_steps_resolved') }}
+),
+
+final as (
+    select
+        'run_restart:' || {{ fmt_int('restarts.resume_step') }} as finding_id,
+        'run_restart' as category,
+        case
+            when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= 0.1 then 'high'
+            else 'medium'
+        end as severity,
+        'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped' end
+            || ' after step ' || {{ fmt_int('restarts.crashed_after_step') }} || ' and resumed from step '
+            || {{ fmt_int('restarts.resume_step - 1') }} || ', redoing ' || {{ fmt_int('restarts.steps_lost') }} || ' steps'
+            || case when restarts.replayed_seconds is not null
+                then ' (' || {{ fmt('restarts.replayed_seconds', 1) }} || ' s of compute thrown away).' else '.' end as title,
+        coalesce('crash: step ' || {{ fmt_int('restarts.crash_event_step') }} || ' "' || restarts.crash_event_text || '"; ', '')
+            || coalesce('resume: step ' || {{ fmt_int('restarts.restart_event_step') }} || ' "' || restarts.restart_event_text || '"; ', '')
+            || 'resumed from checkpoint step ' || {{ fmt_int('coalesce(restarts.resumed_from_step, restarts.resume_step - 1)') }}
+            || '; the log ' || case when restarts.is_seen_in_log
+                then 'replays steps ' || {{ fmt_int('restarts.resume_step') }} || '-' || {{ fmt_int('restarts.crashed_after_step') }}
+                    || ' (' || {{ fmt_int('restarts.replayed_rows') }} || ' rows superseded by the second attempt)'
+                else 'shows no replayed steps (the crashed attempt''s rows are missing or were overwritten)' end
+            || '; steps of progress lost: ' || {{ fmt_int('restarts.steps_lost') }} || ' ('
+            || {{ fmt_pct(safe_divide('restarts.steps_lost', 'totals.counted_steps')) }} || ' of the run)'
+            || case when restarts.replayed_seconds is not null
+                then '; their step time: ' || {{ fmt('restarts.replayed_seconds', 2) }} || ' s' else '' end
+            || case when not restarts.is_seen_in_events then '; no restart event was logged: the replay is seen only in the step numbers' else '' end
+            as evidence,
+        restarts.resume_step as first_step,
+        restarts.crashed_after_step as last_step,
+        restarts.steps_lost as steps_affected,
+        cast(restarts.crashed_after_step as {{ type_double() }}) as observed_value,
+        cast(restarts.resume_step - 1 as {{ type_double() }}) as expected_value,
+        coalesce(restarts.replayed_seconds, cast(restarts.steps_lost as {{ type_double() }})) as estimated_cost,
+        case when restarts.replayed_seconds is not null then 'seconds' else 'steps' end as cost_unit,
+        'step time of the discarded attempt''s steps from the checkpoint to the crash (or the count of those steps when step times are missing)'
+            as cost_method,
+        {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Find why the job died' || coalesce(' ("' || restarts.crash_event_text || '")', '')
+            || '; checkpoint more often than every ' || {{ fmt_int('restarts.steps_lost') }}
+            || ' steps of risk, and verify a resume restores the optimizer, scheduler, clipping and data-loader state.' as recommendation
+    from restarts
+    cross join totals
+)
+
+select * from final

@@ -1,0 +1,129 @@
+-- Finding: stretches of slow steps (a sustained shift in step time, at least
+-- slow_stretch_min_steps steps each slow_step_factor x the run median) and
+-- isolated stalls (a single non-checkpoint step stall_factor x the median).
+-- Checkpoint saves are expected to be slow and left out. Evidence: the stretch,
+-- its median vs the run's, the seconds lost, and events logged around it.
+with
+
+profiled as (
+    select * from {{ ref('int_step_times_profiled') }}
+),
+
+events as (
+    select step, event_text from {{ ref('int_events_classified') }}
+),
+
+run_time as (
+    select sum(step_time_sec) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
+    from profiled
+),
+
+stretches as (
+    select
+        slow_stretch_first_step as first_step,
+        max(step) as last_step,
+        count(*) as slow_steps,
+        percentile_cont(0.5) within group (order by step_time_sec) as stretch_median_sec,
+        sum(step_time_sec - median_step_time_sec) as seconds_lost
+    from profiled
+    where is_in_slow_stretch
+    group by slow_stretch_first_step
+),
+
+stretch_events as (
+    select
+        stretches.first_step,
+        {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step") }}
+            as event_list
+    from stretches
+    inner join events
+        on events.step between stretches.first_step - 1 and stretches.last_step + 1
+    group by stretches.first_step
+),
+
+stalls as (
+    select
+        min(step) as first_step,
+        max(step) as last_step,
+        count(*) as slow_steps,
+        max(step_time_sec) as stretch_median_sec,
+        sum(step_time_sec - median_step_time_sec) as seconds_lost,
+        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('step_time_sec', 3) ~ " || ' s)'", "', '", "order by step") }}
+            as stall_list
+    from profiled
+    where is_stall
+    having count(*) > 0
+),
+
+stretch_findings as (
+    select
+        'slow_steps:' || {{ fmt_int('stretches.first_step') }} as finding_id,
+        'slow_steps' as category,
+        case
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.2 then 'high'
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.05 then 'medium'
+            else 'low'
+        end as severity,
+        'Steps ' || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }} || ' ran '
+            || {{ fmt('stretches.stretch_median_sec / run_time.median_step_time_sec', 1) }} || 'x slower than usual ('
+            || {{ fmt('stretches.stretch_median_sec', 3) }} || ' s vs ' || {{ fmt('run_time.median_step_time_sec', 3) }}
+            || ' s), costing ' || {{ fmt('stretches.seconds_lost', 1) }} || ' s (' || {{ fmt_pct(safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec')) }}
+            || ' of the run''s step time).' as title,
+        {{ fmt_int('stretches.slow_steps') }} || ' consecutive steps at >= ' || {{ var('slow_step_factor') }}
+            || 'x the run median step time; median in the stretch ' || {{ fmt('stretches.stretch_median_sec', 4) }}
+            || ' s vs run median ' || {{ fmt('run_time.median_step_time_sec', 4) }} || ' s; seconds lost (sum of excess over the median) '
+            || {{ fmt('stretches.seconds_lost', 2) }} || ' of ' || {{ fmt('run_time.wall_clock_sec', 1) }} || ' s of logged step time'
+            || '; events around it: ' || coalesce(stretch_events.event_list, 'none (no checkpoint save, restart or crash explains it)')
+            as evidence,
+        stretches.first_step,
+        stretches.last_step,
+        stretches.slow_steps as steps_affected,
+        stretches.stretch_median_sec as observed_value,
+        run_time.median_step_time_sec as expected_value,
+        stretches.seconds_lost as estimated_cost,
+        'seconds' as cost_unit,
+        'sum over the stretch of (step time - run median step time)' as cost_method,
+        {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Find the straggler: per-rank step times, GPU clocks and thermals, data-loader and storage latency for steps '
+            || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }}
+            || '; at scale one slow rank sets the pace of all of them.' as recommendation
+    from stretches
+    cross join run_time
+    left join stretch_events
+        on stretches.first_step = stretch_events.first_step
+),
+
+stall_findings as (
+    select
+        'slow_steps:stalls' as finding_id,
+        'slow_steps' as category,
+        case when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.05 then 'medium' else 'low' end
+            as severity,
+        {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
+            || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.' as title,
+        'stalled steps: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
+            || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval)' as evidence,
+        stalls.first_step,
+        stalls.last_step,
+        stalls.slow_steps as steps_affected,
+        stalls.stretch_median_sec as observed_value,
+        run_time.median_step_time_sec as expected_value,
+        stalls.seconds_lost as estimated_cost,
+        'seconds' as cost_unit,
+        'sum over the stalled steps of (step time - run median step time)' as cost_method,
+        {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
+            as recommendation
+    from stalls
+    cross join run_time
+),
+
+final as (
+    select * from stretch_findings
+    union all
+    select * from stall_findings
+)
+
+select * from final

@@ -1,0 +1,146 @@
+-- Finding: the step column repeats, goes backwards or skips. One row per kind
+-- (replayed after a restart, exact duplicates, swapped order, missing steps),
+-- with the rows and whether a restart explains them.
+with
+
+rows_resolved as (
+    select * from {{ ref('int_train_rows_resolved') }}
+),
+
+steps as (
+    select * from {{ ref('int_train_steps_resolved') }}
+),
+
+restarts as (
+    select resume_step, is_seen_in_events from {{ ref('int_restarts_detected') }}
+),
+
+totals as (
+    select count(*) as raw_rows from rows_resolved
+),
+
+replayed as (
+    select
+        min(rows_resolved.step) as first_step,
+        max(rows_resolved.step) as last_step,
+        count(*) as affected,
+        min(rows_resolved.later_restart_step) as resume_step
+    from rows_resolved
+    where rows_resolved.is_superseded
+    having count(*) > 0
+),
+
+duplicates as (
+    select
+        min(step) as first_step,
+        max(step) as last_step,
+        count(*) as affected,
+        {{ dbt.listagg(fmt_int('step'), "', '", "order by step") }} as step_list
+    from rows_resolved
+    where is_exact_duplicate
+    having count(*) > 0
+),
+
+swaps as (
+    select
+        min(step) as first_step,
+        max(step) as last_step,
+        count(*) as affected,
+        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' at file row ' || " ~ fmt_int('file_row_number'), "', '", "order by step") }}
+            as step_list
+    from rows_resolved
+    where is_out_of_order_in_attempt and is_counted
+    having count(*) > 0
+),
+
+gaps as (
+    select
+        min(previous_step + 1) as first_step,
+        max(step - 1) as last_step,
+        sum(steps_missing_before) as affected,
+        {{ dbt.listagg(fmt_int('previous_step + 1') ~ " || '-' || " ~ fmt_int('step - 1'), "', '", "order by step") }} as step_list
+    from steps
+    where steps_missing_before > 0
+    having count(*) > 0
+),
+
+unioned as (
+    select
+        'step_sequence:replayed' as finding_id,
+        case when restarts.resume_step is not null then 'info' else 'medium' end as severity,
+        'Steps ' || {{ fmt_int('replayed.first_step') }} || '-' || {{ fmt_int('replayed.last_step') }}
+            || ' were logged twice: ' || case when restarts.is_seen_in_events
+                then 'the restart explains it; the second attempt''s rows are used.'
+                else 'the log jumps back with no restart event; the later rows are used.' end as title,
+        {{ fmt_int('replayed.affected') }} || ' earlier rows superseded by the attempt that restarted at step '
+            || {{ fmt_int('replayed.resume_step') }} || '; they stay in step_metrics (is_counted = false) for comparison' as evidence,
+        replayed.first_step,
+        replayed.last_step,
+        replayed.affected,
+        case when restarts.resume_step is not null then 'run_restart:' || {{ fmt_int('replayed.resume_step') }} end as caused_by,
+        'Nothing to fix in the data: make the logger mark resumed attempts (an attempt id column) so replays are explicit.'
+            as recommendation
+    from replayed
+    left join restarts
+        on replayed.resume_step = restarts.resume_step
+
+    union all
+
+    select
+        'step_sequence:exact_duplicates',
+        'low',
+        {{ fmt_int('affected') }} || ' train row(s) are exact duplicates of an earlier row (step ' || step_list || ').',
+        'rows identical in every column to an earlier row: counted once; steps ' || step_list,
+        first_step, last_step, affected,
+        cast(null as {{ dbt.type_string() }}),
+        'Make the logger write each step once (a retried write or two ranks logging the same step).'
+    from duplicates
+
+    union all
+
+    select
+        'step_sequence:out_of_order',
+        'low',
+        {{ fmt_int('affected') }} || ' step(s) were logged out of order (' || step_list || ').',
+        'rows whose step is lower than a step logged before them in the same attempt: ' || step_list
+            || '; placed by step number, values unchanged',
+        first_step, last_step, affected,
+        cast(null as {{ dbt.type_string() }}),
+        'Harmless once sorted; if the logger is asynchronous, write the step with each row (it does) and sort before plotting.'
+    from swaps
+
+    union all
+
+    select
+        'step_sequence:gaps',
+        case when {{ safe_divide('affected', '(select raw_rows from totals)') }} >= 0.01 then 'medium' else 'low' end,
+        {{ fmt_int('affected') }} || ' step(s) are missing from the log (' || step_list || ').',
+        'gaps in the counted step sequence: ' || step_list || '; nothing is known about those updates',
+        first_step, last_step, affected,
+        cast(null as {{ dbt.type_string() }}),
+        'Find out whether those steps ran (lost log lines) or were skipped (overflow, data-loader errors).'
+    from gaps
+),
+
+final as (
+    select
+        finding_id,
+        'step_sequence' as category,
+        severity,
+        title,
+        evidence,
+        first_step,
+        last_step,
+        affected as steps_affected,
+        cast(affected as {{ type_double() }}) as observed_value,
+        cast(0 as {{ type_double() }}) as expected_value,
+        cast(affected as {{ type_double() }}) as estimated_cost,
+        'rows' as cost_unit,
+        'count of log rows affected; the training itself is not hurt by how it was logged' as cost_method,
+        {{ safe_divide('affected', '(select raw_rows from totals)') }} as impact_score,
+        caused_by,
+        recommendation
+    from unioned
+)
+
+select * from final

@@ -1,0 +1,78 @@
+-- Which pass over the data each counted step belongs to. With shard ids, a
+-- shard's k-th visit (a run of consecutive steps on it) belongs to epoch k: one
+-- pass over all shards is one epoch, whatever order they were shuffled in.
+-- Without shard ids, the config's steps_per_epoch (written by importers from the
+-- framework's own epoch counter) numbers the epochs.
+with
+
+steps as (
+    select step, shard_id, is_shard_change from {{ ref('int_train_steps_resolved') }}
+),
+
+config as (
+    select steps_per_epoch from {{ ref('stg_training__config') }}
+),
+
+shard_coverage as (
+    select count(shard_id) as steps_with_shard, count(*) as steps_total from steps
+),
+
+visits as (
+    select
+        *,
+        sum(case when is_shard_change then 1 else 0 end) over (
+            order by step rows between unbounded preceding and current row
+        ) as visit_number
+    from steps
+),
+
+visit_starts as (
+    select
+        shard_id,
+        visit_number,
+        min(step) as visit_first_step,
+        count(*) as visit_steps
+    from visits
+    where shard_id is not null
+    group by shard_id, visit_number
+),
+
+visit_occurrence as (
+    select
+        *,
+        row_number() over (partition by shard_id order by visit_first_step) as occurrence
+    from visit_starts
+),
+
+assigned as (
+    select
+        visits.step,
+        visits.shard_id,
+        visits.visit_number,
+        visit_occurrence.occurrence as shard_visit_occurrence,
+        case
+            when shard_coverage.steps_with_shard = shard_coverage.steps_total then visit_occurrence.occurrence
+            when config.steps_per_epoch > 0
+                then cast(floor({{ safe_divide('visits.step - 1', 'config.steps_per_epoch') }}) as {{ dbt.type_bigint() }}) + 1
+        end as epoch_number,
+        case
+            when shard_coverage.steps_with_shard = shard_coverage.steps_total then 'shard_visits'
+            when config.steps_per_epoch > 0 then 'config_steps_per_epoch'
+            else 'unknown'
+        end as epoch_basis
+    from visits
+    left join visit_occurrence
+        on visits.visit_number = visit_occurrence.visit_number
+        and visits.shard_id = visit_occurrence.shard_id
+    cross join shard_coverage
+    cross join config
+),
+
+final as (
+    select
+        *,
+        (epoch_number > coalesce({{ previous_value('epoch_number', 'step') }}, epoch_number)) as is_epoch_start
+    from assigned
+)
+
+select * from final

@@ -1,0 +1,33 @@
+-- One row per evaluation step that counts. When a step was evaluated twice (a
+-- replay after a resume re-runs the evaluation), the later row in the file wins:
+-- it was measured on the weights the run kept.
+with
+
+eval_rows as (
+    select * from {{ ref('stg_training__evals') }}
+    where step is not null and not is_exact_duplicate
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (partition by step order by file_row_number desc) as recency_rank,
+        count(*) over (partition by step) as rows_for_step
+    from eval_rows
+),
+
+final as (
+    select
+        step,
+        eval_row_id,
+        val_loss,
+        val_accuracy,
+        val_accuracy_logged,
+        is_accuracy_percent,
+        rows_for_step,
+        is_val_loss_non_finite
+    from ranked
+    where recency_rank = 1 and val_loss is not null
+)
+
+select * from final

@@ -1,0 +1,60 @@
+-- Each system event with a kind (run_start, run_end, checkpoint_saved, crash,
+-- restart, loss_scale_overflow, other) from the event_patterns seed, and the step
+-- the text names (the checkpoint a restart resumed from, the step a checkpoint holds).
+with
+
+events as (
+    select * from {{ ref('stg_training__events') }}
+    where not is_exact_duplicate
+),
+
+patterns as (
+    select
+        cast(pattern_id as {{ dbt.type_bigint() }}) as pattern_id,
+        event_kind,
+        lower(match_pattern) as match_pattern,
+        lower(step_marker) as step_marker,
+        cast(priority as {{ dbt.type_bigint() }}) as priority
+    from {{ ref('event_patterns') }}
+),
+
+matches as (
+    select
+        events.event_row_id,
+        patterns.pattern_id,
+        patterns.event_kind,
+        patterns.step_marker,
+        row_number() over (
+            partition by events.event_row_id order by patterns.priority, patterns.pattern_id
+        ) as match_rank
+    from events
+    inner join patterns
+        on events.event_text_lower like patterns.match_pattern
+),
+
+best_match as (
+    select * from matches where match_rank = 1
+),
+
+classified as (
+    select
+        events.event_row_id,
+        events.step,
+        events.event_text,
+        coalesce(best_match.event_kind, 'other') as event_kind,
+        best_match.pattern_id,
+        {{ number_after('events.event_text_lower', 'best_match.step_marker') }} as named_step
+    from events
+    left join best_match
+        on events.event_row_id = best_match.event_row_id
+),
+
+final as (
+    select
+        *,
+        case when event_kind = 'restart' then named_step end as resumed_from_step,
+        case when event_kind = 'checkpoint_saved' then coalesce(named_step, step) end as checkpoint_step
+    from classified
+)
+
+select * from final

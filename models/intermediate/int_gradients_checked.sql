@@ -1,0 +1,49 @@
+-- For every counted step: the logged grad_norm (the gradient used in the update,
+-- after clipping) against grad_clip_norm. Above the limit means clipping was not
+-- applied; at the limit means the step was clipped. Stretches of violations are
+-- numbered so a finding can say when they started and what came just before.
+with
+
+steps as (
+    select step, attempt_number, is_attempt_start, grad_norm
+    from {{ ref('int_train_steps_resolved') }}
+),
+
+config as (
+    select grad_clip_norm from {{ ref('stg_training__config') }}
+),
+
+compared as (
+    select
+        steps.*,
+        config.grad_clip_norm,
+        (steps.grad_norm > config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clip_violation,
+        (steps.grad_norm >= config.grad_clip_norm * (1 - {{ var('clip_saturation_band') }})) as is_at_or_above_clip,
+        {{ safe_divide('steps.grad_norm', 'config.grad_clip_norm') }} as ratio_to_clip
+    from steps
+    cross join config
+),
+
+islands as (
+    select
+        *,
+        row_number() over (order by step)
+            - row_number() over (partition by coalesce(is_clip_violation, false) order by step) as island_key
+    from compared
+),
+
+final as (
+    select
+        step,
+        attempt_number,
+        is_attempt_start,
+        grad_norm,
+        grad_clip_norm,
+        ratio_to_clip,
+        coalesce(is_clip_violation, false) as is_clip_violation,
+        coalesce(is_at_or_above_clip, false) as is_at_or_above_clip,
+        case when is_clip_violation then island_key end as violation_stretch_key
+    from islands
+)
+
+select * from final

@@ -1,0 +1,85 @@
+-- Loss spikes grouped into events: consecutive spike steps (a gap of one clean
+-- step does not split an event) form one event, described by its onset step,
+-- peak, duration, the shard and source it started on, whether grad_norm was at
+-- or above the clip limit at the onset, and the loss it cost above the baseline.
+with
+
+scored as (
+    select * from {{ ref('int_loss_baselines_computed') }}
+),
+
+steps as (
+    select step, grad_norm from {{ ref('int_train_steps_resolved') }}
+),
+
+gradients as (
+    select step, is_at_or_above_clip, ratio_to_clip from {{ ref('int_gradients_checked') }}
+),
+
+shards as (
+    select shard_id, source from {{ ref('int_shards_resolved') }}
+),
+
+spike_steps as (
+    select
+        scored.step,
+        scored.shard_id,
+        scored.loss,
+        scored.loss_baseline,
+        scored.robust_z,
+        scored.loss - scored.loss_baseline as loss_excess,
+        {{ previous_value('scored.step', 'scored.step') }} as previous_spike_step
+    from scored
+    where scored.is_loss_spike
+),
+
+event_starts as (
+    select
+        *,
+        case when previous_spike_step is null or step - previous_spike_step > 2 then 1 else 0 end as is_event_start
+    from spike_steps
+),
+
+numbered as (
+    select
+        *,
+        sum(is_event_start) over (order by step rows between unbounded preceding and current row) as spike_event_number
+    from event_starts
+),
+
+events as (
+    select
+        spike_event_number,
+        min(step) as onset_step,
+        max(step) as last_step,
+        count(*) as spike_steps,
+        max(loss) as peak_loss,
+        max(loss / loss_baseline) as peak_ratio,
+        max(robust_z) as peak_robust_z,
+        sum(loss_excess) as loss_excess_sum
+    from numbered
+    group by spike_event_number
+),
+
+onsets as (
+    select
+        events.*,
+        onset_row.shard_id as onset_shard_id,
+        onset_row.loss_baseline as onset_baseline,
+        shards.source as onset_source,
+        gradients.is_at_or_above_clip as is_grad_at_clip_at_onset,
+        gradients.ratio_to_clip as grad_ratio_to_clip_at_onset
+    from events
+    inner join numbered as onset_row
+        on events.onset_step = onset_row.step
+    left join shards
+        on onset_row.shard_id = shards.shard_id
+    left join gradients
+        on events.onset_step = gradients.step
+),
+
+final as (
+    select * from onsets
+)
+
+select * from final

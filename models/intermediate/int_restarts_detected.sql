@@ -1,0 +1,103 @@
+-- One row per restart: where the log replays steps (a later attempt starts at a
+-- step already logged) and/or where the events say the job crashed and resumed.
+-- For each: the step the run resumed at, how far the crashed attempt had got,
+-- the steps replayed, the wall-clock seconds those discarded steps cost, and the
+-- crash and resume events that explain it.
+with
+
+rows_resolved as (
+    select * from {{ ref('int_train_rows_resolved') }}
+),
+
+events as (
+    select * from {{ ref('int_events_classified') }}
+),
+
+log_restarts as (
+    select
+        starts.step as resume_step,
+        starts.attempt_number,
+        max(earlier.step) as crashed_after_step,
+        count(earlier.step) as replayed_rows,
+        sum(earlier.step_time_sec) as replayed_seconds
+    from rows_resolved as starts
+    left join rows_resolved as earlier
+        on earlier.attempt_number = starts.attempt_number - 1
+        and earlier.is_superseded
+        and earlier.step >= starts.step
+    where starts.is_attempt_start
+    group by starts.step, starts.attempt_number
+),
+
+restart_events as (
+    select
+        step as event_step,
+        resumed_from_step,
+        event_text
+    from events
+    where event_kind = 'restart'
+),
+
+crash_events as (
+    select step as event_step, event_text from events where event_kind = 'crash'
+),
+
+matched as (
+    select
+        coalesce(log_restarts.resume_step, restart_events.resumed_from_step + 1, restart_events.event_step)
+            as resume_step,
+        log_restarts.attempt_number,
+        log_restarts.crashed_after_step,
+        coalesce(log_restarts.replayed_rows, 0) as replayed_rows,
+        log_restarts.replayed_seconds,
+        restart_events.event_step as restart_event_step,
+        restart_events.resumed_from_step,
+        restart_events.event_text as restart_event_text,
+        (log_restarts.resume_step is not null) as is_seen_in_log,
+        (restart_events.event_step is not null) as is_seen_in_events
+    from log_restarts
+    full outer join restart_events
+        on restart_events.resumed_from_step + 1 = log_restarts.resume_step
+        or (
+            restart_events.resumed_from_step is null
+            and restart_events.event_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step + 1
+        )
+),
+
+with_crash as (
+    select
+        matched.*,
+        crash_events.event_step as crash_event_step,
+        crash_events.event_text as crash_event_text,
+        row_number() over (
+            partition by matched.resume_step
+            order by abs(crash_events.event_step - coalesce(matched.crashed_after_step, matched.restart_event_step, 0))
+        ) as crash_rank
+    from matched
+    left join crash_events
+        on crash_events.event_step between coalesce(matched.resume_step - 1, 0)
+            and coalesce(matched.crashed_after_step, matched.restart_event_step) + 1
+),
+
+final as (
+    select
+        resume_step,
+        attempt_number,
+        coalesce(crashed_after_step, crash_event_step, restart_event_step) as crashed_after_step,
+        replayed_rows,
+        -- steps of progress lost: from the checkpoint to where the crashed attempt had got
+        greatest(coalesce(crashed_after_step, crash_event_step, restart_event_step) - resume_step + 1, 0)
+            as steps_lost,
+        replayed_seconds,
+        resumed_from_step,
+        restart_event_step,
+        restart_event_text,
+        crash_event_step,
+        crash_event_text,
+        is_seen_in_log,
+        is_seen_in_events
+    from with_crash
+    where crash_rank = 1
+)
+
+select * from final

@@ -1,0 +1,86 @@
+-- Every raw train row with the decision about it. When a run resumes from a
+-- checkpoint and logs steps again, the later attempt's rows are the ones that
+-- count; the earlier attempt's rows at or after the resume point are kept but
+-- superseded. Exact duplicate rows count once. Rows without a usable step are set aside.
+--
+-- An attempt starts at a row whose step was already logged and that does not
+-- follow the row before it (the log jumps back to a step it has seen: a replay),
+-- as opposed to a swap of two adjacent steps, which repeats no step.
+with
+
+rows_in_file as (
+    select * from {{ ref('stg_training__steps') }}
+),
+
+usable as (
+    select
+        train_row_id,
+        file_row_number,
+        step,
+        count(*) over (
+            partition by step order by file_row_number rows between unbounded preceding and 1 preceding
+        ) as earlier_rows_same_step,
+        {{ previous_value('step', 'file_row_number') }} as previous_row_step
+    from rows_in_file
+    where step is not null and not is_exact_duplicate
+),
+
+attempt_starts as (
+    select
+        *,
+        case when earlier_rows_same_step > 0 and step <= previous_row_step then 1 else 0 end
+            as is_attempt_start_flag
+    from usable
+),
+
+attempts as (
+    select
+        *,
+        1 + sum(is_attempt_start_flag) over (
+            order by file_row_number rows between unbounded preceding and current row
+        ) as attempt_number,
+        -- the lowest step any later attempt restarted from
+        min(case when is_attempt_start_flag = 1 then step end) over (
+            order by file_row_number rows between 1 following and unbounded following
+        ) as later_restart_step
+    from attempt_starts
+),
+
+resolved as (
+    select
+        rows_in_file.*,
+        attempts.attempt_number,
+        coalesce(attempts.is_attempt_start_flag = 1, false) as is_attempt_start,
+        attempts.later_restart_step,
+        case
+            when rows_in_file.step is null then 'set_aside'
+            when rows_in_file.is_exact_duplicate then 'set_aside'
+            when attempts.step >= attempts.later_restart_step then 'superseded'
+            else 'counted'
+        end as resolution,
+        case
+            when rows_in_file.step is null and rows_in_file.is_step_missing then 'step is empty'
+            when rows_in_file.step is null then 'step is not an integer: ' || rows_in_file.step_raw
+            when rows_in_file.is_exact_duplicate then 'exact duplicate of an earlier row'
+            when attempts.step >= attempts.later_restart_step
+                then 'superseded: the run logged this step again from step '
+                    || cast(attempts.later_restart_step as {{ dbt.type_string() }}) || ' on'
+        end as resolution_reason
+    from rows_in_file
+    left join attempts
+        on rows_in_file.train_row_id = attempts.train_row_id
+),
+
+final as (
+    select
+        *,
+        (resolution = 'counted') as is_counted,
+        (resolution = 'superseded') as is_superseded,
+        -- out of order within its own attempt (a swap), not because a replay started
+        coalesce(step < max(step) over (
+            partition by attempt_number order by file_row_number rows between unbounded preceding and 1 preceding
+        ), false) as is_out_of_order_in_attempt
+    from resolved
+)
+
+select * from final

@@ -1,0 +1,78 @@
+-- Which checks could run on this run's data, and why not where they could not
+-- (a format without grad_norm, a config without peak_lr, no evaluations, ...).
+-- A check that cannot run says so here instead of silently passing.
+with
+
+config as (
+    select * from {{ ref('stg_training__config') }}
+),
+
+available as (
+    select
+        count(*) as counted_steps,
+        count(loss) as with_loss,
+        count(grad_norm) as with_grad_norm,
+        count(learning_rate) as with_learning_rate,
+        count(step_time_sec) as with_step_time,
+        count(shard_id) as with_shard_id
+    from {{ ref('int_train_steps_resolved') }}
+),
+
+other_files as (
+    select
+        (select count(*) from {{ ref('int_evals_resolved') }}) as evals,
+        (select count(*) from {{ ref('int_shards_resolved') }}) as shards,
+        (select count(*) from {{ ref('int_events_classified') }}) as events
+),
+
+categories as (
+    select category from {{ ref('finding_categories') }}
+),
+
+reasons as (
+    select
+        categories.category,
+        case categories.category
+            when 'lr_above_peak' then {{ reason_list([
+                ('available.with_learning_rate = 0', 'no learning_rate in the log'),
+                ('config.peak_lr is null', 'peak_lr unknown in the config')]) }}
+            when 'lr_schedule_mismatch' then {{ reason_list([
+                ('available.with_learning_rate = 0', 'no learning_rate in the log'),
+                ('config.peak_lr is null', 'peak_lr unknown in the config'),
+                ('config.schedule_type is null', 'schedule type unknown in the config'),
+                ('config.schedule_type is not null and not ' ~ is_supported_schedule('config.schedule_type'), 'schedule type not rebuilt (supported: cosine, linear, constant, with warmup)'),
+                ('config.decay_steps is null and config.schedule_type not like \'%constant%\'', 'decay_steps unknown in the config')]) }}
+            when 'grad_clip_violation' then {{ reason_list([
+                ('available.with_grad_norm = 0', 'no grad_norm in the log'),
+                ('config.grad_clip_norm is null', 'grad_clip_norm unknown in the config')]) }}
+            when 'loss_spikes' then {{ reason_list([
+                ('available.with_loss < ' ~ var('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')]) }}
+            when 'bad_data_shard' then {{ reason_list([
+                ('available.with_shard_id = 0', 'no shard_id in the log'),
+                ('other_files.shards = 0', 'no shard table')]) }}
+            when 'data_repetition' then {{ reason_list([
+                ('available.with_shard_id = 0 and coalesce(config.steps_per_epoch, 0) = 0', 'no shard_id in the log and no steps_per_epoch in the config')]) }}
+            when 'overfitting' then {{ reason_list([('other_files.evals < 3', 'fewer than 3 evaluations')]) }}
+            when 'eval_contamination' then {{ reason_list([
+                ('other_files.evals < 3 and other_files.shards = 0', 'fewer than 3 evaluations and no shard table')]) }}
+            when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log')]) }}
+            when 'run_restart' then {{ reason_list([]) if false else 'cast(null as ' ~ dbt.type_string() ~ ')' }}
+            when 'nan_loss' then {{ reason_list([('available.with_loss = 0', 'no loss in the log')]) }}
+            when 'no_learning' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
+            when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
+        end as reason
+    from categories
+    cross join config
+    cross join available
+    cross join other_files
+),
+
+final as (
+    select
+        category,
+        (reason is null) as could_run,
+        case when reason like '%; ' then substring(reason, 1, length(reason) - 2) else reason end as reason
+    from reasons
+)
+
+select * from final

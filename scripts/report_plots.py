@@ -1,0 +1,334 @@
+"""The report's plots: matplotlib (Agg) figures rendered to base64 PNG for inline <img>.
+
+Each plot function takes the ReportData and returns a Plot. When the run did not log
+what a plot needs (no evals, no grad_norm, ...) the Plot carries a "not logged" message
+instead of an image, so an imported run with fewer columns still gets a report.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from report_data import SEVERITY_ORDER, ReportData
+
+SEVERITY_COLORS = {
+    "critical": "#7b1fa2",
+    "high": "#d62728",
+    "medium": "#ff7f0e",
+    "low": "#bcbd22",
+    "info": "#7f7f7f",
+}
+MAIN_COLOR = "#1f77b4"
+SUPERSEDED_COLOR = "#b0b0b0"
+FIG_SIZE = (9.0, 3.6)
+DPI = 100
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One figure of the report: an inline PNG, or the reason there is none."""
+
+    plot_id: str
+    title: str
+    caption: str
+    png_base64: str | None = None
+    not_logged: str | None = None
+
+    @property
+    def alt(self) -> str:
+        return f"{self.title}. {self.caption}"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def num(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A column as float64 with NaN for nulls (also for a missing column)."""
+    if column not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return pd.to_numeric(frame[column], errors="coerce").astype("float64").to_numpy()
+
+
+def flag(frame: pd.DataFrame, column: str, default: bool = False) -> np.ndarray:
+    """A boolean column with nulls as `default` (also for a missing column)."""
+    if column not in frame.columns:
+        return np.full(len(frame), default)
+    return frame[column].astype("boolean").fillna(default).to_numpy(dtype=bool)
+
+
+def has_values(values: np.ndarray) -> bool:
+    return bool(np.isfinite(values).any())
+
+
+def to_base64_png(fig: Figure) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def new_axes(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Axes]:
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def outside_legend(
+    ax: Axes, handles: list | None = None, labels: list[str] | None = None, offset: float = 1.01
+) -> None:
+    """A legend right of the axes, so it never hides data."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(offset, 1.0), borderaxespad=0)
+
+
+def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of counted rows and superseded rows (replays/duplicates)."""
+    counted = flag(frame, "is_counted", default=True)
+    return counted, ~counted
+
+
+def shade_findings(ax: Axes, data: ReportData) -> list[Patch]:
+    """Shade each finding's first_step..last_step by severity; legend patches per severity."""
+    used: set[str] = set()
+    label_rows: dict[int, int] = {}  # labels that start at the same step are stacked, not overlaid
+    for finding in sorted(data.findings, key=lambda f: f["rank"], reverse=True):
+        first, last = finding.get("first_step"), finding.get("last_step")
+        if first is None and last is None:
+            continue
+        first = first if first is not None else last
+        last = last if last is not None else first
+        severity = str(finding.get("severity") or "info").lower()
+        color = SEVERITY_COLORS.get(severity, SEVERITY_COLORS["info"])
+        ax.axvspan(first - 0.5, last + 0.5, color=color, alpha=0.13, linewidth=0)
+        row = label_rows.get(int(first), 0)
+        label_rows[int(first)] = row + 1
+        ax.annotate(
+            f"#{finding['rank']}",
+            xy=(first, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, -10 - 9 * row),
+            textcoords="offset points",
+            fontsize=7,
+            color=color,
+        )
+        used.add(severity)
+    ordered = [s for s in SEVERITY_ORDER if s in used]
+    return [Patch(color=SEVERITY_COLORS[s], alpha=0.3, label=f"finding span: {s}") for s in ordered]
+
+
+def message_plot(plot_id: str, title: str, caption: str, message: str) -> Plot:
+    return Plot(plot_id, title, caption, not_logged=message)
+
+
+# --------------------------------------------------------------------------- the plots
+
+
+def plot_loss(data: ReportData) -> Plot:
+    title = "Training loss with findings marked"
+    caption = (
+        "Training loss per logged row; shaded spans are the findings' step ranges (#rank, colored by "
+        "severity), red markers are loss spikes, grey points are superseded rows (replays, duplicates)."
+    )
+    frame = data.step_metrics
+    step, loss = num(frame, "step"), num(frame, "loss")
+    if not len(frame) or not has_values(loss):
+        return message_plot("plot-loss", title, caption, "Training loss: not logged (step_metrics is empty).")
+    counted, superseded = counted_split(frame)
+    fig, ax = new_axes(title, "step", "training loss")
+    handles = shade_findings(ax, data)
+    ax.plot(step[counted], loss[counted], color=MAIN_COLOR, linewidth=1.2, label="loss (counted rows)")
+    baseline = num(frame, "loss_baseline")
+    if has_values(baseline[counted]):
+        ax.plot(step[counted], baseline[counted], "--", color="black", linewidth=0.9, label="loss baseline")
+    if superseded.any():
+        ax.scatter(step[superseded], loss[superseded], s=12, color=SUPERSEDED_COLOR, label="superseded rows")
+    spikes = flag(frame, "is_loss_spike") & np.isfinite(loss)
+    if spikes.any():
+        ax.scatter(
+            step[spikes], loss[spikes], s=30, marker="v", color="#d62728", zorder=5, label="loss spike"
+        )
+    line_handles, _ = ax.get_legend_handles_labels()
+    outside_legend(ax, line_handles + handles)
+    return Plot("plot-loss", title, caption, to_base64_png(fig))
+
+
+def plot_learning_rate(data: ReportData) -> Plot:
+    title = "Learning rate: logged vs expected from the config"
+    caption = "Logged learning rate per counted step against the schedule rebuilt from the run's config."
+    frame = data.step_metrics
+    step, logged, expected = (
+        num(frame, "step"),
+        num(frame, "learning_rate"),
+        num(frame, "expected_learning_rate"),
+    )
+    if not len(frame) or not has_values(logged):
+        return message_plot("plot-lr", title, caption, "Learning rate: not logged.")
+    counted, superseded = counted_split(frame)
+    fig, ax = new_axes(title, "step", "learning rate")
+    ax.plot(step[counted], logged[counted], color=MAIN_COLOR, linewidth=1.3, label="logged")
+    if has_values(expected):
+        ax.plot(
+            step[counted], expected[counted], "--", color="black", linewidth=1.0, label="expected (config)"
+        )
+    else:
+        caption += " The expected schedule is not available (no schedule in the config)."
+    if superseded.any():
+        ax.scatter(
+            step[superseded], logged[superseded], s=12, color=SUPERSEDED_COLOR, label="superseded rows"
+        )
+    outside_legend(ax)
+    return Plot("plot-lr", title, caption, to_base64_png(fig))
+
+
+def plot_grad_norm(data: ReportData) -> Plot:
+    title = "Gradient norm vs clipping limit"
+    caption = "Gradient norm per counted step; the dashed line is grad_clip_norm, red points exceed it."
+    frame = data.step_metrics
+    step, grad, clip = num(frame, "step"), num(frame, "grad_norm"), num(frame, "grad_clip_norm")
+    if not len(frame) or not has_values(grad):
+        return message_plot(
+            "plot-grad", title, caption, "Gradient norm: not logged (no grad_norm in the log)."
+        )
+    counted, _ = counted_split(frame)
+    fig, ax = new_axes(title, "step", "gradient norm")
+    ax.plot(step[counted], grad[counted], color=MAIN_COLOR, linewidth=1.1, label="grad norm")
+    limits = np.unique(clip[np.isfinite(clip)])
+    if len(limits) == 1:
+        ax.axhline(limits[0], linestyle="--", color="black", linewidth=1.0, label=f"clip limit {limits[0]:g}")
+    elif len(limits) > 1:
+        ax.plot(step[counted], clip[counted], "--", color="black", linewidth=1.0, label="clip limit")
+    else:
+        caption += " No clipping limit is configured."
+    violations = flag(frame, "is_clip_violation") & counted & np.isfinite(grad)
+    if violations.any():
+        ax.scatter(
+            step[violations], grad[violations], s=16, color="#d62728", zorder=5, label="above the limit"
+        )
+    outside_legend(ax)
+    return Plot("plot-grad", title, caption, to_base64_png(fig))
+
+
+def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
+    values = num(frame, "mean_loss_residual")
+    keys = [str(k) for k in frame["group_key"]]
+    colors = ["#d62728" if v > 0 else "#2ca02c" for v in np.nan_to_num(values)]
+    ax.bar(keys, np.nan_to_num(values), color=colors)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_title(f"by {label}")
+    ax.set_xlabel(label)
+    ax.set_ylabel("mean loss residual")
+    ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def plot_shards(data: ReportData) -> Plot:
+    title = "Mean loss residual per shard and per source"
+    caption = (
+        "Mean of (loss - baseline) over the counted steps of each shard and source: red bars are "
+        "worse than the run's trend, green better."
+    )
+    frame = data.shard_metrics
+    if not len(frame):
+        return message_plot(
+            "plot-shards", title, caption, "Shards and sources: not logged (shard_metrics is empty)."
+        )
+    levels = [lvl for lvl in ("shard", "source") if (frame["grouping_level"] == lvl).any()]
+    fig, axes = plt.subplots(1, len(levels), figsize=FIG_SIZE, squeeze=False)
+    for ax, level in zip(axes[0], levels, strict=True):
+        _residual_bars(ax, frame[frame["grouping_level"] == level], level)
+    fig.suptitle(title)
+    fig.legend(
+        handles=[Patch(color="#d62728", label="above trend"), Patch(color="#2ca02c", label="below trend")],
+        fontsize=8,
+        loc="upper right",
+    )
+    fig.tight_layout()
+    return Plot("plot-shards", title, caption, to_base64_png(fig))
+
+
+def plot_eval(data: ReportData) -> Plot:
+    title = "Validation loss with its minimum"
+    caption = "Validation loss per evaluation; the star marks the best (minimum) held-out loss."
+    frame = data.eval_metrics
+    step, val = num(frame, "step"), num(frame, "val_loss")
+    if not len(frame) or not has_values(val):
+        return message_plot("plot-eval", title, caption, "Validation loss: not logged (no evaluations).")
+    counted, superseded = counted_split(frame)
+    fig, ax = new_axes(title, "step", "validation loss")
+    ax.plot(step[counted], val[counted], "o-", color=MAIN_COLOR, markersize=4, label="validation loss")
+    smoothed = num(frame, "train_loss_smoothed")
+    if has_values(smoothed[counted]):
+        ax.plot(step[counted], smoothed[counted], ":", color="black", label="training loss (smoothed)")
+    if superseded.any():
+        ax.scatter(step[superseded], val[superseded], s=14, color=SUPERSEDED_COLOR, label="superseded evals")
+    best = flag(frame, "is_best") & np.isfinite(val)
+    if best.any():
+        ax.scatter(
+            step[best], val[best], s=160, marker="*", color="#d62728", zorder=5, label="best (minimum)"
+        )
+    handles, labels = ax.get_legend_handles_labels()
+    accuracy = num(frame, "val_accuracy")
+    if has_values(accuracy[counted]):
+        twin = ax.twinx()
+        twin.plot(
+            step[counted], accuracy[counted], "s--", color="#2ca02c", markersize=3, label="val accuracy"
+        )
+        twin.set_ylabel("validation accuracy (share)")
+        twin_handles, twin_labels = twin.get_legend_handles_labels()
+        handles, labels = handles + twin_handles, labels + twin_labels
+        caption += " Green squares: validation accuracy (right axis)."
+    outside_legend(ax, handles, labels, offset=1.12)
+    return Plot("plot-eval", title, caption, to_base64_png(fig))
+
+
+def plot_step_times(data: ReportData) -> Plot:
+    title = "Step time with slow steps highlighted"
+    caption = "Seconds per counted step; red points are the steps flagged slow."
+    frame = data.step_metrics
+    step, seconds = num(frame, "step"), num(frame, "step_time_sec")
+    if not len(frame) or not has_values(seconds):
+        return message_plot("plot-step-time", title, caption, "Step time: not logged.")
+    counted, _ = counted_split(frame)
+    fig, ax = new_axes(title, "step", "step time (s)")
+    ax.plot(step[counted], seconds[counted], color=MAIN_COLOR, linewidth=1.0, label="step time")
+    slow = flag(frame, "is_slow_step") & counted & np.isfinite(seconds)
+    if slow.any():
+        ax.scatter(step[slow], seconds[slow], s=22, color="#d62728", zorder=5, label="slow step")
+    outside_legend(ax)
+    return Plot("plot-step-time", title, caption, to_base64_png(fig))
+
+
+PLOTTERS: tuple[Callable[[ReportData], Plot], ...] = (
+    plot_loss,
+    plot_learning_rate,
+    plot_grad_norm,
+    plot_shards,
+    plot_eval,
+    plot_step_times,
+)
+
+
+def make_plots(data: ReportData) -> list[Plot]:
+    """All plots, in report order."""
+    with plt.rc_context({"figure.max_open_warning": 0}):
+        return [plotter(data) for plotter in PLOTTERS]

@@ -1,0 +1,328 @@
+"""Fixtures for the report tests: DuckDB files holding the marts' contract, and dbt target files.
+
+`problem` is a small realistic run (60 steps): a restart at step 40 that replayed steps
+36-40 and restarted the warmup (root cause, rank 1), the LR mismatch it explains
+(symptom, rank 3, though its harm score is above the runner-up's, so order must come from
+harm_rank), two loss spikes (independent root cause, runner-up, rank 2) and a
+duplicated log row (low). `clean` is an imported run with no findings, no evals, no
+shards and no grad_norm.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+# The marts exactly as the report's contract says (schema main).
+DDL: dict[str, str] = {
+    "findings": """
+        finding_id varchar primary key, category varchar, severity varchar, title varchar, evidence varchar,
+        first_step bigint, last_step bigint, steps_affected bigint, observed_value double,
+        expected_value double, estimated_cost double, cost_unit varchar, cost_method varchar,
+        harm_score double, caused_by varchar, is_root_cause boolean, recommendation varchar,
+        test_name varchar, harm_rank bigint""",
+    "run_summary": """
+        run_name varchar, source_format varchar, steps_logged bigint, steps_counted bigint,
+        first_step bigint, last_step bigint, total_steps_config bigint, best_eval_step bigint,
+        best_val_loss double, final_eval_step bigint, final_val_loss double, final_train_loss double,
+        wall_clock_sec double, n_findings bigint, n_findings_above_low bigint,
+        fix_first_finding_id varchar, runner_up_finding_id varchar""",
+    "step_metrics": """
+        train_row_id bigint, step bigint, is_counted boolean, attempt_number bigint, shard_id varchar,
+        source varchar, loss double, loss_baseline double, is_loss_spike boolean, grad_norm double,
+        grad_clip_norm double, is_clip_violation boolean, learning_rate double,
+        expected_learning_rate double, step_time_sec double, is_slow_step boolean, epoch_number bigint""",
+    "eval_metrics": """
+        step bigint, val_loss double, val_accuracy double, is_counted boolean, is_best boolean,
+        train_loss_smoothed double""",
+    "shard_metrics": """
+        grouping_level varchar, group_key varchar, source varchar, n_steps bigint,
+        mean_loss_residual double, n_spikes bigint, share_of_steps double""",
+    "audit_summary": "file_kind varchar, outcome varchar, reason varchar, n_rows bigint, raw_rows bigint",
+    "check_coverage": "category varchar, could_run boolean, reason varchar",
+}
+
+CATEGORIES = (
+    "step_sequence", "run_restart", "lr_above_peak", "lr_schedule_mismatch", "grad_clip_violation",
+    "loss_spikes", "nan_loss", "bad_data_shard", "data_repetition", "overfitting", "eval_contamination",
+    "slow_steps", "config_mismatch", "log_quality", "no_learning", "underfitting",
+)  # fmt: skip
+
+
+def columns(mart: str) -> tuple[str, ...]:
+    """The column names of a mart, in DDL order."""
+    return tuple(c.split()[0] for c in DDL[mart].replace("\n", " ").split(",") if c.strip())
+
+
+def as_row(mart: str, **values: Any) -> tuple[Any, ...]:
+    """A row of `mart` from column=value pairs (others null)."""
+    unknown = set(values) - set(columns(mart))
+    assert not unknown, f"not columns of {mart}: {unknown}"
+    return tuple(values.get(c) for c in columns(mart))
+
+
+def with_value(row: tuple[Any, ...], mart: str, **values: Any) -> tuple[Any, ...]:
+    """A copy of `row` with some columns replaced."""
+    return as_row(mart, **{**dict(zip(columns(mart), row, strict=True)), **values})
+
+
+FINDING_KEYS = columns("findings")
+
+PEAK_LR, MIN_LR, WARMUP, TOTAL = 0.003, 0.0003, 10, 60
+SHARDS = {"0": "web", "1": "web", "2": "code", "3": "code", "4": "books", "5": "books"}
+SPIKE_STEPS = (25, 26)
+RESTART_STEP, REPLAY_FROM = 40, 36
+XSS = "<script>alert('x')</script> & \"quoted\""
+
+
+def expected_lr(step: int) -> float:
+    if step <= WARMUP:
+        return PEAK_LR * step / WARMUP
+    progress = (step - WARMUP) / (TOTAL - WARMUP)
+    return MIN_LR + 0.5 * (PEAK_LR - MIN_LR) * (1 + math.cos(math.pi * progress))
+
+
+def base_loss(step: int) -> float:
+    return 2.2 + 3.3 * math.exp(-step / 12) + 0.04 * math.sin(step * 1.7)
+
+
+def finding(**values: Any) -> dict[str, Any]:
+    return dict(zip(FINDING_KEYS, as_row("findings", **values), strict=True))
+
+
+PROBLEM_FINDINGS = [
+    finding(
+        finding_id="run_restart-040", category="run_restart", severity="high",
+        title="The run restarted at step 40 and replayed steps 36-40 from the last checkpoint.",
+        evidence="event at step 40: worker exited unexpectedly; "
+        "steps 36-40 logged twice (5 rows superseded); "
+        "learning rate after the restart restarted its warmup",
+        first_step=36, last_step=60, steps_affected=25, observed_value=2.0, expected_value=1.0,
+        estimated_cost=5.0, cost_unit="steps", cost_method="replayed steps x 1 (work redone)",
+        harm_score=3.2, caused_by=None, is_root_cause=True,
+        recommendation="Resume from the checkpoint with the optimizer and scheduler state restored.",
+        test_name="assert_no_run_restarts", harm_rank=1,
+    ),
+    finding(
+        finding_id="loss_spikes-025", category="loss_spikes", severity="high",
+        title="Training loss spiked at steps 25-26, 0.9 above its baseline.",
+        evidence="2 spikes above 3.5 rolling MADs; both on shard 3 (code); grad_norm 2.4 at the spikes",
+        first_step=25, last_step=26, steps_affected=2, observed_value=3.41, expected_value=2.52,
+        estimated_cost=0.031, cost_unit="val_loss", cost_method="val loss excess after the spike vs trend",
+        harm_score=2.4, caused_by=None, is_root_cause=True,
+        recommendation="Inspect shard 3 and lower the peak learning rate.",
+        test_name="assert_no_loss_spikes", harm_rank=2,
+    ),
+    finding(
+        finding_id="lr_schedule_mismatch-036", category="lr_schedule_mismatch", severity="medium",
+        title="Logged learning rate departs from the configured cosine schedule after step 36.",
+        evidence="25 steps off schedule; max relative error 0.92 at step 41",
+        first_step=36, last_step=60, steps_affected=25, observed_value=0.0003, expected_value=0.0018,
+        estimated_cost=0.2, cost_unit="share_of_updates", cost_method="share of steps more than 10% off",
+        harm_score=2.6, caused_by="run_restart-040", is_root_cause=False,
+        recommendation="Restore the scheduler state on resume.",
+        test_name="assert_lr_matches_schedule", harm_rank=3,
+    ),
+    finding(
+        finding_id="log_quality-010", category="log_quality", severity="low",
+        title="One train-log row is an exact duplicate.",
+        evidence=f"row 11 repeats step 10 exactly; the copy is set aside; raw text {XSS}",
+        first_step=10, last_step=10, steps_affected=1, observed_value=1.0, expected_value=0.0,
+        estimated_cost=0.0, cost_unit="steps", cost_method="none: logging only",
+        harm_score=0.1, caused_by=None, is_root_cause=True,
+        recommendation="Deduplicate on (step, attempt) when logging.", test_name=None, harm_rank=4,
+    ),
+]  # fmt: skip
+
+
+def problem_steps() -> list[tuple[Any, ...]]:
+    """Step rows: 60 counted, the 5 superseded first attempts of 36-40, one duplicate of step 10."""
+    rows: list[tuple[Any, ...]] = []
+    plan: list[tuple[int, bool, int]] = [(s, True, 1) for s in range(1, 36)]
+    plan += [(s, False, 1) for s in range(REPLAY_FROM, RESTART_STEP + 1)]
+    plan += [(s, True, 2) for s in range(REPLAY_FROM, TOTAL + 1)]
+    plan.insert(10, (10, False, 1))  # the duplicate right after step 10
+    for row_id, (step, counted, attempt) in enumerate(plan, start=1):
+        shard = str(step % 6)
+        spike = counted and step in SPIKE_STEPS
+        loss = base_loss(step) + (0.9 if spike else 0.0)
+        grad = 2.4 if spike else 0.6 + 0.1 * math.sin(step)
+        restarted = attempt == 2
+        lr = PEAK_LR * min(1.0, (step - REPLAY_FROM + 1) / WARMUP) * 0.1 if restarted else expected_lr(step)
+        slow = counted and step == RESTART_STEP + 1
+        rows.append(
+            (row_id, step, counted, attempt, shard, SHARDS[shard], loss, base_loss(step), spike, grad, 1.0,
+             grad > 1.0, lr, expected_lr(step), 2.5 if slow else 0.15 + 0.01 * math.cos(step), slow, 1)
+        )  # fmt: skip
+    return rows
+
+
+def problem_evals() -> list[tuple[Any, ...]]:
+    rows = []
+    for step in range(0, TOTAL + 1, 10):
+        val = 2.61 + 0.00005 * (step - 40) ** 2 + (3.0 if step == 0 else 0.0)
+        rows.append((step, val, min(0.05 + step / 150, 0.45), True, step == 40, base_loss(max(step, 1))))
+    return rows
+
+
+def problem_tables() -> dict[str, list[tuple[Any, ...]]]:
+    steps = problem_steps()
+    return {
+        "findings": [tuple(f[k] for k in FINDING_KEYS) for f in PROBLEM_FINDINGS],
+        "run_summary": [
+            as_row(
+                "run_summary",
+                run_name="fixture-60",
+                source_format="canonical",
+                steps_logged=len(steps),
+                steps_counted=TOTAL,
+                first_step=1,
+                last_step=TOTAL,
+                total_steps_config=TOTAL,
+                best_eval_step=40,
+                best_val_loss=2.61,
+                final_eval_step=60,
+                final_val_loss=2.63,
+                final_train_loss=2.41,
+                wall_clock_sec=14.2,
+                n_findings=4,
+                n_findings_above_low=3,
+                fix_first_finding_id="run_restart-040",
+                runner_up_finding_id="loss_spikes-025",
+            )
+        ],
+        "step_metrics": steps,
+        "eval_metrics": problem_evals(),
+        "shard_metrics": [
+            *(
+                ("shard", k, src, 10, 0.12 if k == "3" else -0.02, 2 if k == "3" else 0, 1 / 6)
+                for k, src in SHARDS.items()
+            ),
+            ("source", "books", "books", 20, -0.03, 0, 1 / 3),
+            ("source", "code", "code", 20, 0.06, 2, 1 / 3),
+            ("source", "web", "web", 20, -0.02, 0, 1 / 3),
+        ],
+        "audit_summary": [
+            ("train", "kept", None, TOTAL, len(steps)),
+            ("train", "set_aside", "superseded by the replay after the restart", 5, len(steps)),
+            ("train", "set_aside", "exact duplicate row", 1, len(steps)),
+            ("eval", "kept", None, 7, 7),
+            ("shards", "kept", None, 6, 6),
+            ("events", "kept", None, 3, 3),
+            ("config", "repaired", "decay_steps missing: taken from total_steps", 1, 1),
+        ],
+        "check_coverage": [
+            (
+                c,
+                c != "data_repetition",
+                "the run is shorter than one epoch" if c == "data_repetition" else None,
+            )
+            for c in CATEGORIES
+        ],
+    }
+
+
+def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
+    """An imported run: no findings, no evals, no shards, no grad_norm."""
+    steps = [
+        (s, s, True, 1, None, None, base_loss(s), base_loss(s), False, None, None, None, expected_lr(s),
+         expected_lr(s), 0.2, False, None)
+        for s in range(1, 31)
+    ]  # fmt: skip
+    no_run = {
+        "grad_clip_violation": "no grad_norm in the log",
+        "overfitting": "no evaluations in the log",
+        "eval_contamination": "no evaluations in the log",
+        "bad_data_shard": "no shard ids in the log",
+    }
+    return {
+        "findings": [],
+        "run_summary": [
+            as_row(
+                "run_summary",
+                run_name="imported-clean",
+                source_format="hf_trainer_state",
+                steps_logged=30,
+                steps_counted=30,
+                first_step=1,
+                last_step=30,
+                total_steps_config=30,
+                final_train_loss=2.61,
+                wall_clock_sec=6.0,
+                n_findings=0,
+                n_findings_above_low=0,
+            )
+        ],
+        "step_metrics": steps,
+        "eval_metrics": [],
+        "shard_metrics": [],
+        "audit_summary": [("train", "kept", None, 30, 30), ("config", "kept", None, 1, 1)],
+        "check_coverage": [(c, c not in no_run, no_run.get(c)) for c in CATEGORIES],
+    }
+
+
+def build_db(path: Path, tables: dict[str, list[tuple[Any, ...]]], skip: tuple[str, ...] = ()) -> Path:
+    """Write the marts (all but `skip`) into a new DuckDB file at `path`."""
+    con = duckdb.connect(str(path))
+    try:
+        for name, ddl in DDL.items():
+            if name in skip:
+                continue
+            con.execute(f"create table main.{name} ({ddl})")
+            rows = tables[name]
+            if rows:
+                marks = ", ".join("?" for _ in rows[0])
+                con.executemany(f"insert into main.{name} values ({marks})", [list(r) for r in rows])
+    finally:
+        con.close()
+    return path
+
+
+TESTS_PROBLEM = [
+    ("assert_no_run_restarts", "warn", 1, "run_restart"),
+    ("assert_no_loss_spikes", "warn", 2, "loss_spikes"),
+    ("assert_lr_matches_schedule", "fail", 25, "lr_schedule_mismatch"),
+    ("unique_findings_finding_id", "pass", 0, None),
+]
+
+
+def write_target(
+    target: Path,
+    tests: list[tuple[str, str, int, str | None]],
+    other_nodes: tuple[tuple[str, str, str | None], ...] = (
+        ("model.run_diagnosis.findings", "success", None),
+    ),
+) -> Path:
+    """A dbt target folder (run_results.json, manifest.json) for tests (name, status, failures, category)."""
+    target.mkdir(parents=True, exist_ok=True)
+    results, nodes = [], {}
+    for name, status, failures, category in tests:
+        unique_id = f"test.run_diagnosis.{name}.abc123"
+        results.append(
+            {
+                "unique_id": unique_id,
+                "status": status,
+                "failures": failures,
+                "message": f"Got {failures} results",
+            }
+        )
+        meta = {"category": category} if category else {}
+        nodes[unique_id] = {
+            "name": name,
+            "resource_type": "test",
+            "unique_id": unique_id,
+            "config": {"severity": "warn" if status == "warn" else "ERROR", "meta": meta},
+        }
+    for unique_id, status, message in other_nodes:  # (unique_id, status, message) of models, unit tests
+        results.append({"unique_id": unique_id, "status": status, "failures": None, "message": message})
+        resource_type, name = unique_id.split(".")[0], unique_id.split(".")[-1]
+        nodes[unique_id] = {"name": name, "resource_type": resource_type, "config": {}}
+    (target / "run_results.json").write_text(
+        json.dumps({"metadata": {"generated_at": "2026-12-02T12:00:00Z"}, "results": results})
+    )
+    (target / "manifest.json").write_text(json.dumps({"nodes": nodes}))
+    return target

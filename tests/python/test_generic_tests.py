@@ -1,0 +1,467 @@
+"""The generic tests in tests/generic fire on planted violations and pass on clean counterparts.
+
+One temporary dbt project (fixture seeds with planted violations and clean rows, two models
+listing violations, one properties file naming every test) is built once with `dbt build`
+against a temporary DuckDB file. The checks read run_results.json (status and failures of each
+test node) and the failing rows the tests stored in that DuckDB file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from statistics import median
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DBT = REPO / ".venv" / "bin" / "dbt"
+MACRO_FILES = ("portability.sql", "rolling_stats.sql")
+
+DBT_PROJECT_YML = """\
+name: run_diagnosis
+version: "1.0"
+config-version: 2
+profile: generic_tests_fixture
+seed-paths: [seeds]
+model-paths: [models]
+macro-paths: [macros]
+test-paths: [tests]
+flags:
+  send_anonymous_usage_stats: false
+seeds:
+  run_diagnosis:
+    step_sequences:
+      +column_types: {run_id: varchar, step: integer, tokens_seen: integer, tokens_clean: integer}
+    checkpoint_steps:
+      +column_types: {run_id: varchar, checkpoint_step: integer}
+    metric_values:
+      +column_types: {row_id: integer, learning_rate: double, loss: double}
+    loss_series:
+      +column_types: {series_id: varchar, step: integer, loss: double}
+models:
+  run_diagnosis:
+    +materialized: table
+data_tests:
+  run_diagnosis:
+    +severity: warn
+    +store_failures: true
+"""
+
+PROFILES_YML = """\
+generic_tests_fixture:
+  target: duckdb
+  outputs:
+    duckdb:
+      type: duckdb
+      path: "{path}"
+      threads: 4
+"""
+
+MODELS = {
+    # one planted violation (row 4 has loss -1.0): is_empty must report it
+    "losses_below_zero": "select row_id, loss from {{ ref('metric_values') }} where loss < 0",
+    # no learning rate reaches 1: is_empty must pass
+    "learning_rates_from_one": "select row_id, learning_rate from {{ ref('metric_values') }} "
+    "where learning_rate >= 1",
+}
+
+PROPERTIES_YML = """\
+models:
+  - name: losses_below_zero
+    data_tests:
+      - is_empty: {name: is_empty__planted}
+  - name: learning_rates_from_one
+    data_tests:
+      - is_empty: {name: is_empty__clean}
+
+seeds:
+  - name: step_sequences
+    data_tests:
+      - unique_combination_of_columns:
+          name: unique_combination__planted
+          arguments: {combination_of_columns: [run_id, step]}
+      - unique_combination_of_columns:
+          name: unique_combination__clean
+          arguments: {combination_of_columns: [run_id, step, tokens_clean]}
+    columns:
+      - name: tokens_seen
+        data_tests:
+          - values_increasing:
+              name: values_increasing__planted
+              arguments: {sort_column: step, group_by: run_id, strictly: false}
+          - values_increasing:
+              name: values_increasing__strict
+              arguments: {sort_column: step, group_by: [run_id]}
+      - name: tokens_clean
+        data_tests:
+          - values_increasing:
+              name: values_increasing__clean
+              arguments: {sort_column: step, group_by: run_id}
+          - values_increasing:
+              name: values_increasing__ungrouped
+              arguments: {sort_column: step}
+      - name: step
+        data_tests:
+          - no_gaps:
+              name: no_gaps__planted
+              arguments: {group_by: run_id}
+          - no_gaps:
+              name: no_gaps__clean
+              arguments: {group_by: run_id}
+              config: {where: "run_id = 'b'"}
+
+  - name: checkpoint_steps
+    columns:
+      - name: checkpoint_step
+        data_tests:
+          - no_gaps:
+              name: no_gaps__interval_planted
+              arguments: {interval: 10, group_by: run_id}
+          - no_gaps:
+              name: no_gaps__interval_clean
+              arguments: {interval: 10, group_by: run_id}
+              config: {where: "run_id = 'b'"}
+
+  - name: metric_values
+    data_tests:
+      - expression_is_true:
+          name: expression_is_true__planted
+          arguments: {expression: "loss > 0"}
+      - expression_is_true:
+          name: expression_is_true__clean
+          arguments: {expression: "loss > 0", where: "row_id in (1, 2, 5, 6)"}
+    columns:
+      - name: loss
+        data_tests:
+          - expression_is_true:
+              name: expression_is_true__column
+              arguments: {expression: ">= 0"}
+          - not_null_proportion:
+              name: not_null_proportion__planted
+              arguments: {at_least: 0.9}
+          - not_null_proportion:
+              name: not_null_proportion__clean
+              arguments: {at_least: 0.8}
+      - name: learning_rate
+        data_tests:
+          - not_null_proportion: {name: not_null_proportion__default}
+          - accepted_range:
+              name: accepted_range__planted
+              arguments: {min_value: 0, max_value: 0.1}
+          - accepted_range:
+              name: accepted_range__exclusive
+              arguments: {min_value: 0, max_value: 0.1, inclusive: false}
+          - accepted_range:
+              name: accepted_range__min_only
+              arguments: {min_value: 0}
+          - accepted_range:
+              name: accepted_range__clean
+              arguments: {min_value: 0, max_value: 0.1, where: "row_id <= 3"}
+
+  - name: loss_series
+    columns:
+      - name: loss
+        data_tests:
+          - within_n_rolling_mads:
+              name: rolling_mads__noisy
+              arguments: {sort_column: step}
+              config: {where: "series_id = 'noisy'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__noisy_short_warmup
+              arguments: {sort_column: step, min_periods: 2}
+              config: {where: "series_id = 'noisy'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__grouped
+              arguments: {sort_column: step, group_by: series_id}
+              config: {where: "series_id <> 'cycle'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__up
+              arguments: {sort_column: step, direction: up}
+              config: {where: "series_id = 'dip'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__down
+              arguments: {sort_column: step, direction: down}
+              config: {where: "series_id = 'dip'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__flat_floors_off
+              arguments: {sort_column: step, min_mad: 0, min_mad_absolute: 0}
+              config: {where: "series_id = 'flat'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__logs
+              arguments: {sort_column: step, take_logs: true}
+              config: {where: "series_id = 'cycle'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__linear_cycle
+              arguments: {sort_column: step}
+              config: {where: "series_id = 'cycle'"}
+          - within_n_rolling_mads:
+              name: rolling_mads__clean
+              arguments: {sort_column: step, window: 10, min_periods: 5}
+              config: {where: "series_id = 'steady'"}
+"""
+
+# test name -> (status, failures)
+EXPECTED_RESULTS = {
+    "is_empty__planted": ("warn", 1),
+    "is_empty__clean": ("pass", 0),
+    "unique_combination__planted": ("warn", 1),  # (b, 3) twice
+    "unique_combination__clean": ("pass", 0),
+    "values_increasing__planted": ("warn", 2),  # a: 250 after 300, 450 after 500
+    "values_increasing__strict": ("warn", 3),  # ... and b: 30 repeated at step 3
+    "values_increasing__clean": ("pass", 0),
+    "values_increasing__ungrouped": ("warn", 4),  # runs interleaved: b falls below a at steps 2-5
+    "no_gaps__planted": ("warn", 1),  # a: 5..7
+    "no_gaps__clean": ("pass", 0),
+    "no_gaps__interval_planted": ("warn", 1),  # a: 30..40
+    "no_gaps__interval_clean": ("pass", 0),
+    "expression_is_true__planted": ("warn", 2),  # loss 0.0 and -1.0; NULL passes
+    "expression_is_true__clean": ("pass", 0),
+    "expression_is_true__column": ("warn", 1),  # loss -1.0
+    "not_null_proportion__planted": ("warn", 1),  # 5/6 < 0.9
+    "not_null_proportion__clean": ("pass", 0),  # 5/6 >= 0.8
+    "not_null_proportion__default": ("warn", 1),  # 5/6 < 0.95
+    "accepted_range__planted": ("warn", 2),  # -0.0001 and 0.5
+    "accepted_range__exclusive": ("warn", 3),  # ... and 0.0 on the bound
+    "accepted_range__min_only": ("warn", 1),  # -0.0001
+    "accepted_range__clean": ("pass", 0),
+    "rolling_mads__noisy": ("warn", 1),
+    "rolling_mads__noisy_short_warmup": ("warn", 2),
+    "rolling_mads__grouped": ("warn", 5),
+    "rolling_mads__up": ("warn", 1),
+    "rolling_mads__down": ("warn", 1),
+    "rolling_mads__flat_floors_off": ("pass", 0),
+    "rolling_mads__logs": ("warn", 1),
+    "rolling_mads__clean": ("pass", 0),
+}
+
+
+def _noise(step: int) -> float:
+    """Deterministic noise in [-1, 1]."""
+    return ((step * 37) % 101 - 50) / 50
+
+
+def _loss_series() -> list[tuple[str, int, float | None]]:
+    rows: list[tuple[str, int, float | None]] = []
+    for step in range(1, 61):
+        noisy = {3: 4.0, 40: 3.0}.get(step, 2.0 + 0.02 * _noise(step))  # warm-up outlier, spike
+        rows.append(("noisy", step, None if step == 20 else noisy))  # a NULL is skipped
+        rows.append(("dip", step, {30: 2.0, 45: 8.0}.get(step, 5.0 + 0.05 * _noise(step))))
+        rows.append(("flat", step, 3.5 if step == 45 else 3.0))  # zero spread, one jump
+        rows.append(("zero", step, 1.0 if step == 30 else 0.0))  # zero spread around zero
+        cycle = (1.0, 10.0, 100.0)[(step - 1) % 3]
+        rows.append(("cycle", step, {40: 1e-6, 50: 0.0}.get(step, cycle)))  # 0: skipped in logs
+        rows.append(("steady", step, 1.0 + 0.01 * _noise(step)))
+    return rows
+
+
+SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
+    "step_sequences": (
+        ("run_id", "step", "tokens_seen", "tokens_clean"),
+        [
+            ("a", 1, 100, 100), ("a", 2, 200, 200), ("a", 3, 300, 300), ("a", 4, 250, 400),
+            ("a", 8, 400, 500), ("a", 9, 500, 600), ("a", 10, 450, 700), ("a", 11, None, 800),
+            ("a", 12, 600, 900),
+            ("b", 1, 10, 10), ("b", 2, 20, 20), ("b", 3, 30, 30), ("b", 3, 30, 35),
+            ("b", 4, 40, 40), ("b", 5, 50, 50), ("b", 6, 60, 60), ("b", None, 70, 70),
+        ],
+    ),
+    "checkpoint_steps": (
+        ("run_id", "checkpoint_step"),
+        [("a", 0), ("a", 10), ("a", 20), ("a", 50), ("a", 60), ("b", 0), ("b", 10), ("b", 20), ("b", 30)],
+    ),
+    "metric_values": (
+        ("row_id", "learning_rate", "loss"),
+        [
+            (1, 0.0, 2.5), (2, 0.0003, 2.4), (3, 0.001, 0.0),
+            (4, -0.0001, -1.0), (5, 0.5, 2.3), (6, None, None),
+        ],
+    ),
+    "loss_series": (("series_id", "step", "loss"), _loss_series()),
+}
+
+
+def _write_project(root: Path, database: Path) -> None:
+    (root / "macros").mkdir(parents=True)
+    for name in MACRO_FILES:
+        shutil.copy(REPO / "macros" / name, root / "macros" / name)
+    shutil.copytree(REPO / "tests" / "generic", root / "tests" / "generic")
+    (root / "dbt_project.yml").write_text(DBT_PROJECT_YML)
+    (root / "profiles.yml").write_text(PROFILES_YML.format(path=database.as_posix()))
+    (root / "seeds").mkdir()
+    for seed, (header, rows) in SEEDS.items():
+        with (root / "seeds" / f"{seed}.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
+    (root / "models").mkdir()
+    for model, sql in MODELS.items():
+        (root / "models" / f"{model}.sql").write_text(sql + "\n")
+    (root / "models" / "_fixtures.yml").write_text(PROPERTIES_YML)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Build the fixture project once; return test results by name and the DuckDB path."""
+    root = tmp_path_factory.mktemp("generic_tests_project")
+    database = root / "fixture.duckdb"
+    _write_project(root, database)
+    environment = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    environment.pop("DBT_PROFILES_DIR", None)
+    completed = subprocess.run(
+        [
+            str(DBT), "build",
+            "--project-dir", str(root), "--profiles-dir", str(root),
+            "--target-path", str(root / "target"), "--log-path", str(root / "logs"),
+            "--no-partial-parse", "--no-use-colors",
+        ],
+        cwd=root, env=environment, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-6000:] + completed.stderr[-2000:]
+    run_results = json.loads((root / "target" / "run_results.json").read_text())
+    tests = {
+        result["unique_id"].split(".")[2]: result
+        for result in run_results["results"]
+        if result["unique_id"].startswith("test.")
+    }
+    return {"tests": tests, "database": database}
+
+
+def _reference_spikes(
+    series_id: str,
+    window: int = 20,
+    min_periods: int = 8,
+    n_mads: float = 5,
+    direction: str = "both",
+    take_logs: bool = False,
+    min_mad: float = 0.01,
+    min_mad_absolute: float = 1e-9,
+) -> list[tuple[int, float, float, float]]:
+    """within_n_rolling_mads in plain Python: (step, baseline, mad, score) of each spike."""
+    points = sorted(
+        (step, math.log(loss) if take_logs else loss)
+        for series, step, loss in _loss_series()
+        if series == series_id and loss is not None and (loss > 0 or not take_logs)
+    )
+    values = [value for _, value in points]
+    # baseline: median of the `window` points before, the current point excluded
+    baselines = [median(values[max(0, i - window) : i]) if i else None for i in range(len(values))]
+    deviations = [None if b is None else abs(v - b) for v, b in zip(values, baselines, strict=True)]
+    spikes = []
+    for i, (step, value) in enumerate(points):
+        prior_deviations = [d for d in deviations[max(0, i - window) : i] if d is not None]
+        if min(i, window) < min_periods or not prior_deviations:
+            continue
+        relative_floor = min_mad if take_logs else min_mad * abs(baselines[i])
+        mad = max(median(prior_deviations), relative_floor, min_mad_absolute)
+        if mad == 0:
+            continue
+        score = (value - baselines[i]) / mad
+        if {"both": abs(score), "up": score, "down": -score}[direction] > n_mads:
+            spikes.append((step, baselines[i], mad, score))
+    return spikes
+
+
+def _stored_failures(build: dict, test_name: str, columns: str) -> list[tuple]:
+    relation = build["tests"][test_name]["relation_name"]
+    with duckdb.connect(str(build["database"]), read_only=True) as connection:
+        return connection.sql(f"select {columns} from {relation} order by all").fetchall()
+
+
+def test_every_fixture_test_ran(build: dict) -> None:
+    assert set(build["tests"]) == set(EXPECTED_RESULTS) | {"rolling_mads__linear_cycle"}
+
+
+@pytest.mark.parametrize(("test_name", "expected"), sorted(EXPECTED_RESULTS.items()))
+def test_status_and_failures(build: dict, test_name: str, expected: tuple[str, int]) -> None:
+    result = build["tests"][test_name]
+    assert (result["status"], result["failures"]) == expected, result.get("message")
+
+
+def test_values_increasing_reports_the_backwards_rows(build: dict) -> None:
+    rows = _stored_failures(build, "values_increasing__planted", "run_id, step, tokens_seen, previous_value")
+    assert rows == [("a", 4, 250, 300), ("a", 10, 450, 500)]
+
+
+def test_no_gaps_reports_each_gap(build: dict) -> None:
+    assert _stored_failures(build, "no_gaps__planted", "run_id, gap_start, gap_end, missing_count") == [
+        ("a", 5, 7, 3)
+    ]
+    assert _stored_failures(
+        build, "no_gaps__interval_planted", "run_id, gap_start, gap_end, missing_count"
+    ) == [("a", 30, 40, 2)]
+
+
+def test_unique_combination_reports_the_count(build: dict) -> None:
+    rows = _stored_failures(build, "unique_combination__planted", "run_id, step, occurrences")
+    assert rows == [("b", 3, 2)]
+
+
+def test_not_null_proportion_reports_the_share(build: dict) -> None:
+    [(non_null, total, share)] = _stored_failures(
+        build, "not_null_proportion__planted", "non_null_rows, total_rows, not_null_proportion"
+    )
+    assert (non_null, total) == (5, 6)
+    assert share == pytest.approx(5 / 6)
+
+
+def test_rolling_mads_flags_the_spike_not_the_warmup(build: dict) -> None:
+    assert _stored_failures(build, "rolling_mads__noisy", "step") == [(40,)]
+    # with too short a warm-up the early outlier at step 3 is flagged too: min_periods is what hides it
+    assert _stored_failures(build, "rolling_mads__noisy_short_warmup", "step") == [(3,), (40,)]
+
+
+@pytest.mark.parametrize(
+    ("test_name", "series_id", "arguments"),
+    [
+        ("rolling_mads__noisy", "noisy", {}),
+        ("rolling_mads__noisy_short_warmup", "noisy", {"min_periods": 2}),
+        ("rolling_mads__up", "dip", {"direction": "up"}),
+        ("rolling_mads__down", "dip", {"direction": "down"}),
+        ("rolling_mads__logs", "cycle", {"take_logs": True}),
+        ("rolling_mads__linear_cycle", "cycle", {}),
+    ],
+)
+def test_rolling_mads_matches_reference(build: dict, test_name: str, series_id: str, arguments: dict) -> None:
+    """Baseline, MAD and score of every flagged point equal a plain-Python reference."""
+    expected = _reference_spikes(series_id, **arguments)
+    actual = _stored_failures(build, test_name, "step, baseline, mad, score")
+    assert [step for step, *_ in actual] == [step for step, *_ in expected]
+    for actual_row, expected_row in zip(actual, expected, strict=True):
+        assert actual_row == pytest.approx(expected_row, rel=1e-9)
+
+
+def test_rolling_mads_partitions_by_group(build: dict) -> None:
+    assert _stored_failures(build, "rolling_mads__grouped", "series_id, step") == [
+        ("dip", 30), ("dip", 45), ("flat", 45), ("noisy", 40), ("zero", 30)
+    ]
+
+
+def test_rolling_mads_direction(build: dict) -> None:
+    assert _stored_failures(build, "rolling_mads__up", "step") == [(45,)]
+    assert _stored_failures(build, "rolling_mads__down", "step") == [(30,)]
+
+
+def test_rolling_mads_floor_on_zero_spread(build: dict) -> None:
+    rows = _stored_failures(build, "rolling_mads__grouped", "series_id, baseline, mad, score")
+    by_series = {series: (baseline, mad, score) for series, baseline, mad, score in rows if series != "dip"}
+    # flat 3.0: relative floor 1% of the baseline; zero: the absolute floor
+    assert by_series["flat"] == pytest.approx((3.0, 0.03, 0.5 / 0.03))
+    assert by_series["zero"] == pytest.approx((0.0, 1e-9, 1e9))
+    assert all(math.isfinite(value) for values in by_series.values() for value in values)
+
+
+def test_rolling_mads_take_logs(build: dict) -> None:
+    # on a 1/10/100 cycle the drop to 1e-6 is a spike only in log space ...
+    assert _stored_failures(build, "rolling_mads__logs", "step") == [(40,)]
+    # ... while the linear scale misses it and flags the 100s instead
+    linear = [step for (step,) in _stored_failures(build, "rolling_mads__linear_cycle", "step")]
+    assert linear
+    assert 40 not in linear
+    assert all((step - 1) % 3 == 2 for step in linear)

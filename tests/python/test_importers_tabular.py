@@ -1,0 +1,718 @@
+"""Importers for tabular/JSON training logs: HF Trainer, LLaMA-Factory, Lightning, W&B, canonical.
+
+Real public logs are read in place from ../shared/real-logs (never copied into the repo);
+the numbers asserted come from ../shared/real-logs/SOURCES.md. Malformed inputs are built
+in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import importers
+from importers import (
+    RunImportError,
+    canonical_files,
+    hf_trainer,
+    lightning_csv,
+    llamafactory_log,
+    wandb_history,
+)
+from importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
+from importers.canonical import (
+    EVAL_COLUMNS,
+    EVENT_COLUMNS,
+    REQUIRED_SCHEDULE_KEYS,
+    REQUIRED_TOP_KEYS,
+    SHARD_COLUMNS,
+    TRAIN_COLUMNS,
+    RunData,
+    config_document,
+    write_run,
+)
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+REAL_LOGS = SHARED / "real-logs"
+SAMPLE_RUN = SHARED / "sample-run"
+
+
+def uses_real_logs(test: Any) -> Any:
+    """Mark a test that reads ../shared/real-logs in place; skip it when they are absent."""
+    skip = pytest.mark.skipif(not REAL_LOGS.is_dir(), reason=f"real logs not present at {REAL_LOGS}")
+    return pytest.mark.real_logs(skip(test))
+
+
+def real(name: str) -> Path:
+    return REAL_LOGS / name
+
+
+def events(run: RunData) -> list[tuple[int, str]]:
+    return [(int(step), str(event)) for step, event in run.events.itertuples(index=False, name=None)]
+
+
+def notes_with(run: RunData, text: str) -> list[str]:
+    return [note for note in run.notes if text in note]
+
+
+def gaps_as_none(values: pd.Series) -> list[float | None]:
+    return [None if pd.isna(v) else float(v) for v in values]
+
+
+def write_state(folder: Path, rows: list[dict[str, Any]], **top: Any) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {"global_step": max((r.get("step", 0) for r in rows), default=0), "log_history": rows, **top}
+    path = folder / "trainer_state.json"
+    path.write_text(json.dumps(state, indent=2), encoding="utf-8")
+    return path
+
+
+def train_rows(steps: range, **extra: Any) -> list[dict[str, Any]]:
+    return [
+        {"step": s, "loss": 2.0 - s / 1000, "learning_rate": 1e-5, "grad_norm": 1.5, **extra} for s in steps
+    ]
+
+
+# ---------------------------------------------------------------- HF Trainer, real files
+
+
+@uses_real_logs
+def test_whisper_old_transformers_has_no_grad_norm() -> None:
+    run = hf_trainer.load(real("hf-whisper-ja-overfit/trainer_state.json"))
+    assert len(run.train) == 200
+    assert run.train["step"].tolist()[:2] == [25, 50] and run.train["step"].iloc[-1] == 5000
+    assert run.train["grad_norm"].isna().all()
+    assert notes_with(run, "no grad_norm in this log (transformers<4.38")
+    assert run.evals["step"].tolist() == [1000, 2000, 3000, 4000, 5000]
+    assert run.evals["val_loss"].round(3).tolist() == [0.321, 0.358, 0.394, 0.412, 0.420]
+    assert run.evals["val_accuracy"].isna().all()  # eval_wer is not an accuracy
+    assert notes_with(run, "eval_wer")
+    assert run.config["total_steps"] == 5000
+    assert run.config["eval_interval"] == 1000 and notes_with(run, "inferred")
+    assert (3000, "best checkpoint: checkpoint-3000 (best_metric 0.743156)") in events(run)
+    assert any(step == 5000 and event.startswith("run finished") for step, event in events(run))
+    document = config_document(run)
+    assert {"type", "peak_lr", "grad_clip_norm"} <= set(document["provenance"]["unknown_fields"])
+
+
+@uses_real_logs
+def test_tinyllama_checkpoint_copy() -> None:
+    run = hf_trainer.load(real("hf-tinyllama-sft"))
+    assert len(run.train) == 186 and len(run.evals) == 14
+    assert run.train["step"].iloc[0] == 15 and run.train["step"].iloc[-1] == 2790
+    loss_at = dict(zip(run.train["step"], run.train["loss"], strict=True))
+    assert (loss_at[1395], loss_at[1410]) == (1.1062, 1.1563)  # the epoch-boundary bump
+    assert run.config["total_steps"] == 2808
+    assert run.config["logging_interval"] == 15 and run.config["eval_interval"] == 200
+    assert run.config["checkpoint_interval"] == 200 and run.config["batch_size"] == 2
+    assert run.config["num_epochs"] == 2
+    assert run.evals["val_accuracy"].iloc[-1] == pytest.approx(0.75085, abs=1e-4)
+    assert run.evals["val_loss"].iloc[-1] == pytest.approx(1.1219, abs=1e-4)
+    assert not any(event.startswith("run finished") for _, event in events(run))
+    assert notes_with(run, "global_step 2800 of max_steps 2808")
+    assert run.config["grad_norm_measured"] == "before_clipping"
+
+
+@uses_real_logs
+def test_jaong_predict_rows_skipped_and_config_from_cmd_txt() -> None:
+    run = hf_trainer.load(real("hf-jaong-cpt-10epoch"))
+    assert len(run.train) == 10 and len(run.evals) == 10
+    assert run.evals["step"].tolist() == [549 * k for k in range(1, 11)]
+    assert notes_with(run, "skipped 10 log_history rows without 'step' (predict_*")
+    assert notes_with(run, "cmd.txt")
+    assert run.schedule == {
+        "type": "warmup_linear",
+        "peak_lr": 2e-05,
+        "min_lr": 0.0,
+        "warmup_steps": 0,
+        "decay_steps": 5490,
+        "source_type": "linear",
+    }
+    assert run.config["grad_clip_norm"] == 1.0
+    assert run.config["total_steps"] == 5490 and run.config["batch_size"] == 6
+    assert run.config["seed"] == 6000 and run.config["precision"] == "fp32"
+    assert run.config["num_epochs"] == 10
+    assert run.config["checkpoint_interval"] is None and notes_with(run, "save_strategy=no")
+    assert run.config["eval_interval"] == 549 and notes_with(run, "evaluation_strategy=epoch")
+    best = run.evals.loc[run.evals["val_loss"].idxmin()]
+    assert (int(best["step"]), round(best["val_loss"], 4)) == (3294, 0.4853)  # epoch 6: overfitting after
+    assert run.train["loss"].iloc[0] == 1.1409 and run.train["loss"].iloc[-1] == 0.2645
+    assert (5490, "run finished: train_runtime 64358.151 s") in events(run)
+
+
+@uses_real_logs
+def test_law_llm_huge_early_loss_and_grad_norm() -> None:
+    run = hf_trainer.load(real("hf-law-llm-loss-mismatch"))
+    assert len(run.train) == 6 and len(run.evals) == 6
+    assert run.train["loss"].iloc[0] == 284.8732
+    assert run.train["grad_norm"].max() == pytest.approx(422.0, abs=0.1)
+    assert run.config["total_steps"] == 692 and run.config["logging_interval"] == 100
+    assert run.evals["val_loss"].iloc[-1] == pytest.approx(0.3038, abs=1e-4)
+
+
+@uses_real_logs
+def test_qwen_verifier() -> None:
+    run = hf_trainer.load(real("hf-qwen05b-verifier/trainer_state.json"))
+    assert len(run.train) == 24 and len(run.evals) == 6
+    assert run.train["grad_norm"].iloc[:5].round(1).tolist() == [33.4, 11.8, 15.2, 13.8, 12.9]
+    assert run.train["loss"].iloc[0] == 1.2847743034362793  # unrounded, as the newer format logs it
+    val = run.evals["val_loss"].tolist()
+    assert val == sorted(val, reverse=True) and round(val[0], 3) == 0.108 and round(val[-1], 3) == 0.049
+    assert run.config["eval_interval"] == 20 and run.config["checkpoint_interval"] == 20
+    assert next(event for step, event in events(run) if step == 120).startswith(
+        "best checkpoint: checkpoint-120"
+    )
+
+
+# ---------------------------------------------------------------- LLaMA-Factory
+
+
+@uses_real_logs
+def test_llamafactory_folder_merges_state_and_step_times() -> None:
+    run = llamafactory_log.load(real("llamafactory-mistral7b-lora"))
+    assert run.source_format == "llamafactory_log"
+    assert len(run.train) == 866 and run.evals.empty
+    assert run.train["grad_norm"].max() == pytest.approx(16.25, abs=0.01)
+    assert run.train.loc[run.train["grad_norm"].idxmax(), "step"] == 50
+    times = run.train["step_time_sec"]
+    assert math.isnan(times.iloc[0]) and times.notna().sum() == 865
+    assert times.median() == pytest.approx(2.4, abs=0.05)
+    # 10 steps per interval; together they span 5:39:46 minus the first interval's 0:00:24
+    assert (times * 10).sum() == pytest.approx(5 * 3600 + 39 * 60 + 46 - 24, abs=0.01)
+    assert run.config["total_steps"] == 8660 and run.config["eval_interval"] is None
+    assert notes_with(run, "eval_steps=500 is recorded but log_history has no eval rows")
+    assert notes_with(run, "step times from trainer_log.jsonl")
+    assert not notes_with(run, "no per-step timing")
+
+
+@uses_real_logs
+def test_llamafactory_jsonl_alone() -> None:
+    run = llamafactory_log.load(real("llamafactory-mistral7b-lora/trainer_log.jsonl"))
+    assert len(run.train) == 866
+    assert run.train["grad_norm"].isna().all() and notes_with(run, "pass the folder")
+    assert run.train["step_time_sec"].median() == pytest.approx(2.4, abs=0.05)
+    assert run.train["learning_rate"].max() == pytest.approx(5e-5)
+    assert run.config["total_steps"] == 8660 and run.config["logging_interval"] == 10
+    assert events(run) == [(8660, "run finished")]
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text(
+        "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8"
+    )
+    return path
+
+
+def test_llamafactory_resume_eval_and_long_elapsed(tmp_path: Path) -> None:
+    base = {"total_steps": 40}
+    log = write_jsonl(
+        tmp_path / "trainer_log.jsonl",
+        [
+            {**base, "current_steps": 10, "loss": 2.0, "lr": 1e-5, "elapsed_time": "23:59:50"},
+            {**base, "current_steps": 20, "loss": 1.9, "lr": 1e-5, "elapsed_time": "1 day, 0:00:10"},
+            {**base, "current_steps": 20, "eval_loss": 1.8, "elapsed_time": "1 day, 0:05:10"},
+            {**base, "current_steps": 30, "loss": 1.7, "lr": 1e-5, "elapsed_time": "1 day, 0:05:40"},
+            {**base, "current_steps": 30, "loss": 1.7, "lr": 1e-5, "elapsed_time": "0:00:05"},
+            {**base, "current_steps": 40, "loss": 1.6, "lr": 1e-5, "elapsed_time": "0:00:35"},
+        ],
+    )
+    run = llamafactory_log.load(log)
+    assert run.train["step"].tolist() == [10, 20, 30, 30, 40]  # kept as logged, duplicates included
+    # 10->20: 20 s; 20->30 counted from the eval line, so the 300 s evaluation is not in it;
+    # the second step 30 starts a new process (clock reset): no interval to measure
+    assert gaps_as_none(run.train["step_time_sec"]) == [None, 2.0, 3.0, None, 3.0]
+    assert run.evals[["step", "val_loss"]].values.tolist() == [[20, 1.8]]
+    assert (30, "run resumed: elapsed_time restarted (a new training process)") in events(run)
+
+
+def test_llamafactory_bad_line_names_the_line(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "trainer_log.jsonl",
+        [
+            {"current_steps": 10, "total_steps": 20, "loss": 1.0, "elapsed_time": "0:00:10"},
+            {"current_steps": 20, "total_steps": 20, "loss": 0.9, "elapsed_time": "0:00:20"},
+            '{"current_steps": 30, "total_steps": 20, "loss": 0.8, "elapsed_',
+        ],
+    )
+    with pytest.raises(RunImportError, match=r"trainer_log\.jsonl, line 3: not valid JSON"):
+        llamafactory_log.load(log)
+
+
+def test_llamafactory_bad_elapsed_names_line_and_key(tmp_path: Path) -> None:
+    log = write_jsonl(
+        tmp_path / "trainer_log.jsonl",
+        [{"current_steps": 10, "total_steps": 20, "loss": 1.0, "elapsed_time": "ten seconds"}],
+    )
+    with pytest.raises(
+        RunImportError, match=r"line 1, key 'elapsed_time': expected H:MM:SS; found 'ten seconds'"
+    ):
+        llamafactory_log.load(log)
+
+
+# ---------------------------------------------------------------- HF Trainer, built inputs
+
+
+def test_training_args_json_cosine_warmup_ratio(tmp_path: Path) -> None:
+    write_state(tmp_path, train_rows(range(10, 101, 10)), max_steps=100, logging_steps=10, save_steps=50)
+    (tmp_path / "training_args.json").write_text(
+        json.dumps(
+            {
+                "learning_rate": 3e-4,
+                "lr_scheduler_type": "cosine",
+                "warmup_ratio": 0.05,
+                "max_grad_norm": 0.5,
+                "save_strategy": "steps",
+                "bf16": True,
+                "seed": 7,
+            }
+        ),
+        encoding="utf-8",
+    )
+    run = hf_trainer.load(tmp_path)
+    assert run.schedule["type"] == "warmup_cosine" and run.schedule["peak_lr"] == 3e-4
+    assert run.schedule["min_lr"] == 0.0 and run.schedule["decay_steps"] == 100
+    assert run.schedule["warmup_steps"] == 5 and notes_with(run, "ceil(warmup_ratio 0.05 x 100 steps) = 5")
+    assert run.config["grad_clip_norm"] == 0.5 and run.config["precision"] == "bf16"
+    assert run.config["checkpoint_interval"] == 50 and run.config["seed"] == 7
+    assert config_document(run)["provenance"]["unknown_fields"] == []
+
+
+def test_training_args_yaml_reads_exponent_text_and_min_lr_kwargs(tmp_path: Path) -> None:
+    write_state(tmp_path, train_rows(range(1, 4)), max_steps=1000)
+    (tmp_path / "training_args.yaml").write_text(
+        "learning_rate: 5e-5\nlr_scheduler_type: cosine_with_min_lr\n"
+        "lr_scheduler_kwargs: {min_lr_rate: 0.1}\nwarmup_steps: 30\n",
+        encoding="utf-8",
+    )
+    run = hf_trainer.load(tmp_path / "trainer_state.json")
+    assert run.schedule["peak_lr"] == 5e-5  # YAML 1.1 reads "5e-5" as text
+    assert run.schedule["type"] == "warmup_cosine" and run.schedule["min_lr"] == pytest.approx(5e-6)
+    assert run.schedule["warmup_steps"] == 30
+
+
+def test_arguments_dump_regex_handles_old_enum_style() -> None:
+    text = (
+        "INFO - Training/evaluation parameters TrainingArguments(\n"
+        "learning_rate=0.0001,\nlr_scheduler_type=SchedulerType.COSINE,\nwarmup_steps=0,\n"
+        "evaluation_strategy=IntervalStrategy.STEPS,\nlogging_dir=runs\\Mar22,\nreport_to=[],\n)\n"
+        "  Total train batch size (w. parallel, distributed & accumulation) = 1,024\n"
+    )
+    args = hf_trainer.parse_arguments_dump(text)
+    assert args is not None
+    assert (
+        args["learning_rate"] == 0.0001 and args["report_to"] == [] and args["logging_dir"] == "runs\\Mar22"
+    )
+    assert args["_total_train_batch_size"] == 1024
+    assert hf_trainer._normalise_enum("lr_scheduler_type", args["lr_scheduler_type"]) == "cosine"
+    assert hf_trainer.parse_arguments_dump("no dump here") is None
+
+
+def test_binary_text_file_is_not_parsed_for_arguments(tmp_path: Path) -> None:
+    write_state(tmp_path, train_rows(range(1, 4)))
+    (tmp_path / "console.log").write_bytes(b"\x00\x01TrainingArguments(\nlearning_rate=0.1,\n)\n")
+    run = hf_trainer.load(tmp_path)
+    assert run.schedule == {} and notes_with(run, "no training arguments beside trainer_state.json")
+
+
+def test_checkpoint_folders_latest_state_and_events(tmp_path: Path) -> None:
+    write_state(tmp_path / "checkpoint-50", train_rows(range(10, 51, 10)))
+    write_state(tmp_path / "checkpoint-100", train_rows(range(10, 101, 10)))
+    assert hf_trainer.sniff(tmp_path)
+    run = hf_trainer.load(tmp_path)
+    assert len(run.train) == 10
+    assert events(run) == [(50, "checkpoint saved: checkpoint-50"), (100, "checkpoint saved: checkpoint-100")]
+    assert notes_with(run, "checkpoint-100/trainer_state.json")
+
+
+def test_nan_loss_survives_write_run(tmp_path: Path) -> None:
+    rows = train_rows(range(1, 4))
+    rows[1]["loss"] = float("nan")
+    rows[2]["grad_norm"] = float("inf")
+    del rows[0]["grad_norm"]
+    write_state(tmp_path / "run", rows)
+    run = hf_trainer.load(tmp_path / "run")
+    paths = write_run(run, tmp_path / "out")
+    written = pd.read_csv(paths["train"], dtype=str, keep_default_na=False)
+    assert written["loss"].tolist() == ["1.999", "nan", "1.997"]
+    assert written["grad_norm"].tolist() == ["", "1.5", "inf"]  # never logged stays empty
+
+
+def test_rows_of_other_shapes_are_counted(tmp_path: Path) -> None:
+    rows = [*train_rows(range(1, 3)), {"step": 2, "epoch": 0.5, "custom": 1}, {"step": 3, "eval_loss": 1.0}]
+    write_state(tmp_path, rows)
+    run = hf_trainer.load(tmp_path)
+    assert len(run.train) == 2 and len(run.evals) == 1
+    assert notes_with(run, "skipped 1 log_history rows that are neither train nor eval rows (keys: custom)")
+
+
+def test_eval_accuracy_as_percentage_is_not_copied(tmp_path: Path) -> None:
+    write_state(tmp_path, [*train_rows(range(1, 3)), {"step": 2, "eval_loss": 1.0, "eval_accuracy": 87.5}])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["val_accuracy"].isna().all() and notes_with(run, "outside 0..1")
+
+
+# ---------------------------------------------------------------- malformed inputs
+
+
+@uses_real_logs
+def test_truncated_json_names_file_and_position(tmp_path: Path) -> None:
+    text = real("hf-tinyllama-sft/trainer_state.json").read_text(encoding="utf-8")
+    path = tmp_path / "trainer_state.json"
+    path.write_text(text[:5000], encoding="utf-8")
+    with pytest.raises(RunImportError) as raised:
+        hf_trainer.load(path)
+    message = str(raised.value)
+    assert str(path) in message and "not valid JSON at line" in message and "truncated" in message
+
+
+def test_empty_log_history(tmp_path: Path) -> None:
+    path = write_state(tmp_path, [], max_steps=10)
+    with pytest.raises(RunImportError, match=r"trainer_state\.json: key 'log_history' is empty"):
+        hf_trainer.load(path)
+
+
+def test_log_history_without_train_rows(tmp_path: Path) -> None:
+    path = write_state(tmp_path, [{"step": 5, "eval_loss": 1.0}])
+    with pytest.raises(RunImportError, match=r"none is a train row: expected rows with 'loss' and 'step'"):
+        hf_trainer.load(path)
+
+
+def test_step_that_is_not_a_number(tmp_path: Path) -> None:
+    path = write_state(tmp_path, [{"step": "ten", "loss": 1.0}])
+    with pytest.raises(
+        RunImportError, match=r"log_history\[0\], key 'step': expected a whole number; found 'ten'"
+    ):
+        hf_trainer.load(path)
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        (hf_trainer, "trainer_state.json"),
+        (llamafactory_log, "trainer_log.jsonl"),
+        (lightning_csv, "metrics.csv"),
+        (wandb_history, "history.csv"),
+        (wandb_history, "history.jsonl"),
+        (canonical_files, "train_log.csv"),
+    ],
+)
+def test_empty_file(tmp_path: Path, module: Any, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"")
+    with pytest.raises(RunImportError, match="empty") as raised:
+        module.load(path)
+    assert str(path) in str(raised.value)
+
+
+def test_unicode_names(tmp_path: Path) -> None:
+    folder = tmp_path / "运行-ü ñ"
+    write_state(folder, train_rows(range(10, 40, 10)))
+    run = hf_trainer.load(folder)
+    assert run.run_name == "运行-ü ñ" and len(run.train) == 3
+    broken = tmp_path / "données" / "trainer_state.json"
+    broken.parent.mkdir()
+    broken.write_text('{"log_history": [', encoding="utf-8")
+    with pytest.raises(RunImportError, match="données"):
+        hf_trainer.load(broken)
+    history = tmp_path / "历史.csv"
+    history.write_text("step,损失\n1,2.5\n2,2.4\n", encoding="utf-8")
+    aliases = tmp_path / "aliases.yaml"
+    aliases.write_text("loss: [损失]\n", encoding="utf-8")
+    run = wandb_history.load(history, aliases=aliases)
+    assert run.train["loss"].tolist() == [2.5, 2.4] and run.run_name == "历史"
+
+
+# ---------------------------------------------------------------- Lightning
+
+
+@uses_real_logs
+def test_lightning_version_0() -> None:
+    run = lightning_csv.load(real("lightning-slm-sweep/version_0"))
+    assert len(run.train) == 114 and run.train["step"].iloc[0] == 49
+    assert run.train["loss"].iloc[0] == pytest.approx(8.6205, abs=1e-4)
+    assert run.evals["step"].tolist() == [286 + 287 * k for k in range(20)]
+    assert run.evals["val_loss"].iloc[0] == pytest.approx(6.8337, abs=1e-4)
+    assert run.schedule == {"peak_lr": pytest.approx(5.3439e-05, rel=1e-4)}
+    assert notes_with(run, "taken as peak_lr") and config_document(run)["lr_schedule"]["type"] is None
+    assert run.config["num_epochs"] == 20 and run.config["eval_interval"] == 287
+    assert run.config["total_steps"] == 5740 and notes_with(run, "20 x 287 steps per epoch")
+    assert run.config["hparams"]["vocab_size"] == 50258
+    assert run.train["grad_norm"].isna().all() and notes_with(run, "no grad_norm column")
+    assert notes_with(run, "no learning-rate column")
+
+
+@uses_real_logs
+def test_lightning_pruned_high_lr_trial() -> None:
+    run = lightning_csv.load(real("lightning-slm-sweep/version_19/metrics.csv"))
+    assert run.schedule["peak_lr"] == pytest.approx(4.778e-4, rel=1e-3)
+    val = run.evals["val_loss"].round(2).tolist()
+    assert val[0] == 7.87 and val[-1] == 8.46 and val[-1] > val[0]
+    assert notes_with(run, "stopped early")
+
+
+@uses_real_logs
+def test_lightning_sweep_folder_asks_for_one_version() -> None:
+    assert lightning_csv.sniff(real("lightning-slm-sweep"))
+    with pytest.raises(RunImportError, match=r"holds 40 Lightning runs \(version_0, version_1, version_2"):
+        lightning_csv.load(real("lightning-slm-sweep"))
+
+
+def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
+    folder = tmp_path / "lightning_logs" / "version_3"
+    folder.mkdir(parents=True)
+    (folder / "metrics.csv").write_text(
+        "epoch,step,lr-AdamW,lr-AdamW-momentum,train_loss_step,grad_2.0_norm_total,val_loss\n"
+        ",9,0.001,0.9,,,\n"
+        "0,9,,,3.5,0.8,\n"
+        ",19,0.002,0.9,,,\n"
+        "0,19,,,nan,12.0,\n"
+        "0,19,,,,,3.1\n",
+        encoding="utf-8",
+    )
+    (folder / "hparams.yaml").write_text(
+        "lr: 0.002\nmax_steps: 100\ngradient_clip_val: 1.0\n"
+        "args: !!python/object:argparse.Namespace\n  x: 1\n",
+        encoding="utf-8",
+    )
+    run = lightning_csv.load(tmp_path / "lightning_logs")
+    assert run.train["learning_rate"].tolist() == [0.001, 0.002]
+    assert notes_with(run, "learning_rate for 2 rows taken from another row logged at the same step")
+    assert notes_with(run, "'lr-*' matches lr-AdamW, lr-AdamW-momentum; used 'lr-AdamW'")
+    assert run.train["loss"].tolist() == ["3.5", "nan"]  # a NaN loss stays visible
+    assert run.train["grad_norm"].tolist() == [0.8, 12.0]
+    assert run.evals["val_loss"].tolist() == [3.1]
+    assert run.config["total_steps"] == 100 and run.config["grad_clip_norm"] == 1.0
+    assert run.config["hparams"]["args"] == {"x": 1} and run.run_name == "lightning_logs/version_3"
+
+
+def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.csv"
+    path.write_text("epoch,step,val_loss\n0,9,3.0\n", encoding="utf-8")
+    with pytest.raises(RunImportError) as raised:
+        lightning_csv.load(path)
+    message = str(raised.value)
+    assert (
+        str(path) in message and "no training-loss column: expected one of loss, train_loss_step" in message
+    )
+    assert "found columns: epoch, step, val_loss" in message
+
+
+# ---------------------------------------------------------------- W&B history
+
+
+WANDB_ROWS = [
+    {"_step": 0, "_runtime": 10.0, "train/global_step": 10, "train/loss": 2.0, "train/learning_rate": 1e-4,
+     "train/grad_norm": 1.2},
+    {"_step": 1, "_runtime": 30.0, "train/global_step": 20, "train/loss": 1.8, "train/learning_rate": 2e-4,
+     "train/grad_norm": 1.1},
+    {"_step": 2, "_runtime": 90.0, "train/global_step": 20, "eval/loss": 1.9, "eval/accuracy": 0.41},
+    {"_step": 3, "_runtime": 110.0, "train/global_step": 30, "train/loss": 1.7, "train/learning_rate": 2e-4,
+     "train/grad_norm": 0.9},
+]  # fmt: skip
+
+
+def check_wandb_run(run: RunData) -> None:
+    assert run.train["step"].tolist() == [10, 20, 30]  # the trainer's step, not _step
+    assert run.train["loss"].tolist() == [2.0, 1.8, 1.7]
+    assert run.train["grad_norm"].tolist() == [1.2, 1.1, 0.9]
+    times = run.train["step_time_sec"].tolist()
+    assert math.isnan(times[0]) and times[1:] == [2.0, 2.0]  # eval time (60 s) not charged to steps 21-30
+    assert run.evals.values.tolist() == [[20, 1.9, 0.41]]
+    assert notes_with(run, "'_runtime' deltas")
+
+
+def test_wandb_csv(tmp_path: Path) -> None:
+    path = tmp_path / "wandb_export.csv"
+    pd.DataFrame(WANDB_ROWS).to_csv(path, index=False)
+    assert wandb_history.sniff(path) and wandb_history.sniff(tmp_path)
+    check_wandb_run(wandb_history.load(path))
+
+
+def test_wandb_jsonl_keeps_nan_apart_from_absent(tmp_path: Path) -> None:
+    rows = [dict(r) for r in WANDB_ROWS]
+    path = write_jsonl(tmp_path / "history.jsonl", rows)
+    check_wandb_run(wandb_history.load(path))
+    rows[3]["train/loss"] = float("nan")
+    run = wandb_history.load(write_jsonl(tmp_path / "history.jsonl", rows))
+    written = pd.read_csv(write_run(run, tmp_path / "out")["train"], dtype=str, keep_default_na=False)
+    assert written["loss"].tolist() == ["2", "1.8", "nan"]
+
+
+def test_wandb_run_folder_with_config(tmp_path: Path) -> None:
+    files = tmp_path / "run-20240101_000000-abc" / "files"
+    files.mkdir(parents=True)
+    write_jsonl(files / "wandb-history.jsonl", WANDB_ROWS)
+    (files / "config.yaml").write_text(
+        "wandb_version: 1\n_wandb: {desc: null, value: {cli_version: 0.16.0}}\n"
+        "learning_rate: {desc: null, value: 0.0002}\nlr_scheduler_type: {desc: null, value: linear}\n"
+        "warmup_steps: {desc: null, value: 20}\nmax_steps: {desc: null, value: 30}\n"
+        "max_grad_norm: {desc: null, value: 1.0}\n",
+        encoding="utf-8",
+    )
+    run = wandb_history.load(tmp_path / "run-20240101_000000-abc")
+    assert run.schedule["type"] == "warmup_linear" and run.schedule["warmup_steps"] == 20
+    assert run.config["total_steps"] == 30 and run.config["grad_clip_norm"] == 1.0
+    assert notes_with(run, "config.yaml")
+
+
+def test_wandb_chart_export(tmp_path: Path) -> None:
+    path = tmp_path / "chart.csv"
+    path.write_text(
+        'Step,"my-run - train/loss","my-run - train/loss__MIN","my-run - train/loss__MAX"\n'
+        "1,3.0,3.0,3.0\n2,2.5,2.5,2.5\n",
+        encoding="utf-8",
+    )
+    run = wandb_history.load(path)
+    assert run.run_name == "my-run" and run.train["loss"].tolist() == [3.0, 2.5]
+    assert notes_with(run, "dropped 2 __MIN/__MAX band columns")
+
+
+def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.csv"
+    path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
+    assert not wandb_history.sniff(path)
+    with pytest.raises(RunImportError, match=r"no training-loss column: expected one of loss, .*train/loss"):
+        wandb_history.load(path)
+    path.write_text("step,loss\n1,2.0\n2,oops\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"row 2 \(line 3\), column 'loss': not a number"):
+        wandb_history.load(path)
+
+
+def test_wandb_jsonl_bad_line_names_the_line(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "history.jsonl", [WANDB_ROWS[0], WANDB_ROWS[1], "{not json"])
+    with pytest.raises(RunImportError, match=r"history\.jsonl, line 3: not valid JSON"):
+        wandb_history.load(path)
+
+
+# ---------------------------------------------------------------- aliases
+
+
+def test_alias_file_argument_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "metrics.csv"
+    path.write_text("iter,objective,loss\n1,9.0,1.0\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"no step column: expected one of step, global_step"):
+        wandb_history.load(path)
+    override = tmp_path / "aliases.json"
+    override.write_text(json.dumps({"loss": ["objective"], "step": "iter"}), encoding="utf-8")
+    assert wandb_history.load(path, aliases=override).train["loss"].tolist() == [9.0]
+    monkeypatch.setenv(ENV_VAR, str(override))
+    assert load_aliases()["loss"][:2] == ["objective", "loss"]
+    assert wandb_history.load(path).train["loss"].tolist() == [9.0]
+
+
+def test_alias_file_errors_name_file_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "aliases.yaml"
+    bad.write_text("los: [x]\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"aliases\.yaml: key 'los' is not a canonical field"):
+        load_aliases(bad)
+    bad.write_text("loss: [1, 2]\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"key 'loss': expected a list of column names"):
+        load_aliases(bad)
+
+
+def test_step_times_from_elapsed() -> None:
+    times, resets = step_times_from_elapsed([10, 20, 20, 30, 5, 15], [5.0, 25.0, 85.0, 105.0, 1.0, None])
+    assert times == [None, 2.0, None, 2.0, None, None] and resets == [5]
+
+
+# ---------------------------------------------------------------- canonical files
+
+
+@pytest.mark.skipif(not SAMPLE_RUN.is_dir(), reason=f"sample run not present at {SAMPLE_RUN}")
+def test_canonical_sample_run_round_trip(tmp_path: Path) -> None:
+    assert canonical_files.sniff(SAMPLE_RUN)
+    run = canonical_files.load(SAMPLE_RUN)
+    assert run.run_name == "smoke-240" and len(run.train) == 278 and run.notes == []
+    paths = write_run(run, tmp_path, prefix="anthropic_")
+    for kind in ("train", "eval", "shards", "events"):
+        source = SAMPLE_RUN / paths[kind].name
+        assert paths[kind].read_text(encoding="utf-8") == source.read_text(encoding="utf-8").replace(
+            "\r\n", "\n"
+        )
+    original = json.loads((SAMPLE_RUN / "anthropic_run_config.json").read_text(encoding="utf-8"))
+    written = json.loads(paths["config"].read_text(encoding="utf-8"))
+    assert written.pop("provenance")["source_format"] == "canonical"
+    assert written == original
+
+
+@pytest.mark.skipif(not SAMPLE_RUN.is_dir(), reason=f"sample run not present at {SAMPLE_RUN}")
+def test_canonical_from_one_file_and_missing_train_log(tmp_path: Path) -> None:
+    run = canonical_files.load(SAMPLE_RUN / "anthropic_eval_log.csv")
+    assert run.evals["val_accuracy"].iloc[0] == "0.00390625"  # text, exactly as written
+    (tmp_path / "x_eval_log.csv").write_text("step,val_loss,val_accuracy\n", encoding="utf-8")
+    assert not canonical_files.sniff(tmp_path)
+    with pytest.raises(RunImportError, match=r"no \*train_log\.csv here: expected the canonical files"):
+        canonical_files.load(tmp_path)
+    with pytest.raises(RunImportError, match=r"no x_train_log\.csv beside x_eval_log\.csv"):
+        canonical_files.load(tmp_path / "x_eval_log.csv")
+
+
+def test_canonical_reimport_keeps_provenance_notes(tmp_path: Path) -> None:
+    write_state(tmp_path / "hf", train_rows(range(1, 4)))
+    first = hf_trainer.load(tmp_path / "hf")
+    write_run(first, tmp_path / "canonical")
+    again = canonical_files.load(tmp_path / "canonical")
+    assert again.notes[0].startswith("first imported from hf_trainer_state")
+    assert again.notes[1:] == first.notes
+    assert again.train["loss"].tolist() == ["1.999", "1.998", "1.997"]  # text, as written
+
+
+# ---------------------------------------------------------------- write_run and the registry
+
+REAL_RUNS = [
+    (hf_trainer, "hf-tinyllama-sft", 186, 14),
+    (hf_trainer, "hf-jaong-cpt-10epoch", 10, 10),
+    (hf_trainer, "hf-whisper-ja-overfit", 200, 5),
+    (hf_trainer, "hf-law-llm-loss-mismatch", 6, 6),
+    (hf_trainer, "hf-qwen05b-verifier", 24, 6),
+    (llamafactory_log, "llamafactory-mistral7b-lora", 866, 0),
+    (lightning_csv, "lightning-slm-sweep/version_0", 114, 20),
+]
+
+
+@uses_real_logs
+@pytest.mark.parametrize(("module", "name", "n_train", "n_eval"), REAL_RUNS)
+def test_write_run_round_trip(tmp_path: Path, module: Any, name: str, n_train: int, n_eval: int) -> None:
+    run = module.load(real(name))
+    paths = write_run(run, tmp_path)
+    train = pd.read_csv(paths["train"])
+    assert list(train.columns) == TRAIN_COLUMNS and len(train) == n_train
+    assert train["loss"].tolist() == pytest.approx(run.train["loss"].astype(float).tolist(), rel=1e-9)
+    assert train["step"].tolist() == run.train["step"].tolist()
+    evals = pd.read_csv(paths["eval"])
+    assert list(evals.columns) == EVAL_COLUMNS and len(evals) == n_eval
+    assert list(pd.read_csv(paths["shards"]).columns) == SHARD_COLUMNS
+    assert list(pd.read_csv(paths["events"]).columns) == EVENT_COLUMNS
+    document = json.loads(paths["config"].read_text(encoding="utf-8"))
+    assert set(REQUIRED_SCHEDULE_KEYS) <= set(document["lr_schedule"])
+    assert set(REQUIRED_TOP_KEYS) <= set(document)
+    unknown = document["provenance"]["unknown_fields"]
+    assert all(document["lr_schedule"].get(k, document.get(k)) is None for k in unknown)
+    assert document["provenance"]["notes"]  # every unknown is explained somewhere
+
+
+@uses_real_logs
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("hf-tinyllama-sft", "hf_trainer_state"),
+        ("hf-jaong-cpt-10epoch", "hf_trainer_state"),
+        ("hf-whisper-ja-overfit/trainer_state.json", "hf_trainer_state"),
+        ("llamafactory-mistral7b-lora", "llamafactory_log"),
+        ("llamafactory-mistral7b-lora/trainer_log.jsonl", "llamafactory_log"),
+        ("lightning-slm-sweep/version_0", "lightning_csv"),
+    ],
+)
+def test_registry_detects_format(name: str, fmt: str) -> None:
+    assert fmt == importers.detect(real(name)).FORMAT
+
+
+@pytest.mark.skipif(not SAMPLE_RUN.is_dir(), reason=f"sample run not present at {SAMPLE_RUN}")
+def test_registry_detects_canonical() -> None:
+    assert importers.detect(SAMPLE_RUN).FORMAT == "canonical"
+    assert importers.by_format("wandb_history") is wandb_history
