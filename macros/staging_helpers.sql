@@ -55,6 +55,7 @@
     ('shuffle_shards_each_epoch', '$.data.shuffle_shards_each_epoch', 'text', false),
     ('precision', '$.precision', 'text', false),
     ('steps_per_epoch', '$.steps_per_epoch', 'integer', false),
+    ('grad_norm_measured', '$.grad_norm_measured', 'text', false),
     ('source_format', '$.provenance.source_format', 'text', false),
   ]) }}
 {% endmacro %}

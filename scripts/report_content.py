@@ -241,7 +241,8 @@ def clean_numbers(data: ReportData) -> list[tuple[str, str]]:
     if s.get("final_val_loss") is not None:
         final_val = f"{fmt_num(s.get('final_val_loss'))} at step {fmt_num(s.get('final_eval_step'))}"
         if s.get("best_val_loss") is not None:
-            final_val += f" ({s['final_val_loss'] - s['best_val_loss']:+.4g} against the best)"
+            gap = s["final_val_loss"] - s["best_val_loss"]
+            final_val += f" ({gap:+.4g} against the best)" if gap else " (the best)"
     return [
         ("Run", f"{s.get('run_name') or 'unnamed run'} (source format: {s.get('source_format') or 'n/a'})"),
         ("Steps", steps),
@@ -256,6 +257,8 @@ def tests_line(data: ReportData) -> str:
     if not data.dbt.available:
         return "dbt test results: not available (" + "; ".join(data.dbt.notes) + ")."
     failed = data.dbt.failed_tests
+    if not data.dbt.n_tests:
+        return "dbt tests that failed: none ran in the last dbt invocation."
     if not failed:
         return f"dbt tests that failed: none of {fmt_num(data.dbt.n_tests)}."
     n_fail = sum(t.status == "fail" for t in failed)

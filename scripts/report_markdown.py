@@ -19,7 +19,8 @@ from report_content import (
 from report_data import ReportData
 from report_plots import Plot
 
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|"})
+# `<` (raw HTML), emphasis, links, code and table pipes; `>` only matters at a line start, never ours
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<|"})
 
 
 def esc(text: Any) -> str:

@@ -35,6 +35,8 @@ SEVERITY_COLORS = {
 MAIN_COLOR = "#1f77b4"
 SUPERSEDED_COLOR = "#b0b0b0"
 FIG_SIZE = (9.0, 3.6)
+MAX_LANES = 30  # findings drawn under the loss plot
+MIN_SPAN_SHARE = 0.006  # narrowest drawn span, as a share of the steps shown
 DPI = 100
 
 
@@ -107,33 +109,44 @@ def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return counted, ~counted
 
 
-def shade_findings(ax: Axes, data: ReportData) -> list[Patch]:
-    """Shade each finding's first_step..last_step by severity; legend patches per severity."""
-    used: set[str] = set()
-    label_rows: dict[int, int] = {}  # labels that start at the same step are stacked, not overlaid
-    for finding in sorted(data.findings, key=lambda f: f["rank"], reverse=True):
+def finding_spans(data: ReportData) -> list[tuple[dict, float, float]]:
+    """(finding, start, end) for the findings with a step range, in rank order (a single step is 1 wide)."""
+    spans = []
+    for finding in data.findings:
         first, last = finding.get("first_step"), finding.get("last_step")
         if first is None and last is None:
             continue
         first = first if first is not None else last
         last = last if last is not None else first
+        spans.append((finding, float(first) - 0.5, float(last) + 0.5))
+    return spans
+
+
+def draw_finding_lanes(ax: Axes, spans: list[tuple[dict, float, float]]) -> None:
+    """One lane per finding (rank 1 on top): its step span shaded in its severity's color."""
+    used: list[str] = []
+    x_range = max(end for _, _, end in spans) - min(start for _, start, _ in spans)
+    min_width = max(1.0, MIN_SPAN_SHARE * x_range)  # a one-step finding stays visible on a long run
+    for lane, (finding, start, end) in enumerate(spans):
+        if end - start < min_width:
+            middle = (start + end) / 2
+            start, end = middle - min_width / 2, middle + min_width / 2
         severity = str(finding.get("severity") or "info").lower()
         color = SEVERITY_COLORS.get(severity, SEVERITY_COLORS["info"])
-        ax.axvspan(first - 0.5, last + 0.5, color=color, alpha=0.13, linewidth=0)
-        row = label_rows.get(int(first), 0)
-        label_rows[int(first)] = row + 1
-        ax.annotate(
-            f"#{finding['rank']}",
-            xy=(first, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(2, -10 - 9 * row),
-            textcoords="offset points",
-            fontsize=7,
-            color=color,
-        )
-        used.add(severity)
-    ordered = [s for s in SEVERITY_ORDER if s in used]
-    return [Patch(color=SEVERITY_COLORS[s], alpha=0.3, label=f"finding span: {s}") for s in ordered]
+        ax.broken_barh([(start, end - start)], (lane - 0.4, 0.8), facecolors=color, alpha=0.75)
+        if severity not in used:
+            used.append(severity)
+    ax.set_ylim(len(spans) - 0.5, -0.5)
+    ax.set_yticks(range(len(spans)))
+    ax.set_yticklabels([f"#{f['rank']} {f.get('category')}" for f, _, _ in spans], fontsize=7)
+    ax.set_xlabel("step")
+    ax.set_ylabel("findings")
+    ax.grid(True, axis="x", alpha=0.3)
+    handles = [
+        Patch(color=SEVERITY_COLORS.get(s, SEVERITY_COLORS["info"]), alpha=0.75, label=s)
+        for s in sorted(used, key=lambda s: SEVERITY_ORDER.index(s) if s in SEVERITY_ORDER else 9)
+    ]
+    outside_legend(ax, handles)
 
 
 def message_plot(plot_id: str, title: str, caption: str, message: str) -> Plot:
@@ -146,16 +159,35 @@ def message_plot(plot_id: str, title: str, caption: str, message: str) -> Plot:
 def plot_loss(data: ReportData) -> Plot:
     title = "Training loss with findings marked"
     caption = (
-        "Training loss per logged row; shaded spans are the findings' step ranges (#rank, colored by "
-        "severity), red markers are loss spikes, grey points are superseded rows (replays, duplicates)."
+        "Top: training loss per logged row; red markers are loss spikes, grey points superseded rows "
+        "(replays, duplicates). Bottom: each finding's first_step..last_step span, in rank order, "
+        "colored by severity."
     )
     frame = data.step_metrics
     step, loss = num(frame, "step"), num(frame, "loss")
     if not len(frame) or not has_values(loss):
         return message_plot("plot-loss", title, caption, "Training loss: not logged (step_metrics is empty).")
+    spans = finding_spans(data)
+    if len(spans) > MAX_LANES:
+        caption += f" Only the first {MAX_LANES} of {len(spans)} findings with a step range are drawn."
+        spans = spans[:MAX_LANES]
+    if len(spans) < len(data.findings):
+        caption += f" {len(data.findings) - len(spans)} finding(s) without a drawn step range are not shown."
     counted, superseded = counted_split(frame)
-    fig, ax = new_axes(title, "step", "training loss")
-    handles = shade_findings(ax, data)
+    lanes_height = 0.25 * len(spans) + 0.6 if spans else 0.0
+    fig = plt.figure(figsize=(FIG_SIZE[0], FIG_SIZE[1] + lanes_height))
+    if spans:
+        grid = fig.add_gridspec(2, 1, height_ratios=[FIG_SIZE[1], lanes_height], hspace=0.08)
+        ax = fig.add_subplot(grid[0])
+        lanes = fig.add_subplot(grid[1], sharex=ax)
+        draw_finding_lanes(lanes, spans)
+        ax.tick_params(labelbottom=False)
+    else:
+        ax = fig.add_subplot()
+        ax.set_xlabel("step")
+    ax.set_title(title)
+    ax.set_ylabel("training loss")
+    ax.grid(True, alpha=0.3)
     ax.plot(step[counted], loss[counted], color=MAIN_COLOR, linewidth=1.2, label="loss (counted rows)")
     baseline = num(frame, "loss_baseline")
     if has_values(baseline[counted]):
@@ -167,8 +199,7 @@ def plot_loss(data: ReportData) -> Plot:
         ax.scatter(
             step[spikes], loss[spikes], s=30, marker="v", color="#d62728", zorder=5, label="loss spike"
         )
-    line_handles, _ = ax.get_legend_handles_labels()
-    outside_legend(ax, line_handles + handles)
+    outside_legend(ax)
     return Plot("plot-loss", title, caption, to_base64_png(fig))
 
 
@@ -228,9 +259,20 @@ def plot_grad_norm(data: ReportData) -> Plot:
     return Plot("plot-grad", title, caption, to_base64_png(fig))
 
 
+def natural_key(text: str) -> tuple[int, float, str]:
+    """Numbers in numeric order before text ('2' < '10' < 'web')."""
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
 def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
+    keys_raw = [str(k) for k in frame["group_key"]]
+    order = sorted(range(len(keys_raw)), key=lambda i: natural_key(keys_raw[i]))
+    frame = frame.iloc[order]
     values = num(frame, "mean_loss_residual")
-    keys = [str(k) for k in frame["group_key"]]
+    keys = [keys_raw[i] for i in order]
     colors = ["#d62728" if v > 0 else "#2ca02c" for v in np.nan_to_num(values)]
     ax.bar(keys, np.nan_to_num(values), color=colors)
     ax.axhline(0, color="black", linewidth=0.8)

@@ -11,7 +11,7 @@ scored as (
 ),
 
 epochs as (
-    select step, epoch_number, is_epoch_start from {{ ref('int_epochs_assigned') }}
+    select step, epoch_number, is_epoch_start, epoch_first_step, epoch_last_step from {{ ref('int_epochs_assigned') }}
 ),
 
 clean as (
@@ -20,7 +20,12 @@ clean as (
         scored.loss_baseline,
         case when not scored.is_loss_spike then scored.loss end as clean_loss,
         epochs.epoch_number,
-        epochs.is_epoch_start
+        epochs.is_epoch_start,
+        -- both windows inside one epoch: a measure of the ordinary change
+        (
+            scored.step - epochs.epoch_first_step >= {{ var('spike_window') }}
+            and epochs.epoch_last_step - scored.step >= {{ w }}
+        ) as is_inside_epoch
     from scored
     inner join epochs
         on scored.step = epochs.step
@@ -46,7 +51,7 @@ typical as (
     select
         percentile_cont(0.9) within group (order by abs(relative_drop)) as typical_abs_change
     from changes
-    where not coalesce(is_epoch_start, false) and relative_drop is not null
+    where is_inside_epoch and relative_drop is not null
 ),
 
 final as (

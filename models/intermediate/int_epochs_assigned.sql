@@ -1,6 +1,9 @@
 -- Which pass over the data each counted step belongs to. With shard ids, a
 -- shard's k-th visit (a run of consecutive steps on it) belongs to epoch k: one
--- pass over all shards is one epoch, whatever order they were shuffled in.
+-- pass over all shards is one epoch, whatever order they were shuffled in. A
+-- run of steps longer than one pass over the shard (ceil(n_examples /
+-- batch_size) steps) is two visits back to back (the shuffle put the shard last
+-- in one epoch and first in the next).
 -- Without shard ids, the config's steps_per_epoch (written by importers from the
 -- framework's own epoch counter) numbers the epochs.
 with
@@ -10,20 +13,45 @@ steps as (
 ),
 
 config as (
-    select steps_per_epoch from {{ ref('stg_training__config') }}
+    select steps_per_epoch, batch_size from {{ ref('stg_training__config') }}
+),
+
+shard_sizes as (
+    select shard_id, n_examples from {{ ref('int_shards_resolved') }}
 ),
 
 shard_coverage as (
     select count(shard_id) as steps_with_shard, count(*) as steps_total from steps
 ),
 
-visits as (
+runs as (
     select
         *,
         sum(case when is_shard_change then 1 else 0 end) over (
             order by step rows between unbounded preceding and current row
-        ) as visit_number
+        ) as run_number
     from steps
+),
+
+runs_split as (
+    select
+        runs.*,
+        row_number() over (partition by runs.run_number order by runs.step) as position_in_run,
+        cast(ceiling({{ safe_divide('shard_sizes.n_examples', 'config.batch_size') }}) as {{ dbt.type_bigint() }})
+            as steps_per_visit
+    from runs
+    cross join config
+    left join shard_sizes
+        on runs.shard_id = shard_sizes.shard_id
+),
+
+visits as (
+    select
+        *,
+        run_number * 1000000
+            + coalesce(cast(floor({{ safe_divide('position_in_run - 1', 'steps_per_visit') }}) as {{ dbt.type_bigint() }}), 0)
+            as visit_number
+    from runs_split
 ),
 
 visit_starts as (
@@ -53,7 +81,7 @@ assigned as (
         case
             when shard_coverage.steps_with_shard = shard_coverage.steps_total then visit_occurrence.occurrence
             when config.steps_per_epoch > 0
-                then cast(floor({{ safe_divide('visits.step - 1', 'config.steps_per_epoch') }}) as {{ dbt.type_bigint() }}) + 1
+                then cast(floor({{ safe_divide('greatest(visits.step, 1) - 1', 'config.steps_per_epoch') }}) as {{ dbt.type_bigint() }}) + 1
         end as epoch_number,
         case
             when shard_coverage.steps_with_shard = shard_coverage.steps_total then 'shard_visits'
@@ -71,7 +99,9 @@ assigned as (
 final as (
     select
         *,
-        (epoch_number > coalesce({{ previous_value('epoch_number', 'step') }}, epoch_number)) as is_epoch_start
+        (epoch_number > coalesce({{ previous_value('epoch_number', 'step') }}, epoch_number)) as is_epoch_start,
+        min(step) over (partition by epoch_number) as epoch_first_step,
+        max(step) over (partition by epoch_number) as epoch_last_step
     from assigned
 )
 

@@ -5,7 +5,8 @@ with
 
 eval_rows as (
     select * from {{ ref('stg_training__evals') }}
-    where step is not null and not is_exact_duplicate
+    -- a row whose val_loss is unreadable cannot stand for its step; an earlier readable row can
+    where step is not null and not is_exact_duplicate and val_loss is not null
 ),
 
 ranked as (
@@ -27,7 +28,7 @@ final as (
         rows_for_step,
         is_val_loss_non_finite
     from ranked
-    where recency_rank = 1 and val_loss is not null
+    where recency_rank = 1
 )
 
 select * from final

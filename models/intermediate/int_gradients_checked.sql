@@ -2,6 +2,9 @@
 -- after clipping) against grad_clip_norm. Above the limit means clipping was not
 -- applied; at the limit means the step was clipped. Stretches of violations are
 -- numbered so a finding can say when they started and what came just before.
+-- Tools that log the norm before clipping (HF Trainer, Lightning, Megatron, llm.c:
+-- importers set grad_norm_measured = 'before_clipping') cannot show a violation:
+-- above the limit then only means the step was clipped.
 with
 
 steps as (
@@ -10,14 +13,18 @@ steps as (
 ),
 
 config as (
-    select grad_clip_norm from {{ ref('stg_training__config') }}
+    select
+        grad_clip_norm,
+        coalesce(grad_norm_measured, 'after_clipping') = 'before_clipping' as is_measured_before_clipping
+    from {{ ref('stg_training__config') }}
 ),
 
 compared as (
     select
         steps.*,
         config.grad_clip_norm,
-        (steps.grad_norm > config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clip_violation,
+        (not config.is_measured_before_clipping
+            and steps.grad_norm > config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clip_violation,
         (steps.grad_norm >= config.grad_clip_norm * (1 - {{ var('clip_saturation_band') }})) as is_at_or_above_clip,
         {{ safe_divide('steps.grad_norm', 'config.grad_clip_norm') }} as ratio_to_clip
     from steps

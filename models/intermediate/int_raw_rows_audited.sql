@@ -34,6 +34,8 @@ train_audited as (
                 ('train_rows.is_grad_norm_missing', 'grad_norm empty: read as missing'),
                 ('train_rows.is_grad_norm_non_numeric', 'grad_norm not a number: read as missing'),
                 ('train_rows.is_grad_norm_non_finite', 'grad_norm non-finite: read as missing'),
+                ('train_rows.is_grad_norm_negative', 'grad_norm negative: impossible for a norm, kept as logged'),
+                ('train_rows.is_learning_rate_negative', 'learning_rate negative: kept as logged'),
                 ('train_rows.is_learning_rate_missing', 'learning_rate empty: read as missing'),
                 ('train_rows.is_learning_rate_non_numeric or train_rows.is_learning_rate_non_finite', 'learning_rate unreadable: read as missing'),
                 ('train_rows.is_step_time_sec_missing', 'step_time_sec empty: left out of timing checks'),
@@ -108,6 +110,7 @@ shard_audited as (
                 ('is_source_label_variant', 'source label differs only in case/spaces: normalised'),
                 ('is_conflicting_duplicate', 'a later row contradicts this one: this first row is used'),
                 ('is_n_examples_missing or is_n_examples_invalid', 'n_examples unreadable: read as missing'),
+                ('is_n_examples_non_positive', 'n_examples zero or negative: kept as logged'),
                 ('is_source_missing', 'source empty'),
             ]) }}
         end as reason

@@ -44,7 +44,8 @@ reasons as (
                 ('config.decay_steps is null and config.schedule_type not like \'%constant%\'', 'decay_steps unknown in the config')]) }}
             when 'grad_clip_violation' then {{ reason_list([
                 ('available.with_grad_norm = 0', 'no grad_norm in the log'),
-                ('config.grad_clip_norm is null', 'grad_clip_norm unknown in the config')]) }}
+                ('config.grad_clip_norm is null', 'grad_clip_norm unknown in the config'),
+                ('config.grad_norm_measured = \'before_clipping\'', 'grad_norm is logged before clipping by this tool: a violation cannot be seen (steps above the limit were clipped)')]) }}
             when 'loss_spikes' then {{ reason_list([
                 ('available.with_loss < ' ~ var('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')]) }}
             when 'bad_data_shard' then {{ reason_list([

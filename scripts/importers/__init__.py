@@ -49,7 +49,7 @@ def importers() -> list[ModuleType]:
 
 def by_format(fmt: str) -> ModuleType:
     for module in importers():
-        if module.FORMAT == fmt:
+        if fmt == module.FORMAT:
             return module
     known = ", ".join(m.FORMAT for m in importers())
     raise RunImportError(f"unknown format {fmt!r}; known formats: {known}")

@@ -3,9 +3,9 @@
 What is read
 ------------
 An event file, or a folder searched recursively for them, read with TensorBoard's own reader
-(``event_file_loader.RawEventFileLoader`` + ``data_compat``, so legacy ``simple_value``
-scalars from PyTorch's SummaryWriter and TF2 tensor scalars are read alike). Scalar tags are
-mapped to canonical fields by name:
+(``event_file_loader.RawEventFileLoader``); legacy ``simple_value`` scalars (PyTorch's
+SummaryWriter, Megatron) and TF2 ``scalars`` tensors are read alike, as the float32 written.
+Scalar tags are mapped to canonical fields by name:
 
 * the shared alias table of ``importers.aliases`` (``load_aliases``: built-in names, extended by
   the file named in ``$RUN_DIAGNOSIS_ALIASES``), tried first;
@@ -49,7 +49,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tensorboard import data_compat
 from tensorboard.backend.event_processing import event_file_loader
 from tensorboard.compat.proto import event_pb2
 from tensorboard.util import tensor_util
@@ -66,6 +65,7 @@ EVENT_FILE_MARK = "tfevents"
 TRAIN_FIELDS = ("loss", "grad_norm", "learning_rate", "step_time_sec")
 EVAL_FIELDS = ("val_loss", "val_accuracy")
 SCALAR_PLUGIN = "scalars"
+LEGACY_KINDS = {"histo": "histograms", "image": "images", "audio": "audio", "tensor": "tensor"}
 
 # TensorBoard tag names, tried after the shared aliases (exact names; '*' globs allowed)
 TB_ALIASES: dict[str, list[str]] = {
@@ -145,21 +145,35 @@ def _complete_records(path: Path) -> tuple[int, int, int]:
     return count, offset, size
 
 
-def _scalar(tensor: Any) -> float:
+def _float32(value: float) -> float:
+    """A float32 as written (0.1, not 0.10000000149011612): its shortest decimal form."""
+    return float(str(np.float32(value)))
+
+
+def _tensor_scalar(tensor: Any) -> float:
+    """The number in a scalar tensor (TF2 summaries); NaN if it holds more than one value."""
+    if len(tensor.float_val) == 1 and not tensor.tensor_content:
+        return _float32(tensor.float_val[0])
+    if len(tensor.double_val) == 1 and not tensor.tensor_content:
+        return float(tensor.double_val[0])
     array = tensor_util.make_ndarray(tensor)
     value = array.reshape(-1)[0] if array.size == 1 else math.nan
-    if isinstance(value, np.float32):
-        return float(str(value))  # the float32 as written (0.1, not 0.10000000149)
-    return float(value)
+    return _float32(value) if isinstance(value, np.float32) else float(value)
+
+
+def _text(tensor: Any) -> str:
+    array = tensor_util.make_ndarray(tensor).reshape(-1)
+    return array[0].decode("utf-8", errors="replace") if array.size else ""
 
 
 def _events(path: Path, file: _EventFile) -> Iterator[event_pb2.Event]:
     for raw in event_file_loader.RawEventFileLoader(str(path)).Load():
         file.records += 1
-        yield data_compat.migrate_event(event_pb2.Event.FromString(raw))
+        yield event_pb2.Event.FromString(raw)
 
 
 def _read_file(path: Path) -> _EventFile:
+    """Scalars (legacy simple_value or TF2 'scalars' tensors), text summaries, other tags' kinds."""
     file = _EventFile(path)
     frames, covered, size = _complete_records(path)
     if size == 0:
@@ -170,20 +184,23 @@ def _read_file(path: Path) -> _EventFile:
             f"{path}: not a TensorBoard event file (no complete TFRecord frame in {size} bytes); "
             "expected events.out.tfevents.* written by a SummaryWriter"
         )
-    plugins: dict[str, str] = {}
+    kinds: dict[str, str] = {}  # tag -> plugin name (TF2 writes the metadata with the first value only)
     for event in _events(path, file):
         for value in event.summary.value:
-            plugin = value.metadata.plugin_data.plugin_name or plugins.get(value.tag, "")
-            plugins.setdefault(value.tag, plugin or value.WhichOneof("value") or "unknown")
-            kind = plugins[value.tag]
-            if kind == SCALAR_PLUGIN and value.HasField("tensor"):
-                file.points.append((value.tag, int(event.step), _scalar(value.tensor)))
-            elif kind == "text" and value.HasField("tensor") and value.tag not in file.texts:
-                text = tensor_util.make_ndarray(value.tensor).reshape(-1)
-                file.texts[value.tag] = text[0].decode("utf-8", errors="replace") if text.size else ""
-                file.other_tags[value.tag] = kind
+            field_name = value.WhichOneof("value")
+            if field_name == "simple_value":
+                file.points.append((value.tag, int(event.step), _float32(value.simple_value)))
+                continue
+            kind = kinds.setdefault(
+                value.tag,
+                value.metadata.plugin_data.plugin_name or LEGACY_KINDS.get(field_name or "", "unknown"),
+            )
+            if kind == SCALAR_PLUGIN and field_name == "tensor":
+                file.points.append((value.tag, int(event.step), _tensor_scalar(value.tensor)))
             else:
-                file.other_tags[value.tag] = kind
+                file.other_tags.setdefault(value.tag, kind)
+                if kind == "text" and field_name == "tensor":
+                    file.texts.setdefault(value.tag, _text(value.tensor))
     if covered < size:
         file.notes.append(
             f"{path.name}: the last {size - covered} bytes are an incomplete record (the file was cut off "

@@ -175,8 +175,8 @@ COMMON_EVENTS: tuple[LineType, ...] = (
     _line(
         "python_exception",
         "event",
-        r"^(?P<error>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.{1,200})",
-        event="error: {error}: {message}",
+        r"^(?P<error>[A-Za-z_][\w.]*(?:Error|Exception))(?P<message>:.*)?$",
+        event="error: {error}{message}",
     ),
 )
 
@@ -440,7 +440,7 @@ class _Parser:
             step = self._step(found)
             if line_type.next_step and found.groupdict().get("step") is None:
                 step = (parsed.last_step + 1) if parsed.last_step is not None else 0
-            fields = {k: (v or "").strip() for k, v in found.groupdict().items() if k != "step"}
+            fields = {k: (v or "").strip()[:200] for k, v in found.groupdict().items() if k != "step"}
             self._event(step, (line_type.event or "").format(step=step, **fields))
         elif kind == "side_metric":
             parsed.side_metrics.setdefault(line_type.name, []).append(

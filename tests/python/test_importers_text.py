@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.summary import Writer
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tensorboard.util import tensor_util
 
@@ -361,6 +362,8 @@ def test_megatron_lm_events_and_config(tmp_path):
         + iteration(40, loss="", scale=32768.0, grad="nan", nans="1")
         + " validation loss at iteration 40 on validation set | lm loss value: 4.900000E+00 |\n"
         + " validation loss at iteration 40 on test set | lm loss value: 4.800000E+00 |\n"
+        + "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
     run = text_logs.load(write(tmp_path, "megatron.log", text))
     assert run.train["step"].tolist() == [20, 30, 40]
@@ -374,6 +377,8 @@ def test_megatron_lm_events_and_config(tmp_path):
         (30, "skipped iteration (loss scale overflow): 2 skipped in the log interval ending at iteration 30"),
         (30, "checkpoint saved: iteration 30"),
         (40, "nan iteration: 1 iteration(s) with NaN/inf loss in the log interval ending at 40"),
+        (40, "error: torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"),
+        (40, "error: CUDA out of memory"),
     ]
     assert run.schedule == {
         "type": "warmup_linear",
@@ -631,6 +636,17 @@ def test_tensorboard_megatron_tags_loss_scale_drop_and_restart(tmp_path):
     assert events[0] == (30, "loss scale overflow: scale reduced to 2048")
     assert events[1][0] == 40 and "training process restarted" in events[1][1]
     assert any("lm loss vs samples" in note for note in run.notes)  # the samples axis is not a step axis
+
+
+def test_tensorboard_tf2_style_scalars_from_tensorboards_writer(tmp_path):
+    writer = Writer(str(tmp_path))  # tensor summaries; scalar metadata only with a tag's first value
+    for step in range(1, 4):
+        writer.add_scalar("train/loss", 0.1 * step, step)
+        writer.add_scalar("eval/accuracy", 0.25, step)
+    writer.close()
+    run = tensorboard_events.load(tmp_path)
+    assert run.train["loss"].tolist() == [0.1, 0.2, 0.3]
+    assert run.evals["val_accuracy"].tolist() == [0.25, 0.25, 0.25]
 
 
 def test_tensorboard_truncated_file_keeps_what_was_written(tmp_path):

@@ -113,7 +113,9 @@ def test_markdown_details_every_finding_in_rank_order(problem: dict[str, Path]) 
     assert "- **Estimated cost:** 0.2 share_of_updates, estimated by: share of steps more than 10% off" in md
     assert "  - steps 36-40 logged twice (5 rows superseded)" in md  # evidence split into facts
     assert f"- **Recommendation:** {SYMPTOM['recommendation']}" in md
-    assert "\\<script\\>" in md and "<script>" not in md  # data cannot inject HTML into the Markdown
+    # data cannot inject HTML into the Markdown: every < from the data is escaped
+    assert "\\<script>alert('x')\\</script>" in md
+    assert not re.search(r"(?<!\\)<script", md)
 
 
 def test_markdown_lists_the_dbt_tests_that_failed_with_category(problem: dict[str, Path]) -> None:

@@ -67,7 +67,7 @@ final as (
         'lr_above_peak' as category,
         case
             when max_ratio >= 4 and share_above >= 0.25 then 'critical'
-            when max_ratio >= 1.5 then 'high'
+            when max_ratio >= 1.45 then 'high'
             else 'medium'
         end as severity,
         'Learning rate peaked at ' || {{ fmt('max_logged_lr', 6) }} || ', ' || {{ fmt('max_ratio', 2) }}

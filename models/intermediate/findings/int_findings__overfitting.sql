@@ -81,7 +81,8 @@ final as (
     where best_step < final_step
         and relative_rise >= {{ var('overfit_min_relative_rise') }}
         and evals_after_best >= {{ var('overfit_min_evals_after_best') }}
-        and coalesce(train_at_final <= train_at_best, true)
+        -- training loss fell or stayed level (within overfit_train_rise_tolerance): if both rise, it is instability
+        and coalesce(train_at_final <= train_at_best * (1 + {{ var('overfit_train_rise_tolerance') }}), true)
 )
 
 select * from final

@@ -1,0 +1,190 @@
+"""Diagnose one training run from its logs, end to end.
+
+    python scripts/diagnose.py SOURCE --out DIR [--format FMT] [--keep-going]
+
+1. reads SOURCE (a file or a folder, in any format the importers know) as a run;
+2. writes it as the five canonical files into DIR/run/;
+3. builds the dbt project on them into DIR/diagnosis.duckdb (dbt's target and logs in DIR/dbt/);
+4. writes the ranked report into DIR: report.md, report.html, findings.json.
+
+Progress goes to stderr; stdout gets the report's paths and the fix-first finding.
+Exit status: 0 the diagnosis was made (whatever it found); 1 the build or the report
+failed; 2 the input could not be read (the message says what was expected and found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import importers
+from dbt_runner import BuildResult, DbtBuildError, build_run
+from importers.canonical import FILE_SUFFIXES, RunData, write_run
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+STEPS = 4
+RUN_SUBDIR, DBT_SUBDIR, DB_FILE = "run", "dbt", "diagnosis.duckdb"
+
+
+class BadInput(Exception):
+    """SOURCE or --out cannot be used; the message says why (exit status 2)."""
+
+
+class Failed(Exception):
+    """The build or the report failed (exit status 1)."""
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def step(number: int, message: str) -> None:
+    say(f"[{number}/{STEPS}] {message}")
+
+
+def detail(message: str) -> None:
+    say(f"      {message}")
+
+
+def formats_help() -> str:
+    """One line per importer in the registry, in sniffing order."""
+    lines = [f"  {m.FORMAT:<24} {m.DESCRIPTION}" for m in importers.importers()]
+    return "formats (auto-detected in this order unless --format is given):\n" + "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="diagnose.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Diagnose a language-model training run from its logs: convert SOURCE to the canonical "
+            "run files, build the dbt diagnosis on them and write the ranked report."
+        ),
+        epilog=(
+            f"{formats_help()}\n\n"
+            "output in DIR: run/ (the canonical files), diagnosis.duckdb (the marts), dbt/ (dbt's "
+            "target and logs), report.md, report.html, findings.json (ranked, rank 1 = fix first).\n"
+            "exit status: 0 diagnosis made (whatever it found), 1 build or report failed, "
+            "2 input unreadable or of an unknown format."
+        ),
+    )
+    parser.add_argument("source", type=Path, metavar="SOURCE", help="log file or folder of the run")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write everything to")
+    parser.add_argument(
+        "--format",
+        choices=[m.FORMAT for m in importers.importers()],
+        metavar="FMT",
+        help="read SOURCE in this format instead of detecting it (see the list below)",
+    )
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when the dbt build fails, still write the report from what was built (exit status 1)",
+    )
+    return parser.parse_args(argv)
+
+
+def choose_importer(source: Path, fmt: str | None) -> ModuleType:
+    try:
+        return importers.by_format(fmt) if fmt else importers.detect(source)
+    except importers.RunImportError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{source}: cannot be read: {error.strerror or error}") from error
+
+
+def read_source(source: Path, fmt: str | None) -> RunData:
+    module = choose_importer(source, fmt)
+    step(1, f"reading {source} as {module.FORMAT}")
+    try:
+        run = module.load(source)
+    except importers.RunImportError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{source}: cannot be read as {module.FORMAT}: {error.strerror or error}") from error
+    detail(f"{len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+    for note in run.notes:
+        detail(f"note: {note}")
+    return run
+
+
+def write_canonical(run: RunData, run_dir: Path) -> Path:
+    step(2, f"writing the canonical run files to {run_dir}")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for suffix in FILE_SUFFIXES.values():  # a stale file with another prefix would be a second match
+            for stale in run_dir.glob(f"*{suffix}"):
+                stale.unlink()
+        write_run(run, run_dir)
+    except OSError as error:
+        raise BadInput(f"cannot write to {run_dir}: {error.strerror or error}") from error
+    return run_dir
+
+
+def build(run_dir: Path, out: Path, keep_going: bool) -> BuildResult:
+    db_path = out / DB_FILE
+    step(3, f"building the diagnosis (dbt) into {db_path}")
+    try:
+        result = build_run(run_dir, db_path, out / DBT_SUBDIR, progress=detail, check=not keep_going)
+    except DbtBuildError as error:
+        raise Failed(str(error)) from error
+    if not result.ok:
+        say("dbt build failed; --keep-going: writing the report from what was built")
+        for line in result.errors:
+            detail(line)
+    return result
+
+
+def report(result: BuildResult, out: Path) -> dict[str, Path]:
+    from report import write_report  # matplotlib and friends: only once there is something to report
+    from report_data import ReportError
+
+    step(4, f"writing the report to {out}")
+    try:
+        return write_report(result.db_path, result.target_path, out, progress=lambda m: detail(f"report: {m}"))
+    except ReportError as error:
+        raise Failed(f"report failed: {error}") from error
+
+
+def fix_first_line(findings_path: Path) -> str:
+    """The rank-1 finding, in one line, from findings.json."""
+    findings: list[dict[str, Any]] = json.loads(findings_path.read_text(encoding="utf-8"))
+    if not findings:
+        return "fix first: nothing: no finding in this run's logs"
+    first = min(findings, key=lambda f: f.get("rank") or len(findings) + 1)
+    where = f", from step {first['first_step']}" if first.get("first_step") is not None else ""
+    return f"fix first: [{first.get('severity')}] {first.get('title')} ({first.get('finding_id')}{where})"
+
+
+def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:
+    """Run the four steps; returns the exit status (raises BadInput / Failed)."""
+    run = read_source(source, fmt)
+    run_dir = write_canonical(run, out / RUN_SUBDIR)
+    result = build(run_dir, out, keep_going)
+    paths = report(result, out)
+    print(f"report: {paths['html']}")
+    print(f"        {paths['markdown']}")
+    print(f"        {paths['findings']}")
+    print(fix_first_line(paths["findings"]))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return diagnose(args.source, args.out, args.format, args.keep_going)
+    except BadInput as error:
+        say(f"diagnose: error: {error}")
+        return EXIT_BAD_INPUT
+    except Failed as error:
+        say(f"diagnose: error: {error}")
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Run the dbt project on fixture runs from pytest, fast.
+
+dbt parses the project once (in `run_dir` mode) and every build reuses that
+manifest in-process, so a fixture build costs the models and tests, not a parse.
+Each build writes its own DuckDB file (same file name, its own folder: the
+manifest names the database after the file) and its own target folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+from dbt.cli.main import dbtRunner
+
+REPO = Path(__file__).resolve().parents[2]
+DB_NAME = "run_diagnosis.duckdb"
+
+
+@dataclass
+class Diagnosis:
+    """What one build produced: the DuckDB file, the target folder and dbt's printed output."""
+
+    folder: Path
+    db_path: Path
+    target_path: Path
+    output: str
+    success: bool
+
+    def query(self, sql: str) -> pd.DataFrame:
+        with duckdb.connect(str(self.db_path)) as connection:
+            return connection.sql(sql).df()
+
+    def findings(self) -> pd.DataFrame:
+        return self.query("select * from main.findings order by harm_rank")
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self.query(f"select * from main.{name}")
+
+    def failing_tests(self) -> dict[str, int]:
+        """Anomaly tests (meta.category) that failed or warned, with their failure counts."""
+        results = json.loads((self.target_path / "run_results.json").read_text())
+        manifest = json.loads((self.target_path / "manifest.json").read_text())
+        failing = {}
+        for result in results["results"]:
+            node = manifest["nodes"].get(result["unique_id"], {})
+            if result["status"] in ("warn", "fail") and node.get("config", {}).get("meta", {}).get("category"):
+                failing[node["name"]] = result["failures"]
+        return failing
+
+
+class DbtSession:
+    def __init__(self, work_dir: Path) -> None:
+        self.work_dir = work_dir
+        self.count = 0
+        parse_dir = work_dir / "parse"
+        parse_dir.mkdir(parents=True, exist_ok=True)
+        os.environ["RUN_DIAGNOSIS_DB"] = str(parse_dir / DB_NAME)
+        result = self._invoke(dbtRunner(), ["parse", *self._common(parse_dir, parse_dir)])[0]
+        if not result.success:
+            raise RuntimeError(f"dbt parse failed: {result.exception}")
+        self.runner = dbtRunner(manifest=result.result)
+
+    def _common(self, run_dir: Path, target: Path) -> list[str]:
+        return [
+            "--project-dir", str(REPO), "--profiles-dir", str(REPO),
+            "--vars", json.dumps({"run_dir": str(run_dir)}),
+            "--target-path", str(target / "target"), "--log-path", str(target / "logs"),
+        ]
+
+    @staticmethod
+    def _invoke(runner: dbtRunner, args: list[str]) -> tuple[object, str]:
+        buffer = io.StringIO()
+        cwd = Path.cwd()
+        os.chdir(REPO)
+        try:
+            with contextlib.redirect_stdout(buffer):
+                result = runner.invoke(args)
+        finally:
+            os.chdir(cwd)
+        return result, buffer.getvalue()
+
+    def build(self, run_dir: Path, name: str | None = None) -> Diagnosis:
+        self.count += 1
+        out = self.work_dir / (name or f"build_{self.count}")
+        out.mkdir(parents=True, exist_ok=True)
+        db_path = out / DB_NAME
+        os.environ["RUN_DIAGNOSIS_DB"] = str(db_path)
+        args = ["build", *self._common(run_dir, out), "--exclude", "path:seeds/anthropic_*", "--threads", "4"]
+        result, output = self._invoke(self.runner, args)
+        return Diagnosis(out, db_path, out / "target", output, bool(result.success))

@@ -1,0 +1,277 @@
+"""Build synthetic training runs in the canonical five-file format, one planted problem at a time.
+
+`RunBuilder()` starts from a healthy run: one epoch over 30 shards of 256
+examples (8 steps each at batch 32), warmup + cosine LR exactly as configured,
+a smoothly falling loss with realistic noise, grad norms under the clip limit,
+steady step times with slow checkpoint saves, and evaluations every 20 steps.
+Each `plant_*` method changes the run in one way; `write(folder)` writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
+
+
+@dataclass
+class RunBuilder:
+    total_steps: int = 240
+    n_shards: int = 30
+    examples_per_shard: int = 256
+    batch_size: int = 32
+    peak_lr: float = 3e-3
+    min_lr: float = 3e-4
+    warmup_steps: int = 20
+    grad_clip_norm: float = 1.0
+    eval_interval: int = 20
+    checkpoint_interval: int = 50
+    seed: int = 7
+    noise: float = 0.02
+    prefix: str = "fixture_"
+    config_overrides: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        rng = np.random.default_rng(self.seed)
+        self.rng = rng
+        steps = np.arange(1, self.total_steps + 1)
+        steps_per_visit = math.ceil(self.examples_per_shard / self.batch_size)
+        order = list(rng.permutation(self.n_shards))
+        shard_of_step = [order[((s - 1) // steps_per_visit) % self.n_shards] for s in steps]
+        self.shards = pd.DataFrame(
+            {
+                "shard_id": range(self.n_shards),
+                "n_examples": [self.examples_per_shard] * self.n_shards,
+                "source": [SOURCES[i % len(SOURCES)] for i in range(self.n_shards)],
+            }
+        )
+        source_offset = {name: 1 + 0.03 * (i - 2) for i, name in enumerate(SOURCES)}
+        base = 3.0 + 2.7 * np.exp(-steps / 12.0) + 0.35 * np.exp(-steps / 120.0)
+        offsets = np.array([source_offset[SOURCES[s % len(SOURCES)]] for s in shard_of_step])
+        loss = base * offsets * np.exp(rng.normal(0, self.noise, len(steps)))
+        grad = np.clip(0.35 + 0.5 * np.exp(-steps / 30.0) + rng.normal(0, 0.04, len(steps)), 0.05, 0.95)
+        step_time = 0.12 * np.exp(rng.normal(0, 0.04, len(steps)))
+        step_time[steps % self.checkpoint_interval == 0] = 0.95
+        self.train = pd.DataFrame(
+            {
+                "step": steps,
+                "shard_id": shard_of_step,
+                "loss": loss,
+                "grad_norm": grad,
+                "learning_rate": [self.schedule(s) for s in steps],
+                "step_time_sec": step_time,
+            }
+        )
+        eval_steps = np.arange(0, self.total_steps + 1, self.eval_interval)
+        val = 3.05 + 2.7 * np.exp(-np.maximum(eval_steps, 1) / 12.0) + 0.4 * np.exp(-eval_steps / 120.0)
+        val = val * np.exp(rng.normal(0, 0.003, len(eval_steps)))
+        self.evals = pd.DataFrame(
+            {"step": eval_steps, "val_loss": val, "val_accuracy": np.clip(0.25 - 0.03 * val, 0, 1)}
+        )
+        events = [(0, f"run started: fixture, {self.total_steps} steps, batch {self.batch_size}")]
+        events += [
+            (s, f"checkpoint saved: step_{s:06d}.pt")
+            for s in range(self.checkpoint_interval, self.total_steps + 1, self.checkpoint_interval)
+        ]
+        events.append((self.total_steps, "run finished: exit code 0"))
+        self.events = pd.DataFrame(events, columns=["step", "event"])
+
+    # --- the configured schedule ------------------------------------------
+    def schedule(self, step: float, peak: float | None = None, decay_steps: int | None = None) -> float:
+        peak = self.peak_lr if peak is None else peak
+        decay = self.total_steps if decay_steps is None else decay_steps
+        if step <= self.warmup_steps:
+            return peak * step / self.warmup_steps
+        if step >= decay:
+            return self.min_lr
+        progress = (step - self.warmup_steps) / (decay - self.warmup_steps)
+        return self.min_lr + (peak - self.min_lr) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    def rows(self, first: int, last: int) -> pd.Series:
+        return self.train["step"].between(first, last)
+
+    # --- planted problems ----------------------------------------------------
+    def plant_lr_scale(self, factor: float) -> RunBuilder:
+        """The optimizer used factor x the configured peak (schedule shape kept)."""
+        self.train["learning_rate"] = [self.schedule(s, peak=self.peak_lr * factor) for s in self.train["step"]]
+        return self
+
+    def plant_decay_length(self, decay_steps: int) -> RunBuilder:
+        self.train["learning_rate"] = [self.schedule(s, decay_steps=decay_steps) for s in self.train["step"]]
+        return self
+
+    def plant_no_warmup(self) -> RunBuilder:
+        lr = [self.schedule(max(s, self.warmup_steps)) for s in self.train["step"]]
+        self.train["learning_rate"] = lr
+        return self
+
+    def plant_constant_lr(self) -> RunBuilder:
+        self.train["learning_rate"] = self.peak_lr
+        return self
+
+    def plant_clip_violation(self, first: int, last: int, factor: float) -> RunBuilder:
+        mask = self.rows(first, last)
+        self.train.loc[mask, "grad_norm"] = self.grad_clip_norm * factor * np.linspace(1, 0.8, mask.sum())
+        return self
+
+    def plant_loss_spike(self, at: int, length: int, factor: float) -> RunBuilder:
+        mask = self.rows(at, at + length - 1)
+        decay = np.linspace(factor, 1 + (factor - 1) * 0.4, mask.sum())
+        self.train.loc[mask, "loss"] = self.train.loc[mask, "loss"] * decay
+        return self
+
+    def plant_bad_shard(self, factor: float) -> tuple[RunBuilder, str]:
+        """The shard visited around the middle of the run holds broken data."""
+        shard = self.train.loc[self.train["step"] == self.total_steps // 2, "shard_id"].iloc[0]
+        mask = self.train["shard_id"] == shard
+        self.train.loc[mask, "loss"] = self.train.loc[mask, "loss"] * factor
+        return self, str(shard)
+
+    def plant_nan(self, steps: list[int]) -> RunBuilder:
+        self.train["loss"] = self.train["loss"].astype(object)
+        for step in steps:
+            self.train.loc[self.train["step"] == step, "loss"] = "nan"
+        return self
+
+    def plant_restart(self, crash_after: int, resume_from: int, unclipped_after: bool = False) -> RunBuilder:
+        """Crash after `crash_after`, resume from the checkpoint at `resume_from`: the log replays steps."""
+        before = self.train[self.train["step"] <= crash_after].copy()
+        crashed = before[before["step"] > resume_from].copy()
+        crashed["loss"] = crashed["loss"] * np.exp(self.rng.normal(0, 0.01, len(crashed)))
+        after = self.train[self.train["step"] > resume_from].copy()
+        if unclipped_after:
+            first = after.index[:6]
+            after.loc[first, "grad_norm"] = np.linspace(2.5, 1.3, len(first))
+        kept = self.train[self.train["step"] <= resume_from]
+        self.train = pd.concat([kept, crashed, after], ignore_index=True)
+        self.events = pd.concat(
+            [
+                self.events,
+                pd.DataFrame(
+                    [
+                        (crash_after, "worker exited unexpectedly (NCCL watchdog timeout on rank 3); job terminated"),
+                        (crash_after, f"job restarted by scheduler; resuming from checkpoint step_{resume_from:06d}.pt"),
+                    ],
+                    columns=["step", "event"],
+                ),
+            ],
+            ignore_index=True,
+        )
+        return self
+
+    def plant_epochs(self, epochs: int, staircase_drop: float = 0.0) -> RunBuilder:
+        """Fewer shards, so the run makes `epochs` passes; optionally the loss drops at each boundary."""
+        steps_per_visit = math.ceil(self.examples_per_shard / self.batch_size)
+        n_shards = max(1, self.total_steps // (epochs * steps_per_visit))
+        steps_per_epoch = n_shards * steps_per_visit
+        self.shards = self.shards.head(n_shards).copy()
+        orders = [list(self.rng.permutation(n_shards)) for _ in range(epochs + 1)]
+        steps = self.train["step"].to_numpy()
+        epoch = (steps - 1) // steps_per_epoch
+        visit = ((steps - 1) % steps_per_epoch) // steps_per_visit
+        self.train["shard_id"] = [orders[e][v] for e, v in zip(epoch, visit, strict=True)]
+        if staircase_drop:
+            self.train["loss"] = self.train["loss"] * (1 - staircase_drop) ** epoch
+        return self
+
+    def plant_overfitting(self, best_at: int, rise: float) -> RunBuilder:
+        """Validation loss bottoms at `best_at` and climbs by `rise` (relative) by the end."""
+        best = self.evals.loc[self.evals["step"] == best_at, "val_loss"].iloc[0]
+        after = self.evals["step"] > best_at
+        span = self.total_steps - best_at
+        self.evals.loc[after, "val_loss"] = best * (1 + rise * (self.evals.loc[after, "step"] - best_at) / span)
+        return self
+
+    def plant_contaminated_source(self) -> tuple[RunBuilder, str]:
+        shard = self.train["shard_id"].iloc[self.total_steps // 3]
+        self.shards.loc[self.shards["shard_id"] == shard, "source"] = "eval_holdout_set"
+        return self, str(shard)
+
+    def plant_val_below_train(self, gap: float) -> RunBuilder:
+        smoothed = self.train.set_index("step")["loss"].rolling(20, min_periods=1).median()
+        self.evals["val_loss"] = [
+            (smoothed.loc[max(s, 1)] * (1 - gap)) if s > 0 else v
+            for s, v in zip(self.evals["step"], self.evals["val_loss"], strict=True)
+        ]
+        return self
+
+    def plant_slow_stretch(self, first: int, last: int, factor: float) -> RunBuilder:
+        mask = self.rows(first, last)
+        self.train.loc[mask, "step_time_sec"] = self.train.loc[mask, "step_time_sec"] * factor
+        return self
+
+    def plant_stall(self, step: int, factor: float) -> RunBuilder:
+        self.train.loc[self.train["step"] == step, "step_time_sec"] = 0.12 * factor
+        return self
+
+    def plant_flat_loss(self, level: float = 5.5) -> RunBuilder:
+        self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
+        return self
+
+    def plant_shallow_loss(self, drop: float = 0.05) -> RunBuilder:
+        steps = self.train["step"].to_numpy()
+        curve = 5.5 * (1 - drop * (1 - np.exp(-steps / 15.0)))
+        self.train["loss"] = curve * np.exp(self.rng.normal(0, self.noise / 4, len(steps)))
+        return self
+
+    def plant_percent_accuracy(self, steps: list[int]) -> RunBuilder:
+        mask = self.evals["step"].isin(steps)
+        self.evals.loc[mask, "val_accuracy"] = self.evals.loc[mask, "val_accuracy"] * 100
+        return self
+
+    def plant_duplicate_row(self, step: int) -> RunBuilder:
+        row = self.train[self.train["step"] == step]
+        position = row.index[0] + 1
+        self.train = pd.concat([self.train.iloc[:position], row, self.train.iloc[position:]], ignore_index=True)
+        return self
+
+    def plant_swap(self, step: int) -> RunBuilder:
+        i = self.train.index[self.train["step"] == step][0]
+        rows = self.train.to_dict("records")
+        rows[i], rows[i + 1] = rows[i + 1], rows[i]
+        self.train = pd.DataFrame(rows)
+        return self
+
+    def plant_config(self, **overrides: object) -> RunBuilder:
+        self.config_overrides.update(overrides)
+        return self
+
+    # --- output ----------------------------------------------------------------
+    def config(self) -> dict:
+        document = {
+            "run_name": "fixture",
+            "lr_schedule": {
+                "type": "warmup_cosine",
+                "peak_lr": self.peak_lr,
+                "min_lr": self.min_lr,
+                "warmup_steps": self.warmup_steps,
+                "decay_steps": self.total_steps,
+            },
+            "grad_clip_norm": self.grad_clip_norm,
+            "batch_size": self.batch_size,
+            "total_steps": self.total_steps,
+            "eval_interval": self.eval_interval,
+            "checkpoint_interval": self.checkpoint_interval,
+            "data": {"n_shards": len(self.shards)},
+        }
+        for key, value in self.config_overrides.items():
+            if key in document["lr_schedule"]:
+                document["lr_schedule"][key] = value
+            else:
+                document[key] = value
+        return document
+
+    def write(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.train.to_csv(folder / f"{self.prefix}train_log.csv", index=False, float_format="%.6g")
+        self.evals.to_csv(folder / f"{self.prefix}eval_log.csv", index=False, float_format="%.6g")
+        self.shards.to_csv(folder / f"{self.prefix}shard_info.csv", index=False)
+        self.events.to_csv(folder / f"{self.prefix}run_events.csv", index=False)
+        (folder / f"{self.prefix}run_config.json").write_text(json.dumps(self.config(), indent=2))
+        return folder

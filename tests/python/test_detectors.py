@@ -1,0 +1,271 @@
+"""Each anomaly planted in a fixture run, at several strengths and steps: the
+matching anomaly test fails and the matching finding appears; a clean run and
+a healthy noisy run fire nothing above low."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from dbt_session import Diagnosis
+from run_builder import RunBuilder
+
+Diagnose = Callable[[RunBuilder], Diagnosis]
+ABOVE_LOW = {"critical", "high", "medium"}
+
+
+def findings_of(diagnosis: Diagnosis, category: str):
+    findings = diagnosis.findings()
+    return findings[findings["category"] == category]
+
+
+def only_expected_above_low(diagnosis: Diagnosis, allowed: set[str]) -> None:
+    findings = diagnosis.findings()
+    unexpected = findings[findings["severity"].isin(ABOVE_LOW) & ~findings["category"].isin(allowed)]
+    assert unexpected.empty, unexpected[["finding_id", "severity", "title"]].to_string()
+
+
+# --- clean and healthy runs ------------------------------------------------------
+
+
+def test_clean_run_has_no_findings_and_no_failing_test(clean_run: Diagnosis) -> None:
+    assert clean_run.findings().empty
+    assert clean_run.failing_tests() == {}
+    assert "no anomaly test failed" in clean_run.output
+
+
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_healthy_noisy_run_fires_nothing_above_low(diagnose: Diagnose, seed: int) -> None:
+    diagnosis = diagnose(RunBuilder(seed=seed, noise=0.05))
+    findings = diagnosis.findings()
+    assert not findings["severity"].isin(ABOVE_LOW).any(), findings[["finding_id", "title"]].to_string()
+    assert diagnosis.failing_tests() == {}
+
+
+# --- learning rate ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("factor", "severity"), [(1.5, "high"), (3.0, "high"), (8.0, "critical")])
+def test_lr_above_peak(diagnose: Diagnose, factor: float, severity: str) -> None:
+    diagnosis = diagnose(RunBuilder().plant_lr_scale(factor))
+    found = findings_of(diagnosis, "lr_above_peak")
+    assert len(found) == 1
+    row = found.iloc[0]
+    assert row["severity"] == severity
+    assert row["observed_value"] == pytest.approx(3e-3 * factor, rel=1e-3)
+    assert "schedule shape is right, the peak is wrong" in row["evidence"]
+    assert "learning_rate_above_configured_peak" in diagnosis.failing_tests()
+    # the schedule mismatch is a symptom of the wrong peak and ranks below it
+    mismatch = findings_of(diagnosis, "lr_schedule_mismatch").iloc[0]
+    assert mismatch["caused_by"] == row["finding_id"]
+    assert mismatch["harm_rank"] > row["harm_rank"]
+    only_expected_above_low(diagnosis, {"lr_above_peak"})
+
+
+def test_lr_ratio_equal_to_worker_count_is_named(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_lr_scale(4.0).plant_config(data_parallel_workers=4))
+    assert "data_parallel_workers = 4" in findings_of(diagnosis, "lr_above_peak").iloc[0]["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("plant", "kind"),
+    [
+        (lambda b: b.plant_no_warmup(), "no_warmup"),
+        (lambda b: b.plant_constant_lr(), "constant_lr"),
+        (lambda b: b.plant_decay_length(120), "different_decay"),
+    ],
+)
+def test_lr_schedule_mismatch_kinds(diagnose: Diagnose, plant, kind: str) -> None:
+    diagnosis = diagnose(plant(RunBuilder()))
+    found = findings_of(diagnosis, "lr_schedule_mismatch")
+    assert list(found["finding_id"]) == [f"lr_schedule_mismatch:{kind}"]
+    assert found.iloc[0]["severity"] in ABOVE_LOW
+    assert "learning_rate_departs_from_configured_schedule" in diagnosis.failing_tests()
+
+
+# --- gradients -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("first", "last", "factor"), [(60, 64, 1.3), (150, 170, 3.0)])
+def test_grad_clip_violation(diagnose: Diagnose, first: int, last: int, factor: float) -> None:
+    diagnosis = diagnose(RunBuilder().plant_clip_violation(first, last, factor))
+    found = findings_of(diagnosis, "grad_clip_violation")
+    assert len(found) == 1
+    row = found.iloc[0]
+    assert (row["first_step"], row["last_step"]) == (first, last)
+    assert row["steps_affected"] == last - first + 1
+    assert row["observed_value"] == pytest.approx(factor, rel=1e-3)
+    assert "grad_norm_above_clip_norm" in diagnosis.failing_tests()
+
+
+def test_clip_violation_after_resume_is_a_symptom_of_the_restart(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_restart(crash_after=130, resume_from=100, unclipped_after=True))
+    clip = findings_of(diagnosis, "grad_clip_violation").iloc[0]
+    restart = findings_of(diagnosis, "run_restart").iloc[0]
+    assert clip["caused_by"] == restart["finding_id"] == "run_restart:101"
+    assert restart["harm_rank"] < clip["harm_rank"]
+    assert "clipping was lost on resume" in clip["evidence"]
+
+
+# --- restarts and the step sequence ----------------------------------------------
+
+
+@pytest.mark.parametrize(("crash_after", "resume_from"), [(137, 100), (75, 50)])
+def test_run_restart_and_replay_resolution(diagnose: Diagnose, crash_after: int, resume_from: int) -> None:
+    diagnosis = diagnose(RunBuilder().plant_restart(crash_after, resume_from))
+    restart = findings_of(diagnosis, "run_restart")
+    assert list(restart["finding_id"]) == [f"run_restart:{resume_from + 1}"]
+    assert restart.iloc[0]["steps_affected"] == crash_after - resume_from
+    replayed = findings_of(diagnosis, "step_sequence").set_index("finding_id").loc["step_sequence:replayed"]
+    assert replayed["severity"] == "info"
+    assert replayed["caused_by"] == f"run_restart:{resume_from + 1}"
+    steps = diagnosis.table("step_metrics")
+    assert steps["is_counted"].sum() == 240
+    assert (~steps["is_counted"]).sum() == crash_after - resume_from
+    # the counted rows of the replayed range are the second attempt's
+    assert set(steps.loc[steps["is_counted"] & steps["step"].between(resume_from + 1, crash_after), "attempt_number"]) == {2}
+    assert "run_crashed_and_resumed" in diagnosis.failing_tests()
+
+
+def test_duplicates_and_swaps_are_step_sequence_findings(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_duplicate_row(40).plant_swap(150))
+    ids = set(findings_of(diagnosis, "step_sequence")["finding_id"])
+    assert ids == {"step_sequence:exact_duplicates", "step_sequence:out_of_order"}
+    assert diagnosis.failing_tests()["step_sequence_not_monotonic"] == 2
+    assert diagnosis.table("step_metrics")["is_counted"].sum() == 240
+
+
+# --- loss --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("at", "length", "factor"), [(60, 3, 2.0), (150, 3, 3.5), (200, 1, 2.5)])
+def test_loss_spikes(diagnose: Diagnose, at: int, length: int, factor: float) -> None:
+    diagnosis = diagnose(RunBuilder().plant_loss_spike(at, length, factor))
+    found = findings_of(diagnosis, "loss_spikes")
+    assert list(found["first_step"]) == [at]
+    assert found.iloc[0]["observed_value"] / found.iloc[0]["expected_value"] == pytest.approx(factor, rel=0.1)
+    assert "loss_spikes_above_robust_baseline" in diagnosis.failing_tests()
+    only_expected_above_low(diagnosis, {"loss_spikes"})
+
+
+def test_bad_shard_is_the_cause_of_its_spikes(diagnose: Diagnose) -> None:
+    builder, shard = RunBuilder().plant_bad_shard(2.5)
+    diagnosis = diagnose(builder)
+    bad = findings_of(diagnosis, "bad_data_shard")
+    assert list(bad["finding_id"]) == [f"bad_data_shard:{shard}"]
+    spikes = findings_of(diagnosis, "loss_spikes")
+    assert not spikes.empty
+    assert set(spikes["caused_by"]) == {f"bad_data_shard:{shard}"}
+    assert bad.iloc[0]["harm_rank"] < spikes["harm_rank"].min()
+    assert "data_shard_consistently_worse" in diagnosis.failing_tests()
+
+
+@pytest.mark.parametrize("steps", [[100], [230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240]])
+def test_nan_loss(diagnose: Diagnose, steps: list[int]) -> None:
+    diagnosis = diagnose(RunBuilder().plant_nan(steps))
+    found = findings_of(diagnosis, "nan_loss").iloc[0]
+    assert found["first_step"] == steps[0]
+    assert found["severity"] == ("critical" if steps[-1] == 240 else "high")
+    assert "loss_is_not_finite" in diagnosis.failing_tests()
+
+
+def test_no_learning(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_flat_loss())
+    assert list(findings_of(diagnosis, "no_learning")["severity"]) == ["critical"]
+    assert "loss_flat_from_start" in diagnosis.failing_tests()
+
+
+def test_underfitting(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_shallow_loss(0.06))
+    assert list(findings_of(diagnosis, "underfitting")["severity"]) == ["medium"]
+    assert "loss_flattens_high" in diagnosis.failing_tests()
+
+
+# --- data ----------------------------------------------------------------------------
+
+
+def test_epochs_with_staircase(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_epochs(3, staircase_drop=0.15))
+    found = findings_of(diagnosis, "data_repetition").iloc[0]
+    assert found["severity"] == "medium"
+    assert found["observed_value"] == 3
+    assert "staircase" in found["title"]
+    assert "data_seen_more_than_once" in diagnosis.failing_tests()
+
+
+def test_epochs_without_staircase_is_low(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_epochs(2))
+    found = findings_of(diagnosis, "data_repetition").iloc[0]
+    assert found["severity"] == "low"
+    assert found["first_step"] == 121
+
+
+# --- evaluation ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("best_at", "rise", "severity"), [(100, 0.08, "high"), (180, 0.015, "low")])
+def test_overfitting(diagnose: Diagnose, best_at: int, rise: float, severity: str) -> None:
+    diagnosis = diagnose(RunBuilder().plant_overfitting(best_at, rise))
+    found = findings_of(diagnosis, "overfitting")
+    assert list(found["first_step"]) == [best_at]
+    assert found.iloc[0]["severity"] == severity
+    assert found.iloc[0]["estimated_cost"] > 0
+    summary = diagnosis.table("run_summary").iloc[0]
+    assert summary["best_eval_step"] == best_at
+
+
+def test_eval_named_source_is_contamination(diagnose: Diagnose) -> None:
+    builder, _ = RunBuilder().plant_contaminated_source()
+    diagnosis = diagnose(builder)
+    assert list(findings_of(diagnosis, "eval_contamination")["finding_id"]) == [
+        "eval_contamination:source_eval_holdout_set"
+    ]
+    assert "validation_data_likely_in_training" in diagnosis.failing_tests()
+
+
+def test_val_below_train_is_contamination(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_val_below_train(0.15))
+    assert "eval_contamination:val_below_train" in set(findings_of(diagnosis, "eval_contamination")["finding_id"])
+
+
+# --- step time --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("first", "last", "factor"), [(160, 185, 6.0), (30, 36, 2.5)])
+def test_slow_stretch(diagnose: Diagnose, first: int, last: int, factor: float) -> None:
+    diagnosis = diagnose(RunBuilder().plant_slow_stretch(first, last, factor))
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == [f"slow_steps:{first}"]
+    assert found.iloc[0]["last_step"] == last
+    assert found.iloc[0]["cost_unit"] == "seconds"
+    assert "step_time_slowdown" in diagnosis.failing_tests()
+
+
+def test_checkpoint_saves_are_not_slow_steps(clean_run: Diagnosis) -> None:
+    profile = clean_run.table("step_metrics")
+    assert profile.loc[profile["step"] == 100, "is_checkpoint_step"].item()
+    assert not profile["is_slow_step"].any()
+
+
+def test_isolated_stall(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_stall(70, 10))
+    assert list(findings_of(diagnosis, "slow_steps")["finding_id"]) == ["slow_steps:stalls"]
+
+
+# --- config and logs -------------------------------------------------------------------
+
+
+def test_config_mismatch(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_config(total_steps=300, eval_interval=25))
+    ids = set(findings_of(diagnosis, "config_mismatch")["finding_id"])
+    assert {"config_mismatch:total_steps", "config_mismatch:eval_interval", "config_mismatch:decay_steps"} <= ids
+    assert "config_disagrees_with_run" in diagnosis.failing_tests()
+
+
+def test_log_quality(diagnose: Diagnose) -> None:
+    diagnosis = diagnose(RunBuilder().plant_percent_accuracy([120, 140]))
+    found = findings_of(diagnosis, "log_quality")
+    assert list(found["finding_id"]) == ["log_quality:accuracy_percent"]
+    evals = diagnosis.table("eval_metrics")
+    assert evals["val_accuracy"].max() <= 1
+    assert "logs_need_repair" in diagnosis.failing_tests()

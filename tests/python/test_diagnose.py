@@ -1,0 +1,238 @@
+"""diagnose.py end to end: the same findings as a plain `dbt build` of the seeds, and a usable CLI.
+
+The seeds are built once with `dbt_runner.build_run(run_dir=None, ...)` into a temporary
+DuckDB file; diagnose.py then runs, at the same time and into two different --out folders,
+on the shared sample run (read in place) and on a copy of the repo's own seed files. Both
+must give the plain build's findings (finding_id, category, severity, first_step), and each
+must keep to its own folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import diagnose
+import duckdb
+import importers
+import pytest
+from dbt_runner import BuildResult, DbtBuildError, build_run
+
+REPO = Path(__file__).resolve().parents[2]
+DIAGNOSE = REPO / "scripts" / "diagnose.py"
+SEEDS = REPO / "seeds"
+SAMPLE_RUN = Path(__file__).resolve().parents[3] / "shared" / "sample-run"
+SEED_FILES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
+SEED_PREFIX = "anthropic_"
+FINDING_KEY = ("finding_id", "category", "severity", "first_step")
+
+FindingKeys = set[tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """One diagnose.py process: what it was given and what it said."""
+
+    source: Path
+    out: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def findings_in_db(db_path: Path) -> FindingKeys:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(f"select {', '.join(FINDING_KEY)} from main.findings").fetchall()
+    return {tuple(row) for row in rows}
+
+
+def findings_in_json(path: Path) -> FindingKeys:
+    return {tuple(f[k] for k in FINDING_KEY) for f in json.loads(path.read_text(encoding="utf-8"))}
+
+
+def copy_seed_files(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for suffix in SEED_FILES:
+        shutil.copy2(SEEDS / f"{SEED_PREFIX}{suffix}", folder / f"{SEED_PREFIX}{suffix}")
+    return folder
+
+
+def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
+    command = [sys.executable, str(DIAGNOSE), str(source), "--out", str(out)]
+    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen[str], source: Path, out: Path) -> CliRun:
+    stdout, stderr = process.communicate(timeout=900)
+    return CliRun(source, out, process.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="module")
+def seeds_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
+    """The plain `dbt build` of the seeds, in its own database and target folder."""
+    work = tmp_path_factory.mktemp("seeds-build")
+    return build_run(None, work / "seeds.duckdb", work / "dbt")
+
+
+@pytest.fixture(scope="module")
+def diagnoses(tmp_path_factory: pytest.TempPathFactory, seeds_build: BuildResult) -> dict[str, CliRun]:
+    """diagnose.py on the seed copy and on the shared sample run, both at once."""
+    root = tmp_path_factory.mktemp("diagnoses")
+    sources = {"seeds_copy": copy_seed_files(root / "seeds-copy")}
+    if SAMPLE_RUN.is_dir():
+        sources["sample_run"] = SAMPLE_RUN
+    started = {name: start_diagnosis(source, root / f"out-{name}") for name, source in sources.items()}
+    return {name: finish(p, sources[name], root / f"out-{name}") for name, p in started.items()}
+
+
+def cli_run(diagnoses: dict[str, CliRun], name: str) -> CliRun:
+    if name not in diagnoses:
+        pytest.skip(f"{SAMPLE_RUN} is absent: the shared sample run is not on this machine")
+    run = diagnoses[name]
+    assert run.returncode == 0, f"diagnose.py {run.source} exited {run.returncode}:\n{run.stderr}"
+    return run
+
+
+def test_seeds_build_has_findings(seeds_build: BuildResult) -> None:
+    assert seeds_build.ok and seeds_build.n_error == 0
+    assert seeds_build.n_warn > 0, "the sample run has problems: some anomaly test must warn"
+    assert (seeds_build.target_path / "run_results.json").exists()
+    assert findings_in_db(seeds_build.db_path)
+
+
+@pytest.mark.parametrize("name", ["seeds_copy", "sample_run"])
+def test_diagnosis_matches_plain_seed_build(
+    diagnoses: dict[str, CliRun], seeds_build: BuildResult, name: str
+) -> None:
+    run = cli_run(diagnoses, name)
+    expected = findings_in_db(seeds_build.db_path)
+    assert findings_in_db(run.out / "diagnosis.duckdb") == expected
+    assert findings_in_json(run.out / "findings.json") == expected
+
+
+@pytest.mark.parametrize("name", ["seeds_copy", "sample_run"])
+def test_diagnosis_writes_its_own_folder(diagnoses: dict[str, CliRun], name: str) -> None:
+    run = cli_run(diagnoses, name)
+    for produced in ("report.md", "report.html", "findings.json", "diagnosis.duckdb"):
+        assert (run.out / produced).is_file(), produced
+    assert sorted(p.name for p in (run.out / "run").iterdir()) == sorted(SEED_FILES)
+    results = json.loads((run.out / "dbt" / "target" / "run_results.json").read_text(encoding="utf-8"))
+    assert results["args"]["vars"] == {"run_dir": str((run.out / "run").resolve())}
+    config = json.loads((run.out / "run" / "run_config.json").read_text(encoding="utf-8"))
+    assert Path(config["provenance"]["source_path"]).resolve() == run.source.resolve()
+
+
+def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> None:
+    if len(diagnoses) < 2:
+        pytest.skip(f"{SAMPLE_RUN} is absent: only one diagnosis ran")
+    outs = [cli_run(diagnoses, name).out for name in diagnoses]
+    assert len({out.resolve() for out in outs}) == len(outs)
+    for out in outs:
+        logged = (out / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8")
+        others = [o for o in outs if o != out]
+        assert not any(str(o / "run") in logged for o in others), f"{out} build read another run"
+        assert findings_in_json(out / "findings.json") == findings_in_db(out / "diagnosis.duckdb")
+
+
+def test_progress_and_closing_lines(diagnoses: dict[str, CliRun]) -> None:
+    run = cli_run(diagnoses, "seeds_copy")
+    assert f"[1/4] reading {run.source} as canonical" in run.stderr
+    for number in range(2, 5):
+        assert f"[{number}/4]" in run.stderr
+    ranked = json.loads((run.out / "findings.json").read_text(encoding="utf-8"))
+    first = next(f for f in ranked if f["rank"] == 1)
+    assert f"report: {run.out / 'report.html'}" in run.stdout
+    assert "fix first:" in run.stdout and first["finding_id"] in run.stdout
+
+
+def test_help_lists_every_format() -> None:
+    shown = subprocess.run(
+        [sys.executable, str(DIAGNOSE), "--help"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    for module in importers.importers():
+        assert module.FORMAT in shown
+        assert " ".join(module.DESCRIPTION.split()[:4]) in " ".join(shown.split())
+    assert "--keep-going" in shown and "exit status" in shown
+
+
+def test_unknown_input_exits_2_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "shopping_list.txt"
+    source.write_text("eggs\nmilk\nbread\n", encoding="utf-8")
+    assert diagnose.main([str(source), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert str(source) in error and "Expected one of" in error
+    assert not (tmp_path / "out" / "diagnosis.duckdb").exists()
+
+
+def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nowhere"
+    assert diagnose.main([str(missing), "--out", str(tmp_path / "out")]) == 2
+    assert f"{missing}: no such file or folder" in capsys.readouterr().err
+
+
+def test_unknown_format_flag_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exited:
+        diagnose.main([str(tmp_path), "--out", str(tmp_path / "out"), "--format", "parquet"])
+    assert exited.value.code == 2
+
+
+def test_wrong_forced_format_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = copy_seed_files(tmp_path / "run")
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out"), "--format", "hf_trainer_state"]) == 2
+    assert str(folder) in capsys.readouterr().err
+
+
+@pytest.fixture
+def failing_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
+    """build_run replaced by one that fails as dbt does on a bad file; records `check`."""
+    checks: list[bool] = []
+
+    def fake_build_run(run_dir: Path | None, db_path: Path, work_dir: Path, **options: Any) -> BuildResult:
+        checks.append(options.get("check", True))
+        result = BuildResult(1, db_path, work_dir / "target", work_dir / "logs", 0.1, {"error": 1}, ("boom",))
+        if options.get("check", True):
+            raise DbtBuildError("dbt build failed (exit code 1):\n  boom", result)
+        return result
+
+    monkeypatch.setattr(diagnose, "build_run", fake_build_run)
+    yield checks
+
+
+def test_failed_build_exits_1_with_dbt_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], failing_build: list[bool]
+) -> None:
+    folder = copy_seed_files(tmp_path / "run")
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out")]) == 1
+    assert "boom" in capsys.readouterr().err
+    assert failing_build == [True]
+    assert not (tmp_path / "out" / "report.md").exists()
+
+
+def test_keep_going_still_tries_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], failing_build: list[bool]
+) -> None:
+    folder = copy_seed_files(tmp_path / "run")
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out"), "--keep-going"]) == 1
+    error = capsys.readouterr().err
+    assert failing_build == [False]
+    assert "--keep-going" in error and "[4/4]" in error and "report failed" in error
+
+
+def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
+    folder = copy_seed_files(tmp_path / "run")
+    eval_log = folder / f"{SEED_PREFIX}eval_log.csv"
+    lines = eval_log.read_text(encoding="utf-8").splitlines(keepends=True)
+    eval_log.write_text(lines[0].replace("val_loss", "validation") + "".join(lines[1:]), encoding="utf-8")
+    with pytest.raises(DbtBuildError) as raised:
+        build_run(folder, tmp_path / "bad.duckdb", tmp_path / "dbt", select="stg_training__evals")
+    message = str(raised.value)
+    assert f"run_diagnosis: {eval_log} row 1 (header): missing column(s) val_loss" in message
+    assert raised.value.result is not None and raised.value.result.n_error == 1
