@@ -12,9 +12,16 @@
   (cast({{ numerator }} as {{ type_double() }}) / nullif({{ denominator }}, 0))
 {% endmacro %}
 
-{#- parse text to a double: NULL when not a number; NaN/inf survive and are caught by is_non_finite -#}
+{#- parse text to a double: NULL when not a number; NaN/inf survive and are caught by is_non_finite
+    (dbt.safe_cast is a plain cast on DuckDB, which fails the whole model on one bad cell) -#}
 {% macro parse_double(column) %}
-  {{ dbt.safe_cast('trim(' ~ column ~ ')', type_double()) }}
+  {{ return(adapter.dispatch('parse_double', 'run_diagnosis')(column)) }}
+{% endmacro %}
+{% macro default__parse_double(column) %}try_cast(trim({{ column }}) as {{ type_double() }}){% endmacro %}
+{% macro spark__parse_double(column) %}cast(trim({{ column }}) as double){% endmacro %}
+{% macro postgres__parse_double(column) %}
+  case when trim({{ column }}) ~* '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)(e[+-]?[0-9]+)?$|^[+-]?(nan|inf|infinity)$'
+    then cast(trim({{ column }}) as double precision) end
 {% endmacro %}
 
 {#- parse text to an integer step; '12.0' is 12, '12.5' or '1e30' is NULL -#}

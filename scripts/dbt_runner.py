@@ -111,10 +111,11 @@ def dbt_command(
     target_path: Path,
     log_path: Path,
     select: str | None = None,
+    exclude: str | None = None,
     extra_vars: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """The `dbt build` command line (JSON console events, own target and log folders)."""
-    command = [dbt_executable(), "--log-format", "json", "build"]
+    """The `dbt build` command line (JSON console events, text log file, own target and log folders)."""
+    command = [dbt_executable(), "--log-format", "json", "--log-format-file", "debug", "build"]
     command += ["--profiles-dir", str(REPO_ROOT), "--project-dir", str(REPO_ROOT)]
     command += ["--target-path", str(target_path), "--log-path", str(log_path)]
     build_vars = dict(extra_vars or {})
@@ -124,6 +125,8 @@ def dbt_command(
         command += ["--vars", json.dumps(build_vars)]  # JSON is YAML
     if select:
         command += ["--select", select]
+    if exclude:
+        command += ["--exclude", exclude]
     return command
 
 
@@ -203,7 +206,9 @@ def read_run_results(target_path: Path) -> list[dict[str, Any]]:
 
 def error_lines(message: str) -> list[str]:
     """The useful lines of a dbt error message: not blank, not the '> in macro' call trace."""
-    return [line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith(">")]
+    return [
+        line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith(">")
+    ]
 
 
 def _collect_errors(results: list[dict[str, Any]], streamed: list[str]) -> tuple[str, ...]:
@@ -220,11 +225,15 @@ def build_run(
     work_dir: Path,
     *,
     select: str | None = None,
+    exclude: str | None = None,
     progress: Progress | None = None,
     extra_vars: Mapping[str, Any] | None = None,
     check: bool = True,
 ) -> BuildResult:
     """Run `dbt build` on run_dir (None: the seeds) into db_path; target and logs under work_dir.
+
+    select/exclude are dbt node selections (e.g. exclude="resource_type:unit_test": the unit
+    tests check the SQL on fixed inputs, so they give the same answer for every run).
 
     Raises DbtBuildError (with dbt's error lines) when dbt exits non-zero, unless check is
     False: then the failed result is returned (its `errors` say what went wrong).
@@ -237,7 +246,7 @@ def build_run(
     work_dir.mkdir(parents=True, exist_ok=True)
     stale = target_path / "run_results.json"
     stale.unlink(missing_ok=True)  # never report a previous build's results as this one's
-    command = dbt_command(run_dir, target_path, log_path, select, extra_vars)
+    command = dbt_command(run_dir, target_path, log_path, select, exclude, extra_vars)
     env = {**os.environ, DB_ENV_VAR: str(db_path)}
     reader = _EventReader(progress)
     started = time.monotonic()
@@ -264,4 +273,6 @@ def failure_message(result: BuildResult) -> str:
     """What went wrong, in dbt's words, and where the full log is."""
     lines = list(result.errors) or [f"dbt exited with code {result.exit_code} without an error message"]
     body = "\n".join(f"  {line}" for line in lines)
-    return f"dbt build failed (exit code {result.exit_code}):\n{body}\nfull log: {result.log_path / 'dbt.log'}"
+    return (
+        f"dbt build failed (exit code {result.exit_code}):\n{body}\nfull log: {result.log_path / 'dbt.log'}"
+    )

@@ -28,6 +28,7 @@ from importers.canonical import FILE_SUFFIXES, RunData, write_run
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STEPS = 4
+TITLE_CHARS = 200  # a finding title can list hundreds of steps: the closing line keeps the start
 RUN_SUBDIR, DBT_SUBDIR, DB_FILE = "run", "dbt", "diagnosis.duckdb"
 
 
@@ -74,7 +75,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ),
     )
     parser.add_argument("source", type=Path, metavar="SOURCE", help="log file or folder of the run")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write everything to")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder to write everything to"
+    )
     parser.add_argument(
         "--format",
         choices=[m.FORMAT for m in importers.importers()],
@@ -146,7 +149,9 @@ def report(result: BuildResult, out: Path) -> dict[str, Path]:
 
     step(4, f"writing the report to {out}")
     try:
-        return write_report(result.db_path, result.target_path, out, progress=lambda m: detail(f"report: {m}"))
+        return write_report(
+            result.db_path, result.target_path, out, progress=lambda m: detail(f"report: {m}")
+        )
     except ReportError as error:
         raise Failed(f"report failed: {error}") from error
 
@@ -157,8 +162,10 @@ def fix_first_line(findings_path: Path) -> str:
     if not findings:
         return "fix first: nothing: no finding in this run's logs"
     first = min(findings, key=lambda f: f.get("rank") or len(findings) + 1)
+    title = str(first.get("title") or "")
+    title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
     where = f", from step {first['first_step']}" if first.get("first_step") is not None else ""
-    return f"fix first: [{first.get('severity')}] {first.get('title')} ({first.get('finding_id')}{where})"
+    return f"fix first: [{first.get('severity')}] {title} ({first.get('finding_id')}{where})"
 
 
 def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:

@@ -41,6 +41,7 @@ by_shard as (
         min(step) as first_step,
         max(step) as last_step,
         avg(log_residual) as mean_log_residual,
+        percentile_cont(0.5) within group (order by log_residual) as median_log_residual,
         sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
         sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
         sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
@@ -57,6 +58,7 @@ by_source as (
         min(step) as first_step,
         max(step) as last_step,
         avg(log_residual) as mean_log_residual,
+        percentile_cont(0.5) within group (order by log_residual) as median_log_residual,
         sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
         sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
         sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
@@ -75,6 +77,7 @@ final as (
         groups.grouping_level || ':' || groups.group_key as shard_group_id,
         groups.*,
         exp(groups.mean_log_residual) - 1 as mean_relative_excess,
+        exp(groups.median_log_residual) - 1 as median_relative_excess,
         {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} as spike_share_of_group,
         {{ safe_divide('groups.n_spikes', 'totals.spike_steps') }} as share_of_all_spikes,
         {{ safe_divide('groups.n_steps', 'totals.scored_steps') }} as share_of_steps,
@@ -82,7 +85,8 @@ final as (
             groups.n_steps >= {{ var('bad_shard_min_steps') }}
             and (
                 {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} >= {{ var('bad_shard_min_spike_share') }}
-                or exp(groups.mean_log_residual) - 1 >= {{ var('bad_shard_min_mean_excess') }}
+                -- the median, not the mean: one spike inside a visit does not make a shard bad
+                or exp(groups.median_log_residual) - 1 >= {{ var('bad_shard_min_median_excess') }}
             )
         ) as is_bad
     from groups

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from dbt_session import DbtSession, Diagnosis
 from run_builder import RunBuilder
 
@@ -16,7 +17,9 @@ def dbt_session(tmp_path_factory: pytest.TempPathFactory) -> DbtSession:
 
 
 @pytest.fixture(scope="session")
-def diagnose(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory) -> Callable[[RunBuilder], Diagnosis]:
+def diagnose(
+    dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[RunBuilder], Diagnosis]:
     """Write a fixture run and build the project on it."""
 
     def run(builder: RunBuilder) -> Diagnosis:

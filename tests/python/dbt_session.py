@@ -32,6 +32,7 @@ class Diagnosis:
     target_path: Path
     output: str
     success: bool
+    errors: list[str]
 
     def query(self, sql: str) -> pd.DataFrame:
         with duckdb.connect(str(self.db_path)) as connection:
@@ -50,7 +51,9 @@ class Diagnosis:
         failing = {}
         for result in results["results"]:
             node = manifest["nodes"].get(result["unique_id"], {})
-            if result["status"] in ("warn", "fail") and node.get("config", {}).get("meta", {}).get("category"):
+            if result["status"] in ("warn", "fail") and node.get("config", {}).get("meta", {}).get(
+                "category"
+            ):
                 failing[node["name"]] = result["failures"]
         return failing
 
@@ -69,9 +72,16 @@ class DbtSession:
 
     def _common(self, run_dir: Path, target: Path) -> list[str]:
         return [
-            "--project-dir", str(REPO), "--profiles-dir", str(REPO),
-            "--vars", json.dumps({"run_dir": str(run_dir)}),
-            "--target-path", str(target / "target"), "--log-path", str(target / "logs"),
+            "--project-dir",
+            str(REPO),
+            "--profiles-dir",
+            str(REPO),
+            "--vars",
+            json.dumps({"run_dir": str(run_dir)}),
+            "--target-path",
+            str(target / "target"),
+            "--log-path",
+            str(target / "logs"),
         ]
 
     @staticmethod
@@ -94,4 +104,11 @@ class DbtSession:
         os.environ["RUN_DIAGNOSIS_DB"] = str(db_path)
         args = ["build", *self._common(run_dir, out), "--exclude", "path:seeds/anthropic_*", "--threads", "4"]
         result, output = self._invoke(self.runner, args)
-        return Diagnosis(out, db_path, out / "target", output, bool(result.success))
+        errors = [
+            str(node.message)
+            for node in getattr(result.result, "results", None) or []
+            if str(node.status) in ("error", "fail") and node.node.resource_type != "test"
+        ]
+        if result.exception is not None:
+            errors.append(str(result.exception))
+        return Diagnosis(out, db_path, out / "target", output, bool(result.success), errors)

@@ -99,7 +99,9 @@ class RunBuilder:
     # --- planted problems ----------------------------------------------------
     def plant_lr_scale(self, factor: float) -> RunBuilder:
         """The optimizer used factor x the configured peak (schedule shape kept)."""
-        self.train["learning_rate"] = [self.schedule(s, peak=self.peak_lr * factor) for s in self.train["step"]]
+        self.train["learning_rate"] = [
+            self.schedule(s, peak=self.peak_lr * factor) for s in self.train["step"]
+        ]
         return self
 
     def plant_decay_length(self, decay_steps: int) -> RunBuilder:
@@ -155,8 +157,14 @@ class RunBuilder:
                 self.events,
                 pd.DataFrame(
                     [
-                        (crash_after, "worker exited unexpectedly (NCCL watchdog timeout on rank 3); job terminated"),
-                        (crash_after, f"job restarted by scheduler; resuming from checkpoint step_{resume_from:06d}.pt"),
+                        (
+                            crash_after,
+                            "worker exited unexpectedly (NCCL watchdog timeout on rank 3); job terminated",
+                        ),
+                        (
+                            crash_after,
+                            f"job restarted by scheduler; resuming from checkpoint step_{resume_from:06d}.pt",
+                        ),
                     ],
                     columns=["step", "event"],
                 ),
@@ -185,7 +193,9 @@ class RunBuilder:
         best = self.evals.loc[self.evals["step"] == best_at, "val_loss"].iloc[0]
         after = self.evals["step"] > best_at
         span = self.total_steps - best_at
-        self.evals.loc[after, "val_loss"] = best * (1 + rise * (self.evals.loc[after, "step"] - best_at) / span)
+        self.evals.loc[after, "val_loss"] = best * (
+            1 + rise * (self.evals.loc[after, "step"] - best_at) / span
+        )
         return self
 
     def plant_contaminated_source(self) -> tuple[RunBuilder, str]:
@@ -228,7 +238,9 @@ class RunBuilder:
     def plant_duplicate_row(self, step: int) -> RunBuilder:
         row = self.train[self.train["step"] == step]
         position = row.index[0] + 1
-        self.train = pd.concat([self.train.iloc[:position], row, self.train.iloc[position:]], ignore_index=True)
+        self.train = pd.concat(
+            [self.train.iloc[:position], row, self.train.iloc[position:]], ignore_index=True
+        )
         return self
 
     def plant_swap(self, step: int) -> RunBuilder:

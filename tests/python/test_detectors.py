@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from dbt_session import Diagnosis
 from run_builder import RunBuilder
 
@@ -123,7 +124,9 @@ def test_run_restart_and_replay_resolution(diagnose: Diagnose, crash_after: int,
     assert steps["is_counted"].sum() == 240
     assert (~steps["is_counted"]).sum() == crash_after - resume_from
     # the counted rows of the replayed range are the second attempt's
-    assert set(steps.loc[steps["is_counted"] & steps["step"].between(resume_from + 1, crash_after), "attempt_number"]) == {2}
+    assert set(
+        steps.loc[steps["is_counted"] & steps["step"].between(resume_from + 1, crash_after), "attempt_number"]
+    ) == {2}
     assert "run_crashed_and_resumed" in diagnosis.failing_tests()
 
 
@@ -225,7 +228,9 @@ def test_eval_named_source_is_contamination(diagnose: Diagnose) -> None:
 
 def test_val_below_train_is_contamination(diagnose: Diagnose) -> None:
     diagnosis = diagnose(RunBuilder().plant_val_below_train(0.15))
-    assert "eval_contamination:val_below_train" in set(findings_of(diagnosis, "eval_contamination")["finding_id"])
+    assert "eval_contamination:val_below_train" in set(
+        findings_of(diagnosis, "eval_contamination")["finding_id"]
+    )
 
 
 # --- step time --------------------------------------------------------------------------
@@ -258,7 +263,11 @@ def test_isolated_stall(diagnose: Diagnose) -> None:
 def test_config_mismatch(diagnose: Diagnose) -> None:
     diagnosis = diagnose(RunBuilder().plant_config(total_steps=300, eval_interval=25))
     ids = set(findings_of(diagnosis, "config_mismatch")["finding_id"])
-    assert {"config_mismatch:total_steps", "config_mismatch:eval_interval", "config_mismatch:decay_steps"} <= ids
+    assert {
+        "config_mismatch:total_steps",
+        "config_mismatch:eval_interval",
+        "config_mismatch:decay_steps",
+    } <= ids
     assert "config_disagrees_with_run" in diagnosis.failing_tests()
 
 

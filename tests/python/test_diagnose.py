@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import diagnose
 import duckdb
-import importers
 import pytest
+
+import diagnose
+import importers
 from dbt_runner import BuildResult, DbtBuildError, build_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,9 +162,7 @@ def test_help_lists_every_format() -> None:
     assert "--keep-going" in shown and "exit status" in shown
 
 
-def test_unknown_input_exits_2_naming_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_input_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "shopping_list.txt"
     source.write_text("eggs\nmilk\nbread\n", encoding="utf-8")
     assert diagnose.main([str(source), "--out", str(tmp_path / "out")]) == 2

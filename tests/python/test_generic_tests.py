@@ -265,11 +265,23 @@ SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
     "step_sequences": (
         ("run_id", "step", "tokens_seen", "tokens_clean"),
         [
-            ("a", 1, 100, 100), ("a", 2, 200, 200), ("a", 3, 300, 300), ("a", 4, 250, 400),
-            ("a", 8, 400, 500), ("a", 9, 500, 600), ("a", 10, 450, 700), ("a", 11, None, 800),
+            ("a", 1, 100, 100),
+            ("a", 2, 200, 200),
+            ("a", 3, 300, 300),
+            ("a", 4, 250, 400),
+            ("a", 8, 400, 500),
+            ("a", 9, 500, 600),
+            ("a", 10, 450, 700),
+            ("a", 11, None, 800),
             ("a", 12, 600, 900),
-            ("b", 1, 10, 10), ("b", 2, 20, 20), ("b", 3, 30, 30), ("b", 3, 30, 35),
-            ("b", 4, 40, 40), ("b", 5, 50, 50), ("b", 6, 60, 60), ("b", None, 70, 70),
+            ("b", 1, 10, 10),
+            ("b", 2, 20, 20),
+            ("b", 3, 30, 30),
+            ("b", 3, 30, 35),
+            ("b", 4, 40, 40),
+            ("b", 5, 50, 50),
+            ("b", 6, 60, 60),
+            ("b", None, 70, 70),
         ],
     ),
     "checkpoint_steps": (
@@ -279,8 +291,12 @@ SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
     "metric_values": (
         ("row_id", "learning_rate", "loss"),
         [
-            (1, 0.0, 2.5), (2, 0.0003, 2.4), (3, 0.001, 0.0),
-            (4, -0.0001, -1.0), (5, 0.5, 2.3), (6, None, None),
+            (1, 0.0, 2.5),
+            (2, 0.0003, 2.4),
+            (3, 0.001, 0.0),
+            (4, -0.0001, -1.0),
+            (5, 0.5, 2.3),
+            (6, None, None),
         ],
     ),
     "loss_series": (("series_id", "step", "loss"), _loss_series()),
@@ -316,12 +332,25 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict:
     environment.pop("DBT_PROFILES_DIR", None)
     completed = subprocess.run(
         [
-            str(DBT), "build",
-            "--project-dir", str(root), "--profiles-dir", str(root),
-            "--target-path", str(root / "target"), "--log-path", str(root / "logs"),
-            "--no-partial-parse", "--no-use-colors",
+            str(DBT),
+            "build",
+            "--project-dir",
+            str(root),
+            "--profiles-dir",
+            str(root),
+            "--target-path",
+            str(root / "target"),
+            "--log-path",
+            str(root / "logs"),
+            "--no-partial-parse",
+            "--no-use-colors",
         ],
-        cwd=root, env=environment, capture_output=True, text=True, timeout=300, check=False,
+        cwd=root,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert completed.returncode == 0, completed.stdout[-6000:] + completed.stderr[-2000:]
     run_results = json.loads((root / "target" / "run_results.json").read_text())
@@ -439,7 +468,11 @@ def test_rolling_mads_matches_reference(build: dict, test_name: str, series_id: 
 
 def test_rolling_mads_partitions_by_group(build: dict) -> None:
     assert _stored_failures(build, "rolling_mads__grouped", "series_id, step") == [
-        ("dip", 30), ("dip", 45), ("flat", 45), ("noisy", 40), ("zero", 30)
+        ("dip", 30),
+        ("dip", 45),
+        ("flat", 45),
+        ("noisy", 40),
+        ("zero", 30),
     ]
 
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Create (or update) the project's virtual environment from requirements.txt.
+# Sourced by the other scripts; needs only python3.11 on the machine.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${RUN_DIAGNOSIS_VENV:-$REPO/.venv}"
+PYTHON="${PYTHON:-python3}"
+stamp="$VENV/.requirements.sha1"
+want="$(sha1sum "$REPO/requirements.txt" | cut -c1-40)"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "bootstrap: creating $VENV" >&2
+  "$PYTHON" -m venv "$VENV"
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "bootstrap: installing requirements.txt" >&2
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -r "$REPO/requirements.txt"
+  echo "$want" > "$stamp"
+fi
+export PATH="$VENV/bin:$PATH"
+mkdir -p "$REPO/.dbt_state"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Command 2: build the environment and run every test: lint, dbt build on the
+# sample run (data tests, unit tests, structural tests), then pytest.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+cd "$REPO"
+# the HTML report is checked in headless Chromium (Debian's package); install it when we can
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+   && [ -z "${RUN_DIAGNOSIS_SKIP_BROWSER:-}" ]; then
+  echo "test: installing chromium for the browser check" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "test: chromium could not be installed; the browser test will be skipped" >&2
+fi
+ruff check scripts tests/python
+ruff format --check scripts tests/python
+RUN_DIAGNOSIS_DB="$REPO/.dbt_state/test_sample.duckdb" \
+  dbt build --profiles-dir . --target-path target/test_sample --log-path logs/test_sample
+python -m pytest tests/python -q "$@"
