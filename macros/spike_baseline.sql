@@ -3,7 +3,10 @@
   <name> with: step, log_baseline, log_mad, baseline_points, is_outlier.
   The baseline of a step is the median of the log losses of the `window` steps
   before it that are not excluded (source column `exclude_column`); the spread
-  is the median absolute deviation over the same steps. An excluded step is
+  is estimated from the median absolute step-to-step change of the clean log
+  loss over the same steps (divided by sqrt 2, the MAD of iid noise), which a
+  smooth trend (the fast fall of early training) does not inflate, unlike the
+  MAD around a lagging median. An excluded step is
   judged against the clean steps before it, so a long spike cannot drag its own
   baseline up. Iterated a few times, each pass excluding what earlier passes
   flagged (baseline-excludes-anomalies, as Elementary #1589 and re_data #328 ask).
@@ -11,13 +14,20 @@
 {% macro spike_baseline_pass(name, source_cte, exclude_column) %}
 {%- set window = var('spike_window') %}
 {%- set min_mad = var('spike_min_mad') %}
-{{ name }}_clean as (
+{{ name }}_clean_points as (
     select
         step,
         log_loss,
         row_number() over (order by step) as clean_index
     from {{ source_cte }}
     where not {{ exclude_column }} and log_loss is not null
+),
+
+{{ name }}_clean as (
+    select
+        *,
+        abs(log_loss - {{ previous_value('log_loss', 'step') }}) / sqrt(2.0) as step_change
+    from {{ name }}_clean_points
 ),
 
 {{ name }}_center as (
@@ -32,9 +42,8 @@
 {{ name }}_spread as (
     select
         *,
-        {{ rolling_median('abs(log_loss - center_before)', 'step', window) }} as spread_before,
-        {{ rolling_median('abs(log_loss - center_before)', 'step', window - 1, include_current_row=true) }}
-            as spread_through,
+        {{ rolling_median('step_change', 'step', window) }} as spread_before,
+        {{ rolling_median('step_change', 'step', window - 1, include_current_row=true) }} as spread_through,
         least(points_before + 1, {{ window }}) as points_through
     from {{ name }}_center
 ),

@@ -1,5 +1,5 @@
 -- Each counted evaluation beside the training loss around it (median of the
--- train_smoothing_window steps up to the evaluation step), the best validation
+-- last train_smoothing_window logged losses up to the evaluation step), the best validation
 -- loss so far, and whether it is the held-out minimum of the run.
 with
 
@@ -15,16 +15,24 @@ train_smoothed as (
     from {{ ref('int_train_steps_resolved') }}
 ),
 
+stream as (
+    -- evaluations and train steps in one ordered stream, so each evaluation finds the last
+    -- train step at or before it with a window (no range join over the whole log)
+    select step, 0 as is_eval, step as train_step from train_smoothed
+    union all
+    select step, 1 as is_eval, cast(null as {{ dbt.type_bigint() }}) as train_step from evals
+),
+
 train_at_eval as (
-    -- the last training step at or before each evaluation
-    select
-        evals.step,
-        max(train_smoothed.step) as train_step
-    from evals
-    inner join train_smoothed
-        on train_smoothed.step <= evals.step
-        and train_smoothed.step > evals.step - {{ var('train_smoothing_window') }}
-    group by evals.step
+    select step, train_step
+    from (
+        select
+            step,
+            is_eval,
+            max(train_step) over (order by step, is_eval rows between unbounded preceding and current row) as train_step
+        from stream
+    ) as carried
+    where is_eval = 1
 ),
 
 joined as (

@@ -21,7 +21,7 @@ gradients as (
 ),
 
 step_times as (
-    select step, is_slow, is_in_slow_stretch, is_checkpoint_step from {{ ref('int_step_times_profiled') }}
+    select step, is_slow, is_in_slow_stretch, is_stall, is_checkpoint_step from {{ ref('int_step_times_profiled') }}
 ),
 
 epochs as (
@@ -55,7 +55,7 @@ final as (
         rows_resolved.learning_rate,
         learning_rates.expected_learning_rate,
         rows_resolved.step_time_sec,
-        coalesce(rows_resolved.is_counted and step_times.is_in_slow_stretch, false) as is_slow_step,
+        coalesce(rows_resolved.is_counted and (step_times.is_in_slow_stretch or step_times.is_stall), false) as is_slow_step,
         coalesce(step_times.is_checkpoint_step, false) as is_checkpoint_step,
         case when rows_resolved.is_counted then epochs.epoch_number end as epoch_number
     from rows_resolved

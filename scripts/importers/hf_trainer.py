@@ -542,6 +542,13 @@ def config_from(
     config["eval_interval"] = _eval_interval(state, args, eval_steps, total_steps, notes)
     config["checkpoint_interval"] = _checkpoint_interval(state, args, total_steps, notes)
     config.update(_args_config(args, notes))
+    epochs = config["num_epochs"]
+    if total_steps and epochs and epochs > 1:
+        config["steps_per_epoch"] = round(total_steps / epochs)
+        notes.append(
+            f"steps_per_epoch = total steps {total_steps} / num_train_epochs {epochs:g} = "
+            f"{config['steps_per_epoch']} (used to find epoch boundaries: there are no shard ids)"
+        )
     if config["batch_size"] is not None and "train_batch_size" in state:
         notes.append("batch_size is the per-device batch (train_batch_size in trainer_state.json)")
     return config

@@ -22,10 +22,10 @@ def diagnose(
 ) -> Callable[[RunBuilder], Diagnosis]:
     """Write a fixture run and build the project on it."""
 
-    def run(builder: RunBuilder) -> Diagnosis:
+    def run(builder: RunBuilder, *, structural_tests: bool = False) -> Diagnosis:
         folder = tmp_path_factory.mktemp("run")
         builder.write(folder)
-        diagnosis = dbt_session.build(folder)
+        diagnosis = dbt_session.build(folder, structural_tests=structural_tests)
         assert diagnosis.success, diagnosis.output[-3000:]
         return diagnosis
 
@@ -33,8 +33,8 @@ def diagnose(
 
 
 @pytest.fixture(scope="session")
-def clean_run(diagnose: Callable[[RunBuilder], Diagnosis]) -> Diagnosis:
-    return diagnose(RunBuilder())
+def clean_run(diagnose: Callable[..., Diagnosis]) -> Diagnosis:
+    return diagnose(RunBuilder(), structural_tests=True)
 
 
 def repo_root() -> Path:

@@ -17,10 +17,32 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 from dbt.cli.main import dbtRunner
 
 REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "run_diagnosis.duckdb"
+# Structural tests (keys, accepted values, invariants) guard the SQL; the sample
+# build and a few fixture builds run them. Most fixture builds only need the
+# models and the anomaly tests, which is about three times faster.
+STRUCTURAL_TESTS = [
+    "resource_type:unit_test",
+    *(
+        f"test_name:{name}"
+        for name in [
+            "unique",
+            "not_null",
+            "accepted_values",
+            "relationships",
+            "expression_is_true",
+            "accepted_range",
+            "values_increasing",
+            "no_gaps",
+            "not_null_proportion",
+            "unique_combination_of_columns",
+        ]
+    ),
+]
 
 
 @dataclass
@@ -35,7 +57,7 @@ class Diagnosis:
     errors: list[str]
 
     def query(self, sql: str) -> pd.DataFrame:
-        with duckdb.connect(str(self.db_path)) as connection:
+        with duckdb.connect(str(self.db_path), read_only=True) as connection:
             return connection.sql(sql).df()
 
     def findings(self) -> pd.DataFrame:
@@ -56,6 +78,15 @@ class Diagnosis:
             ):
                 failing[node["name"]] = result["failures"]
         return failing
+
+
+def release_database() -> None:
+    """Close the DuckDB database dbt-duckdb keeps open in this process, so tests and
+    the report can open the file (read-only) the way a separate process would."""
+    with DuckDBConnectionManager._LOCK:
+        if DuckDBConnectionManager._ENV is not None:
+            DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None
 
 
 class DbtSession:
@@ -96,18 +127,20 @@ class DbtSession:
             os.chdir(cwd)
         return result, buffer.getvalue()
 
-    def build(self, run_dir: Path, name: str | None = None) -> Diagnosis:
+    def build(self, run_dir: Path, name: str | None = None, *, structural_tests: bool = False) -> Diagnosis:
         self.count += 1
         out = self.work_dir / (name or f"build_{self.count}")
         out.mkdir(parents=True, exist_ok=True)
         db_path = out / DB_NAME
         os.environ["RUN_DIAGNOSIS_DB"] = str(db_path)
-        args = ["build", *self._common(run_dir, out), "--exclude", "path:seeds/anthropic_*", "--threads", "4"]
+        excluded = ["path:seeds/anthropic_*", *([] if structural_tests else STRUCTURAL_TESTS)]
+        args = ["build", *self._common(run_dir, out), "--exclude", *excluded, "--threads", "4"]
         result, output = self._invoke(self.runner, args)
+        release_database()
         errors = [
             str(node.message)
             for node in getattr(result.result, "results", None) or []
-            if str(node.status) in ("error", "fail") and node.node.resource_type != "test"
+            if str(node.status) in ("error", "fail")
         ]
         if result.exception is not None:
             errors.append(str(result.exception))

@@ -72,7 +72,7 @@ def defective(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory)
     )
     builder.events = pd.concat([builder.events, builder.events.tail(1)], ignore_index=True)
     folder = builder.write(tmp_path_factory.mktemp("defects"))
-    diagnosis = dbt_session.build(folder)
+    diagnosis = dbt_session.build(folder, structural_tests=True)
     assert diagnosis.success, diagnosis.errors
     return diagnosis
 

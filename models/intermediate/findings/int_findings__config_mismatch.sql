@@ -9,8 +9,27 @@ config as (
     select * from {{ ref('stg_training__config') }}
 ),
 
+train_steps as (
+    select
+        max(step) as last_train_step,
+        count(*) as counted_steps,
+        percentile_cont(0.5) within group (order by step - previous_step) as logging_interval
+    from {{ ref('int_train_steps_resolved') }}
+),
+
 steps as (
-    select max(step) as last_step, count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+    -- where the run ended: the last train line, the last evaluation or a run-end event, whichever is
+    -- latest (a log that writes every N steps can end up to N - 1 steps before the true end)
+    select
+        greatest(
+            train_steps.last_train_step,
+            coalesce((select max(step) from {{ ref('int_evals_resolved') }}), train_steps.last_train_step),
+            coalesce((select max(step) from {{ ref('int_events_classified') }} where event_kind = 'run_end'),
+                train_steps.last_train_step)
+        ) as last_step,
+        train_steps.counted_steps,
+        coalesce(train_steps.logging_interval, 1) as logging_interval
+    from train_steps
 ),
 
 eval_gaps as (
@@ -52,7 +71,8 @@ checks as (
         cast(steps.last_step as {{ type_double() }}) as observed_value,
         'Check whether the run stopped early or the config is stale; the schedule and epoch checks use the config value.' as recommendation
     from config cross join steps
-    where config.total_steps is not null and steps.last_step <> config.total_steps
+    where config.total_steps is not null
+        and abs(steps.last_step - config.total_steps) >= greatest(steps.logging_interval, 1)
 
     union all
 

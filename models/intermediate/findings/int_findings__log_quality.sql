@@ -13,6 +13,11 @@ counted as (
     select * from {{ ref('int_train_rows_resolved') }} where is_counted
 ),
 
+counted_after_first as (
+    -- formats that derive step time from elapsed-time deltas cannot time the first logged step
+    select * from counted where step > (select min(step) from counted)
+),
+
 known_shards as (
     select shard_id from {{ ref('int_shards_resolved') }}
 ),
@@ -120,7 +125,7 @@ issues as (
         sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end),
         cast(null as {{ dbt.type_string() }}),
         'Find why the logger wrote no {{ column }} on those steps.'
-    from counted
+    from {{ 'counted_after_first' if column == 'step_time_sec' else 'counted' }}
     having sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end) > 0
         and sum(case when is_{{ column }}_missing then 1 else 0 end) < count(*)
     {% endfor %}
@@ -221,6 +226,10 @@ totals as (
     select count(*) as raw_rows from train_rows
 ),
 
+scale_ratio as (
+    select percentile_cont(0.5) within group (order by train_to_val_ratio) as median_ratio from evals_compared
+),
+
 final as (
     select
         'log_quality:' || issue_key as finding_id,
@@ -231,8 +240,10 @@ final as (
         first_step,
         last_step,
         affected as steps_affected,
-        cast(affected as {{ type_double() }}) as observed_value,
-        cast(0 as {{ type_double() }}) as expected_value,
+        case when issue_key = 'loss_scale_mismatch' then (select median_ratio from scale_ratio)
+            else cast(affected as {{ type_double() }}) end as observed_value,
+        case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
+            else cast(0 as {{ type_double() }}) end as expected_value,
         cast(affected as {{ type_double() }}) as estimated_cost,
         'rows' as cost_unit,
         'count of rows affected; what was done with each is in audit_summary' as cost_method,

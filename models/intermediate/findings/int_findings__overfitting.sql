@@ -31,6 +31,10 @@ totals as (
     select max(step) as last_step, count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
 ),
 
+progress as (
+    select relative_drop from {{ ref('int_learning_progress_measured') }}
+),
+
 assessed as (
     select
         best.*,
@@ -44,6 +48,9 @@ assessed as (
     cross join last_eval
     cross join after_best
     cross join totals
+    left join progress on true
+    -- a run that learns nothing is not overfitting (see no_learning): its validation loss rises for another reason
+    where coalesce(progress.relative_drop, 1) >= {{ var('no_learning_max_drop') }}
 ),
 
 final as (
@@ -57,7 +64,8 @@ final as (
         end as severity,
         'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
             || ' and ended ' || {{ fmt_pct('relative_rise') }} || ' higher (' || {{ fmt('final_val_loss', 4) }}
-            || ' at step ' || {{ fmt_int('final_step') }} || ') while training loss kept falling: keep the step '
+            || ' at step ' || {{ fmt_int('final_step') }} || ') while training loss '
+            || case when train_at_final < train_at_best then 'kept falling' else 'stayed level' end || ': keep the step '
             || {{ fmt_int('best_step') }} || ' checkpoint.' as title,
         'held-out minimum: val_loss ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
             || '; final val_loss ' || {{ fmt('final_val_loss', 4) }} || ' at step ' || {{ fmt_int('final_step') }}

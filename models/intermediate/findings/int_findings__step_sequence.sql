@@ -53,14 +53,38 @@ swaps as (
     having count(*) > 0
 ),
 
+cadence as (
+    -- the logging interval the log keeps (1 when every step is logged, 15 for logging_steps=15)
+    select percentile_cont(0.5) within group (order by step - previous_step) as logging_interval
+    from steps
+    where previous_step is not null
+),
+
+gap_rows as (
+    -- a gap is a jump of more than one and a half logging intervals; its size in missing log lines
+    select
+        steps.step,
+        steps.previous_step,
+        cast(round((steps.step - steps.previous_step) / cadence.logging_interval) as {{ dbt.type_bigint() }}) - 1
+            as missing_lines,
+        row_number() over (order by steps.step) as gap_number
+    from steps
+    cross join cadence
+    where steps.step - steps.previous_step > 1.5 * cadence.logging_interval
+),
+
 gaps as (
     select
         min(previous_step + 1) as first_step,
         max(step - 1) as last_step,
-        sum(steps_missing_before) as affected,
-        {{ dbt.listagg(fmt_int('previous_step + 1') ~ " || '-' || " ~ fmt_int('step - 1'), "', '", "order by step") }} as step_list
-    from steps
-    where steps_missing_before > 0
+        sum(missing_lines) as affected,
+        count(*) as gap_count,
+        max((select logging_interval from cadence)) as logging_interval,
+        {{ dbt.listagg(
+            "case when gap_number <= 5 then " ~ fmt_int('previous_step + 1') ~ " || '-' || " ~ fmt_int('step - 1') ~ " end",
+            "', '", "order by step") }}
+            || case when count(*) > 5 then ' and ' || {{ fmt_int('count(*) - 5') }} || ' more' else '' end as step_list
+    from gap_rows
     having count(*) > 0
 ),
 
@@ -114,8 +138,9 @@ unioned as (
     select
         'step_sequence:gaps',
         case when {{ safe_divide('affected', '(select raw_rows from totals)') }} >= 0.01 then 'medium' else 'low' end,
-        {{ fmt_int('affected') }} || ' step(s) are missing from the log (' || step_list || ').',
-        'gaps in the counted step sequence: ' || step_list || '; nothing is known about those updates',
+        {{ fmt_int('affected') }} || ' expected log line(s) are missing (' || {{ fmt_int('gap_count') }} || ' gap(s): ' || step_list || ').',
+        'the log writes a line every ' || {{ fmt('logging_interval', 1) }} || ' step(s); ' || {{ fmt_int('gap_count') }}
+            || ' jump(s) of more than 1.5 intervals: ' || step_list || '; nothing is known about those updates',
         first_step, last_step, affected,
         cast(null as {{ dbt.type_string() }}),
         'Find out whether those steps ran (lost log lines) or were skipped (overflow, data-loader errors).'
@@ -137,7 +162,7 @@ final as (
         cast(affected as {{ type_double() }}) as estimated_cost,
         'rows' as cost_unit,
         'count of log rows affected; the training itself is not hurt by how it was logged' as cost_method,
-        {{ safe_divide('affected', '(select raw_rows from totals)') }} as impact_score,
+        least(1.0, {{ safe_divide('affected', '(select raw_rows from totals)') }}) as impact_score,
         caused_by,
         recommendation
     from unioned

@@ -1,0 +1,118 @@
+"""The team's sample run (the seeds): the failing tests list every problem a
+careful reader of the five files finds, each with its evidence, and the
+committed diagnosis in analyses/ is the one the report produces today."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dbt_session import REPO, DbtSession, Diagnosis
+from report import write_report
+
+
+@pytest.fixture(scope="module")
+def sample(dbt_session: DbtSession) -> Diagnosis:
+    diagnosis = dbt_session.build(REPO / "seeds", name="sample", structural_tests=True)
+    assert diagnosis.success, diagnosis.errors
+    return diagnosis
+
+
+def by_id(sample: Diagnosis) -> pd.DataFrame:
+    return sample.findings().set_index("finding_id")
+
+
+def test_every_problem_of_the_sample_is_found(sample: Diagnosis) -> None:
+    found = set(by_id(sample).index)
+    expected = {
+        "lr_above_peak:run",
+        "lr_schedule_mismatch:scaled_peak",
+        "bad_data_shard:8",
+        "loss_spikes:89",
+        "loss_spikes:105",
+        "run_restart:101",
+        "grad_clip_violation:105",
+        "slow_steps:160",
+        "data_repetition:run",
+        "step_sequence:replayed",
+        "step_sequence:exact_duplicates",
+        "step_sequence:out_of_order",
+        "log_quality:accuracy_percent",
+        "log_quality:eval_step_repeated",
+        "log_quality:unknown_shard_ids",
+        "log_quality:missing_step_time_sec",
+        "log_quality:source_label_variants",
+        "log_quality:duplicate_shard_rows",
+    }
+    assert expected <= found, expected - found
+    assert not {"overfitting", "nan_loss", "no_learning", "eval_contamination"} & set(
+        sample.findings()["category"]
+    )
+
+
+def test_fix_first_is_the_learning_rate(sample: Diagnosis) -> None:
+    findings = by_id(sample)
+    summary = sample.table("run_summary").iloc[0]
+    assert summary["fix_first_finding_id"] == "lr_above_peak:run"
+    assert summary["runner_up_finding_id"] == "bad_data_shard:8"
+    lr = findings.loc["lr_above_peak:run"]
+    assert lr["observed_value"] == pytest.approx(0.024)
+    assert "8.0x" in lr["title"]
+    assert "data_parallel_workers = 8" in lr["evidence"]
+
+
+def test_causes_and_symptoms_of_the_sample(sample: Diagnosis) -> None:
+    findings = by_id(sample)
+    assert findings.loc["loss_spikes:89", "caused_by"] == "bad_data_shard:8"
+    assert findings.loc["grad_clip_violation:105", "caused_by"] == "run_restart:101"
+    assert findings.loc["log_quality:eval_step_repeated", "caused_by"] == "run_restart:101"
+    assert findings.loc["run_restart:101", "steps_affected"] == 37
+
+
+def test_cleaned_numbers_of_the_sample(sample: Diagnosis) -> None:
+    summary = sample.table("run_summary").iloc[0]
+    assert (summary["steps_logged"], summary["steps_counted"]) == (278, 240)
+    assert (summary["best_eval_step"], summary["best_val_loss"]) == (240, pytest.approx(3.09157))
+    audit = sample.table("audit_summary")
+    assert audit.groupby("file_kind")["n_rows"].sum().to_dict() == {
+        "train": 278,
+        "eval": 14,
+        "shards": 13,
+        "events": 8,
+        "config": 1,
+    }
+
+
+def test_failing_tests_read_as_the_problem_list(sample: Diagnosis) -> None:
+    failing = sample.failing_tests()
+    assert set(failing) == {
+        "learning_rate_above_configured_peak",
+        "learning_rate_departs_from_configured_schedule",
+        "data_shard_consistently_worse",
+        "loss_spikes_above_robust_baseline",
+        "run_crashed_and_resumed",
+        "grad_norm_above_clip_norm",
+        "step_time_slowdown",
+        "data_seen_more_than_once",
+        "step_sequence_not_monotonic",
+        "logs_need_repair",
+    }
+    assert (
+        "learning_rate_above_configured_peak [lr_above_peak]: 1 finding(s), first at step 3" in sample.output
+    )
+
+
+def normalised(markdown: str) -> list[str]:
+    """The report without the lines naming the database path and the build time."""
+    volatile = ("From the marts in", "From dbt results generated at")
+    return [line for line in markdown.splitlines() if not line.startswith(volatile)]
+
+
+def test_committed_sample_diagnosis_is_current(sample: Diagnosis, tmp_path: Path) -> None:
+    paths = write_report(sample.db_path, sample.target_path, tmp_path, progress=None)
+    committed = (REPO / "analyses" / "sample_run_diagnosis.md").read_text()
+    assert normalised(paths["markdown"].read_text()) == normalised(committed), (
+        "analyses/sample_run_diagnosis.md is stale: run bash scripts/diagnose_sample.sh"
+    )
