@@ -76,9 +76,11 @@ final as (
         changes.median_after,
         changes.relative_drop,
         typical.typical_abs_change,
-        (
+        coalesce(
             changes.relative_drop >= {{ var('staircase_min_relative_drop') }}
-            and changes.relative_drop > coalesce(typical.typical_abs_change, 0)
+            -- without comparisons inside epochs (a sparse log) the usual change is unknown: no verdict
+            and changes.relative_drop > typical.typical_abs_change,
+            false
         ) as is_staircase_step
     from changes
     cross join typical

@@ -209,14 +209,6 @@ def test_imports_and_builds(diagnosis: Diagnosis, log_key: str) -> None:
     assert [f["harm_rank"] for f in diagnosis.findings] == list(range(1, len(ids) + 1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "step_sequence:gaps (medium) reads a regular logging interval (HF logging_steps, Megatron "
-        "log-interval, Lightning every 50 steps) as thousands of missing steps; the importers write "
-        "the interval to run_config.json (logging_interval / log_interval) but staging does not read it"
-    ),
-)
 @pytest.mark.parametrize("log_key", REGULAR_INTERVAL_LOGS)
 def test_regular_logging_interval_is_not_a_gap(diagnosis: Diagnosis, log_key: str) -> None:
     assert not diagnosis.of("step_sequence"), diagnosis.table()
@@ -245,10 +237,6 @@ class TestTinyllamaCleanRun:
         best = diagnosis.query("select step, val_loss from main.eval_metrics where is_best")
         assert [(b["step"], round(b["val_loss"], 3)) for b in best] == [(2800, 1.122)]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="gets step_sequence:gaps (medium): logging_steps=15 read as 2590 missing steps",
-    )
     def test_nothing_above_low(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.above(ABOVE_LOW), diagnosis.table()
 
@@ -265,35 +253,12 @@ class TestJaongOverfitting:
         assert finding["expected_value"] == pytest.approx(0.4853, abs=1e-4)
         assert finding["observed_value"] == pytest.approx(0.4917, abs=1e-4)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "rank 1 is step_sequence:gaps (medium, logging_steps=500), then config_mismatch:total_steps "
-            "(medium); overfitting is low and ranks behind both"
-        ),
-    )
     def test_overfitting_is_fix_first(self, diagnosis: Diagnosis) -> None:
         assert (diagnosis.fix_first() or {}).get("category") == "overfitting", diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "config_mismatch:total_steps (medium) says the log ends at step 5000 of 5490, but the run "
-            "finished: evaluation and the train_runtime row (run_events 'run finished') are at step 5490; "
-            "the last train row is 5000 only because logging_steps=500"
-        ),
-    )
     def test_finished_run_is_not_short(self, diagnosis: Diagnosis) -> None:
         assert "config_mismatch:total_steps" not in diagnosis.above(ABOVE_LOW | {"low"}), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "eval_metrics.train_loss_smoothed is NULL at all 10 evals: train rows every 500 steps, evals at "
-            "549*k, and int_evals_compared only looks train_smoothing_window=20 steps back, so the "
-            "overfitting title's 'training loss kept falling' has no training loss behind it"
-        ),
-    )
     def test_training_loss_is_known_at_each_eval(self, diagnosis: Diagnosis) -> None:
         rows = diagnosis.query("select step, train_loss_smoothed from main.eval_metrics order by step")
         assert all(r["train_loss_smoothed"] is not None for r in rows), rows
@@ -315,10 +280,6 @@ class TestWhisperOverfitting:
         best = diagnosis.query("select step from main.eval_metrics where is_best")
         assert [b["step"] for b in best] == [1000]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="rank 1 is step_sequence:gaps (medium, logging every 25 steps) above overfitting (high)",
-    )
     def test_overfitting_is_fix_first(self, diagnosis: Diagnosis) -> None:
         assert (diagnosis.fix_first() or {}).get("category") == "overfitting", diagnosis.table()
 
@@ -361,13 +322,6 @@ class TestLawLossScaleMismatch:
     def test_early_grad_norm_blowup_found(self, diagnosis: Diagnosis) -> None:
         assert any(grad_finding_at(f, 100, 200) for f in diagnosis.findings), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "also gets step_sequence:gaps (medium, logging_steps=100) and config_mismatch:total_steps "
-            "(medium: 'log ends at 600 of 692'), though global_step=692=max_steps and should_training_stop"
-        ),
-    )
     def test_only_the_mismatch_above_low(self, diagnosis: Diagnosis) -> None:
         extra = [i for i in diagnosis.above(ABOVE_LOW) if i != "log_quality:loss_scale_mismatch"]
         assert not [i for i in extra if not i.startswith("grad")], diagnosis.table()
@@ -412,14 +366,6 @@ class TestMistralStaircase:
         assert row["median"] == pytest.approx(2.4, abs=0.2)  # ~24 s per 10 steps
         assert not diagnosis.of("slow_steps"), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "no data_repetition: check_coverage says 'no shard_id in the log and no steps_per_epoch in the "
-            "config'; the importer knows num_epochs=4, total_steps=8660 and every row's epoch, but writes "
-            "no steps_per_epoch"
-        ),
-    )
     def test_multi_epoch_staircase_found(self, diagnosis: Diagnosis) -> None:
         finding = diagnosis.one("data_repetition")
         assert self.STEPS_PER_EPOCH - 50 <= finding["first_step"] <= self.STEPS_PER_EPOCH + 50
@@ -466,26 +412,9 @@ class _MegatronDeepSpeedChecks:
         stops = events[events["event"].str.contains("KeyboardInterrupt", na=False)]
         assert list(stops["step"]) == [self.LAST_STEP]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "gets run_restart:0 (medium) 'stopped after step 0 and resumed from step -1': the fresh-start "
-            "event 'no checkpoint to resume from (Megatron: could not find the checkpoint metadata file)' "
-            "matches event_patterns row 7 '%resum%from%checkpoint%' and is read as a restart"
-        ),
-    )
     def test_fresh_start_is_not_a_restart(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("run_restart"), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "gets lr_schedule_mismatch:departs (high, every logged step differs): the warmup is token-based "
-            "(--lr-warmup-tokens; a sequence-length curriculum makes tokens per iteration vary) but the "
-            "importer turns it into steps at the full 256x2048 tokens per iteration (warmup_steps 715), so "
-            "the rebuilt LR is far ahead of the logged one (1.26e-4 of 3e-4 at the end)"
-        ),
-    )
     def test_nothing_high(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.above(HIGH_OR_WORSE), diagnosis.table()
 
@@ -528,14 +457,6 @@ class TestMegatronGoldenValues:
     def test_loss_falls(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("no_learning", "underfitting", "loss_spikes", "nan_loss"), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "step_metrics.is_slow_step is false at step 70 (and step 2) although slow_steps:stalls names "
-            "them: is_slow_step marks only slow stretches, so the report's step-time plot does not show "
-            "the stall"
-        ),
-    )
     def test_step_70_is_marked_slow(self, diagnosis: Diagnosis) -> None:
         rows = diagnosis.query("select is_slow_step from main.step_metrics where step = 70")
         assert [r["is_slow_step"] for r in rows] == [True]
@@ -567,20 +488,9 @@ class _LightningHighLrChecks:
         assert rows[0]["is_best"] and rows[0]["val_loss"] == pytest.approx(self.FIRST_VAL, abs=0.01)
         assert rows[-1]["val_loss"] == pytest.approx(self.LAST_VAL, abs=0.01)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "gets overfitting (high) 'while training loss kept falling' next to no_learning (critical) "
-            "'training loss did not move': val rising while train is flat is a stalled/diverging run "
-            "(LR too high), not overfitting"
-        ),
-    )
     def test_not_called_overfitting(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("overfitting"), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True, reason="rank 1 is step_sequence:gaps (medium) above no_learning (critical)"
-    )
     def test_stall_is_fix_first(self, diagnosis: Diagnosis) -> None:
         assert (diagnosis.fix_first() or {}).get("category") == "no_learning", diagnosis.table()
 
