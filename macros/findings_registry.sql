@@ -9,6 +9,7 @@
     'int_findings__lr_schedule_mismatch': ['lr_schedule_mismatch'],
     'int_findings__grad_clip_violation': ['grad_clip_violation'],
     'int_findings__loss_spikes': ['loss_spikes'],
+    'int_findings__grad_norm_spikes': ['grad_norm_spikes'],
     'int_findings__nan_loss': ['nan_loss'],
     'int_findings__bad_data_shard': ['bad_data_shard'],
     'int_findings__data_repetition': ['data_repetition'],

@@ -267,7 +267,14 @@ def natural_key(text: str) -> tuple[int, float, str]:
         return (1, 0.0, text)
 
 
+MAX_BARS = 40  # a large run has thousands of shards: plot the ones furthest from the trend
+
+
 def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
+    if len(frame) > MAX_BARS:
+        distance = np.abs(np.nan_to_num(num(frame, "mean_loss_residual")))
+        frame = frame.iloc[np.argsort(-distance, kind="stable")[:MAX_BARS]]
+        label = f"{label} ({MAX_BARS} furthest from the trend)"
     keys_raw = [str(k) for k in frame["group_key"]]
     order = sorted(range(len(keys_raw)), key=lambda i: natural_key(keys_raw[i]))
     frame = frame.iloc[order]

@@ -32,10 +32,17 @@ with_source as (
     where scored.shard_id is not null
 ),
 
-by_shard as (
+keyed as (
+    -- every scored step twice: once under its shard, once under its source
+    select 'shard' as grouping_level, shard_id as group_key, with_source.* from with_source
+    union all
+    select 'source' as grouping_level, source as group_key, with_source.* from with_source
+),
+
+groups as (
     select
-        'shard' as grouping_level,
-        shard_id as group_key,
+        grouping_level,
+        group_key,
         max(source) as source,
         count(*) as n_steps,
         min(step) as first_step,
@@ -45,31 +52,8 @@ by_shard as (
         sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
         sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
         sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
-    from with_source
-    group by shard_id
-),
-
-by_source as (
-    select
-        'source' as grouping_level,
-        source as group_key,
-        source,
-        count(*) as n_steps,
-        min(step) as first_step,
-        max(step) as last_step,
-        avg(log_residual) as mean_log_residual,
-        percentile_cont(0.5) within group (order by log_residual) as median_log_residual,
-        sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
-        sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
-        sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
-    from with_source
-    group by source
-),
-
-groups as (
-    select * from by_shard
-    union all
-    select * from by_source
+    from keyed
+    group by grouping_level, group_key
 ),
 
 final as (

@@ -46,6 +46,7 @@ reasons as (
                 ('available.with_grad_norm = 0', 'no grad_norm in the log'),
                 ('config.grad_clip_norm is null', 'grad_clip_norm unknown in the config'),
                 ('config.grad_norm_measured = \'before_clipping\'', 'grad_norm is logged before clipping by this tool: a violation cannot be seen (steps above the limit were clipped)')]) }}
+            when 'grad_norm_spikes' then {{ reason_list([('available.with_grad_norm < 3', 'fewer than 3 grad_norm values in the log')]) }}
             when 'loss_spikes' then {{ reason_list([
                 ('available.with_loss < ' ~ var('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')]) }}
             when 'bad_data_shard' then {{ reason_list([

@@ -122,6 +122,12 @@ class RunBuilder:
         self.train.loc[mask, "grad_norm"] = self.grad_clip_norm * factor * np.linspace(1, 0.8, mask.sum())
         return self
 
+    def plant_grad_burst(self, at: int, length: int, norm: float) -> RunBuilder:
+        """Gradient norms of `norm` (logged before clipping, as HF Trainer and Megatron do)."""
+        self.train.loc[self.rows(at, at + length - 1), "grad_norm"] = norm
+        self.config_overrides["grad_norm_measured"] = "before_clipping"
+        return self
+
     def plant_loss_spike(self, at: int, length: int, factor: float) -> RunBuilder:
         mask = self.rows(at, at + length - 1)
         decay = np.linspace(factor, 1 + (factor - 1) * 0.4, mask.sum())

@@ -108,6 +108,21 @@ def test_clip_violation_after_resume_is_a_symptom_of_the_restart(diagnose: Diagn
     assert "clipping was lost on resume" in clip["evidence"]
 
 
+@pytest.mark.parametrize(
+    ("at", "length", "norm", "severity"), [(150, 2, 6.0, "high"), (90, 1, 2.5, "medium"), (5, 3, 8.0, "low")]
+)
+def test_grad_norm_bursts(diagnose: Diagnose, at: int, length: int, norm: float, severity: str) -> None:
+    diagnosis = diagnose(RunBuilder().plant_grad_burst(at, length, norm))
+    found = findings_of(diagnosis, "grad_norm_spikes")
+    assert len(found) == 1
+    row = found.iloc[0]
+    assert row["severity"] == severity
+    assert (row["first_step"], row["last_step"]) == (at, at + length - 1)
+    assert row["observed_value"] == pytest.approx(norm)
+    assert findings_of(diagnosis, "grad_clip_violation").empty  # logged before clipping: no violation
+    assert ("grad_norm_far_above_its_median" in diagnosis.failing_tests()) == (severity != "info")
+
+
 # --- restarts and the step sequence ----------------------------------------------
 
 

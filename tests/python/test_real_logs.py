@@ -312,13 +312,6 @@ class TestLawLossScaleMismatch:
         ratios = sorted(r["ratio"] for r in rows)
         assert 10 <= ratios[len(ratios) // 2] <= 25, ratios
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "no finding for grad norm 197 -> 422 at steps 100-200 (then ~2-3): grad_clip_norm is unknown "
-            "(no training args) and no detector looks at grad_norm without a clip norm"
-        ),
-    )
     def test_early_grad_norm_blowup_found(self, diagnosis: Diagnosis) -> None:
         assert any(grad_finding_at(f, 100, 200) for f in diagnosis.findings), diagnosis.table()
 
@@ -344,13 +337,6 @@ class TestQwenEarlyGradNorms:
         best = diagnosis.query("select step from main.eval_metrics where is_best")
         assert [b["step"] for b in best] == [120]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "no finding for grad norms 33.4, 11.8, 15.2, 13.8, 12.9 at steps 5-25 (median ~4): no "
-            "grad-norm outlier detector, and grad_clip_norm is unknown so grad_clip_violation cannot run"
-        ),
-    )
     def test_early_grad_norms_found(self, diagnosis: Diagnosis) -> None:
         assert any(grad_finding_at(f, 1, 25) for f in diagnosis.findings), diagnosis.table()
 
@@ -380,7 +366,9 @@ class TestLlmcPretraining:
     LOG: ClassVar[str] = "llmc-gpt2-124m"
 
     def test_healthy_run(self, diagnosis: Diagnosis) -> None:
-        assert not diagnosis.above(ABOVE_LOW), diagnosis.table()
+        # apart from the post-warmup gradient bursts SOURCES.md points at (4.29 at step 8715)
+        above = [i for i in diagnosis.above(ABOVE_LOW) if not i.startswith("grad_norm_spikes:")]
+        assert not above, diagnosis.table()
         assert not diagnosis.of("overfitting", "no_learning", "underfitting"), diagnosis.table()
 
     def test_best_val_loss(self, diagnosis: Diagnosis) -> None:
@@ -390,13 +378,6 @@ class TestLlmcPretraining:
         assert row["best"] == pytest.approx(3.2731, abs=1e-4)
         assert row["first"] == pytest.approx(11.01, abs=0.01)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "no finding for the grad-norm spike 4.29 at step 8715 (post-warmup median 0.28, 15x): no "
-            "grad-norm outlier detector; grad_clip_norm unknown (the llm.c log has no config)"
-        ),
-    )
     def test_grad_norm_spike_found(self, diagnosis: Diagnosis) -> None:
         assert any(grad_finding_at(f, 8700, 8715) for f in diagnosis.findings), diagnosis.table()
 
