@@ -1,5 +1,6 @@
 -- Each counted evaluation beside the training loss around it (median of the
--- last train_smoothing_window logged losses up to the evaluation step), the best validation
+-- logged losses of the train_smoothing_window steps up to the last train step at or
+-- before the evaluation), the best validation
 -- loss so far, and whether it is the held-out minimum of the run.
 with
 
@@ -10,8 +11,9 @@ evals as (
 train_smoothed as (
     select
         step,
-        {{ rolling_median('loss', 'step', var('train_smoothing_window') - 1, include_current_row=true) }}
-            as train_loss_smoothed
+        -- the steps (not rows) up to the evaluation: on a log written every 100 steps this is the
+        -- row itself (already an interval mean), never losses from hundreds of steps before
+        {{ median_over_range('loss', 'step', var('train_smoothing_window') - 1) }} as train_loss_smoothed
     from {{ ref('int_train_steps_resolved') }}
 ),
 

@@ -297,14 +297,6 @@ class TestLawLossScaleMismatch:
     def test_not_read_as_contamination(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("eval_contamination", "overfitting"), diagnosis.table()
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "the ratio is 93.6x, not the ~16x of SOURCES.md: train_loss_smoothed is a trailing median of 20 "
-            "*rows* (= 2000 steps here), so the 284.9 and 161.2 of steps 100-200 leak into steps 300-600 "
-            "(smoothed 161.2 at step 300, 85.6 at 400 against logged 9.9 and 5.39)"
-        ),
-    )
     def test_ratio_is_the_logged_one(self, diagnosis: Diagnosis) -> None:
         rows = diagnosis.query(
             "select train_loss_smoothed / val_loss as ratio from main.eval_metrics where step >= 400"
