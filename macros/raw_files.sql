@@ -1,8 +1,14 @@
 {#-
-  Where the raw rows come from. Without `run_dir` they are the dbt seeds (the
-  team's sample run); with `--vars '{run_dir: /path}'` they are the five files in
-  that folder, found by suffix. Either way every column arrives as text with its
-  1-based position in the file (`file_row_number`), so staging is the same SQL.
+  Where the raw rows come from. Without a run folder they are the dbt seeds (the
+  team's sample run); with the environment variable RUN_DIAGNOSIS_RUN_DIR=/path
+  they are the five files in that folder, found by suffix. Either way every column
+  arrives as text with its 1-based position in the file (`file_row_number`), so
+  staging is the same SQL.
+
+  The folder is data, never code or a pattern: it is read with env_var() (a --vars
+  value would be rendered as Jinja, so `{{ 7*7 }}` in a folder name would run), it
+  reaches SQL only through sql_literal(), and glob metacharacters in it are escaped
+  before DuckDB sees it (DuckDB globs every path it reads, `[x]` included).
 -#}
 
 {% macro run_file_spec(kind) %}
@@ -20,8 +26,18 @@
 {% endmacro %}
 
 {% macro run_dir() %}
-  {% set dir = var('run_dir', none) %}
-  {{ return(dir | string | trim if dir not in (none, '') else none) }}
+  {% if var('run_dir', '') not in (none, '') %}
+    {{ exceptions.raise_compiler_error("run_diagnosis: the run_dir var is no longer read: a folder name passed in --vars is rendered as Jinja (code could run from a path). Set the environment variable RUN_DIAGNOSIS_RUN_DIR=/path/to/run instead.") }}
+  {% endif %}
+  {% set dir = env_var('RUN_DIAGNOSIS_RUN_DIR', '') %}
+  {{ return(dir.rstrip('/') if dir.strip() != '' else none) }}
+{% endmacro %}
+
+{#- a path as a glob pattern matching only itself: [ ] * ? each wrapped in a character class -#}
+{% macro glob_literal(path) %}
+  {% set escaped = [] %}
+  {% for char in path %}{% do escaped.append('[' ~ char ~ ']' if char in '[]*?' else char) %}{% endfor %}
+  {{ return(escaped | join('')) }}
 {% endmacro %}
 
 {#- the one file in run_dir ending in the kind's suffix; a clear error when none or several -#}
@@ -31,17 +47,18 @@
   {% if dir is none %}
     {% set path = 'seeds/' ~ var('seed_prefix') ~ spec.suffix %}
   {% else %}
-    {% set path = dir.rstrip('/') ~ '/*' ~ spec.suffix %}
+    {% set path = glob_literal(dir) ~ '/*' ~ spec.suffix %}
   {% endif %}
   {% if not execute %}{{ return(path) }}{% endif %}
   {% set found = run_query(adapter.dispatch('list_files', 'run_diagnosis')(path)) %}
   {% set files = found.columns[0].values() | list %}
   {% if files | length == 0 %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: missing run file: no file matching '" ~ path ~ "' (every run folder needs *train_log.csv, *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json)") }}
+    {{ exceptions.raise_compiler_error("run_diagnosis: missing run file: no file ending in " ~ spec.suffix ~ " in '" ~ dir ~ "' (every run folder needs *train_log.csv, *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json)") }}
   {% elif files | length > 1 %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: several files match '" ~ path ~ "': " ~ files | join(', ') ~ ". Keep one run per folder.") }}
+    {{ exceptions.raise_compiler_error("run_diagnosis: several files end in " ~ spec.suffix ~ " in '" ~ dir ~ "': " ~ files | join(', ') ~ ". Keep one run per folder.") }}
   {% endif %}
-  {{ return(files[0]) }}
+  {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
+  {{ return(glob_literal(files[0])) }}
 {% endmacro %}
 
 {#- one text row per raw CSV row, with its position in the file -#}
@@ -87,7 +104,7 @@
 {% macro default__csv_header(path) %}
   {#- a zero-byte file has no header; DuckDB would otherwise invent one column -#}
   select column_name
-  from (describe select * from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true))
+  from (describe select * from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true, delim = ',', null_padding = true))
   where (select size from read_blob({{ sql_literal(path) }})) > 0
 {% endmacro %}
 
@@ -95,7 +112,7 @@
   select
     {% for column in columns %}cast({{ adapter.quote(header.get(column, column)) }} as {{ dbt.type_string() }}) as {{ column }},
     {% endfor %}row_number() over () as file_row_number
-  from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true)
+  from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true, delim = ',', null_padding = true)
 {% endmacro %}
 
 {#- the whole config file as one text value -#}

@@ -3,9 +3,12 @@
     result = build_run(run_dir, db_path, work_dir, progress=print)
 
 `run_dir` holds the five canonical files (None: the seeds, the team's sample run). The
-build reads `--vars {run_dir: ...}`, writes the DuckDB file named by RUN_DIAGNOSIS_DB and
-keeps dbt's target and logs under `work_dir`, so two builds never clobber each other or
-the repository's own `target/`. dbt runs from the repository root (the profile's relative
+build reads the folder from the environment variable RUN_DIAGNOSIS_RUN_DIR (never from
+--vars: a var is rendered as Jinja, so a folder named `{{ 7*7 }}` would run code), writes
+the DuckDB file named by RUN_DIAGNOSIS_DB and keeps dbt's target and logs under `work_dir`,
+so two builds never clobber each other or the repository's own `target/`. A database path
+with characters DuckDB or dbt read specially (`?`, `#`, `{`, quotes, non-ASCII) is built in
+a temporary folder and moved into place. dbt runs from the repository root (the profile's relative
 paths are resolved from there), with the dbt of the running Python's environment.
 
 Progress comes from dbt's structured (JSON) console events; the counts come from
@@ -20,15 +23,20 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
+RUN_DIR_ENV_VAR = "RUN_DIAGNOSIS_RUN_DIR"
+# characters a DuckDB file path may hold as is; anything else is built elsewhere and moved
+SAFE_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+ ")
 
 Progress = Callable[[str], None]
 
@@ -107,7 +115,6 @@ def dbt_executable() -> str:
 
 
 def dbt_command(
-    run_dir: Path | None,
     target_path: Path,
     log_path: Path,
     select: str | None = None,
@@ -118,11 +125,10 @@ def dbt_command(
     command = [dbt_executable(), "--log-format", "json", "--log-format-file", "debug", "build"]
     command += ["--profiles-dir", str(REPO_ROOT), "--project-dir", str(REPO_ROOT)]
     command += ["--target-path", str(target_path), "--log-path", str(log_path)]
-    build_vars = dict(extra_vars or {})
-    if run_dir is not None:
-        build_vars["run_dir"] = str(run_dir.resolve())
-    if build_vars:
-        command += ["--vars", json.dumps(build_vars)]  # JSON is YAML
+    if "run_dir" in (extra_vars or {}):
+        raise DbtBuildError("run_dir is not a var: pass the folder as build_run(run_dir=...) (env RUN_DIAGNOSIS_RUN_DIR)")
+    if extra_vars:
+        command += ["--vars", json.dumps(dict(extra_vars))]  # JSON is YAML
     if select:
         command += ["--select", select]
     if exclude:
@@ -246,11 +252,15 @@ def build_run(
     work_dir.mkdir(parents=True, exist_ok=True)
     stale = target_path / "run_results.json"
     stale.unlink(missing_ok=True)  # never report a previous build's results as this one's
-    command = dbt_command(run_dir, target_path, log_path, select, exclude, extra_vars)
-    env = {**os.environ, DB_ENV_VAR: str(db_path)}
+    command = dbt_command(target_path, log_path, select, exclude, extra_vars)
+    env = {k: v for k, v in os.environ.items() if k != RUN_DIR_ENV_VAR}
+    if run_dir is not None:
+        env[RUN_DIR_ENV_VAR] = str(run_dir.resolve())
     reader = _EventReader(progress)
     started = time.monotonic()
-    exit_code = _run_streaming(command, env, reader)
+    with _buildable_db_path(db_path) as build_db:
+        env[DB_ENV_VAR] = str(build_db)
+        exit_code = _run_streaming(command, env, reader)
     results = read_run_results(target_path)
     result = BuildResult(
         exit_code=exit_code,
@@ -267,6 +277,21 @@ def build_run(
     if check and not result.ok:
         raise DbtBuildError(failure_message(result), result)
     return result
+
+
+@contextmanager
+def _buildable_db_path(db_path: Path) -> Iterator[Path]:
+    """db_path itself when DuckDB can open it as written, else a temporary file moved there after."""
+    if set(str(db_path)) <= SAFE_PATH_CHARS:
+        yield db_path
+        return
+    with tempfile.TemporaryDirectory(prefix="run_diagnosis_db_") as folder:
+        built = Path(folder) / "".join(c if c in SAFE_PATH_CHARS else "_" for c in db_path.name)
+        try:
+            yield built
+        finally:
+            if built.exists():
+                shutil.move(str(built), db_path)
 
 
 def failure_message(result: BuildResult) -> str:

@@ -2,8 +2,11 @@
 
     python scripts/diagnose.py SOURCE --out DIR [--format FMT] [--keep-going]
 
-1. reads SOURCE (a file or a folder, in any format the importers know) as a run;
-2. writes it as the five canonical files into DIR/run/;
+1. checks SOURCE's canonical files, if it has any (scripts/validate_run.py), then reads SOURCE
+   (a file or a folder, in any format the importers know) as a run;
+2. writes it as the five canonical files into DIR/run/ and checks them (encoding, headers,
+   config depth and types, at least one train row): a file that cannot be used is exit 2,
+   named, before the build;
 3. builds the dbt project on them into DIR/diagnosis.duckdb (dbt's target and logs in DIR/dbt/);
 4. writes the ranked report into DIR: report.md, report.html, findings.json.
 
@@ -25,6 +28,7 @@ from typing import Any
 import importers
 from dbt_runner import BuildResult, DbtBuildError, build_run
 from importers.canonical import FILE_SUFFIXES, RunData, write_run
+from validate_run import RunValidationError, validate_run, validate_source
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STEPS = 4
@@ -101,7 +105,18 @@ def choose_importer(source: Path, fmt: str | None) -> ModuleType:
         raise BadInput(f"{source}: cannot be read: {error.strerror or error}") from error
 
 
+def checked(check: Any, path: Path) -> None:
+    """Run a validate_run check; an unusable file is BadInput (exit 2) before any build."""
+    try:
+        check(path)
+    except RunValidationError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{path}: cannot be read: {error.strerror or error}") from error
+
+
 def read_source(source: Path, fmt: str | None) -> RunData:
+    checked(validate_source, source)
     module = choose_importer(source, fmt)
     step(1, f"reading {source} as {module.FORMAT}")
     try:
@@ -126,6 +141,7 @@ def write_canonical(run: RunData, run_dir: Path) -> Path:
         write_run(run, run_dir)
     except OSError as error:
         raise BadInput(f"cannot write to {run_dir}: {error.strerror or error}") from error
+    checked(validate_run, run_dir)
     return run_dir
 
 

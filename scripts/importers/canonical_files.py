@@ -142,7 +142,9 @@ def _read_config(path: Path, notes: list[str]) -> dict[str, Any]:
         notes.append(f"no {path.name}: schedule and config unknown (written as nulls)")
         return {}
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a BOM is accepted as in the CSVs; NaN/Infinity kept as text (not turned into
+        # "unknown"), so the diagnosis reports them as impossible values
+        document = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=str)
     except UnicodeDecodeError as error:
         raise RunImportError(f"{path}: not UTF-8 text (byte {error.start}): expected JSON") from error
     except json.JSONDecodeError as error:

@@ -1,7 +1,7 @@
 """Run the dbt project on fixture runs from pytest, fast.
 
-dbt parses the project once (in `run_dir` mode) and every build reuses that
-manifest in-process, so a fixture build costs the models and tests, not a parse.
+dbt parses the project once (in run-folder mode: RUN_DIAGNOSIS_RUN_DIR set) and every
+build reuses that manifest in-process, so a fixture build costs the models and tests, not a parse.
 Each build writes its own DuckDB file (same file name, its own folder: the
 manifest names the database after the file) and its own target folder.
 """
@@ -21,6 +21,7 @@ from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 from dbt.cli.main import dbtRunner
 
 REPO = Path(__file__).resolve().parents[2]
+RUN_DIR_ENV_VAR = "RUN_DIAGNOSIS_RUN_DIR"  # the run folder reaches dbt only this way (never --vars)
 DB_NAME = "run_diagnosis.duckdb"
 # Structural tests (keys, accepted values, invariants) guard the SQL; the sample
 # build and a few fixture builds run them. Most fixture builds only need the
@@ -102,13 +103,12 @@ class DbtSession:
         self.runner = dbtRunner(manifest=result.result)
 
     def _common(self, run_dir: Path, target: Path) -> list[str]:
+        os.environ[RUN_DIR_ENV_VAR] = str(run_dir)
         return [
             "--project-dir",
             str(REPO),
             "--profiles-dir",
             str(REPO),
-            "--vars",
-            json.dumps({"run_dir": str(run_dir)}),
             "--target-path",
             str(target / "target"),
             "--log-path",
