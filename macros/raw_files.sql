@@ -77,6 +77,20 @@
   {% endif %}
 {% endmacro %}
 
+{#- one row: whether the file's last line lacks a line end (the writer was cut off mid-row) -#}
+{% macro raw_file_ends_mid_line(kind) %}
+  {% if run_dir() is none %}
+    select false as ends_mid_line
+  {% else %}
+    {{ adapter.dispatch('file_ends_mid_line', 'run_diagnosis')(run_file_path(kind)) }}
+  {% endif %}
+{% endmacro %}
+
+{% macro default__file_ends_mid_line(path) %}
+  select coalesce(length(content) > 0 and right(content, 1) not in (chr(10), chr(13)), false) as ends_mid_line
+  from read_text({{ sql_literal(path) }})
+{% endmacro %}
+
 {#- stop the build with the file name when a CSV is empty or lacks a column;
     returns expected column -> the header's own spelling (case and spaces may differ) -#}
 {% macro check_csv_header(path, columns) %}

@@ -60,6 +60,26 @@
   ]) }}
 {% endmacro %}
 
+{#- the smallest possible value of a numeric config key: (bound, inclusive); a value below it, or a
+    non-finite one (NaN, Infinity), is impossible: the field is listed in impossible_fields and read as null -#}
+{% macro config_field_bounds() %}
+  {{ return({
+    'peak_lr': (0, false), 'min_lr': (0, true), 'warmup_steps': (0, true), 'decay_steps': (0, false),
+    'grad_clip_norm': (0, false), 'total_steps': (0, false), 'batch_size': (0, false),
+    'eval_interval': (0, false), 'checkpoint_interval': (0, false), 'data_parallel_workers': (0, false),
+    'n_shards': (0, false), 'steps_per_epoch': (0, false),
+  }) }}
+{% endmacro %}
+
+{#- check_coverage reasons for a config field a check needs: declared unknown, or impossible -#}
+{% macro config_field_reasons(name) %}
+  {% set listed = "',' || config.impossible_fields || ','" %}
+  {{ return([
+    ('config.' ~ name ~ ' is null and ' ~ listed ~ " not like '%," ~ name ~ ",%'", name ~ ' unknown in the config'),
+    (listed ~ " like '%," ~ name ~ ",%'", name ~ ' impossible in the config (see config_mismatch:impossible_values)'),
+  ]) }}
+{% endmacro %}
+
 {#- stop the build, naming the file and key, when a required config key is absent or not a number -#}
 {% macro check_config_keys(source_sql) %}
   {% if not execute %}{{ return('') }}{% endif %}

@@ -26,7 +26,7 @@ train_audited as (
             else 'kept'
         end as outcome,
         case
-            when train_rows.resolution <> 'counted' then train_rows.resolution_reason
+            when train_rows.resolution <> 'counted' then coalesce(train_rows.set_aside_reason, train_rows.resolution_reason)
             else {{ reason_list([
                 ('train_rows.is_loss_missing', 'loss empty: read as missing'),
                 ('train_rows.is_loss_non_numeric', 'loss not a number: read as missing'),
@@ -150,8 +150,11 @@ config_audited as (
         'config' as file_kind,
         1 as file_row_number,
         cast(null as {{ dbt.type_bigint() }}) as step,
-        case when unknown_fields <> '' then 'repaired' else 'kept' end as outcome,
-        case when unknown_fields <> '' then 'required fields declared unknown (null): ' || unknown_fields end as reason
+        case when unknown_fields <> '' or impossible_fields <> '' then 'repaired' else 'kept' end as outcome,
+        nullif(
+            case when unknown_fields <> '' then 'required fields declared unknown (null): ' || unknown_fields || '; ' else '' end
+            || case when impossible_fields <> '' then 'impossible values read as unknown: ' || impossible_values || '; ' else '' end,
+            '') as reason
     from {{ ref('stg_training__config') }}
 ),
 

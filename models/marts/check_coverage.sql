@@ -34,17 +34,15 @@ reasons as (
         categories.category,
         case categories.category
             when 'lr_above_peak' then {{ reason_list([
-                ('available.with_learning_rate = 0', 'no learning_rate in the log'),
-                ('config.peak_lr is null', 'peak_lr unknown in the config')]) }}
+                ('available.with_learning_rate = 0', 'no learning_rate in the log')] + config_field_reasons('peak_lr')) }}
             when 'lr_schedule_mismatch' then {{ reason_list([
-                ('available.with_learning_rate = 0', 'no learning_rate in the log'),
-                ('config.peak_lr is null', 'peak_lr unknown in the config'),
+                ('available.with_learning_rate = 0', 'no learning_rate in the log')] + config_field_reasons('peak_lr') + [
                 ('config.schedule_type is null', 'schedule type unknown in the config'),
                 ('config.schedule_type is not null and not ' ~ is_supported_schedule('config.schedule_type'), 'schedule type not rebuilt (supported: cosine, linear, constant, with warmup)'),
-                ('config.decay_steps is null and config.schedule_type not like \'%constant%\'', 'decay_steps unknown in the config')]) }}
+                ('config.decay_steps is null and config.schedule_type not like \'%constant%\' and \',\' || config.impossible_fields || \',\' not like \'%,decay_steps,%\'', 'decay_steps unknown in the config'),
+                ('\',\' || config.impossible_fields || \',\' like \'%,decay_steps,%\'', 'decay_steps impossible in the config (see config_mismatch:impossible_values)')]) }}
             when 'grad_clip_violation' then {{ reason_list([
-                ('available.with_grad_norm = 0', 'no grad_norm in the log'),
-                ('config.grad_clip_norm is null', 'grad_clip_norm unknown in the config'),
+                ('available.with_grad_norm = 0', 'no grad_norm in the log')] + config_field_reasons('grad_clip_norm') + [
                 ('config.grad_norm_measured = \'before_clipping\'', 'grad_norm is logged before clipping by this tool: a violation cannot be seen (steps above the limit were clipped)')]) }}
             when 'grad_norm_spikes' then {{ reason_list([('available.with_grad_norm < 3', 'fewer than 3 grad_norm values in the log')]) }}
             when 'loss_spikes' then {{ reason_list([
@@ -56,7 +54,8 @@ reasons as (
                 ('available.with_shard_id = 0 and coalesce(config.steps_per_epoch, 0) = 0', 'no shard_id in the log and no steps_per_epoch in the config')]) }}
             when 'overfitting' then {{ reason_list([('other_files.evals < 3', 'fewer than 3 evaluations')]) }}
             when 'eval_contamination' then {{ reason_list([
-                ('other_files.evals < 3 and other_files.shards = 0', 'fewer than 3 evaluations and no shard table')]) }}
+                ('other_files.evals < 3 and other_files.shards = 0', 'fewer than 3 evaluations and no shard table'),
+                ('available.with_loss < ' ~ var('contamination_min_train_losses'), 'fewer than ' ~ var('contamination_min_train_losses') ~ ' training losses: validation below training cannot be judged (a held-out source name is still checked)')]) }}
             when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log')]) }}
             when 'run_restart' then {{ reason_list([]) if false else 'cast(null as ' ~ dbt.type_string() ~ ')' }}
             when 'nan_loss' then {{ reason_list([('available.with_loss = 0', 'no loss in the log')]) }}

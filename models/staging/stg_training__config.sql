@@ -1,14 +1,43 @@
 -- The run's configuration as one typed row. A required key that is absent stops
 -- the build (naming the file and key); a key present as null is a declared
 -- unknown, listed in unknown_fields so the checks that need it say they could not run.
+-- A value that cannot be true (NaN, Infinity, a clip norm or peak LR <= 0, a negative
+-- step count: config_field_bounds) is read as null too, but listed in impossible_fields
+-- with the value as written, so config_mismatch reports it instead of it passing as unknown.
 {% do check_config_keys(raw_run_config()) %}
 {%- set required = [] %}
 {%- for name, path, type, is_required in config_fields() if is_required %}{% do required.append(name) %}{% endfor %}
+{%- set bounds = config_field_bounds() %}
 
 with
 
 source as (
     {{ raw_run_config() }}
+),
+
+parsed as (
+    select
+        config_path,
+        config_json,
+        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {{ parse_double(json_text('config_json', path)) }} as {{ name }}_parsed,
+        {{ json_text('config_json', path) }} as {{ name }}_text,
+        {%- endfor %}
+        {{ json_text('config_json', '$.provenance.notes') }} as import_notes
+    from source
+),
+
+checked as (
+    select
+        *,
+        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- set bound = bounds.get(name) %}
+        (
+            {{ is_non_finite(name ~ '_parsed') }}
+            {%- if bound %} or {{ name }}_parsed {{ '<' if bound[1] else '<=' }} {{ bound[0] }}{% endif %}
+        ) as is_{{ name }}_impossible{{ ',' if not loop.last }}
+        {%- endfor %}
+    from parsed
 ),
 
 typed as (
@@ -18,15 +47,26 @@ typed as (
         config_json,
         {%- for name, path, type, is_required in config_fields() %}
         {%- if type == 'double' %}
-        {{ finite_or_null(parse_double(json_text('config_json', path))) }} as {{ name }},
+        case when is_{{ name }}_impossible then null else {{ name }}_parsed end as {{ name }},
         {%- elif type == 'integer' %}
-        {{ parse_integer(json_text('config_json', path)) }} as {{ name }},
+        case when is_{{ name }}_impossible then null else {{ parse_integer(name ~ '_text') }} end as {{ name }},
         {%- else %}
         lower({{ json_text('config_json', path) }}) as {{ name }},
         {%- endif %}
         {%- endfor %}
-        {{ json_text('config_json', '$.provenance.notes') }} as import_notes
-    from source
+        import_notes,
+        -- impossible values as written, e.g. 'grad_clip_norm -1; peak_lr NaN'
+        {%- set parts = ["''"] %}
+        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- do parts.append("case when is_" ~ name ~ "_impossible then '; " ~ name ~ " ' || " ~ name ~ "_text else '' end") %}
+        {%- endfor %}
+        substring({{ dbt.concat(parts) }}, 3) as impossible_values,
+        {%- set parts = ["''"] %}
+        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- do parts.append("case when is_" ~ name ~ "_impossible then '," ~ name ~ "' else '' end") %}
+        {%- endfor %}
+        substring({{ dbt.concat(parts) }}, 2) as impossible_fields
+    from checked
 ),
 
 final as (
@@ -34,7 +74,7 @@ final as (
         *,
         -- required fields the file declares unknown (null): the checks needing them cannot run
         {%- set parts = ["''"] %}
-        {%- for name in required %}{% do parts.append("case when " ~ name ~ " is null then '," ~ name ~ "' else '' end") %}{% endfor %}
+        {%- for name in required %}{% do parts.append("case when " ~ name ~ " is null and ',' || impossible_fields || ',' not like '%," ~ name ~ ",%' then '," ~ name ~ "' else '' end") %}{% endfor %}
         substring({{ dbt.concat(parts) }}, 2) as unknown_fields
     from typed
 )

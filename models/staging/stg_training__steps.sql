@@ -1,9 +1,45 @@
 -- One row per raw train-log row: raw text beside each parsed value, and a flag
 -- for every way the row can be wrong. No row is dropped here.
+-- Rows whose step cannot be trusted are set aside here (step NULL, set_aside_reason
+-- says why; the row audit counts them): a negative step, a step column that never
+-- changes (every row the same step), and a last row cut off mid-line.
 with
 
 source as (
     {{ raw_run_file('train') }}
+),
+
+file_end as (
+    {{ raw_file_ends_mid_line('train') }}
+),
+
+screened as (
+    select
+        source.*,
+        {{ parse_integer('step') }} as step_value,
+        (file_row_number = max(file_row_number) over () and file_end.ends_mid_line) as is_cut_off
+    from source
+    cross join file_end
+),
+
+set_aside as (
+    select
+        *,
+        (step_value < 0) as is_step_negative,
+        (min(step_value) over () = max(step_value) over ()
+            and count(step_value) over () >= {{ var('constant_step_min_rows') }}) as is_step_constant
+    from screened
+),
+
+reasoned as (
+    select
+        *,
+        case
+            when is_cut_off then 'last row has no line end: the file was cut off mid-row, its values may be truncated'
+            when is_step_negative then 'step ' || trim(step) || ' is negative: impossible for a training step'
+            when is_step_constant then 'every row logs step ' || trim(step) || ': the step column carries no order'
+        end as set_aside_reason
+    from set_aside
 ),
 
 parsed as (
@@ -13,8 +49,14 @@ parsed as (
         file_row_number,
         -- raw text as written
         {{ raw_columns(['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']) }}
-        -- parsed values and their flags
-        {{ integer_column('step') }},
+        -- parsed values and their flags (a set-aside row has no step, so nothing counts it)
+        case when set_aside_reason is null then step_value end as step,
+        ({{ clean_text('step') }} is null) as is_step_missing,
+        ({{ clean_text('step') }} is not null and step_value is null) as is_step_invalid,
+        coalesce(is_step_negative, false) as is_step_negative,
+        coalesce(is_step_constant, false) as is_step_constant,
+        is_cut_off,
+        set_aside_reason,
         {{ identifier_column('shard_id') }},
         {{ numeric_column('loss') }},
         {{ numeric_column('grad_norm') }},
@@ -23,7 +65,7 @@ parsed as (
         -- whole-row flags
         {{ is_exact_duplicate(['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']) }}
             as is_exact_duplicate
-    from source
+    from reasoned
 ),
 
 flagged as (
@@ -43,7 +85,7 @@ final as (
     select
         *,
         (
-            is_step_missing or is_step_invalid
+            is_step_missing or is_step_invalid or set_aside_reason is not null
             or is_loss_missing or is_loss_non_numeric or is_loss_non_finite
             or is_grad_norm_missing or is_learning_rate_missing or is_step_time_sec_missing or is_shard_id_missing
             or is_grad_norm_non_numeric or is_grad_norm_non_finite or coalesce(is_grad_norm_negative, false)

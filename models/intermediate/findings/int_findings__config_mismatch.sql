@@ -156,6 +156,19 @@ checks as (
     from config cross join shard_table
     where config.n_shards is not null and shard_table.shard_count > 0 and shard_table.shard_count <> config.n_shards
 
+    union all
+
+    select
+        'impossible_values',
+        'medium',
+        'The config holds impossible values (' || config.impossible_values || '): the checks that need '
+            || replace(config.impossible_fields, ',', ', ') || ' could not run.',
+        cast(null as {{ type_double() }}),
+        cast(null as {{ type_double() }}),
+        'Fix the config: a non-finite value or one at or below zero cannot be what the run used (check_coverage lists the checks it stopped).'
+    from config
+    where config.impossible_fields <> ''
+
     {% for name in required %}
     union all
 
@@ -167,7 +180,7 @@ checks as (
         cast(null as {{ type_double() }}),
         'Add {{ name }} to the run config (for imported logs: pass it with the training arguments) to enable those checks.'
     from config
-    where config.{{ name }} is null
+    where config.{{ name }} is null and ',' || config.impossible_fields || ',' not like '%,{{ name }},%'
     {% endfor %}
 ),
 
@@ -178,7 +191,8 @@ final as (
         severity,
         title,
         'field ' || field_name || ': config value ' || {{ fmt('config_value', 8) }} || ', observed in the logs '
-            || {{ fmt('observed_value', 8) }} || ' (config file ' || (select config_path from config) || ')' as evidence,
+            || {{ fmt('observed_value', 8) }} || case when field_name = 'impossible_values' then ' (impossible: '
+                || (select impossible_values from config) || ')' else '' end || ' (config file ' || (select config_path from config) || ')' as evidence,
         cast(null as {{ dbt.type_bigint() }}) as first_step,
         cast(null as {{ dbt.type_bigint() }}) as last_step,
         cast(0 as {{ dbt.type_bigint() }}) as steps_affected,

@@ -88,6 +88,8 @@ gap_findings as (
             as recommendation
     from gap_summary
     where evals_compared >= 3
+        -- too few training losses to compare with (a 1-row log): check_coverage says it could not run
+        and (select count(loss) from {{ ref('int_train_steps_resolved') }}) >= {{ var('contamination_min_train_losses') }}
         and {{ safe_divide('evals_below_train', 'evals_compared') }} >= {{ var('contamination_min_share') }}
 ),
 

@@ -133,6 +133,23 @@ issues as (
     union all
 
     select
+        'train_rows_set_aside',
+        case when count(*) >= 0.05 * (select count(*) from train_rows) then 'medium' else 'low' end,
+        {{ fmt_int('count(*)') }} || ' train row(s) were set aside because their step cannot be trusted ('
+            || min(set_aside_reason) || case when count(distinct set_aside_reason) > 1 then '; and other reasons' else '' end || ').',
+        'file rows ' || {{ fmt_int('min(file_row_number)') }} || '-' || {{ fmt_int('max(file_row_number)') }}
+            || ' of the train log; reasons (row counts per reason are in audit_summary): ' || min(set_aside_reason)
+            || case when count(distinct set_aside_reason) > 1 then ' ... ' || max(set_aside_reason) else '' end,
+        cast(null as {{ dbt.type_bigint() }}), cast(null as {{ dbt.type_bigint() }}), count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Fix the logger''s step counter (or the file) and rerun the diagnosis; the set-aside rows are not in any check.'
+    from train_rows
+    where set_aside_reason is not null
+    having count(*) > 0
+
+    union all
+
+    select
         'non_positive_step_time',
         'low',
         {{ fmt_int('count(*)') }} || ' counted step(s) logged a zero or negative step_time_sec.',
