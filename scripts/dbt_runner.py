@@ -126,7 +126,9 @@ def dbt_command(
     command += ["--profiles-dir", str(REPO_ROOT), "--project-dir", str(REPO_ROOT)]
     command += ["--target-path", str(target_path), "--log-path", str(log_path)]
     if "run_dir" in (extra_vars or {}):
-        raise DbtBuildError("run_dir is not a var: pass the folder as build_run(run_dir=...) (env RUN_DIAGNOSIS_RUN_DIR)")
+        raise DbtBuildError(
+            "run_dir is not a var: pass the folder as build_run(run_dir=...) (env RUN_DIAGNOSIS_RUN_DIR)"
+        )
     if extra_vars:
         command += ["--vars", json.dumps(dict(extra_vars))]  # JSON is YAML
     if select:

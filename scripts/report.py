@@ -42,9 +42,17 @@ def stderr_progress(message: str) -> None:
     print(f"report: {message}", file=sys.stderr, flush=True)
 
 
+def stable(value: Any) -> Any:
+    """A float to 12 significant digits: parallel float sums differ in the last bits from run
+    to run, and the same input must give byte-identical findings.json."""
+    return float(f"{value:.12g}") if isinstance(value, float) else value
+
+
 def findings_json(data: ReportData) -> list[dict[str, Any]]:
     """The ranked findings: `rank` then every column of the findings mart, in mart order."""
-    return [{"rank": f["rank"], **{c: f.get(c) for c in data.findings_columns}} for f in data.findings]
+    return [
+        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}} for f in data.findings
+    ]
 
 
 def write_text(path: Path, text: str) -> Path:

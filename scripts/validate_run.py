@@ -300,9 +300,9 @@ def validate_source(source: Path) -> None:
     the folder of a canonical file); other formats are left to their importer."""
     folder = source if source.is_dir() else source.parent
     suffixes = [suffix for suffix, _ in CSV_FILES.values()] + [CONFIG_SUFFIX]
-    if source.is_dir() or any(source.name.endswith(suffix) for suffix in suffixes):
-        if find_file(folder, CSV_FILES["train"][0]) is not None:
-            validate_folder(folder, complete=False)
+    canonical = source.is_dir() or any(source.name.endswith(suffix) for suffix in suffixes)
+    if canonical and find_file(folder, CSV_FILES["train"][0]) is not None:
+        validate_folder(folder, complete=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

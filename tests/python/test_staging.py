@@ -237,8 +237,7 @@ def test_missing_file_names_the_file(dbt_session: DbtSession, tmp_path: Path) ->
     folder = write_and_edit(RunBuilder(), tmp_path / "run", lambda f: (f / "fixture_shard_info.csv").unlink())
     diagnosis = dbt_session.build(folder)
     assert not diagnosis.success
-    assert "missing run file: no file matching" in " ".join(diagnosis.errors)
-    assert "*shard_info.csv" in " ".join(diagnosis.errors)
+    assert "missing run file: no file ending in shard_info.csv" in " ".join(diagnosis.errors)
 
 
 def test_empty_file_names_the_file(dbt_session: DbtSession, tmp_path: Path) -> None:
