@@ -28,7 +28,7 @@ from typing import Any
 import importers
 from dbt_runner import BuildResult, DbtBuildError, build_run
 from importers.canonical import FILE_SUFFIXES, RunData, write_run
-from validate_run import RunValidationError, validate_run, validate_source
+from validate_run import RunValidationError, carry_cut_off_row, validate_run, validate_source
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STEPS = 4
@@ -131,7 +131,7 @@ def read_source(source: Path, fmt: str | None) -> RunData:
     return run
 
 
-def write_canonical(run: RunData, run_dir: Path) -> Path:
+def write_canonical(run: RunData, run_dir: Path, source: Path) -> Path:
     step(2, f"writing the canonical run files to {run_dir}")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -139,6 +139,8 @@ def write_canonical(run: RunData, run_dir: Path) -> Path:
             for stale in run_dir.glob(f"*{suffix}"):
                 stale.unlink()
         write_run(run, run_dir)
+        if run.source_format == "canonical" and carry_cut_off_row(source, run_dir):
+            detail("note: the train log ends mid-row: its last row is set aside")
     except OSError as error:
         raise BadInput(f"cannot write to {run_dir}: {error.strerror or error}") from error
     checked(validate_run, run_dir)
@@ -187,7 +189,7 @@ def fix_first_line(findings_path: Path) -> str:
 def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:
     """Run the four steps; returns the exit status (raises BadInput / Failed)."""
     run = read_source(source, fmt)
-    run_dir = write_canonical(run, out / RUN_SUBDIR)
+    run_dir = write_canonical(run, out / RUN_SUBDIR, source)
     result = build(run_dir, out, keep_going)
     paths = report(result, out)
     print(f"report: {paths['html']}")

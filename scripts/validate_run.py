@@ -305,6 +305,23 @@ def validate_source(source: Path) -> None:
         validate_folder(folder, complete=False)
 
 
+def carry_cut_off_row(source: Path, run_dir: Path) -> bool:
+    """When a canonical SOURCE's train log ends mid-row (no line end: the writer was cut off),
+    make the copy in run_dir end the same way, so the build sets that row aside (the importer
+    re-writes every row with a line end, which would hide it). True when it did."""
+    folder = source if source.is_dir() else source.parent
+    suffix = CSV_FILES["train"][0]
+    original, copy = find_file(folder, suffix), find_file(run_dir, suffix)
+    if original is None or copy is None or original.stat().st_size == 0:
+        return False
+    with original.open("rb") as handle:
+        handle.seek(-1, 2)
+        if handle.read(1) in b"\r\n":
+            return False
+    copy.write_bytes(copy.read_bytes().rstrip(b"\r\n"))
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="validate_run.py",

@@ -124,7 +124,10 @@ def test_diagnosis_writes_its_own_folder(diagnoses: dict[str, CliRun], name: str
         assert (run.out / produced).is_file(), produced
     assert sorted(p.name for p in (run.out / "run").iterdir()) == sorted(SEED_FILES)
     results = json.loads((run.out / "dbt" / "target" / "run_results.json").read_text(encoding="utf-8"))
-    assert results["args"]["vars"] == {"run_dir": str((run.out / "run").resolve())}
+    assert not results["args"].get("vars")  # the run folder goes by RUN_DIAGNOSIS_RUN_DIR, never --vars
+    with duckdb.connect(str(run.out / "diagnosis.duckdb"), read_only=True) as con:
+        (config_path,) = con.execute("select config_path from main.stg_training__config").fetchone()
+    assert Path(config_path).parent == (run.out / "run").resolve()
     config = json.loads((run.out / "run" / "run_config.json").read_text(encoding="utf-8"))
     assert Path(config["provenance"]["source_path"]).resolve() == run.source.resolve()
 

@@ -242,6 +242,20 @@ def test_impossible_config_is_a_medium_finding_and_stops_its_checks(impossible_c
         assert f"{field} impossible in the config" in coverage.loc[category, "reason"]
 
 
+def cut(folder: Path) -> None:
+    """The train log's last value cut mid-number, with no line end (a killed writer)."""
+    text = (folder / TRAIN).read_text().rstrip("\n")
+    (folder / TRAIN).write_text(text[:-3])
+
+
+def test_cut_off_row_survives_the_import(tmp_path: Path) -> None:
+    for name, edit, expected in [("cut", cut, True), ("whole", None, False)]:
+        folder = written(tmp_path / name, edit)
+        paths = write_run(canonical_files.load(folder), tmp_path / f"{name}-canonical")
+        assert validate_run.carry_cut_off_row(folder, tmp_path / f"{name}-canonical") is expected
+        assert paths["train"].read_bytes().endswith(b"\n") is not expected
+
+
 def set_aside(diagnosis: Diagnosis) -> pd.DataFrame:
     audit = diagnosis.table("int_raw_rows_audited")
     return audit[(audit["file_kind"] == "train") & (audit["outcome"] == "set_aside")]
@@ -250,10 +264,6 @@ def set_aside(diagnosis: Diagnosis) -> pd.DataFrame:
 def test_negative_steps_and_a_cut_off_row_are_set_aside(dbt_session: DbtSession, tmp_path: Path) -> None:
     builder = RunBuilder()
     builder.train.loc[builder.train["step"].between(101, 104), "step"] *= -1
-
-    def cut(folder: Path) -> None:
-        text = (folder / TRAIN).read_text().rstrip("\n")
-        (folder / TRAIN).write_text(text[:-3])  # the last value cut mid-number, no line end
 
     diagnosis = dbt_session.build(written(tmp_path / "run", cut, builder))
     assert diagnosis.success, diagnosis.errors
