@@ -26,7 +26,7 @@ train_audited as (
             else 'kept'
         end as outcome,
         case
-            when train_rows.resolution <> 'counted' then coalesce(train_rows.set_aside_reason, train_rows.resolution_reason)
+            when train_rows.resolution <> 'counted' then train_rows.resolution_reason
             else {{ reason_list([
                 ('train_rows.is_loss_missing', 'loss empty: read as missing'),
                 ('train_rows.is_loss_non_numeric', 'loss not a number: read as missing'),

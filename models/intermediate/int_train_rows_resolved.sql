@@ -59,6 +59,7 @@ resolved as (
             else 'counted'
         end as resolution,
         case
+            when rows_in_file.set_aside_reason is not null then rows_in_file.set_aside_reason
             when rows_in_file.step is null and rows_in_file.is_step_missing then 'step is empty'
             when rows_in_file.step is null then 'step is not an integer: ' || rows_in_file.step_raw
             when rows_in_file.is_exact_duplicate then 'exact duplicate of an earlier row'
