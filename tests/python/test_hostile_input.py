@@ -265,7 +265,7 @@ def test_negative_steps_and_a_cut_off_row_are_set_aside(dbt_session: DbtSession,
     builder = RunBuilder()
     builder.train.loc[builder.train["step"].between(101, 104), "step"] *= -1
 
-    diagnosis = dbt_session.build(written(tmp_path / "run", cut, builder))
+    diagnosis = dbt_session.build(written(tmp_path / "run", cut, builder), structural_tests=True)
     assert diagnosis.success, diagnosis.errors
     rows = set_aside(diagnosis)
     assert rows["reason"].str.contains("is negative").sum() == 4
