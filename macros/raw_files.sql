@@ -57,8 +57,7 @@
   {% elif files | length > 1 %}
     {{ exceptions.raise_compiler_error("run_diagnosis: several files end in " ~ spec.suffix ~ " in '" ~ dir ~ "': " ~ files | join(', ') ~ ". Keep one run per folder.") }}
   {% endif %}
-  {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
-  {{ return(glob_literal(files[0])) }}
+  {{ return(files[0]) }}
 {% endmacro %}
 
 {#- one text row per raw CSV row, with its position in the file -#}
@@ -73,7 +72,8 @@
   {% else %}
     {% set path = run_file_path(kind) %}
     {% set header = check_csv_header(path, spec.columns) if execute else {} %}
-    {{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(path, spec.columns, header) }}
+    {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
+    {{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(glob_literal(path), spec.columns, header) }}
   {% endif %}
 {% endmacro %}
 
@@ -82,7 +82,7 @@
   {% if run_dir() is none %}
     select false as ends_mid_line
   {% else %}
-    {{ adapter.dispatch('file_ends_mid_line', 'run_diagnosis')(run_file_path(kind)) }}
+    {{ adapter.dispatch('file_ends_mid_line', 'run_diagnosis')(glob_literal(run_file_path(kind))) }}
   {% endif %}
 {% endmacro %}
 
@@ -94,7 +94,7 @@
 {#- stop the build with the file name when a CSV is empty or lacks a column;
     returns expected column -> the header's own spelling (case and spaces may differ) -#}
 {% macro check_csv_header(path, columns) %}
-  {% set header = run_query(adapter.dispatch('csv_header', 'run_diagnosis')(path)) %}
+  {% set header = run_query(adapter.dispatch('csv_header', 'run_diagnosis')(glob_literal(path))) %}
   {% set actual = header.columns[0].values() | list %}
   {% set found = actual | map('lower') | map('trim') | list %}
   {% if found | length == 0 %}
@@ -132,7 +132,7 @@
 {#- the whole config file as one text value -#}
 {% macro raw_run_config() %}
   {% set path = run_file_path('config') %}
-  {{ adapter.dispatch('read_text_file', 'run_diagnosis')(path) }}
+  {{ adapter.dispatch('read_text_file', 'run_diagnosis')(glob_literal(path)) }}
 {% endmacro %}
 
 {% macro default__read_text_file(path) %}

@@ -5,7 +5,7 @@ builds with every raw train row accounted for exactly once in the row audit.
 Each example is a dbt build (a few seconds in-process), so CI runs FUZZ_EXAMPLES=4 by
 default. A longer campaign, with its last result in the README ("Bad input"):
 
-    FUZZ_EXAMPLES=60 python -m pytest tests/python/test_fuzz_input.py -q
+    FUZZ_EXAMPLES=60 python -m pytest tests/python/test_fuzz_input.py -q --hypothesis-show-statistics
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import validate_run
@@ -127,6 +127,7 @@ def test_mutated_run_is_named_error_or_fully_audited(
         except validate_run.RunValidationError as error:
             message = str(error)
             assert "\n" not in message and str(folder) in message
+            event(f"stopped by the validator: {message.split(': ', 2)[-1][:40]}")
             return
         diagnosis = dbt_session.build(folder)
         assert diagnosis.success, (plan, ending, bom, diagnosis.errors)
@@ -134,3 +135,4 @@ def test_mutated_run_is_named_error_or_fully_audited(
         train = audit[audit["file_kind"] == "train"]
         assert int(train["n_rows"].sum()) == int(train["raw_rows"].max()) == records, (plan, ending, bom)
         assert sorted(p.name for p in Path(temp).iterdir()) == ["run"]  # nothing written beside it
+        event("built, every row audited")
