@@ -16,19 +16,30 @@ file_end as (
 screened as (
     select
         source.*,
-        {{ parse_integer('step') }} as step_value,
-        (file_row_number = max(file_row_number) over () and file_end.ends_mid_line) as is_cut_off
+        {{ parse_integer('step') }} as step_value
     from source
-    cross join file_end
+),
+
+file_stats as (
+    -- whole-file facts: the last row, and whether the step column ever changes
+    select
+        max(file_row_number) as last_row_number,
+        min(step_value) as min_step,
+        max(step_value) as max_step,
+        count(step_value) as steps_read
+    from screened
 ),
 
 set_aside as (
     select
-        *,
-        (step_value < 0) as is_step_negative,
-        (min(step_value) over () = max(step_value) over ()
-            and count(step_value) over () >= {{ var('constant_step_min_rows') }}) as is_step_constant
+        screened.*,
+        (screened.file_row_number = file_stats.last_row_number and file_end.ends_mid_line) as is_cut_off,
+        (screened.step_value < 0) as is_step_negative,
+        (file_stats.min_step = file_stats.max_step
+            and file_stats.steps_read >= {{ var('constant_step_min_rows') }}) as is_step_constant
     from screened
+    cross join file_stats
+    cross join file_end
 ),
 
 reasoned as (
