@@ -626,8 +626,13 @@ def step_time(data: ReportData) -> StepTime | None:
     if not len(frame) or not np.isfinite(seconds).any():
         return None
     counted = flag_column(frame, "is_counted", True)
-    attempt = num_column(frame, "attempt_number")
-    replayed = ~counted & np.isfinite(attempt)  # superseded attempts; exact duplicates have no attempt
+    attempt, steps = num_column(frame, "attempt_number"), num_column(frame, "step")
+    kept_attempt = dict(zip(steps[counted], attempt[counted], strict=True))
+    # superseded rows of another attempt (work redone after a resume); duplicates of the kept attempt are not work
+    replayed = ~counted & np.array(
+        [np.isfinite(a) and np.isfinite(kept_attempt.get(s, np.nan)) and a != kept_attempt[s] for s, a in zip(steps, attempt, strict=True)],
+        dtype=bool,
+    )
     known = np.isfinite(seconds)
     median = float(np.median(seconds[counted & known])) if (counted & known).any() else 0.0
     n_missing = int((counted & ~known).sum())
