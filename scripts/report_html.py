@@ -6,10 +6,9 @@ ever built from literals here.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from typing import Any
-
-import datetime as dt
 
 from report_content import (
     DoubleCheck,
@@ -114,7 +113,8 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
             parts.append(f"<p>{esc(ledger.empty)}</p>")
         else:
             items = "".join(
-                f'<li>{sev_badge(f.get("severity"))} <a href="#{anchor(f["finding_id"])}">{esc(f.get("title"))}</a> '
+                f"<li>{sev_badge(f.get('severity'))} <a "
+                f'href="#{anchor(f["finding_id"])}">{esc(f.get("title"))}</a> '
                 f"({esc(amount)})</li>"
                 for f, amount in ledger.rows
             )
@@ -139,7 +139,8 @@ def cause_article(index: int, cause: Cause) -> str:
     symptoms = ""
     if cause.symptoms:
         items = "".join(
-            f'<li><a href="#{anchor(s["finding_id"])}">{esc(symptom_line(s))}</a></li>' for s in cause.symptoms
+            f'<li><a href="#{anchor(s["finding_id"])}">{esc(symptom_line(s))}</a></li>'
+            for s in cause.symptoms
         )
         symptoms = f"<h4>Symptoms it explains ({len(cause.symptoms)})</h4><ul>{items}</ul>"
     return (
@@ -171,10 +172,16 @@ def finding_details(data: ReportData, finding: dict[str, Any]) -> str:
     facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in finding_facts(data, finding))
     cause = data.finding(finding.get("caused_by"))
     if cause is not None:
-        facts += f'<dt>Caused by</dt><dd><a href="#{anchor(cause["finding_id"])}">{esc(finding_label(cause))}</a></dd>'
+        link = f'<a href="#{anchor(cause["finding_id"])}">{esc(finding_label(cause))}</a>'
+        facts += f"<dt>Caused by</dt><dd>{link}</dd>"
     elif finding.get("caused_by"):
-        facts += f"<dt>Caused by</dt><dd><code>{esc(finding['caused_by'])}</code> (not among the findings)</dd>"
-    evidence = "".join(f"<li>{esc(e)}</li>" for e in split_evidence(finding.get("evidence"))) or "<li>none given</li>"
+        facts += (
+            f"<dt>Caused by</dt><dd><code>{esc(finding['caused_by'])}</code> (not among the findings)</dd>"
+        )
+    evidence = (
+        "".join(f"<li>{esc(e)}</li>" for e in split_evidence(finding.get("evidence")))
+        or "<li>none given</li>"
+    )
     return (
         f'<details class="finding" id="{anchor(finding["finding_id"])}"><summary>#{finding["rank"]} '
         f"{sev_badge(finding.get('severity'))} {esc(finding.get('title'))}</summary>"
@@ -200,12 +207,17 @@ def appendix_section(data: ReportData, check: DoubleCheck) -> str:
                 esc(t.status),
                 esc(fmt_num(t.failures)),
                 f"<code>{esc(t.category)}</code>" if t.category else "n/a",
-                ", ".join(f'<a href="#{anchor(f["finding_id"])}">{esc(f["finding_id"])}</a>' for f in findings_for_test(data, t))
+                ", ".join(
+                    f'<a href="#{anchor(f["finding_id"])}">{esc(f["finding_id"])}</a>'
+                    for f in findings_for_test(data, t)
+                )
                 or "none",
             ]
             for t in data.dbt.failed_tests
         ]
-        parts.append(table(["Test", "Status", "Failures", "Category", "Findings"], rows, numeric=frozenset({2})))
+        parts.append(
+            table(["Test", "Status", "Failures", "Category", "Findings"], rows, numeric=frozenset({2}))
+        )
     parts.append("<h3>Rows kept, repaired and set aside</h3>")
     if check.files:
         parts.append(
@@ -214,7 +226,12 @@ def appendix_section(data: ReportData, check: DoubleCheck) -> str:
             + "</ul>"
         )
         rows = [
-            [esc(r.get("file_kind")), esc(r.get("outcome")), esc(r.get("reason") or ""), esc(fmt_num(r.get("n_rows")))]
+            [
+                esc(r.get("file_kind")),
+                esc(r.get("outcome")),
+                esc(r.get("reason") or ""),
+                esc(fmt_num(r.get("n_rows"))),
+            ]
             for r in check.audit_rows
         ]
         parts.append(table(["File", "Outcome", "Reason", "Rows"], rows, numeric=frozenset({3})))
@@ -226,7 +243,9 @@ def appendix_section(data: ReportData, check: DoubleCheck) -> str:
             f"<li><code>{esc(c.get('category'))}</code>: {esc(c.get('reason') or 'no reason given')}</li>"
             for c in check.not_run
         )
-        parts.append(f"<p>{check.n_checks - len(check.not_run)} of {check.n_checks} checks ran.</p><ul>{items}</ul>")
+        parts.append(
+            f"<p>{check.n_checks - len(check.not_run)} of {check.n_checks} checks ran.</p><ul>{items}</ul>"
+        )
     else:
         parts.append(f"<p>All {check.n_checks} checks could run.</p>")
     if check.dbt_problems or check.consistency:
@@ -258,7 +277,7 @@ def render_html(
     data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot], now: dt.datetime | None = None
 ) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
-    written = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    written = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
     footer = f"Written {esc(written)} from the marts in <code>{esc(data.db_path)}</code>"
     if data.dbt.available:
         footer += f" and the dbt results of {esc(data.dbt.generated_at)}"
@@ -268,7 +287,12 @@ def render_html(
         '<li><a href="#appendix">Appendix</a></li></ul></nav>'
     )
     body = "".join(
-        [page_one_section(data, page), plots_section(plots), causes_section(page), appendix_section(data, check)]
+        [
+            page_one_section(data, page),
+            plots_section(plots),
+            causes_section(page),
+            appendix_section(data, check),
+        ]
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

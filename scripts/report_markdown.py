@@ -48,7 +48,9 @@ def page_one_lines(page: PageOne) -> list[str]:
         lines += [f"## {esc(ledger.title)}", ""]
         if not ledger.rows:
             lines.append(esc(ledger.empty))
-        lines += [f"{i}. {esc(f.get('title'))} ({esc(amount)})" for i, (f, amount) in enumerate(ledger.rows, 1)]
+        lines += [
+            f"{i}. {esc(f.get('title'))} ({esc(amount)})" for i, (f, amount) in enumerate(ledger.rows, 1)
+        ]
         lines.append("")
     if page.fix_first is not None:
         lines += [f"## Fix first: {esc(page.fix_first.finding.get('title'))}", ""]
@@ -70,7 +72,10 @@ def page_two_lines(page: PageOne) -> list[str]:
     for i, cause in enumerate(page.causes, 1):
         f = cause.finding
         lines += [f"### {i}. {esc(f.get('title'))}", ""]
-        lines.append(f"- **Severity:** {esc(f.get('severity'))}; {esc(fmt_steps(f.get('first_step'), f.get('last_step')))}")
+        lines.append(
+            f"- **Severity:** {esc(f.get('severity'))}; "
+            f"{esc(fmt_steps(f.get('first_step'), f.get('last_step')))}"
+        )
         lines.append("- **Evidence:** " + (" · ".join(esc(e) for e in cause.evidence) or "none given"))
         lines.append(f"- **Estimate:** {esc(cause.estimate)}")
         lines.append(f"- **Fix:** {esc(cause.fix)}")
@@ -92,7 +97,10 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
     lines = ["## Appendix for the data team", "", "### The run's numbers", ""]
     lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
     lines += ["", "### Every finding", ""]
-    lines += ["Most severe first; full evidence per finding in report.html, every column in findings.json.", ""]
+    lines += [
+        "Most severe first; full evidence per finding in report.html, every column in findings.json.",
+        "",
+    ]
     rows = [
         [
             str(i),
@@ -110,11 +118,17 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
     if data.dbt.available:
         failed = data.dbt.failed_tests
         names = ", ".join(code(t.name) for t in failed)
-        lines.append(f"- dbt tests that failed or warned: {len(failed)} of {data.dbt.n_tests}" + (f": {names}" if names else ""))
+        lines.append(
+            f"- dbt tests that failed or warned: {len(failed)} of {data.dbt.n_tests}"
+            + (f": {names}" if names else "")
+        )
     lines += [f"- {esc(p)}" for p in check.dbt_problems]
     lines += [f"- Rows: {esc(f.text)}" for f in check.files]
     if check.not_run:
-        lines += [f"- Check not run: {code(c.get('category'))}: {esc(c.get('reason') or 'no reason given')}" for c in check.not_run]
+        lines += [
+            f"- Check not run: {code(c.get('category'))}: {esc(c.get('reason') or 'no reason given')}"
+            for c in check.not_run
+        ]
     else:
         lines.append(f"- {plural(check.n_checks, 'check')} could run.")
     lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
@@ -130,4 +144,3 @@ def render_markdown(data: ReportData, page: PageOne, check: DoubleCheck, plots: 
     lines += page_two_lines(page)
     lines += appendix_lines(data, check, plots)
     return "\n".join(lines).rstrip() + "\n"
-

@@ -173,9 +173,17 @@ def mark_fix_first(ax: Axes, page: PageOne) -> str:
 
 
 def mark_restarts(ax: Axes, data: ReportData) -> str:
-    restarts = [e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None]
+    restarts = [
+        e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None
+    ]
     for i, event in enumerate(restarts):
-        ax.axvline(float(event["step"]), color="black", linestyle=":", linewidth=1.0, label="crash and resume" if i == 0 else None)
+        ax.axvline(
+            float(event["step"]),
+            color="black",
+            linestyle=":",
+            linewidth=1.0,
+            label="crash and resume" if i == 0 else None,
+        )
     return " Dotted lines: the run crashed and resumed from a checkpoint." if restarts else ""
 
 

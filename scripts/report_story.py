@@ -41,7 +41,9 @@ COMPUTE_CATEGORIES = frozenset({"slow_steps", "run_restart"})
 INSTABILITY_CATEGORIES = frozenset(
     {"loss_spikes", "grad_norm_spikes", "nan_loss", "grad_clip_violation", "lr_above_peak", "bad_data_shard"}
 )
-PLATEAU_SHARE = 0.95  # "almost no net progress after step k": k is where 95% of the total val-loss drop had happened
+PLATEAU_SHARE = (
+    0.95  # "almost no net progress after step k": k is where 95% of the total val-loss drop had happened
+)
 PLATEAU_MIN_RUN_SHARE = 0.25  # ... and at least a quarter of the evaluated steps come after k
 DIP_SHARE = 0.05  # a validation-loss rise of 5% above the best so far is a dip worth telling
 LEDGER_ROWS = 5  # rows per ledger on page one
@@ -53,7 +55,8 @@ HEAD_MAX_CHARS = 70
 
 # How to confirm a fix, by category, when the build gives no `confirm_rerun`.
 CONFIRM_BY_CATEGORY = {
-    "lr_above_peak": "rerun the first {last} steps with the configured peak learning rate; the logged learning "
+    "lr_above_peak": "rerun the first {last} steps with the configured peak learning rate; the logged "
+    "learning "
     "rate should follow the configured schedule and validation loss at the same steps should be lower",
     "lr_schedule_mismatch": "rerun the first {last} steps and check the logged learning rate against the "
     "configured schedule step by step",
@@ -62,7 +65,8 @@ CONFIRM_BY_CATEGORY = {
     "loss_spikes": "rerun steps {first}-{last} with the suspected cause removed; the spikes should not recur",
     "run_restart": "resume a short run from a checkpoint and compare the replayed steps with the first "
     "attempt: loss, learning rate and gradient norm should match",
-    "grad_clip_violation": "resume a short run from a checkpoint; gradient norms after the resume should stay "
+    "grad_clip_violation": "resume a short run from a checkpoint; gradient norms after the resume should "
+    "stay "
     "at or below the clipping limit",
     "slow_steps": "rerun steps {first}-{last} on the same nodes with per-rank step times logged; the stretch "
     "should run at the usual step time",
@@ -177,7 +181,9 @@ def build_causes(data: ReportData) -> tuple[list[Cause], list[dict[str, Any]]]:
     """Root causes (with every symptom under them) and the log/record glitches left over."""
     ids = {f["finding_id"] for f in data.findings}
     symptoms = direct_symptoms(data.findings)
-    roots = [f for f in data.findings if f.get("caused_by") not in ids or f.get("caused_by") == f["finding_id"]]
+    roots = [
+        f for f in data.findings if f.get("caused_by") not in ids or f.get("caused_by") == f["finding_id"]
+    ]
     causes: list[Cause] = []
     covered: set[str] = set()
     for root in display_order([f for f in roots if not is_glitch(f)]):
@@ -263,7 +269,7 @@ def plateau_sentence(t: Trajectory) -> str:
 
 
 def causes_in(causes: list[Cause], start: int, end: int) -> list[Cause]:
-    """Causes whose root or a symptom starts or ends in (start, end]: what happened just before an evaluation."""
+    """Causes whose root or a symptom starts or ends in (start, end]: what ran just before an evaluation."""
     found = []
     for cause in causes:
         for f in [cause.finding, *cause.symptoms]:
@@ -285,7 +291,8 @@ def dip_sentence(t: Trajectory, causes: list[Cause]) -> str | None:
     if worst is None:
         return None
     i, _, before = worst
-    text = f"Validation loss rose to {fmt_loss(t.losses[i])} at step {t.steps[i]} (best before {fmt_loss(before)})"
+    text = f"Validation loss rose to {fmt_loss(t.losses[i])} at step {t.steps[i]}"
+    text += f" (best before {fmt_loss(before)})"
     if t.accuracies[i] is not None:
         text += f" and accuracy collapsed to about {fmt_loss(t.accuracies[i])}"
     around = causes_in(causes, t.steps[i - 1], t.steps[i])
@@ -298,13 +305,18 @@ def checkpoint_sentence(data: ReportData) -> str | None:
     c = data.context
     if not c or c.get("best_eval_step") is None:
         return None
-    best = f"The best evaluation is at step {fmt_num(c['best_eval_step'])} (val loss {fmt_loss(c['best_val_loss'])})"
+    best = f"The best evaluation is at step {fmt_num(c['best_eval_step'])}"
+    best += f" (val loss {fmt_loss(c['best_val_loss'])})"
     if not c.get("n_checkpoints_saved"):
         return best + "; the events log no saved checkpoint." if data.has_events else None
     saved = c.get("last_checkpoint_step")
     if saved == c["best_eval_step"]:
         return best + ", and it was saved as a checkpoint."
-    at = f" (val loss there {fmt_loss(c['last_checkpoint_val_loss'])})" if c.get("last_checkpoint_val_loss") else ""
+    at = (
+        f" (val loss there {fmt_loss(c['last_checkpoint_val_loss'])})"
+        if c.get("last_checkpoint_val_loss")
+        else ""
+    )
     return best + f"; the last saved checkpoint is step {fmt_num(saved)}{at}."
 
 
@@ -312,7 +324,10 @@ def restart_sentence(data: ReportData) -> str | None:
     restarts = [e for e in data.events if e.get("resumed_from_step") is not None]
     if not restarts:
         return None
-    parts = [f"at step {fmt_num(e['step'])} from the checkpoint of step {fmt_num(e['resumed_from_step'])}" for e in restarts]
+    parts = [
+        f"at step {fmt_num(e['step'])} from the checkpoint of step {fmt_num(e['resumed_from_step'])}"
+        for e in restarts
+    ]
     times = "once" if len(restarts) == 1 else f"{len(restarts)} times"
     return f"It crashed and was resumed {times}: {join_words(parts)}."
 
@@ -342,7 +357,9 @@ def spike_share_sentence(data: ReportData) -> str | None:
     if n_top < 2 or n_top / n_spikes < 0.5:
         return None
     source = frame.loc[counted & (frame["shard_id"].astype(str) == top).to_numpy(), "source"]
-    named = f"shard {top}" + (f" ({source.iloc[0]})" if "source" in frame.columns and source.notna().any() else "")
+    named = f"shard {top}" + (
+        f" ({source.iloc[0]})" if "source" in frame.columns and source.notna().any() else ""
+    )
     return f"{n_top} of {n_spikes} loss-spike steps ({fmt_pct(n_top / n_spikes)}) were on {named}"
 
 
@@ -392,18 +409,27 @@ class Ledger:
 
 def build_ledgers(data: ReportData, causes: list[Cause]) -> list[Ledger]:
     if data.has_costs:
+
         def ranked(ledger: str) -> list[dict[str, Any]]:
             rows = [f for f in data.findings if f.get("ledger") == ledger]
-            return sorted(rows, key=lambda f: (f.get("ledger_rank") is None, f.get("ledger_rank") or 0, f["rank"]))
+            return sorted(
+                rows, key=lambda f: (f.get("ledger_rank") is None, f.get("ledger_rank") or 0, f["rank"])
+            )
 
         model = [(f, fmt_model_cost(f) or "not estimated") for f in ranked("model")]
         compute = [(f, fmt_compute_cost(f) or "not estimated") for f in ranked("compute")]
         return [
-            Ledger("Model quality: what costs validation loss", model[:LEDGER_ROWS], "Nothing costs model quality."),
+            Ledger(
+                "Model quality: what costs validation loss",
+                model[:LEDGER_ROWS],
+                "Nothing costs model quality.",
+            ),
             Ledger("Compute: what costs time", compute[:LEDGER_ROWS], "Nothing wastes compute."),
         ]
     rows = [(c.finding, str(c.finding.get("severity"))) for c in causes if is_above_low(c.finding)]
-    return [Ledger("The problems, most severe first", rows[:LEDGER_ROWS], "Nothing wrong above low severity.")]
+    return [
+        Ledger("The problems, most severe first", rows[:LEDGER_ROWS], "Nothing wrong above low severity.")
+    ]
 
 
 @dataclass
@@ -413,7 +439,9 @@ class FixFirst:
     why: list[str]
 
 
-def pick_fix_first(data: ReportData, causes: list[Cause]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def pick_fix_first(
+    data: ReportData, causes: list[Cause]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     s = data.summary
     if data.has_costs and data.finding(s.get("fix_first_finding_id")) is not None:
         return data.finding(s["fix_first_finding_id"]), data.finding(s.get("runner_up_finding_id"))
@@ -450,10 +478,15 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         text += f" (final validation loss {fmt_loss(final)})." if final is not None else "."
         why.append(text)
         if runner is not None:
-            why.append(f"Why it beats the runner-up, {head(runner)}: that one costs {fmt_model_cost(runner) or 'no estimate'}.")
+            why.append(
+                f"Why it beats the runner-up, {head(runner)}: that one costs "
+                f"{fmt_model_cost(runner) or 'no estimate'}."
+            )
             overlap = ranges_overlap(data, fix, runner)
             if overlap:
-                why.append("The two ranges overlap, so the order between them is not settled: both must be fixed.")
+                why.append(
+                    "The two ranges overlap, so the order between them is not settled: both must be fixed."
+                )
             elif overlap is False:
                 why.append("Its lowest estimate is above the runner-up's highest, so the order is settled.")
     elif runner is not None:
@@ -467,7 +500,10 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         why.append("It is the only problem above low severity.")
     if cause is not None and cause.symptoms:
         n = len(cause.symptoms)
-        why.append(f"It also explains {plural(n, 'other finding')}: fixing it should clear {'it' if n == 1 else 'them'} too.")
+        why.append(
+            f"It also explains {plural(n, 'other finding')}: fixing it should clear "
+            f"{'it' if n == 1 else 'them'} too."
+        )
     if fix.get("recommendation"):
         why.append(f"What to do: {fix['recommendation']}")
     return FixFirst(fix, runner, why)
@@ -480,16 +516,20 @@ def build_reruns(data: ReportData, fix: FixFirst | None, causes: list[Cause]) ->
     for cause in causes:
         if len(picked) >= 3:
             break
-        if is_above_low(cause.finding) and all(cause.finding["finding_id"] != p["finding_id"] for p in picked):
+        if is_above_low(cause.finding) and all(
+            cause.finding["finding_id"] != p["finding_id"] for p in picked
+        ):
             picked.append(cause.finding)
-    return [f"{head(f)}: {confirm_text(f)}." .replace("..", ".") for f in picked]
+    return [f"{head(f)}: {confirm_text(f)}.".replace("..", ".") for f in picked]
 
 
 # --------------------------------------------------------------------------- caveats
 
 
 def hypothesis_caveats(data: ReportData) -> list[str]:
-    notes = ["The causes are read from the logs, not tested: each one is a hypothesis until its rerun confirms it."]
+    notes = [
+        "The causes are read from the logs, not tested: each one is a hypothesis until its rerun confirms it."
+    ]
     c = data.context
     for f in data.findings:
         if f.get("category") != "lr_above_peak" or not f.get("observed_value") or not f.get("expected_value"):
@@ -498,12 +538,19 @@ def hypothesis_caveats(data: ReportData) -> list[str]:
         workers = c.get("data_parallel_workers")
         if workers and abs(ratio / float(workers) - 1) <= RATIO_TOLERANCE:
             text = (
-                f"The learning rate at {ratio:.1f}x its configured peak equals the {fmt_num(workers)} data-parallel "
+                f"The learning rate at {ratio:.1f}x its configured peak equals the "
+                f"{fmt_num(workers)} data-parallel "
                 "workers; that the LR was multiplied by the worker count is a hypothesis"
             )
             end_lr = final_logged_lr(data)
-            if end_lr is not None and c.get("min_lr") and abs(end_lr / float(c["min_lr"]) - 1) <= RATIO_TOLERANCE:
-                text += f" (only the peak is scaled: the last logged LR {fmt_num(end_lr)} is the unscaled min_lr)"
+            if (
+                end_lr is not None
+                and c.get("min_lr")
+                and abs(end_lr / float(c["min_lr"]) - 1) <= RATIO_TOLERANCE
+            ):
+                text += (
+                    f" (only the peak is scaled: the last logged LR {fmt_num(end_lr)} is the unscaled min_lr)"
+                )
             notes.append(text + ".")
     for f in data.findings:
         if str(f.get("cost_estimator") or "").endswith("_prior") and f.get("ledger") == "model":
@@ -548,7 +595,8 @@ def val_set_caveat(data: ReportData, t: Trajectory | None) -> str | None:
     n = data.context.get("val_examples")
     if not n:
         return (
-            "The config does not give the validation set size, so how noisy the validation numbers are is unknown."
+            "The config does not give the validation set size, so how noisy the validation "
+            "numbers are is unknown."
             if data.context
             else None
         )
@@ -558,7 +606,9 @@ def val_set_caveat(data: ReportData, t: Trajectory | None) -> str | None:
     text = f"The validation set is {fmt_num(n)} examples"
     if p is not None and 0 < p < 1:
         noise = 2 * math.sqrt(p * (1 - p) / n)
-        text += f": accuracy differences under about {noise:.3f} (two standard errors at {fmt_loss(p)}) are noise"
+        text += (
+            f": accuracy differences under about {noise:.3f} (two standard errors at {fmt_loss(p)}) are noise"
+        )
     return text + "."
 
 
@@ -577,9 +627,12 @@ def duplicate_eval_caveats(data: ReportData) -> list[str]:
             continue
         alt = others[0] if len(others) == 1 else others
         notes.append(
-            f"Step {int(step)} was evaluated more than once (val loss {join_words([fmt_loss(v) for v in others])} "
-            f"and {fmt_loss(kept[0])}); the report keeps {fmt_loss(kept[0])}, and the step-{int(step)} numbers "
-            f"change by {fmt_loss(abs(kept[0] - (alt if isinstance(alt, float) else alt[0])))} with the other row."
+            f"Step {int(step)} was evaluated more than once (val loss "
+            f"{join_words([fmt_loss(v) for v in others])} "
+            f"and {fmt_loss(kept[0])}); the report keeps {fmt_loss(kept[0])}, and the "
+            f"step-{int(step)} numbers "
+            f"change by {fmt_loss(abs(kept[0] - (alt if isinstance(alt, float) else alt[0])))} "
+            "with the other row."
         )
     return notes
 
@@ -593,16 +646,23 @@ def checkpoint_caveat(data: ReportData) -> str | None:
     if c.get("last_checkpoint_step") == c["best_eval_step"]:
         return None
     best_saved = ""
-    if c.get("best_checkpoint_step") == c.get("last_checkpoint_step") and c.get("best_checkpoint_val_loss") is not None:
-        best_saved = f" (val loss {fmt_loss(c['best_checkpoint_val_loss'])} there, the best of the saved ones)"
+    if (
+        c.get("best_checkpoint_step") == c.get("last_checkpoint_step")
+        and c.get("best_checkpoint_val_loss") is not None
+    ):
+        best_saved = (
+            f" (val loss {fmt_loss(c['best_checkpoint_val_loss'])} there, the best of the saved ones)"
+        )
     elif c.get("best_checkpoint_step") is not None:
         best_saved = (
             f"; the best saved checkpoint is step {fmt_num(c['best_checkpoint_step'])} "
             f"(val loss {fmt_loss(c['best_checkpoint_val_loss'])})"
         )
     return (
-        f"The best evaluation (step {fmt_num(c['best_eval_step'])}, val loss {fmt_loss(c['best_val_loss'])}) is not "
-        f"a saved checkpoint: the last save in the events is step {fmt_num(c.get('last_checkpoint_step'))}{best_saved}."
+        f"The best evaluation (step {fmt_num(c['best_eval_step'])}, val loss "
+        f"{fmt_loss(c['best_val_loss'])}) is not "
+        "a saved checkpoint: the last save in the events is step "
+        f"{fmt_num(c.get('last_checkpoint_step'))}{best_saved}."
     )
 
 
@@ -628,9 +688,12 @@ def step_time(data: ReportData) -> StepTime | None:
     counted = flag_column(frame, "is_counted", True)
     attempt, steps = num_column(frame, "attempt_number"), num_column(frame, "step")
     kept_attempt = dict(zip(steps[counted], attempt[counted], strict=True))
-    # superseded rows of another attempt (work redone after a resume); duplicates of the kept attempt are not work
+    # superseded rows of another attempt (work redone after a resume); duplicates of the kept one are not
     replayed = ~counted & np.array(
-        [np.isfinite(a) and np.isfinite(kept_attempt.get(s, np.nan)) and a != kept_attempt[s] for s, a in zip(steps, attempt, strict=True)],
+        [
+            np.isfinite(a) and np.isfinite(kept_attempt.get(s, np.nan)) and a != kept_attempt[s]
+            for s, a in zip(steps, attempt, strict=True)
+        ],
         dtype=bool,
     )
     known = np.isfinite(seconds)
@@ -652,7 +715,9 @@ def step_time_text(st: StepTime) -> str:
     if st.n_replayed:
         extra.append(f"{plural(st.n_replayed, 'replayed step')} ({st.replayed_sec:.1f} s)")
     if st.n_missing:
-        extra.append(f"{plural(st.n_missing, 'step')} with no time logged (about {st.missing_estimate_sec:.1f} s)")
+        extra.append(
+            f"{plural(st.n_missing, 'step')} with no time logged (about {st.missing_estimate_sec:.1f} s)"
+        )
     if extra:
         text += f"; with {join_words(extra)} the training work took about {st.work_sec:.1f} s"
     return text + ". Restart downtime and evaluation time are not logged, so the wall time is longer."
@@ -668,11 +733,14 @@ def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]
         notes.append(step_time_text(st))
     if data.dbt.broken_nodes:
         notes.append(
-            f"The last build had {plural(len(data.dbt.broken_nodes), 'broken step')}: some numbers may be from an "
+            f"The last build had {plural(len(data.dbt.broken_nodes), 'broken step')}: some "
+            "numbers may be from an "
             "older build (appendix)."
         )
     if consistency:
-        notes.append(f"The tables behind this report disagree in {plural(len(consistency), 'place')} (appendix).")
+        notes.append(
+            f"The tables behind this report disagree in {plural(len(consistency), 'place')} (appendix)."
+        )
     return notes
 
 
@@ -726,25 +794,45 @@ def run_numbers(data: ReportData) -> list[tuple[str, str]]:
     steps = f"{fmt_num(counted)} counted of {fmt_num(logged)} train rows logged"
     if isinstance(logged, int) and isinstance(counted, int) and logged != counted:
         steps += f" ({fmt_num(logged - counted)} replayed or duplicate rows not counted)"
-    steps += f"; {fmt_steps(s.get('first_step'), s.get('last_step'))}, {fmt_num(s.get('total_steps_config'))} configured"
+    steps += f"; {fmt_steps(s.get('first_step'), s.get('last_step'))}, "
+    steps += f"{fmt_num(s.get('total_steps_config'))} configured"
     rows = [("Run", str(s.get("run_name") or "unnamed run")), ("Steps", steps)]
     if s.get("best_val_loss") is None:
         rows.append(("Best evaluation", "not logged (no evaluations)"))
     else:
-        rows.append(("Best evaluation", f"step {fmt_num(s.get('best_eval_step'))}, val loss {fmt_loss(s['best_val_loss'])}"))
+        rows.append(
+            (
+                "Best evaluation",
+                f"step {fmt_num(s.get('best_eval_step'))}, val loss {fmt_loss(s['best_val_loss'])}",
+            )
+        )
     if c.get("last_checkpoint_step") is not None:
-        at = f", val loss {fmt_loss(c['last_checkpoint_val_loss'])}" if c.get("last_checkpoint_val_loss") else ""
+        at = (
+            f", val loss {fmt_loss(c['last_checkpoint_val_loss'])}"
+            if c.get("last_checkpoint_val_loss")
+            else ""
+        )
         rows.append(("Last saved checkpoint", f"step {fmt_num(c['last_checkpoint_step'])}{at}"))
     elif data.has_events:
         rows.append(("Last saved checkpoint", "none in the events"))
     if s.get("final_val_loss") is not None:
-        rows.append(("Final validation loss", f"{fmt_loss(s['final_val_loss'])} at step {fmt_num(s.get('final_eval_step'))}"))
+        rows.append(
+            (
+                "Final validation loss",
+                f"{fmt_loss(s['final_val_loss'])} at step {fmt_num(s.get('final_eval_step'))}",
+            )
+        )
     rows.append(("Final training loss", f"{fmt_loss(s.get('final_train_loss'))} (median of the last steps)"))
     st = step_time(data)
     if st is not None:
         rows.append(("Summed step time (counted steps)", f"{st.counted_sec:.1f} s"))
         if st.n_replayed or st.n_missing:
-            rows.append(("Training work incl. replayed and missing steps", f"about {st.work_sec:.1f} s (no downtime or evaluation time)"))
+            rows.append(
+                (
+                    "Training work incl. replayed and missing steps",
+                    f"about {st.work_sec:.1f} s (no downtime or evaluation time)",
+                )
+            )
     if c.get("val_examples"):
         rows.append(("Validation set", f"{fmt_num(c['val_examples'])} examples"))
     return rows
@@ -761,4 +849,5 @@ def glitch_row(finding: dict[str, Any]) -> list[str]:
 
 
 def symptom_line(finding: dict[str, Any]) -> str:
-    return f"{finding.get('title')} ({fmt_steps(finding.get('first_step'), finding.get('last_step'))}, {finding.get('severity')})"
+    steps = fmt_steps(finding.get("first_step"), finding.get("last_step"))
+    return f"{finding.get('title')} ({steps}, {finding.get('severity')})"

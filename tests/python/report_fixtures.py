@@ -318,17 +318,24 @@ COST_FINDINGS: dict[str, dict[str, Any]] = {
         val_loss_cost_share=0.05 / 2.63, cost_estimator="replay_ab",
         cost_evidence="val loss of the replayed steps against the first attempt, 2 evaluations",
         compute_seconds_lost=0.75, compute_share_lost=0.05,
-        confirm_rerun="resume from step 35 with the scheduler state restored; val loss at step 60 should drop by about 0.05",
+        confirm_rerun="resume from step 35 with the scheduler state restored; "
+        "val loss at step 60 should drop by about 0.05",
         detector_severity="high", ledger_rank=1,
     ),
     "loss_spikes-025": dict(
         ledger="model", val_loss_cost=0.03, val_loss_cost_low=0.01, val_loss_cost_high=0.06,
-        val_loss_cost_share=0.03 / 2.63, cost_estimator="val_trend", cost_evidence="val trend around the spike",
-        confirm_rerun="rerun steps 20-30 without shard 3; no spike and val loss at step 30 lower by about 0.03",
+        val_loss_cost_share=0.03 / 2.63, cost_estimator="val_trend",
+        cost_evidence="val trend around the spike",
+        confirm_rerun="rerun steps 20-30 without shard 3; "
+        "no spike and val loss at step 30 lower by about 0.03",
         detector_severity="high", ledger_rank=2,
     ),
-    "lr_schedule_mismatch-036": dict(ledger="model", cost_estimator="none", detector_severity="medium", ledger_rank=3),
-    "log_quality-010": dict(ledger="records", cost_estimator="none", detector_severity="low", ledger_rank=1),
+    "lr_schedule_mismatch-036": dict(
+        ledger="model", cost_estimator="none", detector_severity="medium", ledger_rank=3
+    ),
+    "log_quality-010": dict(
+        ledger="records", cost_estimator="none", detector_severity="low", ledger_rank=1
+    ),
 }  # fmt: skip
 SLOW_FINDING = finding(
     finding_id="slow_steps-041", category="slow_steps", severity="medium",
@@ -339,12 +346,16 @@ SLOW_FINDING = finding(
 )  # fmt: skip
 
 
-def with_costs(tables: dict[str, list[tuple[Any, ...]]]) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, str]]:
+def with_costs(
+    tables: dict[str, list[tuple[Any, ...]]],
+) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, str]]:
     """The problem run as a build with the ledger columns: (tables, ddl) for build_db."""
     ddl = {name: DDL[name] + (",\n" + COST_DDL[name] if name in COST_DDL else "") for name in DDL}
     cost_columns = column_names(COST_DDL["findings"])
-    slow = {**dict.fromkeys(cost_columns), "ledger": "compute", "compute_seconds_lost": 2.35,
-            "compute_share_lost": 0.165, "cost_estimator": "none", "detector_severity": "high", "ledger_rank": 1}  # fmt: skip
+    slow = {
+        **dict.fromkeys(cost_columns), "ledger": "compute", "compute_seconds_lost": 2.35,
+        "compute_share_lost": 0.165, "cost_estimator": "none", "detector_severity": "high", "ledger_rank": 1,
+    }  # fmt: skip
     rows = []
     for row in [*tables["findings"], tuple(SLOW_FINDING[k] for k in FINDING_KEYS)]:
         extra = {**dict.fromkeys(cost_columns), **COST_FINDINGS.get(row[0], slow)}

@@ -127,7 +127,8 @@ def test_a_validation_dip_is_told_with_the_causes_just_before_it(tmp_path: Path)
 def test_page_one_answers_the_two_questions(problem: dict[str, Path]) -> None:
     questions = page_one(read(problem, "markdown")).split("## The team's two questions")[1].split("\n## ")[0]
     assert (
-        "**Why is the final validation loss high?** The problems that plausibly cost validation loss, most severe "
+        "**Why is the final validation loss high?** The problems that plausibly cost "
+        "validation loss, most severe "
         "first: the crash and resume (steps 36-60) and loss spikes (steps 25-26)." in questions
     )
     assert "**Why does the training loss look unstable?** Because of loss spikes (steps 25-26)." in questions
@@ -149,7 +150,8 @@ def test_page_one_caveats_come_from_the_data_not_from_the_tool(problem: dict[str
     assert "each one is a hypothesis until its rerun confirms it" in caveats
     assert "The validation set is 512 examples: accuracy differences under about 0.044" in caveats
     assert (
-        "The best evaluation (step 40, val loss 2.610) is not a saved checkpoint: the last save in the events "
+        "The best evaluation (step 40, val loss 2.610) is not a saved checkpoint: the last "
+        "save in the events "
         "is step 50 (val loss 2.615 there, the best of the saved ones)." in caveats
     )
     assert "The step times of the 60 counted steps add up to" in caveats
@@ -159,9 +161,7 @@ def test_page_one_caveats_come_from_the_data_not_from_the_tool(problem: dict[str
 
 def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Path) -> None:
     tables = fx.problem_tables()
-    tables["step_metrics"] = [
-        (*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]
-    ]
+    tables["step_metrics"] = [(*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]]
     tables["eval_metrics"] = [*tables["eval_metrics"], (20, 2.9, 0.1, False, False, None)]
     caveats = page_one(read(make_report(tmp_path, tables, []), "markdown")).split("## Double-check")[1]
     assert "sit exactly at the clipping limit 1: the log records norms after clipping" in caveats
@@ -185,7 +185,9 @@ def costed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("costed")
     tables, ddl = fx.with_costs(fx.problem_tables())
     db = fx.build_db(root / "run.duckdb", tables, ddl=ddl)
-    return write_report(db, fx.write_target(root / "target", fx.TESTS_PROBLEM), root / "reports", progress=None)
+    return write_report(
+        db, fx.write_target(root / "target", fx.TESTS_PROBLEM), root / "reports", progress=None
+    )
 
 
 def test_with_cost_columns_page_one_shows_both_ledgers(costed: dict[str, Path]) -> None:
@@ -206,7 +208,10 @@ def test_with_cost_columns_fix_first_argues_in_validation_loss_and_says_when_ran
     costed: dict[str, Path],
 ) -> None:
     page = page_one(read(costed, "markdown"))
-    assert "- It costs about 0.050 (0.020 to 0.080) of final validation loss, 1.9% (final validation loss 2.630)." in page
+    assert (
+        "- It costs about 0.050 (0.020 to 0.080) of final validation loss, 1.9% (final "
+        "validation loss 2.630)." in page
+    )
     assert "that one costs 0.030 (0.010 to 0.060) of final validation loss, 1.1%." in page
     assert "The two ranges overlap, so the order between them is not settled: both must be fixed." in page
     assert "resume from step 35 with the scheduler state restored; val loss at step 60 should drop" in page
@@ -231,13 +236,20 @@ def test_symptoms_sit_under_their_causes_and_glitches_are_one_table(problem: dic
     assert [c.splitlines()[0] for c in causes] == [FIX_FIRST["title"], RUNNER_UP["title"]]
     restart = next(c for c in causes if c.startswith(FIX_FIRST["title"]))
     assert "- **Symptoms it explains (1):**" in restart and SYMPTOM["title"] in restart
-    assert "- **Confirm the fix worked:**" in restart and "- **Fix:**" in restart and "- **Estimate:**" in restart
+    assert (
+        "- **Confirm the fix worked:**" in restart
+        and "- **Fix:**" in restart
+        and "- **Estimate:**" in restart
+    )
     assert "steps 36-40 logged twice (5 rows superseded) · learning rate after the restart" in restart
     spikes = next(c for c in causes if c.startswith(RUNNER_UP["title"]))
     assert SYMPTOM["title"] not in spikes
     glitches = two.split("## Log and record glitches")[1]
     assert "| Glitch | Steps | Rows | What to do |" in glitches
-    assert "| One train-log row is an exact duplicate. | step 10 | 1 | Deduplicate on (step, attempt) when logging. |" in glitches
+    assert (
+        "| One train-log row is an exact duplicate. | step 10 | 1 | Deduplicate on (step, "
+        "attempt) when logging. |" in glitches
+    )
     assert not any(c.startswith("One train-log row") for c in causes)
 
 
@@ -262,7 +274,9 @@ def test_labels_say_what_the_numbers_are(problem: dict[str, Path]) -> None:
 def test_split_evidence_keeps_quoted_text_and_percentages_keep_one_decimal() -> None:
     from report_content import fmt_pct, split_evidence
 
-    evidence = 'crash: step 137 "worker exited (timeout on rank 5); job terminated"; resumed from step 100 (a; b)'
+    evidence = (
+        'crash: step 137 "worker exited (timeout on rank 5); job terminated"; resumed from step 100 (a; b)'
+    )
     assert split_evidence(evidence) == [
         'crash: step 137 "worker exited (timeout on rank 5); job terminated"',
         "resumed from step 100 (a; b)",
@@ -298,12 +312,17 @@ def test_appendix_lists_broken_dbt_nodes_and_page_one_warns(tmp_path: Path) -> N
     root.mkdir()
     fx.write_target(root / "target", fx.TESTS_PROBLEM, other_nodes=broken)
     md = read(
-        write_report(fx.build_db(root / "db.duckdb", fx.problem_tables()), root / "target", root / "out", None),
+        write_report(
+            fx.build_db(root / "db.duckdb", fx.problem_tables()), root / "target", root / "out", None
+        ),
         "markdown",
     )
     checks = md.split("### Checks")[1]
     assert "- model model.run\\_diagnosis" not in checks  # underscores are not escaped
-    assert "- model model.run_diagnosis.stg_training__evals error in the last build: Conversion Error: could" in checks
+    assert (
+        "- model model.run_diagnosis.stg_training__evals error in the last build: Conversion Error: could"
+        in checks
+    )
     assert "- unit_test unit_test.run_diagnosis.findings.test_ranking fail in the last build" in checks
     assert "run_diagnosis.findings success" not in checks
     assert "- dbt tests that failed or warned: 3 of 4" in checks
