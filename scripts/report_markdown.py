@@ -118,12 +118,10 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
     if data.dbt.available:
         failed = data.dbt.failed_tests
         names = ", ".join(code(t.name) for t in failed)
-        lines.append(
-            f"- dbt tests that failed or warned: {len(failed)} of {data.dbt.n_tests}"
-            + (f": {names}" if names else "")
-        )
+        lines.append(f"- dbt tests that failed or warned: {len(failed)}" + (f": {names}" if names else ""))
     lines += [f"- {esc(p)}" for p in check.dbt_problems]
-    lines += [f"- Rows: {esc(f.text)}" for f in check.files]
+    if check.files:
+        lines.append("- Rows per file: " + " · ".join(esc(f.text) for f in check.files))
     if check.not_run:
         lines += [
             f"- Check not run: {code(c.get('category'))}: {esc(c.get('reason') or 'no reason given')}"

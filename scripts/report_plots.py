@@ -252,16 +252,17 @@ def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
         )
         ratio = np.where(counted & (expected > 0), logged / np.where(expected > 0, expected, 1.0), np.nan)
         if has_values(ratio) and np.nanmax(ratio) > 1.1:
-            i = int(np.nanargmax(ratio))
+            # label the logged peak (where the gap shows), with the ratio there
+            i = int(np.nanargmax(np.where(np.isfinite(ratio), logged, np.nan)))
             ax.annotate(
-                f"{ratio[i]:.1f}x the configured LR at step {int(step[i])}",
+                f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})",
                 (step[i], logged[i]),
-                xytext=(10, -14),
+                xytext=(20, -28),
                 textcoords="offset points",
                 fontsize=8,
                 arrowprops={"arrowstyle": "->", "linewidth": 0.8},
             )
-            caption += f" At most {ratio[i]:.1f}x the configured value (step {int(step[i])})."
+            caption += f" At the logged peak: {ratio[i]:.1f}x the configured value (step {int(step[i])})."
     else:
         caption += " The expected schedule is not available (no schedule in the config)."
     if superseded.any():
@@ -383,13 +384,23 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
         last = checkpoint == saved[-1]
         ax.axvline(
             checkpoint,
-            color="#2ca02c" if last else "#bbbbbb",
+            color="#8c564b" if last else "#bbbbbb",
             linestyle="--",
             linewidth=1.2 if last else 0.8,
             label="last saved checkpoint" if last else ("saved checkpoints" if i == 0 else None),
         )
     if saved:
+        ax.annotate(
+            f"last saved: step {saved[-1]}", (saved[-1], 1.0), xycoords=("data", "axes fraction"),
+            xytext=(-4, -12), textcoords="offset points", ha="right", fontsize=8, color="#8c564b",
+        )  # fmt: skip
         caption += f" Dashed lines: checkpoints saved (from the events); the last one is step {saved[-1]}."
+    if best.any():
+        i = int(np.flatnonzero(best)[0])
+        ax.annotate(
+            f"best evaluation {val[i]:.3f} (step {int(step[i])})", (step[i], val[i]),
+            xytext=(-10, 18), textcoords="offset points", ha="right", fontsize=8, color="#d62728",
+        )  # fmt: skip
     caption += mark_fix_first(ax, page)
     handles, labels = ax.get_legend_handles_labels()
     accuracy = num(frame, "val_accuracy")

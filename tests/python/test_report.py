@@ -325,7 +325,7 @@ def test_appendix_lists_broken_dbt_nodes_and_page_one_warns(tmp_path: Path) -> N
     )
     assert "- unit_test unit_test.run_diagnosis.findings.test_ranking fail in the last build" in checks
     assert "run_diagnosis.findings success" not in checks
-    assert "- dbt tests that failed or warned: 3 of 4" in checks
+    assert "- dbt tests that failed or warned: 3: `assert_lr_matches_schedule`" in checks
     assert "The last build had 2 broken steps: some numbers may be from an older build" in page_one(md)
 
 
