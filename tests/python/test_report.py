@@ -527,3 +527,20 @@ def test_reports_render_in_headless_chromium(
         assert checked.broken_images == []
         assert all(img["naturalWidth"] > 300 and img["naturalHeight"] > 100 for img in checked.images)
     assert checked_problem.title == "Run diagnosis: fixture-60"
+
+
+# --------------------------------------------------------------------------- README page one
+
+
+def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
+    from report_readme import page_one as readme_page_one
+    from report_readme import with_page_one
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    sample = (REPO / "analyses" / "sample_run_diagnosis.md").read_text(encoding="utf-8")
+    assert with_page_one(readme, sample) == readme, (
+        "README page one is stale: run bash scripts/diagnose_sample.sh"
+    )
+    block = readme_page_one(sample)
+    assert block.startswith("#### What happened") and "#### Fix first: " in block
+    assert "## Causes and their symptoms" not in block
