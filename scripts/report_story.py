@@ -48,7 +48,7 @@ PLATEAU_MIN_RUN_SHARE = 0.25  # ... and at least a quarter of the evaluated step
 DIP_SHARE = 0.05  # a validation-loss rise of 5% above the best so far is a dip worth telling
 LEDGER_ROWS = 5  # rows per ledger on page one
 AT_LIMIT_TOLERANCE = 0.001  # a grad norm within 0.1% of the clip limit is "at the limit"
-AT_LIMIT_MIN_SHARE = 0.10  # ... and a tenth of the steps at the limit means the log is after clipping
+AT_LIMIT_MIN_STEPS = 5  # ... and 5 norms at the limit, none above, mean the log is after clipping
 RATIO_TOLERANCE = 0.05  # an LR ratio within 5% of the worker count "equals" it
 LARGE_VAL_SET = 5000  # above this, the validation set size is no caveat
 HEAD_MAX_CHARS = 70
@@ -577,15 +577,20 @@ def clipping_caveat(data: ReportData) -> str | None:
     known = np.isfinite(grad) & np.isfinite(clip) & (clip > 0)
     if not known.any():
         return None
-    at_limit = known & (np.abs(grad - clip) <= AT_LIMIT_TOLERANCE * clip)
-    n_at, n_known = int(at_limit.sum()), int(known.sum())
-    if n_at / n_known < AT_LIMIT_MIN_SHARE:
+    above = known & (grad > clip * (1 + AT_LIMIT_TOLERANCE))
+    # up to the first norm above the limit (clipping lost, e.g. after a resume), or the whole run
+    first_above = float(step[above].min()) if above.any() else math.inf
+    window = known & (step < first_above)
+    at_limit = window & (np.abs(grad - clip) <= AT_LIMIT_TOLERANCE * clip)
+    n_at = int(at_limit.sum())
+    if n_at < AT_LIMIT_MIN_STEPS:
         return None
     steps = step[at_limit]
+    scope = f"before step {int(first_above)}" if above.any() else "in the run"
     return (
-        f"{n_at} of {n_known} logged gradient norms ({fmt_pct(n_at / n_known)}, steps {int(steps.min())}-"
-        f"{int(steps.max())}) sit exactly at the clipping limit {fmt_num(float(clip[at_limit][0]))}: the log "
-        "records norms after clipping, so the true gradient sizes on those steps are unknown."
+        f"{n_at} logged gradient norms (steps {int(steps.min())}-{int(steps.max())}) sit exactly at the "
+        f"clipping limit {fmt_num(float(clip[at_limit][0]))} and none {scope} is above it: the log records "
+        f"norms after clipping, so the true gradient sizes {scope} are unknown."
     )
 
 

@@ -164,7 +164,11 @@ def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Pat
     tables["step_metrics"] = [(*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]]
     tables["eval_metrics"] = [*tables["eval_metrics"], (20, 2.9, 0.1, False, False, None)]
     caveats = page_one(read(make_report(tmp_path, tables, []), "markdown")).split("## Double-check")[1]
-    assert "sit exactly at the clipping limit 1: the log records norms after clipping" in caveats
+    assert (
+        "logged gradient norms (steps 1-30) sit exactly at the clipping limit 1 and none in the run is "
+        "above it: the log records norms after clipping, so the true gradient sizes in the run are unknown."
+        in caveats
+    )
     assert (
         "Step 20 was evaluated more than once (val loss 2.900 and 2.630); the report keeps 2.630, and the "
         "step-20 numbers change by 0.270 with the other row." in caveats
