@@ -115,7 +115,8 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
             items = "".join(
                 f"<li>{sev_badge(f.get('severity'))} <a "
                 f'href="#{anchor(f["finding_id"])}">{esc(f.get("title"))}</a> '
-                f"({esc(amount)})</li>"
+                + (f"({esc(amount)})" if amount != f.get("severity") else "")
+                + "</li>"
                 for f, amount in ledger.rows
             )
             parts.append(f"<ol>{items}</ol>")

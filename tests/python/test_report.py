@@ -548,3 +548,31 @@ def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
     block = readme_page_one(sample)
     assert block.startswith("#### What happened") and "#### Fix first: " in block
     assert "## Causes and their symptoms" not in block
+
+
+# --------------------------------------------------------------------------- several runs
+
+
+def test_an_index_lists_several_runs_with_their_fix_first(tmp_path: Path) -> None:
+    from report_index import write_index
+
+    for name, tables in (("b-problem", fx.problem_tables()), ("a-clean", fx.clean_tables())):
+        root = tmp_path / "runs" / name
+        root.mkdir(parents=True)
+        write_report(fx.build_db(root / "run.duckdb", tables), root / "no-target", root, progress=None)
+    paths = write_index(tmp_path / "runs")
+    md = paths["markdown"].read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "report.md" in line]
+    assert rows == [
+        "| imported-clean | none | 0 of 0 | nothing above low severity | [report](a-clean/report.md) |",
+        f"| fixture-60 | high | 3 of 4 | {FIX_FIRST['title']} | [report](b-problem/report.md) |",
+    ]
+    assert "## fixture-60\n\nThe run fixture-60 logged 60 steps of 60 configured." in md
+    assert 'href="b-problem/report.html"' in paths["html"].read_text()
+    assert write_index(tmp_path / "runs") and paths["markdown"].read_text() == md  # deterministic
+
+
+def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
+    from report_index import main
+
+    assert main([str(tmp_path)]) == 1
