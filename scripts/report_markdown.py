@@ -40,8 +40,8 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 def page_one_lines(page: PageOne) -> list[str]:
     lines = ["## What happened", "", esc(" ".join(page.what_happened)), ""]
     lines += ["## The team's two questions", ""]
-    for question, answer in page.questions:
-        lines += [f"**{esc(question)}** {esc(answer)}", ""]
+    lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
+    lines.append("")
     if page.nothing_above_low:
         lines += ["**Nothing wrong above low severity.**", ""]
     for ledger in page.ledgers:

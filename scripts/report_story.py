@@ -46,7 +46,8 @@ PLATEAU_SHARE = (
 )
 PLATEAU_MIN_RUN_SHARE = 0.25  # ... and at least a quarter of the evaluated steps come after k
 DIP_SHARE = 0.05  # a validation-loss rise of 5% above the best so far is a dip worth telling
-LEDGER_ROWS = 5  # rows per ledger on page one
+LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
+LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
 AT_LIMIT_TOLERANCE = 0.001  # a grad norm within 0.1% of the clip limit is "at the limit"
 AT_LIMIT_MIN_STEPS = 5  # ... and 5 norms at the limit, none above, mean the log is after clipping
 RATIO_TOLERANCE = 0.05  # an LR ratio within 5% of the worker count "equals" it
@@ -410,8 +411,13 @@ class Ledger:
 def build_ledgers(data: ReportData, causes: list[Cause]) -> list[Ledger]:
     if data.has_costs:
 
+        def folded(f: dict[str, Any]) -> bool:
+            """A symptom whose cause sits in the same ledger is told under that cause, not again."""
+            cause = data.finding(f.get("caused_by"))
+            return cause is not None and cause is not f and cause.get("ledger") == f.get("ledger")
+
         def ranked(ledger: str) -> list[dict[str, Any]]:
-            rows = [f for f in data.findings if f.get("ledger") == ledger]
+            rows = [f for f in data.findings if f.get("ledger") == ledger and not folded(f)]
             return sorted(
                 rows, key=lambda f: (f.get("ledger_rank") is None, f.get("ledger_rank") or 0, f["rank"])
             )
@@ -421,10 +427,10 @@ def build_ledgers(data: ReportData, causes: list[Cause]) -> list[Ledger]:
         return [
             Ledger(
                 "Model quality: what costs validation loss",
-                model[:LEDGER_ROWS],
+                model[:LEDGER_ROWS_EACH],
                 "Nothing costs model quality.",
             ),
-            Ledger("Compute: what costs time", compute[:LEDGER_ROWS], "Nothing wastes compute."),
+            Ledger("Compute: what costs time", compute[:LEDGER_ROWS_EACH], "Nothing wastes compute."),
         ]
     rows = [(c.finding, str(c.finding.get("severity"))) for c in causes if is_above_low(c.finding)]
     return [
@@ -478,17 +484,18 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         text += f" (final validation loss {fmt_loss(final)})." if final is not None else "."
         why.append(text)
         if runner is not None:
-            why.append(
+            text = (
                 f"Why it beats the runner-up, {head(runner)}: that one costs "
                 f"{fmt_model_cost(runner) or 'no estimate'}."
             )
             overlap = ranges_overlap(data, fix, runner)
             if overlap:
-                why.append(
-                    "The two ranges overlap, so the order between them is not settled: both must be fixed."
+                text += (
+                    " The two ranges overlap, so the order between them is not settled: both must be fixed."
                 )
             elif overlap is False:
-                why.append("Its lowest estimate is above the runner-up's highest, so the order is settled.")
+                text += " Its lowest estimate is above the runner-up's highest, so the order is settled."
+            why.append(text)
     elif runner is not None:
         why.append(
             f"Why it beats the runner-up, {head(runner)}: it is rated {fix.get('severity')} against "
@@ -500,8 +507,8 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         why.append("It is the only problem above low severity.")
     if cause is not None and cause.symptoms:
         n = len(cause.symptoms)
-        why.append(
-            f"It also explains {plural(n, 'other finding')}: fixing it should clear "
+        why[-1] += (
+            f" It also explains {plural(n, 'other finding')}: fixing it should clear "
             f"{'it' if n == 1 else 'them'} too."
         )
     if fix.get("recommendation"):
@@ -552,9 +559,13 @@ def hypothesis_caveats(data: ReportData) -> list[str]:
                     f" (only the peak is scaled: the last logged LR {fmt_num(end_lr)} is the unscaled min_lr)"
                 )
             notes.append(text + ".")
-    for f in data.findings:
-        if str(f.get("cost_estimator") or "").endswith("_prior") and f.get("ledger") == "model":
-            notes.append(f"The cost of {head(f)} is a prior from other runs, not measured on this one.")
+    priors = [
+        short(f)
+        for f in data.findings
+        if str(f.get("cost_estimator") or "").endswith("_prior") and f.get("ledger") == "model"
+    ]
+    if priors:
+        notes[0] += f" The cost of {join_words(priors)} is a prior from other runs, not measured on this one."
     return notes
 
 
