@@ -241,7 +241,12 @@ def consistency_notes(data: ReportData) -> list[str]:
         notes.append(
             f"run_summary.n_findings_above_low is {s['n_findings_above_low']} but findings has {n_above}."
         )
-    if findings and s.get("fix_first_finding_id") not in (None, findings[0]["finding_id"]):
+    # with the cost ledgers the mart's fix-first is followed; without them, the rank
+    if (
+        not data.has_costs
+        and findings
+        and s.get("fix_first_finding_id") not in (None, findings[0]["finding_id"])
+    ):
         notes.append(
             f"run_summary.fix_first_finding_id is {s['fix_first_finding_id']} but harm_rank 1 is "
             f"{findings[0]['finding_id']}; this report follows harm_rank."

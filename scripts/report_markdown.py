@@ -71,11 +71,8 @@ def page_two_lines(page: PageOne) -> list[str]:
         lines += ["No cause found: nothing went wrong in training itself.", ""]
     for i, cause in enumerate(page.causes, 1):
         f = cause.finding
-        lines += [f"### {i}. {esc(f.get('title'))}", ""]
-        lines.append(
-            f"- **Severity:** {esc(f.get('severity'))}; "
-            f"{esc(fmt_steps(f.get('first_step'), f.get('last_step')))}"
-        )
+        steps = fmt_steps(f.get("first_step"), f.get("last_step"))
+        lines += [f"### {i}. {esc(f.get('title'))} ({esc(f.get('severity'))}; {esc(steps)})", ""]
         lines.append("- **Evidence:** " + (" · ".join(esc(e) for e in cause.evidence) or "none given"))
         lines.append(f"- **Estimate:** {esc(cause.estimate)}")
         lines.append(f"- **Fix:** {esc(cause.fix)}")
@@ -94,7 +91,12 @@ def page_two_lines(page: PageOne) -> list[str]:
 
 
 def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> list[str]:
-    lines = ["## Appendix for the data team", "", "### The run's numbers", ""]
+    lines = [
+        "## Appendix for the data team",
+        "",
+        "<details><summary>The run's numbers, every finding, the checks</summary>",
+    ]
+    lines += ["", "### The run's numbers", ""]
     lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
     lines += ["", "### Every finding", ""]
     lines += [
@@ -131,7 +133,7 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
         lines.append(f"- {plural(check.n_checks, 'check')} could run.")
     lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
     lines.append("- Plots in report.html: " + "; ".join(esc(p.title) for p in plots))
-    return [*lines, ""]
+    return [*lines, "", "</details>", ""]
 
 
 def render_markdown(data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot]) -> str:

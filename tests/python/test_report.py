@@ -238,7 +238,10 @@ def test_symptoms_sit_under_their_causes_and_glitches_are_one_table(problem: dic
     md = read(problem, "markdown")
     two = md.split("## Causes and their symptoms")[1].split("## Appendix")[0]
     causes = re.split(r"^### \d+\. ", two, flags=re.M)[1:]
-    assert [c.splitlines()[0] for c in causes] == [FIX_FIRST["title"], RUNNER_UP["title"]]
+    assert [c.splitlines()[0] for c in causes] == [
+        f"{FIX_FIRST['title']} (high; steps 36-60)",
+        f"{RUNNER_UP['title']} (high; steps 25-26)",
+    ]
     restart = next(c for c in causes if c.startswith(FIX_FIRST["title"]))
     assert "- **Symptoms it explains (1):**" in restart and SYMPTOM["title"] in restart
     assert (
@@ -262,7 +265,7 @@ def test_severity_never_rises_down_a_list(problem: dict[str, Path]) -> None:
     from report_data import severity_index
 
     md = read(problem, "markdown")
-    severities = re.findall(r"^- \*\*Severity:\*\* (\w+);", md, flags=re.M)
+    severities = re.findall(r"^### \d+\. .* \((\w+); [^)]*\)$", md, flags=re.M)
     appendix = re.findall(r"^\| \d+ \| (\w+) \|", md, flags=re.M)
     for listed in (severities, appendix):
         assert listed and [severity_index(s) for s in listed] == sorted(severity_index(s) for s in listed)
