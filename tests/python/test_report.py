@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -580,3 +582,19 @@ def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
     from report_index import main
 
     assert main([str(tmp_path)]) == 1
+
+
+def test_diagnosing_the_same_run_twice_gives_the_same_bytes(
+    diagnose: Callable[..., Any], tmp_path: Path
+) -> None:
+    from run_builder import RunBuilder
+
+    outputs = []
+    for attempt in ("first", "second"):
+        diagnosis = diagnose(RunBuilder().plant_lr_scale(3.0).plant_restart(130, 100, unclipped_after=True))
+        outputs.append(
+            write_report(diagnosis.db_path, diagnosis.target_path, tmp_path / attempt, progress=None)
+        )
+    for kind in ("markdown", "findings"):
+        assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind
+    assert "## Fix first: " in read(outputs[0], "markdown")
