@@ -38,15 +38,6 @@ def fmt_steps(first: Any, last: Any) -> str:
     return f"steps {fmt_num(first)}-{fmt_num(last)}"
 
 
-def fmt_duration(seconds: Any) -> str:
-    if seconds is None:
-        return "n/a"
-    total = round(float(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{fmt_num(float(seconds))} s ({hours}:{minutes:02d}:{secs:02d})"
-
-
 def fmt_cost(finding: dict[str, Any]) -> str:
     """'0.12 val_loss' or 'not estimated'."""
     cost = finding.get("estimated_cost")

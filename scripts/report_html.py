@@ -73,14 +73,6 @@ def sev_badge(severity: Any) -> str:
     return f'<span class="sev" style="background:{color}">{esc(name)}</span>'
 
 
-def finding_link(data: ReportData, finding_id: Any) -> str:
-    """A link to the finding's article (or the bare id when it is not a finding)."""
-    finding = data.finding(finding_id)
-    if finding is None:
-        return f"<code>{esc(finding_id)}</code> (not among the findings)"
-    return f'<a href="#{anchor(finding_id)}">{esc(finding_label(finding))}</a>'
-
-
 def table(header: list[str], rows: list[list[str]], numeric: frozenset[int] = frozenset()) -> str:
     """An HTML table; header and cells must already be escaped markup."""
     head = "".join(f"<th>{h}</th>" for h in header)
