@@ -144,6 +144,7 @@ def flag_column(frame: pd.DataFrame, column: str, default: bool) -> np.ndarray:
 
 
 def join_words(items: list[str]) -> str:
+    items = list(dict.fromkeys(items))  # the same name twice reads as a mistake
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
@@ -203,6 +204,11 @@ def build_causes(data: ReportData) -> tuple[list[Cause], list[dict[str, Any]]]:
         )
     glitches = display_order([f for f in data.findings if f["finding_id"] not in covered])
     return causes, glitches
+
+
+def is_material(finding: dict[str, Any]) -> bool:
+    """Above info: worth a sentence on page one."""
+    return str(finding.get("severity") or "info").lower() != "info"
 
 
 def touches_model(cause: Cause) -> bool:
@@ -309,7 +315,7 @@ def checkpoint_sentence(data: ReportData) -> str | None:
     best = f"The best evaluation is at step {fmt_num(c['best_eval_step'])}"
     best += f" (val loss {fmt_loss(c['best_val_loss'])})"
     if not c.get("n_checkpoints_saved"):
-        return best + "; the events log no saved checkpoint." if data.has_events else None
+        return best + "; the events log no saved checkpoint." if data.events else best + "."
     saved = c.get("last_checkpoint_step")
     if saved == c["best_eval_step"]:
         return best + ", and it was saved as a checkpoint."
@@ -335,9 +341,19 @@ def restart_sentence(data: ReportData) -> str | None:
 
 def scope_sentence(data: ReportData) -> str:
     s = data.summary
-    text = f"The run {s.get('run_name') or ''} logged {fmt_num(s.get('steps_counted'))} steps"
-    if s.get("total_steps_config") is not None:
-        text += f" of {fmt_num(s['total_steps_config'])} configured"
+    first, last, counted = s.get("first_step"), s.get("last_step"), s.get("steps_counted")
+    configured = f" of {fmt_num(s['total_steps_config'])} configured" if s.get("total_steps_config") else ""
+    if (
+        isinstance(first, int)
+        and isinstance(last, int)
+        and isinstance(counted, int)
+        and counted < last - first + 1
+    ):
+        # sparse logging (every n-th step): the rows logged are not the steps trained
+        text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
+        text += f" ({fmt_num(counted)} steps logged)"
+    else:
+        text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
     return " ".join(text.split()) + "."
 
 
@@ -365,7 +381,7 @@ def spike_share_sentence(data: ReportData) -> str | None:
 
 
 def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | None) -> str:
-    model = [c for c in causes if touches_model(c)]
+    model = [c for c in causes if touches_model(c) and is_material(c.finding)]
     final = data.summary.get("final_val_loss")
     if not model:
         return "No finding points at model quality: the validation loss is what this setup reaches."
@@ -388,7 +404,7 @@ def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | Non
 
 
 def why_train_unstable(data: ReportData, causes: list[Cause]) -> str:
-    unstable = [c for c in causes if c.categories & INSTABILITY_CATEGORIES]
+    unstable = [c for c in causes if c.categories & INSTABILITY_CATEGORIES and is_material(c.finding)]
     spikes = spike_share_sentence(data)
     if not unstable and spikes is None:
         return "It is not flagged as unstable: no loss spikes, gradient spikes or NaN losses were found."
@@ -456,9 +472,16 @@ def pick_fix_first(
         return None, None
     fix = min(serious, key=lambda f: f["rank"])
     named = data.finding(s.get("runner_up_finding_id"))
-    if named is not None and named["finding_id"] != fix["finding_id"] and not is_glitch(named):
+    if (
+        named is not None
+        and named["finding_id"] != fix["finding_id"]
+        and not is_glitch(named)
+        and is_material(named)
+    ):
         return fix, named
-    others = [c.finding for c in causes if c.finding["finding_id"] != fix["finding_id"]]
+    others = [
+        c.finding for c in causes if c.finding["finding_id"] != fix["finding_id"] and is_material(c.finding)
+    ]
     return fix, (min(others, key=lambda f: f["rank"]) if others else None)
 
 
@@ -485,7 +508,7 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         why.append(text)
         if runner is not None:
             text = (
-                f"Why it beats the runner-up, {head(runner)}: that one costs "
+                f"Why it beats the runner-up, {short(runner)}: that one costs "
                 f"{fmt_model_cost(runner) or 'no estimate'}."
             )
             overlap = ranges_overlap(data, fix, runner)
@@ -498,7 +521,7 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
             why.append(text)
     elif runner is not None:
         why.append(
-            f"Why it beats the runner-up, {head(runner)}: it is rated {fix.get('severity')} against "
+            f"Why it beats the runner-up, {short(runner)}: it is rated {fix.get('severity')} against "
             f"{runner.get('severity')} and affects {fmt_num(fix.get('steps_affected'))} steps "
             f"({fmt_steps(fix.get('first_step'), fix.get('last_step'))}) against "
             f"{fmt_num(runner.get('steps_affected'))}; this build has no validation-loss estimate for either."
@@ -527,7 +550,11 @@ def build_reruns(data: ReportData, fix: FixFirst | None, causes: list[Cause]) ->
             cause.finding["finding_id"] != p["finding_id"] for p in picked
         ):
             picked.append(cause.finding)
-    return [f"{head(f)}: {confirm_text(f)}.".replace("..", ".") for f in picked]
+    return [f"{capital(short(f))}: {confirm_text(f)}.".replace("..", ".") for f in picked]
+
+
+def capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 # --------------------------------------------------------------------------- caveats
@@ -657,6 +684,8 @@ def checkpoint_caveat(data: ReportData) -> str | None:
     c = data.context
     if not c or c.get("best_eval_step") is None or not data.has_events:
         return None
+    if not data.events:
+        return "No run events were logged, so which checkpoints were saved is unknown."
     if not c.get("n_checkpoints_saved"):
         return "The events log no checkpoint save: which weights were kept is unknown."
     if c.get("last_checkpoint_step") == c["best_eval_step"]:

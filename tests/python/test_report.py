@@ -141,7 +141,7 @@ def test_page_one_answers_the_two_questions(problem: dict[str, Path]) -> None:
 def test_page_one_names_the_fix_first_against_the_runner_up_and_the_reruns(problem: dict[str, Path]) -> None:
     page = page_one(read(problem, "markdown"))
     assert f"## Fix first: {FIX_FIRST['title']}" in page
-    assert "- Why it beats the runner-up, Training loss spiked at steps 25-26, 0.9 above its baseline" in page
+    assert "- Why it beats the runner-up, loss spikes (steps 25-26): it is rated high against high" in page
     assert "It also explains 1 other finding: fixing it should clear it too." in page
     assert f"- What to do: {FIX_FIRST['recommendation']}" in page
     reruns = page.split("## Reruns that would confirm it")[1].split("##")[0]
