@@ -81,7 +81,7 @@ PLAIN_NAMES = {
     "lr_above_peak": "the learning rate above its configured peak",
     "lr_schedule_mismatch": "the learning-rate schedule mismatch",
     "schedule_sanity": "a schedule that cannot work as configured",
-    "bad_data_shard": "the bad data shard",
+    "bad_data_shard": "the bad data in shard {key}",
     "loss_spikes": "loss spikes",
     "grad_norm_spikes": "gradient-norm spikes",
     "nan_loss": "NaN losses",
@@ -114,8 +114,10 @@ def head(finding: dict[str, Any]) -> str:
 def short(finding: dict[str, Any]) -> str:
     """A cause named in running text: 'the bad data shard (steps 89-112)'."""
     name = PLAIN_NAMES.get(str(finding.get("category")))
-    if name is None:
+    key = str(finding.get("finding_id") or "").partition(":")[2]
+    if name is None or ("{key}" in name and not key):
         return head(finding)
+    name = name.format(key=key)
     steps = fmt_steps(finding.get("first_step"), finding.get("last_step"))
     return name if steps == "no step range" else f"{name} ({steps})"
 

@@ -598,3 +598,21 @@ def test_diagnosing_the_same_run_twice_gives_the_same_bytes(
     for kind in ("markdown", "findings"):
         assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind
     assert "## Fix first: " in read(outputs[0], "markdown")
+
+
+def test_causes_are_named_plainly_in_running_text() -> None:
+    from report_story import short
+
+    shard = {
+        "finding_id": "bad_data_shard:8",
+        "category": "bad_data_shard",
+        "first_step": 89,
+        "last_step": 112,
+    }
+    assert short({**shard, "title": "Shard 8 is bad data: its loss ran 96.0% above"}) == (
+        "the bad data in shard 8 (steps 89-112)"
+    )
+    no_key = {**shard, "finding_id": "bad_data_shard", "title": "Shard 8 is bad data: its loss ran high"}
+    assert short(no_key) == "Shard 8 is bad data"
+    unknown = {"finding_id": "x:1", "category": "new_check", "title": "Something odd; more detail"}
+    assert short(unknown) == "Something odd"
