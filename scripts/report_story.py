@@ -532,7 +532,7 @@ def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
         why.append("It is the only problem above low severity.")
     if cause is not None and cause.symptoms:
         n = len(cause.symptoms)
-        why[-1] += (
+        why[0] += (
             f" It also explains {plural(n, 'other finding')}: fixing it should clear "
             f"{'it' if n == 1 else 'them'} too."
         )
