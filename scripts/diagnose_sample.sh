@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Command 1: build the environment, diagnose the team's sample run (the seeds)
-# and write the ranked report to reports/ (report.md, report.html, findings.json).
+# and write the report to reports/ (report.md, report.html, findings.json).
+# analyses/sample_run_diagnosis.md and page one in README.md are rewritten only when
+# the diagnosis changed (report.md holds no timestamp or path: an unchanged run leaves git clean).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$REPO"
 dbt build --profiles-dir . "$@"
 python scripts/report.py --out reports
-cp reports/report.md analyses/sample_run_diagnosis.md
+if ! cmp -s reports/report.md analyses/sample_run_diagnosis.md; then
+  cp reports/report.md analyses/sample_run_diagnosis.md
+  echo "diagnosis changed: analyses/sample_run_diagnosis.md updated" >&2
+fi
+python scripts/report_readme.py reports/report.md README.md
 echo "diagnosis: reports/report.md, reports/report.html, reports/findings.json" >&2

@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from report_content import build_double_check, build_summary
+from report_content import build_double_check
 from report_data import ReportData, ReportError, load_report_data
 from report_html import render_html
 from report_markdown import render_markdown
 from report_plots import make_plots
+from report_story import build_page_one
 
 DEFAULT_DB = ".dbt_state/run_diagnosis.duckdb"
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
@@ -84,9 +85,10 @@ def write_report(
     )
     for note in data.dbt.notes:
         say(f"note: {note}")
-    summary, check = build_summary(data), build_double_check(data)
+    check = build_double_check(data)
+    page = build_page_one(data, check.consistency)
     say("drawing plots")
-    plots = make_plots(data)
+    plots = make_plots(data, page)
     missing = [p.plot_id for p in plots if p.png_base64 is None]
     say(
         f"drew {len(plots) - len(missing)} plots"
@@ -94,8 +96,8 @@ def write_report(
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
-        "markdown": write_text(out_dir / "report.md", render_markdown(data, summary, check, plots)),
-        "html": write_text(out_dir / "report.html", render_html(data, summary, check, plots)),
+        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, check, plots)),
+        "html": write_text(out_dir / "report.html", render_html(data, page, check, plots)),
         "findings": write_text(
             out_dir / "findings.json", json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n"
         ),

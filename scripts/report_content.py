@@ -8,19 +8,10 @@ escapes every string, the Markdown renderer writes them as they are.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from report_data import (
-    FailedTest,
-    ReportData,
-    is_above_low,
-    severity_index,
-)
-
-TOP_FINDINGS_IN_SUMMARY = 5
-DOUBLE_CHECK_CATEGORIES = ("log_quality", "step_sequence")
+from report_data import FailedTest, ReportData, is_above_low
 
 # --------------------------------------------------------------------------- formatting
 
@@ -45,15 +36,6 @@ def fmt_steps(first: Any, last: Any) -> str:
     if first is None or last is None or first == last:
         return f"step {fmt_num(first if first is not None else last)}"
     return f"steps {fmt_num(first)}-{fmt_num(last)}"
-
-
-def fmt_duration(seconds: Any) -> str:
-    if seconds is None:
-        return "n/a"
-    total = round(float(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{fmt_num(float(seconds))} s ({hours}:{minutes:02d}:{secs:02d})"
 
 
 def fmt_cost(finding: dict[str, Any]) -> str:
@@ -81,10 +63,46 @@ def finding_label(finding: dict[str, Any]) -> str:
 
 
 def split_evidence(evidence: Any) -> list[str]:
-    """The evidence text as a list of facts (it is written as `; `-separated facts)."""
+    """The evidence text as a list of facts (written as `; `-separated facts).
+
+    A `; ` inside double quotes or parentheses belongs to quoted text (an event's own
+    words) and does not split it.
+    """
     if not evidence:
         return []
-    return [part.strip() for part in str(evidence).split("; ") if part.strip()]
+    text, parts, current, depth, quoted = str(evidence), [], [], 0, False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            quoted = not quoted
+        elif char == "(" and not quoted:
+            depth += 1
+        elif char == ")" and not quoted:
+            depth = max(0, depth - 1)
+        if text.startswith("; ", i) and not quoted and depth == 0:
+            parts.append("".join(current))
+            current = []
+            i += 2
+            continue
+        current.append(char)
+        i += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def fmt_pct(share: Any) -> str:
+    """A share as a percentage with one decimal: 16/19 -> '84.2%'."""
+    if share is None or (isinstance(share, float) and not math.isfinite(share)):
+        return "n/a"
+    return f"{100 * float(share):.1f}%"
+
+
+def fmt_loss(value: Any) -> str:
+    """A loss or accuracy to three decimals, the same everywhere in the report."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{float(value):.3f}"
 
 
 # --------------------------------------------------------------------------- causes
@@ -111,183 +129,6 @@ def all_symptoms(finding_id: str, symptoms: dict[str, list[str]]) -> list[str]:
         seen.append(current)
         stack.extend(reversed(symptoms.get(current, [])))
     return seen
-
-
-# --------------------------------------------------------------------------- summary
-
-
-@dataclass
-class Summary:
-    headline: str
-    severity_counts: str
-    top: list[dict[str, Any]]
-    n_more: int
-    nothing_above_low: bool
-    fix_first: dict[str, Any] | None
-    runner_up: dict[str, Any] | None
-    why: list[str]
-    numbers: list[tuple[str, str]]
-    tests_line: str
-
-
-def severity_counts(findings: list[dict[str, Any]]) -> str:
-    counts = Counter(str(f.get("severity") or "unknown").lower() for f in findings)
-    ordered = sorted(counts, key=severity_index)
-    return ", ".join(f"{counts[s]} {s}" for s in ordered) if counts else "none"
-
-
-def choose_runner_up(data: ReportData, fix_first: dict[str, Any]) -> dict[str, Any] | None:
-    """run_summary's runner-up if it names another finding; else the best-ranked finding
-    that is not a symptom of the fix-first one; else rank 2."""
-    others = [f for f in data.findings if f["finding_id"] != fix_first["finding_id"]]
-    if not others:
-        return None
-    named = data.finding(data.summary.get("runner_up_finding_id"))
-    if named is not None and named["finding_id"] != fix_first["finding_id"]:
-        return named
-    explained = set(all_symptoms(fix_first["finding_id"], direct_symptoms(data.findings)))
-    independent = [f for f in others if f["finding_id"] not in explained]
-    return (independent or others)[0]
-
-
-def _harm_sentence(a: dict[str, Any], b: dict[str, Any], total_a: float, total_b: float) -> str:
-    ha, hb = a.get("harm_score"), b.get("harm_score")
-    head = f"Harm score {fmt_num(ha)} against {fmt_num(hb)} for the runner-up ({b.get('finding_id')})"
-    if ha is None or hb is None:
-        return head + " (one of them has no harm score)."
-    if ha >= hb:
-        ratio = f", {ha / hb:.1f}x as much" if hb > 0 else ""
-        return head + f"{ratio} on the common ranking scale."
-    return (
-        head + f": lower on its own, but it ranks first because root causes rank above what they"
-        f" explain; with its symptoms it accounts for {fmt_num(total_a)} against {fmt_num(total_b)}."
-    )
-
-
-def _cost_sentence(a: dict[str, Any], b: dict[str, Any]) -> str:
-    text = (
-        f"Estimated cost {fmt_cost(a)} ({a.get('cost_method') or 'method not given'}); "
-        f"runner-up {fmt_cost(b)} ({b.get('cost_method') or 'method not given'})"
-    )
-    ca, cb = a.get("estimated_cost"), b.get("estimated_cost")
-    if ca is not None and cb is not None and a.get("cost_unit") == b.get("cost_unit"):
-        if cb > 0:
-            text += f": {ca / cb:.1f}x the runner-up's in the same unit"
-    elif ca is not None and cb is not None:
-        text += ": different units, so the harm score is what compares them"
-    return text + "."
-
-
-def _steps_sentence(a: dict[str, Any], b: dict[str, Any]) -> str:
-    return (
-        f"It affects {fmt_num(a.get('steps_affected'))} steps "
-        f"({fmt_steps(a.get('first_step'), a.get('last_step'))}); "
-        f"the runner-up {fmt_num(b.get('steps_affected'))} "
-        f"({fmt_steps(b.get('first_step'), b.get('last_step'))})."
-    )
-
-
-def _chain_sentence(data: ReportData, a: dict[str, Any], b: dict[str, Any] | None) -> str:
-    symptoms = direct_symptoms(data.findings)
-    explained = [data.finding(i) for i in all_symptoms(a["finding_id"], symptoms)]
-    if explained:
-        labels = "; ".join(finding_label(f) for f in explained if f is not None)
-        text = (
-            f"It explains {plural(len(explained), 'other finding')} ({labels}): "
-            "fixing it should clear them too."
-        )
-    else:
-        text = "It explains no other finding."
-    if b is not None:
-        n_b = len(all_symptoms(b["finding_id"], symptoms))
-        text += f" The runner-up explains {plural(n_b, 'other finding')}."
-    return text
-
-
-def _total_harm(data: ReportData, finding: dict[str, Any]) -> float:
-    ids = [finding["finding_id"], *all_symptoms(finding["finding_id"], direct_symptoms(data.findings))]
-    return sum((data.finding(i) or {}).get("harm_score") or 0.0 for i in ids)
-
-
-def why_fix_first(data: ReportData, a: dict[str, Any], b: dict[str, Any] | None) -> list[str]:
-    """The argument for fixing `a` before the runner-up `b`, with the numbers of both."""
-    if b is None:
-        return [
-            f"It is the only finding (harm score {fmt_num(a.get('harm_score'))}, estimated cost "
-            f"{fmt_cost(a)}, {fmt_num(a.get('steps_affected'))} steps affected).",
-        ]
-    return [
-        _harm_sentence(a, b, _total_harm(data, a), _total_harm(data, b)),
-        _cost_sentence(a, b),
-        _steps_sentence(a, b),
-        _chain_sentence(data, a, b),
-    ]
-
-
-def clean_numbers(data: ReportData) -> list[tuple[str, str]]:
-    """The run's numbers once cleaned, as (label, text) pairs."""
-    s = data.summary
-    logged, counted = s.get("steps_logged"), s.get("steps_counted")
-    steps = f"{fmt_num(counted)} counted of {fmt_num(logged)} train rows logged"
-    if isinstance(logged, int) and isinstance(counted, int) and logged != counted:
-        steps += f" ({fmt_num(logged - counted)} superseded or duplicate rows not counted)"
-    steps += f"; {fmt_steps(s.get('first_step'), s.get('last_step'))}, "
-    steps += f"{fmt_num(s.get('total_steps_config'))} configured"
-    if s.get("best_eval_step") is None and s.get("best_val_loss") is None:
-        best = "not logged (no evaluations)"
-    else:
-        best = f"step {fmt_num(s.get('best_eval_step'))}, val loss {fmt_num(s.get('best_val_loss'))}"
-    final_val = "not logged (no evaluations)"
-    if s.get("final_val_loss") is not None:
-        final_val = f"{fmt_num(s.get('final_val_loss'))} at step {fmt_num(s.get('final_eval_step'))}"
-        if s.get("best_val_loss") is not None:
-            gap = s["final_val_loss"] - s["best_val_loss"]
-            final_val += f" ({gap:+.4g} against the best)" if gap else " (the best)"
-    return [
-        ("Run", f"{s.get('run_name') or 'unnamed run'} (source format: {s.get('source_format') or 'n/a'})"),
-        ("Steps", steps),
-        ("Best checkpoint", best),
-        ("Final validation loss", final_val),
-        ("Final training loss", f"{fmt_num(s.get('final_train_loss'))} (median of the last steps)"),
-        ("Wall clock", fmt_duration(s.get("wall_clock_sec"))),
-    ]
-
-
-def tests_line(data: ReportData) -> str:
-    if not data.dbt.available:
-        return "dbt test results: not available (" + "; ".join(data.dbt.notes) + ")."
-    failed = data.dbt.failed_tests
-    if not data.dbt.n_tests:
-        return "dbt tests that failed: none ran in the last dbt invocation."
-    if not failed:
-        return f"dbt tests that failed: none of {fmt_num(data.dbt.n_tests)}."
-    n_fail = sum(t.status == "fail" for t in failed)
-    return (
-        f"dbt tests that failed: {fmt_num(len(failed))} of {fmt_num(data.dbt.n_tests)} "
-        f"({n_fail} fail, {len(failed) - n_fail} warn)."
-    )
-
-
-def build_summary(data: ReportData) -> Summary:
-    above_low = [f for f in data.findings if is_above_low(f)]
-    s = data.summary
-    fix_first = data.findings[0] if above_low else None
-    runner_up = choose_runner_up(data, fix_first) if fix_first is not None else None
-    return Summary(
-        headline=(
-            f"Run {s.get('run_name') or 'unnamed'}: {plural(len(data.findings), 'finding')}, "
-            f"{fmt_num(len(above_low))} above low severity."
-        ),
-        severity_counts=severity_counts(data.findings),
-        top=above_low[:TOP_FINDINGS_IN_SUMMARY],
-        n_more=len(data.findings) - min(len(above_low), TOP_FINDINGS_IN_SUMMARY),
-        nothing_above_low=not above_low,
-        fix_first=fix_first,
-        runner_up=runner_up,
-        why=why_fix_first(data, fix_first, runner_up) if fix_first is not None else [],
-        numbers=clean_numbers(data),
-        tests_line=tests_line(data),
-    )
 
 
 # --------------------------------------------------------------------------- finding details
@@ -332,7 +173,6 @@ class DoubleCheck:
     files: list[FileAudit]
     n_checks: int
     not_run: list[dict[str, Any]]
-    log_findings: list[dict[str, Any]]
     dbt_problems: list[str]
     consistency: list[str] = field(default_factory=list)
 
@@ -392,7 +232,12 @@ def consistency_notes(data: ReportData) -> list[str]:
         notes.append(
             f"run_summary.n_findings_above_low is {s['n_findings_above_low']} but findings has {n_above}."
         )
-    if findings and s.get("fix_first_finding_id") not in (None, findings[0]["finding_id"]):
+    # with the cost ledgers the mart's fix-first is followed; without them, the rank
+    if (
+        not data.has_costs
+        and findings
+        and s.get("fix_first_finding_id") not in (None, findings[0]["finding_id"])
+    ):
         notes.append(
             f"run_summary.fix_first_finding_id is {s['fix_first_finding_id']} but harm_rank 1 is "
             f"{findings[0]['finding_id']}; this report follows harm_rank."
@@ -437,16 +282,55 @@ def build_double_check(data: ReportData) -> DoubleCheck:
         files=audit_files(data.audit),
         n_checks=len(data.coverage),
         not_run=[c for c in data.coverage if not c.get("could_run")],
-        log_findings=[f for f in data.findings if f.get("category") in DOUBLE_CHECK_CATEGORIES],
         dbt_problems=dbt_problems(data),
         consistency=consistency_notes(data),
     )
 
 
+def fmt_model_cost(finding: dict[str, Any]) -> str | None:
+    """'0.120 (0.050-0.200) of final validation loss, 3.9%', or None without a model cost."""
+    cost = finding.get("val_loss_cost")
+    if cost is None:
+        return None
+    low, high = finding.get("val_loss_cost_low"), finding.get("val_loss_cost_high")
+    text = fmt_loss(cost)
+    if low is not None and high is not None:
+        text += f" ({fmt_loss(low)} to {fmt_loss(high)})"
+    text += " of final validation loss"
+    if finding.get("val_loss_cost_share") is not None:
+        text += f", {fmt_pct(finding['val_loss_cost_share'])}"
+    return text
+
+
+def fmt_compute_cost(finding: dict[str, Any]) -> str | None:
+    """'17.7 s (34.6% of the run's time)', or None without a compute cost."""
+    seconds = finding.get("compute_seconds_lost")
+    if seconds is None:
+        return None
+    text = f"{float(seconds):.1f} s"
+    if finding.get("compute_share_lost") is not None:
+        text += f" ({fmt_pct(finding['compute_share_lost'])} of the run's time)"
+    return text
+
+
+def estimate_text(finding: dict[str, Any]) -> str:
+    """The finding's estimate in words: the ledger costs when the build has them, else the detector's."""
+    parts = [p for p in (fmt_model_cost(finding), fmt_compute_cost(finding)) if p]
+    if parts:
+        text = "; ".join(parts)
+        if finding.get("cost_evidence"):
+            text += f" (how: {finding['cost_evidence']})"
+        return text
+    text = fmt_cost(finding)
+    if finding.get("cost_method"):
+        text += f" ({finding['cost_method']})"
+    return text
+
+
 def finding_facts(data: ReportData, finding: dict[str, Any]) -> list[tuple[str, str]]:
     """The plain facts of a finding as (label, text), in display order (links are added by renderers)."""
     facts = [
-        ("Rank", f"{finding['rank']} (harm_rank {fmt_num(finding.get('harm_rank'))})"),
+        ("Rank", str(finding["rank"])),
         ("Severity", str(finding.get("severity") or "n/a")),
         ("Category", str(finding.get("category") or "n/a")),
         ("Finding id", str(finding.get("finding_id"))),
@@ -455,17 +339,10 @@ def finding_facts(data: ReportData, finding: dict[str, Any]) -> list[tuple[str, 
             f"{fmt_steps(finding.get('first_step'), finding.get('last_step'))}; "
             f"{fmt_num(finding.get('steps_affected'))} affected",
         ),
-        (
-            "Observed vs expected",
-            f"observed {fmt_num(finding.get('observed_value'))}, "
-            f"expected {fmt_num(finding.get('expected_value'))}",
-        ),
-        (
-            "Estimated cost",
-            f"{fmt_cost(finding)}, estimated by: {finding.get('cost_method') or 'method not given'}",
-        ),
-        ("Harm score", fmt_num(finding.get("harm_score"))),
+        ("Estimate", estimate_text(finding)),
     ]
+    if finding.get("detector_severity"):
+        facts.append(("Detector's own severity", str(finding["detector_severity"])))
     test = finding_test_status(data, finding)
     if test is not None:
         facts.append(("dbt test", test))

@@ -31,9 +31,7 @@ ABOVE_LOW = frozenset({"critical", "high", "medium"})
 MART_COLUMNS: dict[str, tuple[str, ...]] = {
     "findings": (
         "finding_id", "category", "severity", "title", "evidence", "first_step", "last_step",
-        "steps_affected", "observed_value", "expected_value", "estimated_cost", "cost_unit",
-        "cost_method", "harm_score", "caused_by", "is_root_cause", "recommendation", "test_name",
-        "harm_rank",
+        "steps_affected", "caused_by", "recommendation", "test_name", "harm_rank",
     ),
     "run_summary": (
         "run_name", "source_format", "steps_logged", "steps_counted", "first_step", "last_step",
@@ -57,14 +55,24 @@ MART_COLUMNS: dict[str, tuple[str, ...]] = {
 
 # how each mart is ordered when read (stable output for the same build)
 MART_ORDER: dict[str, str] = {
-    "findings": "harm_rank nulls last, harm_score desc nulls last, finding_id",
+    "findings": "harm_rank nulls last, finding_id",
     "run_summary": "run_name",
     "step_metrics": "step, train_row_id",
     "eval_metrics": "step, is_counted desc",
     "shard_metrics": "grouping_level, group_key",
     "audit_summary": "file_kind, outcome, reason",
     "check_coverage": "category",
+    "run_context": "run_context_id",
+    "run_events": "step, event_row_id",
 }
+
+# Marts the report uses when the build has them (older builds and imports may not):
+# without them the caveats about checkpoints, validation-set size and events are left out.
+OPTIONAL_MARTS = ("run_context", "run_events")
+
+# Columns of the findings mart that price each finding (the harm ledgers); when a build
+# lacks them the report falls back to one ranked list.
+COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_high", "compute_seconds_lost")
 
 # dbt result statuses the report lists
 TEST_PROBLEM_STATUSES = ("fail", "warn")
@@ -128,6 +136,14 @@ class ReportData:
     audit: list[dict[str, Any]]
     coverage: list[dict[str, Any]]
     dbt: DbtResults
+    context: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    has_events: bool = False
+
+    @property
+    def has_costs(self) -> bool:
+        """True when the findings carry the cost columns (model and compute ledgers)."""
+        return all(c in self.findings_columns for c in COST_COLUMNS)
 
     def finding(self, finding_id: str | None) -> dict[str, Any] | None:
         """The finding with this id, or None."""
@@ -309,7 +325,8 @@ def load_report_data(db_path: Path, target_path: Path) -> ReportData:
     """Read every mart (raising ReportError on a missing build or mart) and the dbt results."""
     con = connect(db_path)
     try:
-        check_contract(db_path, existing_columns(con))
+        present = existing_columns(con)
+        check_contract(db_path, present)
         findings_columns, findings = read_rows(con, "findings")
         _, summary_rows = read_rows(con, "run_summary")
         _, audit = read_rows(con, "audit_summary")
@@ -317,6 +334,8 @@ def load_report_data(db_path: Path, target_path: Path) -> ReportData:
         step_metrics = read_frame(con, "step_metrics")
         eval_metrics = read_frame(con, "eval_metrics")
         shard_metrics = read_frame(con, "shard_metrics")
+        context_rows = read_rows(con, "run_context")[1] if "run_context" in present else []
+        events = read_rows(con, "run_events")[1] if "run_events" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -331,6 +350,9 @@ def load_report_data(db_path: Path, target_path: Path) -> ReportData:
         audit=audit,
         coverage=coverage,
         dbt=read_dbt_results(target_path),
+        context=context_rows[0] if context_rows else {},
+        events=events,
+        has_events="run_events" in present,
     )
 
 

@@ -6,24 +6,23 @@ ever built from literals here.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from typing import Any
 
 from report_content import (
     DoubleCheck,
-    Summary,
     anchor,
-    direct_symptoms,
     finding_facts,
     finding_label,
     findings_for_test,
-    fmt_cost,
     fmt_num,
     fmt_steps,
     split_evidence,
 )
 from report_data import ReportData
 from report_plots import SEVERITY_COLORS, Plot
+from report_story import Cause, PageOne, display_order, glitch_row, run_numbers, symptom_line
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1b1b1b;
@@ -48,6 +47,19 @@ figcaption { font-size: .9rem; color: #444; }
 .not-logged { padding: 1rem; background: #f5f5f5; border: 1px dashed #bbb; color: #555; }
 .bad { color: #b00020; font-weight: 600; } .good { color: #2e7d32; }
 code { background: #f2f2f2; padding: 0 .2rem; border-radius: .2rem; }
+section.page-one { border: 2px solid #1f77b4; border-radius: .5rem; padding: 0 1.2rem 1rem; }
+section.page-one h2 { border: none; margin-top: 1.2rem; font-size: 1.15rem; }
+.question { font-weight: 600; }
+details { border: 1px solid #e2e2e2; border-radius: .4rem; padding: .3rem .8rem; margin: .4rem 0; }
+details summary { cursor: pointer; }
+footer { margin-top: 2rem; font-size: .85rem; color: #555; border-top: 1px solid #ddd; padding-top: .5rem; }
+@media print {
+  body { background: #fff; font-size: 10.5pt; } main { max-width: none; padding: 0; }
+  nav { display: none; } section.page-one { border: none; padding: 0; }
+  #plots, #causes, #appendix { break-before: page; }
+  figure, article.finding, tr, details { break-inside: avoid; }
+  details > *:not(summary) { display: block; } a { color: inherit; text-decoration: none; }
+}
 """
 
 
@@ -59,14 +71,6 @@ def sev_badge(severity: Any) -> str:
     name = str(severity or "info").lower()
     color = SEVERITY_COLORS.get(name, "#555")
     return f'<span class="sev" style="background:{color}">{esc(name)}</span>'
-
-
-def finding_link(data: ReportData, finding_id: Any) -> str:
-    """A link to the finding's article (or the bare id when it is not a finding)."""
-    finding = data.finding(finding_id)
-    if finding is None:
-        return f"<code>{esc(finding_id)}</code> (not among the findings)"
-    return f'<a href="#{anchor(finding_id)}">{esc(finding_label(finding))}</a>'
 
 
 def table(header: list[str], rows: list[list[str]], numeric: frozenset[int] = frozenset()) -> str:
@@ -84,104 +88,107 @@ def table(header: list[str], rows: list[list[str]], numeric: frozenset[int] = fr
 # --------------------------------------------------------------------------- sections
 
 
-def summary_section(data: ReportData, summary: Summary) -> str:
-    parts = [
-        '<section id="summary"><h2>Summary</h2>',
-        f"<p>{esc(summary.headline)} By severity: {esc(summary.severity_counts)}.</p>",
-        "<h3>What went wrong</h3>",
-    ]
-    if summary.nothing_above_low:
-        parts.append('<p class="callout ok"><strong>Nothing wrong above low severity.</strong>')
-        if summary.n_more:
-            parts.append(f" The {summary.n_more} low/info findings are listed below for completeness.")
-        parts.append("</p>")
-    else:
-        items = "".join(
-            f'<li>#{f["rank"]} {sev_badge(f.get("severity"))} <a href="#{anchor(f["finding_id"])}">'
-            f"{esc(f.get('title'))}</a> <small>({esc(f.get('category'))}, "
-            f"{esc(fmt_steps(f.get('first_step'), f.get('last_step')))})</small></li>"
-            for f in summary.top
-        )
-        parts.append(f"<ul>{items}</ul>")
-        if summary.n_more:
-            parts.append(f'<p>… and {summary.n_more} more finding(s) <a href="#findings">below</a>.</p>')
-    if summary.fix_first is not None:
-        fix, runner = summary.fix_first, summary.runner_up
-        against = (
-            f"the runner-up, {finding_link(data, runner['finding_id'])}" if runner else "the other findings"
-        )
-        why = "".join(f"<li>{esc(sentence)}</li>" for sentence in summary.why)
-        todo = (
-            f"<p><strong>What to do:</strong> {esc(fix['recommendation'])}</p>"
-            if fix.get("recommendation")
-            else ""
-        )
+def paragraphs(items: list[str]) -> str:
+    return "".join(f"<li>{esc(i)}</li>" for i in items)
+
+
+def page_one_section(data: ReportData, page: PageOne) -> str:
+    parts = ['<section id="page-one" class="page-one">', "<h2>What happened</h2>"]
+    parts.append(f"<p>{esc(' '.join(page.what_happened))}</p>")
+    parts.append("<h2>The team's two questions</h2>")
+    parts += [f'<p><span class="question">{esc(q)}</span> {esc(a)}</p>' for q, a in page.questions]
+    if page.nothing_above_low:
+        parts.append('<p class="callout ok"><strong>Nothing wrong above low severity.</strong></p>')
+    for ledger in page.ledgers:
+        parts.append(f"<h2>{esc(ledger.title)}</h2>")
+        if not ledger.rows:
+            parts.append(f"<p>{esc(ledger.empty)}</p>")
+        else:
+            items = "".join(
+                f"<li>{sev_badge(f.get('severity'))} <a "
+                f'href="#{anchor(f["finding_id"])}">{esc(f.get("title"))}</a> '
+                + (f"({esc(amount)})" if amount != f.get("severity") else "")
+                + "</li>"
+                for f, amount in ledger.rows
+            )
+            parts.append(f"<ol>{items}</ol>")
+    if page.fix_first is not None:
+        fix = page.fix_first.finding
         parts.append(
-            f'<div class="callout" id="fix-first"><h3>Fix first: {sev_badge(fix.get("severity"))} '
-            f'<a href="#{anchor(fix["finding_id"])}">{esc(fix.get("title"))}</a></h3>'
-            f"<p>Why <code>{esc(fix['finding_id'])}</code> beats {against}:</p><ul>{why}</ul>{todo}</div>"
+            f'<div class="callout" id="fix-first"><h2>Fix first: {sev_badge(fix.get("severity"))} '
+            f'<a href="#{anchor(fix["finding_id"])}">{esc(fix.get("title"))}</a></h2>'
+            f"<ul>{paragraphs(page.fix_first.why)}</ul></div>"
         )
-    rows = [[esc(label), esc(value)] for label, value in summary.numbers]
-    parts += ["<h3>The run's numbers once cleaned</h3>", table(["What", "Value"], rows)]
-    parts += [f'<p><a href="#dbt-tests">{esc(summary.tests_line)}</a></p>', "</section>"]
-    return "".join(parts)
-
-
-def finding_article(data: ReportData, finding: dict[str, Any], symptoms: list[str]) -> str:
-    facts = "".join(
-        f"<dt>{esc(label)}</dt><dd>{esc(text)}</dd>" for label, text in finding_facts(data, finding)
-    )
-    if finding.get("caused_by"):
-        facts += f"<dt>Caused by</dt><dd>{finding_link(data, finding['caused_by'])}</dd>"
-    else:
-        facts += "<dt>Caused by</dt><dd>nothing: a root cause</dd>"
-    if symptoms:
-        facts += "<dt>Explains</dt><dd>" + "; ".join(finding_link(data, s) for s in symptoms) + "</dd>"
-    evidence = split_evidence(finding.get("evidence"))
-    evidence_html = (
-        "<ul>" + "".join(f"<li>{esc(e)}</li>" for e in evidence) + "</ul>"
-        if evidence
-        else "<p>none given</p>"
-    )
-    return (
-        f'<article class="finding" id="{anchor(finding["finding_id"])}">'
-        f"<h3>{finding['rank']}. {sev_badge(finding.get('severity'))} {esc(finding.get('title'))}</h3>"
-        f'<dl class="facts">{facts}</dl>'
-        f"<h4>Evidence</h4>{evidence_html}"
-        f"<h4>Recommendation</h4><p>{esc(finding.get('recommendation') or 'none given')}</p></article>"
-    )
-
-
-def findings_section(data: ReportData) -> str:
-    parts = ['<section id="findings"><h2>Findings in fix order</h2>']
-    if not data.findings:
-        parts.append("<p>No findings: every check that could run passed.</p></section>")
-        return "".join(parts)
-    rows = [
-        [
-            str(f["rank"]),
-            sev_badge(f.get("severity")),
-            f"<code>{esc(f.get('category'))}</code>",
-            f'<a href="#{anchor(f["finding_id"])}">{esc(f.get("title"))}</a>',
-            esc(fmt_steps(f.get("first_step"), f.get("last_step"))),
-            esc(fmt_cost(f)),
-            esc(fmt_num(f.get("harm_score"))),
-            f'<a href="#{anchor(f["caused_by"])}">{esc(f["caused_by"])}</a>'
-            if f.get("caused_by")
-            else "root cause",
-        ]
-        for f in data.findings
-    ]
-    header = ["Rank", "Severity", "Category", "Finding", "Steps", "Est. cost", "Harm", "Caused by"]
-    parts.append(table(header, rows, numeric=frozenset({0, 6})))
-    symptoms = direct_symptoms(data.findings)
-    parts += [finding_article(data, f, symptoms.get(f["finding_id"], [])) for f in data.findings]
+    if page.reruns:
+        parts.append(f"<h2>Reruns that would confirm it</h2><ul>{paragraphs(page.reruns)}</ul>")
+    parts.append(f"<h2>Double-check before relying on the numbers</h2><ul>{paragraphs(page.caveats)}</ul>")
     parts.append("</section>")
     return "".join(parts)
 
 
-def tests_section(data: ReportData) -> str:
-    parts = ['<section id="dbt-tests"><h2>dbt tests that failed</h2>']
+def cause_article(index: int, cause: Cause) -> str:
+    f = cause.finding
+    evidence = "".join(f"<li>{esc(e)}</li>" for e in cause.evidence) or "<li>none given</li>"
+    symptoms = ""
+    if cause.symptoms:
+        items = "".join(
+            f'<li><a href="#{anchor(s["finding_id"])}">{esc(symptom_line(s))}</a></li>'
+            for s in cause.symptoms
+        )
+        symptoms = f"<h4>Symptoms it explains ({len(cause.symptoms)})</h4><ul>{items}</ul>"
+    return (
+        f'<article class="finding" id="cause-{anchor(f["finding_id"])}">'
+        f"<h3>{index}. {sev_badge(f.get('severity'))} {esc(f.get('title'))}</h3>"
+        f'<dl class="facts"><dt>Steps</dt><dd>{esc(fmt_steps(f.get("first_step"), f.get("last_step")))}</dd>'
+        f"<dt>Estimate</dt><dd>{esc(cause.estimate)}</dd><dt>Fix</dt><dd>{esc(cause.fix)}</dd>"
+        f"<dt>Confirm the fix worked</dt><dd>{esc(cause.confirm)}</dd></dl>"
+        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}</article>"
+    )
+
+
+def causes_section(page: PageOne) -> str:
+    parts = ['<section id="causes"><h2>Causes and their symptoms</h2>']
+    if not page.causes:
+        parts.append("<p>No cause found: nothing went wrong in training itself.</p>")
+    parts += [cause_article(i, c) for i, c in enumerate(page.causes, 1)]
+    parts.append('<h2 id="glitches">Log and record glitches</h2>')
+    if page.glitches:
+        rows = [[esc(cell) for cell in glitch_row(g)] for g in page.glitches]
+        parts.append(table(["Glitch", "Steps", "Rows", "What to do"], rows, numeric=frozenset({2})))
+    else:
+        parts.append("<p>None: the logs are consistent.</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def finding_details(data: ReportData, finding: dict[str, Any]) -> str:
+    facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in finding_facts(data, finding))
+    cause = data.finding(finding.get("caused_by"))
+    if cause is not None:
+        link = f'<a href="#{anchor(cause["finding_id"])}">{esc(finding_label(cause))}</a>'
+        facts += f"<dt>Caused by</dt><dd>{link}</dd>"
+    elif finding.get("caused_by"):
+        facts += (
+            f"<dt>Caused by</dt><dd><code>{esc(finding['caused_by'])}</code> (not among the findings)</dd>"
+        )
+    evidence = (
+        "".join(f"<li>{esc(e)}</li>" for e in split_evidence(finding.get("evidence")))
+        or "<li>none given</li>"
+    )
+    return (
+        f'<details class="finding" id="{anchor(finding["finding_id"])}"><summary>#{finding["rank"]} '
+        f"{sev_badge(finding.get('severity'))} {esc(finding.get('title'))}</summary>"
+        f'<dl class="facts">{facts}</dl><h4>Evidence</h4><ul>{evidence}</ul>'
+        f"<h4>Recommendation</h4><p>{esc(finding.get('recommendation') or 'none given')}</p></details>"
+    )
+
+
+def appendix_section(data: ReportData, check: DoubleCheck) -> str:
+    parts = ['<section id="appendix"><h2>Appendix for the data team</h2><h3>The run\'s numbers</h3>']
+    parts.append(table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)]))
+    parts.append("<h3>Every finding</h3>")
+    parts += [finding_details(data, f) for f in display_order(data.findings)] or ["<p>No findings.</p>"]
+    parts.append('<h3 id="dbt-tests">dbt tests that failed</h3>')
     if not data.dbt.available:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in data.dbt.notes) + "</ul>")
     elif not data.dbt.failed_tests:
@@ -193,22 +200,19 @@ def tests_section(data: ReportData) -> str:
                 esc(t.status),
                 esc(fmt_num(t.failures)),
                 f"<code>{esc(t.category)}</code>" if t.category else "n/a",
-                ", ".join(finding_link(data, f["finding_id"]) for f in findings_for_test(data, t)) or "none",
+                ", ".join(
+                    f'<a href="#{anchor(f["finding_id"])}">{esc(f["finding_id"])}</a>'
+                    for f in findings_for_test(data, t)
+                )
+                or "none",
             ]
             for t in data.dbt.failed_tests
         ]
         parts.append(
             table(["Test", "Status", "Failures", "Category", "Findings"], rows, numeric=frozenset({2}))
         )
-        parts.append(f"<p>From dbt results generated at {esc(data.dbt.generated_at)}.</p>")
-    parts.append("</section>")
-    return "".join(parts)
-
-
-def double_check_section(data: ReportData, check: DoubleCheck) -> str:
-    parts = ['<section id="double-check"><h2>Double-check before relying on the numbers</h2>']
     parts.append("<h3>Rows kept, repaired and set aside</h3>")
-    if check.audit_rows:
+    if check.files:
         parts.append(
             "<ul>"
             + "".join(f'<li class="{"good" if f.adds_up else "bad"}">{esc(f.text)}</li>' for f in check.files)
@@ -225,41 +229,23 @@ def double_check_section(data: ReportData, check: DoubleCheck) -> str:
         ]
         parts.append(table(["File", "Outcome", "Reason", "Rows"], rows, numeric=frozenset({3})))
     else:
-        parts.append("<p>audit_summary is empty: no row accounting is available.</p>")
+        parts.append("<p>No row accounting is available.</p>")
     parts.append("<h3>Checks that could not run</h3>")
-    if not check.n_checks:
-        parts.append("<p>check_coverage is empty: which checks ran is unknown.</p>")
-    elif not check.not_run:
-        parts.append(f"<p>All {check.n_checks} checks could run.</p>")
-    else:
+    if check.not_run:
         items = "".join(
             f"<li><code>{esc(c.get('category'))}</code>: {esc(c.get('reason') or 'no reason given')}</li>"
             for c in check.not_run
         )
         parts.append(
-            f"<p>{check.n_checks - len(check.not_run)} of {check.n_checks} checks ran. Not run:</p>"
-            f"<ul>{items}</ul>"
+            f"<p>{check.n_checks - len(check.not_run)} of {check.n_checks} checks ran.</p><ul>{items}</ul>"
         )
-    parts.append("<h3>Log-quality and step-sequence findings</h3>")
-    if check.log_findings:
-        items = "".join(
-            f"<li>{finding_link(data, f['finding_id'])} {sev_badge(f.get('severity'))}: "
-            f"{esc(f.get('evidence') or '')}</li>"
-            for f in check.log_findings
-        )
-        parts.append(f"<ul>{items}</ul>")
     else:
-        parts.append("<p>None: the logs' step sequence and quality checks found nothing.</p>")
-    parts.append("<h3>The dbt build</h3>")
-    if check.dbt_problems:
-        parts.append("<ul>" + "".join(f"<li>{esc(p)}</li>" for p in check.dbt_problems) + "</ul>")
-    else:
-        parts.append("<p>No model, seed or test errored or was skipped.</p>")
-    parts.append("<h3>Consistency of the marts</h3>")
-    if check.consistency:
-        parts.append("<ul>" + "".join(f'<li class="bad">{esc(n)}</li>' for n in check.consistency) + "</ul>")
-    else:
-        parts.append("<p>The marts agree with each other.</p>")
+        parts.append(f"<p>All {check.n_checks} checks could run.</p>")
+    if check.dbt_problems or check.consistency:
+        parts.append("<h3>The build and the tables</h3><ul>")
+        parts += [f"<li>{esc(p)}</li>" for p in check.dbt_problems]
+        parts += [f'<li class="bad">{esc(n)}</li>' for n in check.consistency]
+        parts.append("</ul>")
     parts.append("</section>")
     return "".join(parts)
 
@@ -277,26 +263,28 @@ def figure(plot: Plot) -> str:
 
 
 def plots_section(plots: list[Plot]) -> str:
-    return '<section id="plots"><h2>Plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
+    return '<section id="plots"><h2>The run in plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
 
 
-def render_html(data: ReportData, summary: Summary, check: DoubleCheck, plots: list[Plot]) -> str:
+def render_html(
+    data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot], now: dt.datetime | None = None
+) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
-    source = f"From the marts in <code>{esc(data.db_path)}</code>"
+    written = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    footer = f"Written {esc(written)} from the marts in <code>{esc(data.db_path)}</code>"
     if data.dbt.available:
-        source += f" and the dbt results of {esc(data.dbt.generated_at)}"
+        footer += f" and the dbt results of {esc(data.dbt.generated_at)}"
     nav = (
-        '<nav><ul><li><a href="#summary">Summary</a></li><li><a href="#plots">Plots</a></li>'
-        '<li><a href="#findings">Findings</a></li><li><a href="#dbt-tests">dbt tests that failed</a></li>'
-        '<li><a href="#double-check">Double-check</a></li></ul></nav>'
+        '<nav><ul><li><a href="#page-one">Page one</a></li><li><a href="#plots">Plots</a></li>'
+        '<li><a href="#causes">Causes</a></li><li><a href="#glitches">Glitches</a></li>'
+        '<li><a href="#appendix">Appendix</a></li></ul></nav>'
     )
     body = "".join(
         [
-            summary_section(data, summary),
+            page_one_section(data, page),
             plots_section(plots),
-            findings_section(data),
-            tests_section(data),
-            double_check_section(data, check),
+            causes_section(page),
+            appendix_section(data, check),
         ]
     )
     return (
@@ -304,6 +292,6 @@ def render_html(data: ReportData, summary: Summary, check: DoubleCheck, plots: l
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,">'
         f"<title>Run diagnosis: {esc(run_name)}</title><style>{STYLE}</style></head>\n"
-        f"<body><main><h1>Run diagnosis: {esc(run_name)}</h1><p>{source}.</p>{nav}\n"
-        f"{body}\n</main></body></html>\n"
+        f"<body><main><h1>Run diagnosis: {esc(run_name)}</h1>{nav}\n"
+        f"{body}\n<footer>{footer}.</footer></main></body></html>\n"
     )

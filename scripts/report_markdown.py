@@ -1,4 +1,7 @@
-"""report.md: the same content as report.html, without the images."""
+"""report.md: page one for the lead, page two (causes, glitches), an appendix for the data team.
+
+Deterministic: the same build gives the same bytes (no timestamps, no file paths).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +9,13 @@ from typing import Any
 
 from report_content import (
     DoubleCheck,
-    Summary,
-    direct_symptoms,
-    finding_facts,
-    finding_label,
-    findings_for_test,
-    fmt_cost,
-    fmt_num,
+    estimate_text,
     fmt_steps,
-    split_evidence,
+    plural,
 )
 from report_data import ReportData
 from report_plots import Plot
+from report_story import PageOne, display_order, glitch_row, run_numbers, symptom_line
 
 # `<` (raw HTML), emphasis, links, code and table pipes; `>` only matters at a line start, never ours
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<|"})
@@ -39,162 +37,110 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def summary_lines(summary: Summary) -> list[str]:
-    lines = ["## Summary", "", f"{esc(summary.headline)} By severity: {esc(summary.severity_counts)}.", ""]
-    lines += ["### What went wrong", ""]
-    if summary.nothing_above_low:
-        lines.append("**Nothing wrong above low severity.**")
-        if summary.n_more:
-            lines.append(f"The {summary.n_more} low/info findings are listed below for completeness.")
-    else:
-        for f in summary.top:
-            lines.append(
-                f"- #{f['rank']} **{esc(str(f.get('severity')).upper())}**: {esc(f.get('title'))} "
-                f"({code(f.get('finding_id'))}, {code(f.get('category'))}, "
-                f"{fmt_steps(f.get('first_step'), f.get('last_step'))})"
-            )
-        if summary.n_more:
-            lines += ["", f"… and {summary.n_more} more finding(s) below."]
+def page_one_lines(page: PageOne) -> list[str]:
+    lines = ["## What happened", "", esc(" ".join(page.what_happened)), ""]
+    lines += ["## The team's two questions", ""]
+    lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
     lines.append("")
-    if summary.fix_first is not None:
-        fix = summary.fix_first
-        lines += [f"### Fix first: {esc(fix.get('title'))}", ""]
-        runner = summary.runner_up
-        against = f"the runner-up, {esc(finding_label(runner))}" if runner else "the other findings"
-        lines += [f"Why {code(fix.get('finding_id'))} beats {against}:", ""]
-        lines += [f"- {esc(sentence)}" for sentence in summary.why]
-        if fix.get("recommendation"):
-            lines += [f"- **What to do:** {esc(fix.get('recommendation'))}"]
+    if page.nothing_above_low:
+        lines += ["**Nothing wrong above low severity.**", ""]
+    for ledger in page.ledgers:
+        lines += [f"## {esc(ledger.title)}", ""]
+        if not ledger.rows:
+            lines.append(esc(ledger.empty))
+        lines += [
+            f"{i}. {esc(f.get('title'))} ({esc(amount)})" for i, (f, amount) in enumerate(ledger.rows, 1)
+        ]
         lines.append("")
-    lines += ["### The run's numbers once cleaned", ""]
-    lines += table(["What", "Value"], [[esc(label), esc(value)] for label, value in summary.numbers])
-    lines += ["", esc(summary.tests_line), ""]
-    return lines
+    if page.fix_first is not None:
+        lines += [f"## Fix first: {esc(page.fix_first.finding.get('title'))}", ""]
+        lines += [f"- {esc(s)}" for s in page.fix_first.why]
+        lines.append("")
+    if page.reruns:
+        lines += ["## Reruns that would confirm it", ""]
+        lines += [f"- {esc(r)}" for r in page.reruns]
+        lines.append("")
+    lines += ["## Double-check before relying on the numbers", ""]
+    lines += [f"- {esc(c)}" for c in page.caveats]
+    return [*lines, ""]
 
 
-def findings_lines(data: ReportData) -> list[str]:
-    lines = ["## Findings in fix order", ""]
-    if not data.findings:
-        return [*lines, "No findings: every check that could run passed.", ""]
+def page_two_lines(page: PageOne) -> list[str]:
+    lines = ["## Causes and their symptoms", ""]
+    if not page.causes:
+        lines += ["No cause found: nothing went wrong in training itself.", ""]
+    for i, cause in enumerate(page.causes, 1):
+        f = cause.finding
+        steps = fmt_steps(f.get("first_step"), f.get("last_step"))
+        lines += [f"### {i}. {esc(f.get('title'))} ({esc(f.get('severity'))}; {esc(steps)})", ""]
+        lines.append("- **Evidence:** " + (" · ".join(esc(e) for e in cause.evidence) or "none given"))
+        lines.append(f"- **Estimate:** {esc(cause.estimate)}")
+        lines.append(f"- **Fix:** {esc(cause.fix)}")
+        lines.append(f"- **Confirm the fix worked:** {esc(cause.confirm)}")
+        if cause.symptoms:
+            lines.append(f"- **Symptoms it explains ({len(cause.symptoms)}):**")
+            lines += [f"  - {esc(symptom_line(s))}" for s in cause.symptoms]
+        lines.append("")
+    lines += ["## Log and record glitches", ""]
+    if page.glitches:
+        rows = [[esc(cell) for cell in glitch_row(g)] for g in page.glitches]
+        lines += table(["Glitch", "Steps", "Rows", "What to do"], rows)
+    else:
+        lines.append("None: the logs are consistent.")
+    return [*lines, ""]
+
+
+def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> list[str]:
+    lines = [
+        "## Appendix for the data team",
+        "",
+        "<details><summary>The run's numbers, every finding, the checks</summary>",
+    ]
+    lines += ["", "### The run's numbers", ""]
+    lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
+    lines += ["", "### Every finding", ""]
+    lines += [
+        "Most severe first; full evidence per finding in report.html, every column in findings.json.",
+        "",
+    ]
     rows = [
         [
-            str(f["rank"]),
+            str(i),
             esc(f.get("severity")),
-            code(f.get("category")),
-            esc(f.get("title")),
+            code(f.get("finding_id")),
             esc(fmt_steps(f.get("first_step"), f.get("last_step"))),
-            esc(fmt_cost(f)),
-            fmt_num(f.get("harm_score")),
+            esc(estimate_text(f).split(" (")[0]),
             code(f["caused_by"]) if f.get("caused_by") else "root cause",
+            code(f["test_name"]) if f.get("test_name") else "",
         ]
-        for f in data.findings
+        for i, f in enumerate(display_order(data.findings), 1)
     ]
-    header = ["Rank", "Severity", "Category", "Finding", "Steps", "Est. cost", "Harm", "Caused by"]
-    lines += [*table(header, rows), ""]
-    symptoms = direct_symptoms(data.findings)
-    for f in data.findings:
-        lines += [f"### {f['rank']}. [{esc(str(f.get('severity')).upper())}] {esc(f.get('title'))}", ""]
-        lines += [f"- **{label}:** {esc(text)}" for label, text in finding_facts(data, f)]
-        cause = data.finding(f.get("caused_by"))
-        if cause is not None:
-            lines.append(f"- **Caused by:** {esc(finding_label(cause))}")
-        elif f.get("caused_by"):
-            lines.append(f"- **Caused by:** {code(f['caused_by'])} (not among the findings)")
-        else:
-            lines.append("- **Caused by:** nothing: a root cause")
-        explained = [data.finding(i) for i in symptoms.get(f["finding_id"], [])]
-        if explained:
-            lines.append("- **Explains:** " + "; ".join(esc(finding_label(s)) for s in explained if s))
-        facts = split_evidence(f.get("evidence"))
-        lines.append("- **Evidence:**" + ("" if facts else " none given"))
-        lines += [f"  - {esc(fact)}" for fact in facts]
-        lines += [f"- **Recommendation:** {esc(f.get('recommendation') or 'none given')}", ""]
-    return lines
-
-
-def tests_lines(data: ReportData) -> list[str]:
-    lines = ["## dbt tests that failed", ""]
-    if not data.dbt.available:
-        return [*lines, *(f"- {esc(note)}" for note in data.dbt.notes), ""]
-    if not data.dbt.failed_tests:
-        return [*lines, f"None of the {data.dbt.n_tests} tests of the last build failed or warned.", ""]
-    rows = []
-    for test in data.dbt.failed_tests:
-        findings = ", ".join(code(f["finding_id"]) for f in findings_for_test(data, test)) or "none"
-        rows.append(
-            [
-                code(test.name),
-                esc(test.status),
-                fmt_num(test.failures),
-                code(test.category) if test.category else "n/a",
-                findings,
-            ]
-        )
-    lines += table(["Test", "Status", "Failures", "Category", "Findings"], rows)
-    return [*lines, "", f"From dbt results generated at {esc(data.dbt.generated_at)}.", ""]
-
-
-def double_check_lines(check: DoubleCheck) -> list[str]:
-    lines = ["## Double-check before relying on the numbers", "", "### Rows kept, repaired and set aside", ""]
-    if check.audit_rows:
-        lines += [f"- {esc(f.text)}" for f in check.files]
-        lines.append("")
-        rows = [
-            [
-                esc(r.get("file_kind")),
-                esc(r.get("outcome")),
-                esc(r.get("reason") or ""),
-                fmt_num(r.get("n_rows")),
-            ]
-            for r in check.audit_rows
-        ]
-        lines += table(["File", "Outcome", "Reason", "Rows"], rows)
-    else:
-        lines.append("audit_summary is empty: no row accounting is available.")
-    lines += ["", "### Checks that could not run", ""]
-    if not check.n_checks:
-        lines.append("check_coverage is empty: which checks ran is unknown.")
-    elif not check.not_run:
-        lines.append(f"All {check.n_checks} checks could run.")
-    else:
-        lines.append(f"{check.n_checks - len(check.not_run)} of {check.n_checks} checks ran. Not run:")
+    lines += table(["#", "Severity", "Finding", "Steps", "Estimate", "Caused by", "dbt test"], rows)
+    lines += ["", "### Checks", ""]
+    if data.dbt.available:
+        failed = data.dbt.failed_tests
+        names = ", ".join(code(t.name) for t in failed)
+        lines.append(f"- dbt tests that failed or warned: {len(failed)}" + (f": {names}" if names else ""))
+    lines += [f"- {esc(p)}" for p in check.dbt_problems]
+    if check.files:
+        lines.append("- Rows per file: " + " · ".join(esc(f.text) for f in check.files))
+    if check.not_run:
         lines += [
-            f"- {code(c.get('category'))}: {esc(c.get('reason') or 'no reason given')}" for c in check.not_run
-        ]
-    lines += ["", "### Log-quality and step-sequence findings", ""]
-    if check.log_findings:
-        lines += [
-            f"- {esc(finding_label(f))}, {esc(f.get('severity'))}: {esc(f.get('evidence') or '')}"
-            for f in check.log_findings
+            f"- Check not run: {code(c.get('category'))}: {esc(c.get('reason') or 'no reason given')}"
+            for c in check.not_run
         ]
     else:
-        lines.append("None: the logs' step sequence and quality checks found nothing.")
-    lines += ["", "### The dbt build", ""]
-    lines += [f"- {esc(p)}" for p in check.dbt_problems] or ["No model, seed or test errored or was skipped."]
-    lines += ["", "### Consistency of the marts", ""]
-    lines += [f"- {esc(n)}" for n in check.consistency] or ["The marts agree with each other."]
-    return [*lines, ""]
+        lines.append(f"- {plural(check.n_checks, 'check')} could run.")
+    lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
+    lines.append("- Plots in report.html: " + "; ".join(esc(p.title) for p in plots))
+    return [*lines, "", "</details>", ""]
 
 
-def plots_lines(plots: list[Plot]) -> list[str]:
-    lines = ["## Plots", "", "The plots are in report.html:", ""]
-    for plot in plots:
-        lines.append(f"- {esc(plot.title)}" + (f": {esc(plot.not_logged)}" if plot.not_logged else ""))
-    return [*lines, ""]
-
-
-def render_markdown(data: ReportData, summary: Summary, check: DoubleCheck, plots: list[Plot]) -> str:
+def render_markdown(data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot]) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
-    lines = [
-        f"# Run diagnosis: {esc(run_name)}",
-        "",
-        f"From the marts in {code(data.db_path)}"
-        + (f" and the dbt results of {esc(data.dbt.generated_at)}." if data.dbt.available else "."),
-        "",
-    ]
-    lines += summary_lines(summary)
-    lines += plots_lines(plots)
-    lines += findings_lines(data)
-    lines += tests_lines(data)
-    lines += double_check_lines(check)
+    lines = [f"# Run diagnosis: {esc(run_name)}", ""]
+    lines += page_one_lines(page)
+    lines += ["---", ""]
+    lines += page_two_lines(page)
+    lines += appendix_lines(data, check, plots)
     return "\n".join(lines).rstrip() + "\n"

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from report_data import SEVERITY_ORDER, ReportData
+from report_story import PageOne
 
 SEVERITY_COLORS = {
     "critical": "#7b1fa2",
@@ -109,10 +110,13 @@ def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return counted, ~counted
 
 
-def finding_spans(data: ReportData) -> list[tuple[dict, float, float]]:
-    """(finding, start, end) for the findings with a step range, in rank order (a single step is 1 wide)."""
+FIX_FIRST_COLOR = "#9467bd"
+
+
+def finding_spans(findings: list[dict]) -> list[tuple[dict, float, float]]:
+    """(finding, start, end) for the findings with a step range, in order (a single step is 1 wide)."""
     spans = []
-    for finding in data.findings:
+    for finding in findings:
         first, last = finding.get("first_step"), finding.get("last_step")
         if first is None and last is None:
             continue
@@ -138,7 +142,7 @@ def draw_finding_lanes(ax: Axes, spans: list[tuple[dict, float, float]]) -> None
             used.append(severity)
     ax.set_ylim(len(spans) - 0.5, -0.5)
     ax.set_yticks(range(len(spans)))
-    ax.set_yticklabels([f"#{f['rank']} {f.get('category')}" for f, _, _ in spans], fontsize=7)
+    ax.set_yticklabels([f"{i}. {f.get('category')}" for i, (f, _, _) in enumerate(spans, 1)], fontsize=7)
     ax.set_xlabel("step")
     ax.set_ylabel("findings")
     ax.grid(True, axis="x", alpha=0.3)
@@ -156,23 +160,47 @@ def message_plot(plot_id: str, title: str, caption: str, message: str) -> Plot:
 # --------------------------------------------------------------------------- the plots
 
 
-def plot_loss(data: ReportData) -> Plot:
-    title = "Training loss with findings marked"
+def mark_fix_first(ax: Axes, page: PageOne) -> str:
+    """Shade the fix-first finding's steps on `ax`; returns a caption sentence (or '')."""
+    if page.fix_first is None:
+        return ""
+    spans = finding_spans([page.fix_first.finding])
+    if not spans:
+        return ""
+    _, start, end = spans[0]
+    ax.axvspan(start, end, color=FIX_FIRST_COLOR, alpha=0.10, label="fix first: its steps")
+    return " The purple band marks the steps of the problem to fix first."
+
+
+def mark_restarts(ax: Axes, data: ReportData) -> str:
+    restarts = [
+        e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None
+    ]
+    for i, event in enumerate(restarts):
+        ax.axvline(
+            float(event["step"]),
+            color="black",
+            linestyle=":",
+            linewidth=1.0,
+            label="crash and resume" if i == 0 else None,
+        )
+    return " Dotted lines: the run crashed and resumed from a checkpoint." if restarts else ""
+
+
+def plot_loss(data: ReportData, page: PageOne) -> Plot:
+    title = "Training loss with the causes marked"
     caption = (
-        "Top: training loss per logged row; red markers are loss spikes, grey points superseded rows "
-        "(replays, duplicates). Bottom: each finding's first_step..last_step span, in rank order, "
-        "colored by severity."
+        "Top: training loss per logged row; red markers are loss spikes, grey points replayed or duplicate "
+        "rows. Bottom: the steps of each cause (page two order), colored by severity."
     )
     frame = data.step_metrics
     step, loss = num(frame, "step"), num(frame, "loss")
     if not len(frame) or not has_values(loss):
         return message_plot("plot-loss", title, caption, "Training loss: not logged (step_metrics is empty).")
-    spans = finding_spans(data)
+    spans = finding_spans([c.finding for c in page.causes])
     if len(spans) > MAX_LANES:
-        caption += f" Only the first {MAX_LANES} of {len(spans)} findings with a step range are drawn."
+        caption += f" Only the first {MAX_LANES} of {len(spans)} causes with a step range are drawn."
         spans = spans[:MAX_LANES]
-    if len(spans) < len(data.findings):
-        caption += f" {len(data.findings) - len(spans)} finding(s) without a drawn step range are not shown."
     counted, superseded = counted_split(frame)
     lanes_height = 0.25 * len(spans) + 0.6 if spans else 0.0
     fig = plt.figure(figsize=(FIG_SIZE[0], FIG_SIZE[1] + lanes_height))
@@ -199,11 +227,12 @@ def plot_loss(data: ReportData) -> Plot:
         ax.scatter(
             step[spikes], loss[spikes], s=30, marker="v", color="#d62728", zorder=5, label="loss spike"
         )
+    caption += mark_fix_first(ax, page) + mark_restarts(ax, data)
     outside_legend(ax)
     return Plot("plot-loss", title, caption, to_base64_png(fig))
 
 
-def plot_learning_rate(data: ReportData) -> Plot:
+def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
     title = "Learning rate: logged vs expected from the config"
     caption = "Logged learning rate per counted step against the schedule rebuilt from the run's config."
     frame = data.step_metrics
@@ -221,17 +250,31 @@ def plot_learning_rate(data: ReportData) -> Plot:
         ax.plot(
             step[counted], expected[counted], "--", color="black", linewidth=1.0, label="expected (config)"
         )
+        ratio = np.where(counted & (expected > 0), logged / np.where(expected > 0, expected, 1.0), np.nan)
+        if has_values(ratio) and np.nanmax(ratio) > 1.1:
+            # label the logged peak (where the gap shows), with the ratio there
+            i = int(np.nanargmax(np.where(np.isfinite(ratio), logged, np.nan)))
+            ax.annotate(
+                f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})",
+                (step[i], logged[i]),
+                xytext=(20, -28),
+                textcoords="offset points",
+                fontsize=8,
+                arrowprops={"arrowstyle": "->", "linewidth": 0.8},
+            )
+            caption += f" At the logged peak: {ratio[i]:.1f}x the configured value (step {int(step[i])})."
     else:
         caption += " The expected schedule is not available (no schedule in the config)."
     if superseded.any():
         ax.scatter(
             step[superseded], logged[superseded], s=12, color=SUPERSEDED_COLOR, label="superseded rows"
         )
+    caption += mark_fix_first(ax, page)
     outside_legend(ax)
     return Plot("plot-lr", title, caption, to_base64_png(fig))
 
 
-def plot_grad_norm(data: ReportData) -> Plot:
+def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
     title = "Gradient norm vs clipping limit"
     caption = "Gradient norm per counted step; the dashed line is grad_clip_norm, red points exceed it."
     frame = data.step_metrics
@@ -255,6 +298,7 @@ def plot_grad_norm(data: ReportData) -> Plot:
         ax.scatter(
             step[violations], grad[violations], s=16, color="#d62728", zorder=5, label="above the limit"
         )
+    caption += mark_restarts(ax, data)
     outside_legend(ax)
     return Plot("plot-grad", title, caption, to_base64_png(fig))
 
@@ -290,7 +334,7 @@ def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
     ax.grid(True, axis="y", alpha=0.3)
 
 
-def plot_shards(data: ReportData) -> Plot:
+def plot_shards(data: ReportData, page: PageOne) -> Plot:
     title = "Mean loss residual per shard and per source"
     caption = (
         "Mean of (loss - baseline) over the counted steps of each shard and source: red bars are "
@@ -315,9 +359,9 @@ def plot_shards(data: ReportData) -> Plot:
     return Plot("plot-shards", title, caption, to_base64_png(fig))
 
 
-def plot_eval(data: ReportData) -> Plot:
-    title = "Validation loss with its minimum"
-    caption = "Validation loss per evaluation; the star marks the best (minimum) held-out loss."
+def plot_eval(data: ReportData, page: PageOne) -> Plot:
+    title = "Validation loss: best evaluation and saved checkpoints"
+    caption = "Validation loss per evaluation; the star marks the best evaluation (lowest validation loss)."
     frame = data.eval_metrics
     step, val = num(frame, "step"), num(frame, "val_loss")
     if not len(frame) or not has_values(val):
@@ -333,8 +377,31 @@ def plot_eval(data: ReportData) -> Plot:
     best = flag(frame, "is_best") & np.isfinite(val)
     if best.any():
         ax.scatter(
-            step[best], val[best], s=160, marker="*", color="#d62728", zorder=5, label="best (minimum)"
+            step[best], val[best], s=160, marker="*", color="#d62728", zorder=5, label="best evaluation"
         )
+    saved = sorted({int(e["checkpoint_step"]) for e in data.events if e.get("checkpoint_step") is not None})
+    for i, checkpoint in enumerate(saved):
+        last = checkpoint == saved[-1]
+        ax.axvline(
+            checkpoint,
+            color="#8c564b" if last else "#bbbbbb",
+            linestyle="--",
+            linewidth=1.2 if last else 0.8,
+            label="last saved checkpoint" if last else ("saved checkpoints" if i == 0 else None),
+        )
+    if saved:
+        ax.annotate(
+            f"last saved: step {saved[-1]}", (saved[-1], 1.0), xycoords=("data", "axes fraction"),
+            xytext=(-4, -12), textcoords="offset points", ha="right", fontsize=8, color="#8c564b",
+        )  # fmt: skip
+        caption += f" Dashed lines: checkpoints saved (from the events); the last one is step {saved[-1]}."
+    if best.any():
+        i = int(np.flatnonzero(best)[0])
+        ax.annotate(
+            f"best evaluation {val[i]:.3f} (step {int(step[i])})", (step[i], val[i]),
+            xytext=(-10, 18), textcoords="offset points", ha="right", fontsize=8, color="#d62728",
+        )  # fmt: skip
+    caption += mark_fix_first(ax, page)
     handles, labels = ax.get_legend_handles_labels()
     accuracy = num(frame, "val_accuracy")
     if has_values(accuracy[counted]):
@@ -350,7 +417,7 @@ def plot_eval(data: ReportData) -> Plot:
     return Plot("plot-eval", title, caption, to_base64_png(fig))
 
 
-def plot_step_times(data: ReportData) -> Plot:
+def plot_step_times(data: ReportData, page: PageOne) -> Plot:
     title = "Step time with slow steps highlighted"
     caption = "Seconds per counted step; red points are the steps flagged slow."
     frame = data.step_metrics
@@ -363,21 +430,22 @@ def plot_step_times(data: ReportData) -> Plot:
     slow = flag(frame, "is_slow_step") & counted & np.isfinite(seconds)
     if slow.any():
         ax.scatter(step[slow], seconds[slow], s=22, color="#d62728", zorder=5, label="slow step")
+    caption += mark_restarts(ax, data)
     outside_legend(ax)
     return Plot("plot-step-time", title, caption, to_base64_png(fig))
 
 
-PLOTTERS: tuple[Callable[[ReportData], Plot], ...] = (
+PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
     plot_loss,
+    plot_eval,
     plot_learning_rate,
     plot_grad_norm,
     plot_shards,
-    plot_eval,
     plot_step_times,
 )
 
 
-def make_plots(data: ReportData) -> list[Plot]:
-    """All plots, in report order."""
-    with plt.rc_context({"figure.max_open_warning": 0}):
-        return [plotter(data) for plotter in PLOTTERS]
+def make_plots(data: ReportData, page: PageOne) -> list[Plot]:
+    """All plots, in report order: the story first (loss, validation, learning rate)."""
+    with plt.rc_context({"figure.max_open_warning": 0, "svg.hashsalt": "report"}):
+        return [plotter(data, page) for plotter in PLOTTERS]

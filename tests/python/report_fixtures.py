@@ -44,6 +44,27 @@ DDL: dict[str, str] = {
         mean_loss_residual double, n_spikes bigint, share_of_steps double""",
     "audit_summary": "file_kind varchar, outcome varchar, reason varchar, n_rows bigint, raw_rows bigint",
     "check_coverage": "category varchar, could_run boolean, reason varchar",
+    "run_context": """
+        run_context_id bigint, run_name varchar, val_examples bigint, data_parallel_workers bigint,
+        peak_lr double, min_lr double, grad_clip_norm double, n_evals bigint, first_eval_step bigint,
+        first_val_loss double, best_eval_step bigint, best_val_loss double, final_eval_step bigint,
+        final_val_loss double, n_checkpoints_saved bigint, last_checkpoint_step bigint,
+        last_checkpoint_val_loss double, best_checkpoint_step bigint, best_checkpoint_val_loss double,
+        n_eval_steps_repeated bigint""",
+    "run_events": """
+        event_row_id bigint, step bigint, event_kind varchar, event_text varchar, checkpoint_step bigint,
+        resumed_from_step bigint""",
+}
+
+# The cost columns of the harm ledgers (issue-8); a build may or may not have them.
+COST_DDL: dict[str, str] = {
+    "findings": """
+        ledger varchar, val_loss_cost double, val_loss_cost_low double, val_loss_cost_high double,
+        val_loss_cost_share double, cost_estimator varchar, cost_evidence varchar,
+        compute_seconds_lost double, compute_share_lost double, confirm_rerun varchar,
+        detector_severity varchar, ledger_rank bigint""",
+    "run_summary": """
+        fix_first_ranges_overlap boolean, compute_top_finding_id varchar, model_ledger_is_clean boolean""",
 }
 
 CATEGORIES = (
@@ -53,9 +74,13 @@ CATEGORIES = (
 )  # fmt: skip
 
 
+def column_names(ddl: str) -> tuple[str, ...]:
+    return tuple(c.split()[0] for c in ddl.replace("\n", " ").split(",") if c.strip())
+
+
 def columns(mart: str) -> tuple[str, ...]:
     """The column names of a mart, in DDL order."""
-    return tuple(c.split()[0] for c in DDL[mart].replace("\n", " ").split(",") if c.strip())
+    return column_names(DDL[mart])
 
 
 def as_row(mart: str, **values: Any) -> tuple[Any, ...]:
@@ -76,6 +101,7 @@ PEAK_LR, MIN_LR, WARMUP, TOTAL = 0.003, 0.0003, 10, 60
 SHARDS = {"0": "web", "1": "web", "2": "code", "3": "code", "4": "books", "5": "books"}
 SPIKE_STEPS = (25, 26)
 RESTART_STEP, REPLAY_FROM = 40, 36
+VAL_EXAMPLES = 512
 XSS = "<script>alert('x')</script> & \"quoted\""
 
 
@@ -223,7 +249,26 @@ def problem_tables() -> dict[str, list[tuple[Any, ...]]]:
             )
             for c in CATEGORIES
         ],
-    }
+        "run_context": [
+            as_row(
+                "run_context", run_context_id=1, run_name="fixture-60", val_examples=VAL_EXAMPLES,
+                data_parallel_workers=4, peak_lr=PEAK_LR, min_lr=MIN_LR, grad_clip_norm=1.0, n_evals=7,
+                first_eval_step=0, first_val_loss=5.69, best_eval_step=40, best_val_loss=2.61,
+                final_eval_step=60, final_val_loss=2.63, n_checkpoints_saved=3, last_checkpoint_step=50,
+                last_checkpoint_val_loss=2.615, best_checkpoint_step=50, best_checkpoint_val_loss=2.615,
+                n_eval_steps_repeated=0,
+            )
+        ],
+        "run_events": [
+            (1, 0, "run_start", "run started", None, None),
+            (2, 20, "checkpoint_saved", "checkpoint saved: step 20", 20, None),
+            (3, 35, "checkpoint_saved", "checkpoint saved: step 35", 35, None),
+            (4, 40, "crash", "worker died (rank 3); job terminated", None, None),
+            (5, 40, "restart", "resuming from checkpoint step 35", None, 35),
+            (6, 50, "checkpoint_saved", "checkpoint saved: step 50", 50, None),
+            (7, 60, "run_end", "run finished", None, None),
+        ],
+    }  # fmt: skip
 
 
 def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
@@ -262,17 +307,76 @@ def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
         "shard_metrics": [],
         "audit_summary": [("train", "kept", None, 30, 30), ("config", "kept", None, 1, 1)],
         "check_coverage": [(c, c not in no_run, no_run.get(c)) for c in CATEGORIES],
+        "run_context": [as_row("run_context", run_context_id=1, run_name="imported-clean", n_evals=0)],
+        "run_events": [],
     }
 
 
-def build_db(path: Path, tables: dict[str, list[tuple[Any, ...]]], skip: tuple[str, ...] = ()) -> Path:
+COST_FINDINGS: dict[str, dict[str, Any]] = {
+    "run_restart-040": dict(
+        ledger="model", val_loss_cost=0.05, val_loss_cost_low=0.02, val_loss_cost_high=0.08,
+        val_loss_cost_share=0.05 / 2.63, cost_estimator="replay_ab",
+        cost_evidence="val loss of the replayed steps against the first attempt, 2 evaluations",
+        compute_seconds_lost=0.75, compute_share_lost=0.05,
+        confirm_rerun="resume from step 35 with the scheduler state restored; "
+        "val loss at step 60 should drop by about 0.05",
+        detector_severity="high", ledger_rank=1,
+    ),
+    "loss_spikes-025": dict(
+        ledger="model", val_loss_cost=0.03, val_loss_cost_low=0.01, val_loss_cost_high=0.06,
+        val_loss_cost_share=0.03 / 2.63, cost_estimator="val_trend",
+        cost_evidence="val trend around the spike",
+        confirm_rerun="rerun steps 20-30 without shard 3; "
+        "no spike and val loss at step 30 lower by about 0.03",
+        detector_severity="high", ledger_rank=2,
+    ),
+    "lr_schedule_mismatch-036": dict(
+        ledger="model", cost_estimator="none", detector_severity="medium", ledger_rank=3
+    ),
+    "log_quality-010": dict(
+        ledger="records", cost_estimator="none", detector_severity="low", ledger_rank=1
+    ),
+}  # fmt: skip
+SLOW_FINDING = finding(
+    finding_id="slow_steps-041", category="slow_steps", severity="medium",
+    title="Steps 41-44 ran 10x slower than usual.", evidence="4 steps at 2.5 s vs 0.15 s",
+    first_step=41, last_step=44, steps_affected=4, observed_value=2.5, expected_value=0.15,
+    estimated_cost=2.35, cost_unit="seconds", cost_method="excess over the median", harm_score=0.05,
+    caused_by=None, is_root_cause=True, recommendation="Find the straggler.", test_name=None, harm_rank=5,
+)  # fmt: skip
+
+
+def with_costs(
+    tables: dict[str, list[tuple[Any, ...]]],
+) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, str]]:
+    """The problem run as a build with the ledger columns: (tables, ddl) for build_db."""
+    ddl = {name: DDL[name] + (",\n" + COST_DDL[name] if name in COST_DDL else "") for name in DDL}
+    cost_columns = column_names(COST_DDL["findings"])
+    slow = {
+        **dict.fromkeys(cost_columns), "ledger": "compute", "compute_seconds_lost": 2.35,
+        "compute_share_lost": 0.165, "cost_estimator": "none", "detector_severity": "high", "ledger_rank": 1,
+    }  # fmt: skip
+    rows = []
+    for row in [*tables["findings"], tuple(SLOW_FINDING[k] for k in FINDING_KEYS)]:
+        extra = {**dict.fromkeys(cost_columns), **COST_FINDINGS.get(row[0], slow)}
+        rows.append((*row, *(extra[c] for c in cost_columns)))
+    summary = (*tables["run_summary"][0], True, "slow_steps-041", False)
+    return {**tables, "findings": rows, "run_summary": [summary]}, ddl
+
+
+def build_db(
+    path: Path,
+    tables: dict[str, list[tuple[Any, ...]]],
+    skip: tuple[str, ...] = (),
+    ddl: dict[str, str] | None = None,
+) -> Path:
     """Write the marts (all but `skip`) into a new DuckDB file at `path`."""
     con = duckdb.connect(str(path))
     try:
-        for name, ddl in DDL.items():
+        for name, columns_ddl in (ddl or DDL).items():
             if name in skip:
                 continue
-            con.execute(f"create table main.{name} ({ddl})")
+            con.execute(f"create table main.{name} ({columns_ddl})")
             rows = tables[name]
             if rows:
                 marks = ", ".join("?" for _ in rows[0])

@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,128 +74,293 @@ def test_findings_json_of_a_clean_run_is_an_empty_list(clean: dict[str, Path]) -
     assert json.loads(read(clean, "findings")) == []
 
 
-# --------------------------------------------------------------------------- report.md
+# --------------------------------------------------------------------------- page one
+
+PAGE_ONE_SECTIONS = (
+    "## What happened",
+    "## The team's two questions",
+    "## The problems, most severe first",
+    "## Fix first: ",
+    "## Reruns that would confirm it",
+    "## Double-check before relying on the numbers",
+)
+TOOL_WORDS = ("dbt", "mart", "harm", "finding_id", "run_summary", "step_metrics", "`", "checks could run")
 
 
-def test_markdown_names_the_fix_first_finding_and_argues_against_the_runner_up(
+def page_one(md: str) -> str:
+    return md.split("\n---\n")[0]
+
+
+def test_page_one_has_the_sections_in_order_fits_a_screen_and_speaks_plain_words(
     problem: dict[str, Path],
 ) -> None:
-    md = read(problem, "markdown")
-    assert f"### Fix first: {FIX_FIRST['title']}" in md
-    assert f"beats the runner-up, #2 “{RUNNER_UP['title']}”" in md
-    # the numbers of both: harm score, cost with unit, steps affected, caused_by chain
-    assert f"Harm score 3.2 against 2.4 for the runner-up ({RUNNER_UP['finding_id']}), 1.3x as much" in md
-    assert "Estimated cost 5 steps (replayed steps x 1 (work redone)); runner-up 0.031 val_loss" in md
-    assert "It affects 25 steps (steps 36-60); the runner-up 2 (steps 25-26)." in md
-    assert f"It explains 1 other finding (#3 “{SYMPTOM['title']}” ({SYMPTOM['finding_id']}))" in md
-    assert "The runner-up explains 0 other findings." in md
+    page = page_one(read(problem, "markdown"))
+    positions = [page.find(section) for section in PAGE_ONE_SECTIONS]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
+    assert len(page.splitlines()) <= 45
+    for word in TOOL_WORDS:
+        assert word not in page.lower(), word
 
 
-def test_markdown_summary_lists_top_findings_with_severity_and_the_clean_numbers(
-    problem: dict[str, Path],
-) -> None:
-    md = read(problem, "markdown")
-    summary = md.split("## Findings in fix order")[0]
-    for finding in fx.PROBLEM_FINDINGS[:3]:
-        assert f"**{finding['severity'].upper()}**: {finding['title']}" in summary
-    assert fx.PROBLEM_FINDINGS[3]["title"] not in summary  # low severity stays out of the summary list
-    assert "| Steps | 60 counted of 66 train rows logged (6 superseded or duplicate rows not counted)" in md
-    assert "| Best checkpoint | step 40, val loss 2.61 |" in md
-    assert "| Final validation loss | 2.63 at step 60 (+0.02 against the best) |" in md
-    assert "| Final training loss | 2.41 (median of the last steps) |" in md
-
-
-def test_markdown_details_every_finding_in_rank_order(problem: dict[str, Path]) -> None:
-    md = read(problem, "markdown")
-    headings = re.findall(r"^### (\d+)\. \[(\w+)\] (.+)$", md, flags=re.M)
-    assert [(int(r), s.lower(), t) for r, s, t in headings] == [
-        (f["harm_rank"], f["severity"], f["title"]) for f in fx.PROBLEM_FINDINGS
-    ]
-    assert f"- **Caused by:** #1 “{FIX_FIRST['title']}” ({FIX_FIRST['finding_id']})" in md
-    assert "- **Estimated cost:** 0.2 share_of_updates, estimated by: share of steps more than 10% off" in md
-    assert "  - steps 36-40 logged twice (5 rows superseded)" in md  # evidence split into facts
-    assert f"- **Recommendation:** {SYMPTOM['recommendation']}" in md
-    # data cannot inject HTML into the Markdown: every < from the data is escaped
-    assert "\\<script>alert('x')\\</script>" in md
-    assert not re.search(r"(?<!\\)<script", md)
-
-
-def test_markdown_lists_the_dbt_tests_that_failed_with_category(problem: dict[str, Path]) -> None:
-    md = read(problem, "markdown")
-    assert "dbt tests that failed: 3 of 4 (1 fail, 2 warn)." in md
-    section = md.split("## dbt tests that failed")[1].split("## Double-check")[0]
+def test_page_one_tells_the_validation_trajectory_from_the_data(problem: dict[str, Path]) -> None:
+    what = page_one(read(problem, "markdown")).split("## What happened")[1].split("##")[0]
     assert (
-        "| `assert_lr_matches_schedule` | fail | 25 | `lr_schedule_mismatch` | `lr_schedule_mismatch-036` |"
-        in section
+        "Validation loss fell from 5.690 at step 0 to 2.655 by step 10; after step 10 the run made almost no "
+        "net progress: val loss 2.655 -> 2.630, accuracy 0.117 -> 0.450 by step 60." in what
     )
-    assert "| `assert_no_run_restarts` | warn | 1 | `run_restart` | `run_restart-040` |" in section
-    assert "unique_findings_finding_id" not in section  # a passing test is not a problem
+    assert "It crashed and was resumed once: at step 40 from the checkpoint of step 35." in what
+    assert "The best evaluation is at step 40 (val loss 2.610); the last saved checkpoint is step 50" in what
+    assert "rose to" not in what  # no dip in this run
+    assert len(re.findall(r"[.!?](?:\s|$)", what.strip())) <= 5
 
 
-def test_markdown_double_check_reconciles_rows_coverage_and_log_findings(problem: dict[str, Path]) -> None:
-    md = read(problem, "markdown")
-    section = md.split("## Double-check before relying on the numbers")[1]
-    assert "- train: 60 kept + 6 set aside = 66 of 66 raw rows: adds up" in section
-    assert "| train | set_aside | superseded by the replay after the restart | 5 |" in section
-    assert "15 of 16 checks ran. Not run:\n- `data_repetition`: the run is shorter than one epoch" in section
-    assert "(log_quality-010), low: row 11 repeats step 10 exactly" in section
-    assert "The marts agree with each other." in section
-
-
-def test_double_check_flags_rows_that_do_not_add_up_and_marts_that_disagree(tmp_path: Path) -> None:
+def test_a_validation_dip_is_told_with_the_causes_just_before_it(tmp_path: Path) -> None:
     tables = fx.problem_tables()
-    tables["audit_summary"] = [r for r in tables["audit_summary"] if r[2] != "exact duplicate row"]
-    # fix_first_finding_id disagrees with harm_rank
-    summary = fx.with_value(
-        tables["run_summary"][0], "run_summary", fix_first_finding_id=RUNNER_UP["finding_id"]
-    )
-    tables["run_summary"] = [summary]
-    md = read(make_report(tmp_path, tables, fx.TESTS_PROBLEM), "markdown")
+    tables["eval_metrics"] = [
+        (s, 3.2, 0.05, *rest) if s == 30 else (s, v, a, *rest) for s, v, a, *rest in tables["eval_metrics"]
+    ]
+    what = page_one(read(make_report(tmp_path, tables, []), "markdown"))
     assert (
-        "train: 60 kept + 5 set aside = 65, but the file has 66 raw rows: "
-        "does NOT add up (1 rows unaccounted)" in md
+        "Validation loss rose to 3.200 at step 30 (best before 2.630) and accuracy collapsed to about 0.050, "
+        "after loss spikes (steps 25-26)." in what
     )
-    assert "run_summary.fix_first_finding_id is loss_spikes-025 but harm_rank 1 is run_restart-040" in md
-    assert f"### Fix first: {FIX_FIRST['title']}" in md
 
 
-def test_double_check_lists_broken_dbt_nodes(tmp_path: Path) -> None:
+def test_page_one_answers_the_two_questions(problem: dict[str, Path]) -> None:
+    questions = page_one(read(problem, "markdown")).split("## The team's two questions")[1].split("\n## ")[0]
+    assert (
+        "- **Why is the final validation loss high?** The problems that plausibly cost "
+        "validation loss, most severe "
+        "first: the crash and resume (steps 36-60) and loss spikes (steps 25-26)." in questions
+    )
+    assert (
+        "- **Why does the training loss look unstable?** Because of loss spikes (steps 25-26)." in questions
+    )
+
+
+def test_page_one_names_the_fix_first_against_the_runner_up_and_the_reruns(problem: dict[str, Path]) -> None:
+    page = page_one(read(problem, "markdown"))
+    assert f"## Fix first: {FIX_FIRST['title']}" in page
+    assert "- Why it beats the runner-up, loss spikes (steps 25-26): it is rated high against high" in page
+    assert "It also explains 1 other finding: fixing it should clear it too." in page
+    assert f"- What to do: {FIX_FIRST['recommendation']}" in page
+    reruns = page.split("## Reruns that would confirm it")[1].split("##")[0]
+    assert reruns.count("\n- ") == 2  # fix first and runner-up; the low glitch needs no rerun
+    assert "resume a short run from a checkpoint and compare the replayed steps" in reruns
+
+
+def test_page_one_caveats_come_from_the_data_not_from_the_tool(problem: dict[str, Path]) -> None:
+    caveats = page_one(read(problem, "markdown")).split("## Double-check before relying on the numbers")[1]
+    assert "each one is a hypothesis until its rerun confirms it" in caveats
+    assert "The validation set is 512 examples: accuracy differences under about 0.044" in caveats
+    assert (
+        "The best evaluation (step 40, val loss 2.610) is not a saved checkpoint: the last "
+        "save in the events "
+        "is step 50 (val loss 2.615 there, the best of the saved ones)." in caveats
+    )
+    assert "The step times of the 60 counted steps add up to" in caveats
+    assert "5 replayed steps" in caveats and "wall time is longer" in caveats
+    assert "gradient norms" not in caveats  # grad norms are below the limit: nothing logged after clipping
+
+
+def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Path) -> None:
+    tables = fx.problem_tables()
+    tables["step_metrics"] = [(*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]]
+    tables["eval_metrics"] = [*tables["eval_metrics"], (20, 2.9, 0.1, False, False, None)]
+    caveats = page_one(read(make_report(tmp_path, tables, []), "markdown")).split("## Double-check")[1]
+    assert (
+        "logged gradient norms (steps 1-30) sit exactly at the clipping limit 1 and none in the run is "
+        "above it: the log records norms after clipping, so the true gradient sizes in the run are unknown."
+        in caveats
+    )
+    assert (
+        "Step 20 was evaluated more than once (val loss 2.900 and 2.630); the report keeps 2.630, and the "
+        "step-20 numbers change by 0.270 with the other row." in caveats
+    )
+
+
+def test_without_run_context_and_events_the_report_still_writes(tmp_path: Path) -> None:
+    md = read(make_report(tmp_path, fx.problem_tables(), [], skip=("run_context", "run_events")), "markdown")
+    assert "## Fix first:" in md
+    assert "saved checkpoint" not in page_one(md) and "validation set is" not in md
+
+
+# --------------------------------------------------------------------------- with the cost ledgers
+
+
+@pytest.fixture(scope="module")
+def costed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("costed")
+    tables, ddl = fx.with_costs(fx.problem_tables())
+    db = fx.build_db(root / "run.duckdb", tables, ddl=ddl)
+    return write_report(
+        db, fx.write_target(root / "target", fx.TESTS_PROBLEM), root / "reports", progress=None
+    )
+
+
+def test_with_cost_columns_page_one_shows_both_ledgers(costed: dict[str, Path]) -> None:
+    page = page_one(read(costed, "markdown"))
+    model = page.split("## Model quality: what costs validation loss")[1].split("##")[0]
+    assert model.strip().splitlines() == [
+        f"1. {FIX_FIRST['title']} (0.050 (0.020 to 0.080) of final validation loss, 1.9%)",
+        f"2. {RUNNER_UP['title']} (0.030 (0.010 to 0.060) of final validation loss, 1.1%)",
+    ]  # the schedule mismatch is a symptom of the restart, in the same ledger: told under it, not again
+    compute = page.split("## Compute: what costs time")[1].split("##")[0]
+    assert compute.strip() == "1. Steps 41-44 ran 10x slower than usual. (2.4 s (16.5% of the run's time))"
+    assert "## The problems, most severe first" not in page
+    assert len(page.splitlines()) <= 45
+
+
+def test_with_cost_columns_fix_first_argues_in_validation_loss_and_says_when_ranges_overlap(
+    costed: dict[str, Path],
+) -> None:
+    page = page_one(read(costed, "markdown"))
+    assert (
+        "- It costs about 0.050 (0.020 to 0.080) of final validation loss, 1.9% (final "
+        "validation loss 2.630)." in page
+    )
+    assert "that one costs 0.030 (0.010 to 0.060) of final validation loss, 1.1%." in page
+    assert "The two ranges overlap, so the order between them is not settled: both must be fixed." in page
+    assert "resume from step 35 with the scheduler state restored; val loss at step 60 should drop" in page
+    assert (
+        "- **Why is the final validation loss high?** Mostly the crash and resume (steps 36-60), "
+        "about 0.050; loss spikes (steps 25-26), about 0.030 (of the final 2.630)." in page
+    )
+
+
+def test_findings_json_carries_the_cost_columns(costed: dict[str, Path]) -> None:
+    findings = json.loads(read(costed, "findings"))
+    assert {"ledger", "val_loss_cost", "confirm_rerun", "ledger_rank"} <= set(findings[0])
+
+
+# --------------------------------------------------------------------------- page two and appendix
+
+
+def test_symptoms_sit_under_their_causes_and_glitches_are_one_table(problem: dict[str, Path]) -> None:
+    md = read(problem, "markdown")
+    two = md.split("## Causes and their symptoms")[1].split("## Appendix")[0]
+    causes = re.split(r"^### \d+\. ", two, flags=re.M)[1:]
+    assert [c.splitlines()[0] for c in causes] == [
+        f"{FIX_FIRST['title']} (high; steps 36-60)",
+        f"{RUNNER_UP['title']} (high; steps 25-26)",
+    ]
+    restart = next(c for c in causes if c.startswith(FIX_FIRST["title"]))
+    assert "- **Symptoms it explains (1):**" in restart and SYMPTOM["title"] in restart
+    assert (
+        "- **Confirm the fix worked:**" in restart
+        and "- **Fix:**" in restart
+        and "- **Estimate:**" in restart
+    )
+    assert "steps 36-40 logged twice (5 rows superseded) · learning rate after the restart" in restart
+    spikes = next(c for c in causes if c.startswith(RUNNER_UP["title"]))
+    assert SYMPTOM["title"] not in spikes
+    glitches = two.split("## Log and record glitches")[1]
+    assert "| Glitch | Steps | Rows | What to do |" in glitches
+    assert (
+        "| One train-log row is an exact duplicate. | step 10 | 1 | Deduplicate on (step, "
+        "attempt) when logging. |" in glitches
+    )
+    assert not any(c.startswith("One train-log row") for c in causes)
+
+
+def test_severity_never_rises_down_a_list(problem: dict[str, Path]) -> None:
+    from report_data import severity_index
+
+    md = read(problem, "markdown")
+    severities = re.findall(r"^### \d+\. .* \((\w+); [^)]*\)$", md, flags=re.M)
+    appendix = re.findall(r"^\| \d+ \| (\w+) \|", md, flags=re.M)
+    for listed in (severities, appendix):
+        assert listed and [severity_index(s) for s in listed] == sorted(severity_index(s) for s in listed)
+
+
+def test_labels_say_what_the_numbers_are(problem: dict[str, Path]) -> None:
+    md = read(problem, "markdown")
+    assert "| Best evaluation | step 40, val loss 2.610 |" in md
+    assert "| Last saved checkpoint | step 50, val loss 2.615 |" in md
+    assert "| Summed step time (counted steps) |" in md
+    assert "Wall clock" not in md and "Best checkpoint" not in md
+
+
+def test_split_evidence_keeps_quoted_text_and_percentages_keep_one_decimal() -> None:
+    from report_content import fmt_pct, split_evidence
+
+    evidence = (
+        'crash: step 137 "worker exited (timeout on rank 5); job terminated"; resumed from step 100 (a; b)'
+    )
+    assert split_evidence(evidence) == [
+        'crash: step 137 "worker exited (timeout on rank 5); job terminated"',
+        "resumed from step 100 (a; b)",
+    ]
+    assert fmt_pct(16 / 19) == "84.2%" and fmt_pct(0.5) == "50.0%"
+
+
+def test_the_whole_markdown_report_stays_short(problem: dict[str, Path], costed: dict[str, Path]) -> None:
+    for paths in (problem, costed):
+        assert len(read(paths, "markdown").splitlines()) <= 150
+
+
+def test_the_report_is_deterministic(tmp_path: Path) -> None:
+    db = fx.build_db(tmp_path / "run.duckdb", fx.problem_tables())
+    target = fx.write_target(tmp_path / "target", fx.TESTS_PROBLEM)
+    first = write_report(db, target, tmp_path / "a", progress=None)
+    second = write_report(db, target, tmp_path / "b", progress=None)
+    for kind in ("markdown", "findings"):
+        assert first[kind].read_bytes() == second[kind].read_bytes()
+    strip = lambda p: re.sub(r"<footer>.*?</footer>", "", p.read_text())  # noqa: E731
+    assert strip(first["html"]) == strip(second["html"])
+    md = read(first, "markdown")
+    assert not re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", md) and str(tmp_path) not in md
+
+
+def test_appendix_lists_broken_dbt_nodes_and_page_one_warns(tmp_path: Path) -> None:
     broken = (
         ("model.run_diagnosis.stg_training__evals", "error", "Conversion Error:\n  could not cast 'x'"),
         ("unit_test.run_diagnosis.findings.test_ranking", "fail", "actual differs"),
         ("model.run_diagnosis.findings", "success", None),
     )
-    tables = fx.problem_tables()
     root = tmp_path / "run"
     root.mkdir()
     fx.write_target(root / "target", fx.TESTS_PROBLEM, other_nodes=broken)
     md = read(
-        write_report(fx.build_db(root / "db.duckdb", tables), root / "target", root / "out", None), "markdown"
+        write_report(
+            fx.build_db(root / "db.duckdb", fx.problem_tables()), root / "target", root / "out", None
+        ),
+        "markdown",
     )
-    section = md.split("### The dbt build")[1].split("###")[0]
+    checks = md.split("### Checks")[1]
+    assert "- model model.run\\_diagnosis" not in checks  # underscores are not escaped
     assert (
         "- model model.run_diagnosis.stg_training__evals error in the last build: Conversion Error: could"
-        in section
+        in checks
     )
-    assert "- unit_test unit_test.run_diagnosis.findings.test_ranking fail in the last build" in section
-    assert "run_diagnosis.findings success" not in section
-    assert "- Marts downstream of a broken node may be from an older build." in section
+    assert "- unit_test unit_test.run_diagnosis.findings.test_ranking fail in the last build" in checks
+    assert "run_diagnosis.findings success" not in checks
+    assert "- dbt tests that failed or warned: 3: `assert_lr_matches_schedule`" in checks
+    assert "The last build had 2 broken steps: some numbers may be from an older build" in page_one(md)
 
 
-def test_clean_run_says_nothing_is_wrong_above_low_and_still_gives_the_numbers(
-    clean: dict[str, Path],
-) -> None:
+def test_rows_that_do_not_add_up_and_tables_that_disagree_reach_the_appendix(tmp_path: Path) -> None:
+    tables = fx.problem_tables()
+    tables["audit_summary"] = [r for r in tables["audit_summary"] if r[2] != "exact duplicate row"]
+    tables["run_summary"] = [fx.with_value(tables["run_summary"][0], "run_summary", n_findings=7)]
+    md = read(make_report(tmp_path, tables, fx.TESTS_PROBLEM), "markdown")
+    assert "train: 60 kept + 5 set aside = 65, but the file has 66 raw rows: does NOT add up" in md
+    assert "- Disagreement: run_summary.n_findings is 7 but findings has 4 rows." in md
+    assert "The tables behind this report disagree in 1 place (appendix)." in page_one(md)
+
+
+def test_clean_run_says_nothing_is_wrong_above_low(clean: dict[str, Path]) -> None:
     for kind in ("markdown", "html"):
         text = read(clean, kind)
         assert "Nothing wrong above low severity" in text
         assert "Fix first" not in text
         assert "30 counted of 30 train rows logged" in text
-        assert "Validation loss: not logged (no evaluations)." in text
-        assert "Gradient norm: not logged (no grad_norm in the log)." in text
-        assert "run_results.json not found: the dbt test results are not in this report" in text
+        assert "The run logged no evaluations, so its validation trajectory is unknown." in text
+        assert "It is not flagged as unstable" in text
+    assert "Validation loss: not logged (no evaluations)." in read(clean, "html")
     md = read(clean, "markdown")
-    assert "| Best checkpoint | not logged (no evaluations) |" in md
-    assert "- `grad_clip_violation`: no grad_norm in the log" in md
+    assert "| Best evaluation | not logged (no evaluations) |" in md
+    assert "- Check not run: `grad_clip_violation`: no grad_norm in the log" in md
 
 
 def test_a_low_finding_alone_is_still_nothing_above_low(tmp_path: Path) -> None:
@@ -202,7 +369,7 @@ def test_a_low_finding_alone_is_still_nothing_above_low(tmp_path: Path) -> None:
     tables["findings"] = [fx.as_row("findings", **{**low, "harm_rank": 1})]
     md = read(make_report(tmp_path, tables, []), "markdown")
     assert "**Nothing wrong above low severity.**" in md
-    assert f"### 1. [LOW] {low['title']}" in md
+    assert f"| {low['title']} | step 10 | 1 |" in md
 
 
 # --------------------------------------------------------------------------- report.html
@@ -235,19 +402,29 @@ def test_html_plots_are_inline_figures_with_id_alt_and_caption(problem: dict[str
         assert img, fig[:200]
         ids.append(img.group(1))
         assert "<figcaption><strong>" in fig
-    assert ids == ["plot-loss", "plot-lr", "plot-grad", "plot-shards", "plot-eval", "plot-step-time"]
+    assert ids == ["plot-loss", "plot-eval", "plot-lr", "plot-grad", "plot-shards", "plot-step-time"]
+    assert "The purple band marks the steps of the problem to fix first." in figures[0]
+    assert "Dashed lines: checkpoints saved (from the events); the last one is step 50." in figures[1]
 
 
 def test_html_links_caused_by_to_the_root_cause_and_every_anchor_resolves(problem: dict[str, Path]) -> None:
     page = read(problem, "html")
-    article = page.split('<article class="finding" id="finding-lr-schedule-mismatch-036">')[1].split(
-        "</article>"
+    details = page.split('<details class="finding" id="finding-lr-schedule-mismatch-036">')[1].split(
+        "</details>"
     )[0]
-    assert '<dt>Caused by</dt><dd><a href="#finding-run-restart-040">#1 “' in article
+    assert '<dt>Caused by</dt><dd><a href="#finding-run-restart-040">#1 “' in details
     ids = set(re.findall(r'\sid="([^"]+)"', page))
     targets = set(re.findall(r'href="#([^"]+)"', page))
     assert targets and targets <= ids
-    assert {"summary", "plots", "findings", "dbt-tests", "double-check", "fix-first"} <= ids
+    assert {"page-one", "plots", "causes", "glitches", "appendix", "dbt-tests", "fix-first"} <= ids
+
+
+def test_html_puts_page_one_first_prints_well_and_dates_only_the_footer(problem: dict[str, Path]) -> None:
+    page = read(problem, "html")
+    assert page.index('id="page-one"') < page.index('id="plots"') < page.index('id="causes"')
+    assert "@media print" in page
+    assert re.search(r"<footer>Written \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC from the marts in", page)
+    assert len(re.findall(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", page)) == 1
 
 
 # --------------------------------------------------------------------------- errors
@@ -271,8 +448,8 @@ def test_a_missing_column_is_named(tmp_path: Path) -> None:
     import duckdb
 
     with duckdb.connect(str(db)) as con:
-        con.execute("alter table main.findings drop column cost_method")
-    with pytest.raises(ReportError, match=r"findings lacks cost_method"):
+        con.execute("alter table main.findings drop column caused_by")
+    with pytest.raises(ReportError, match=r"findings lacks caused_by"):
         write_report(db, tmp_path, tmp_path / "out", progress=None)
 
 
@@ -360,3 +537,82 @@ def test_reports_render_in_headless_chromium(
         assert checked.broken_images == []
         assert all(img["naturalWidth"] > 300 and img["naturalHeight"] > 100 for img in checked.images)
     assert checked_problem.title == "Run diagnosis: fixture-60"
+
+
+# --------------------------------------------------------------------------- README page one
+
+
+def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
+    from report_readme import page_one as readme_page_one
+    from report_readme import with_page_one
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    sample = (REPO / "analyses" / "sample_run_diagnosis.md").read_text(encoding="utf-8")
+    assert with_page_one(readme, sample) == readme, (
+        "README page one is stale: run bash scripts/diagnose_sample.sh"
+    )
+    block = readme_page_one(sample)
+    assert block.startswith("#### What happened") and "#### Fix first: " in block
+    assert "## Causes and their symptoms" not in block
+
+
+# --------------------------------------------------------------------------- several runs
+
+
+def test_an_index_lists_several_runs_with_their_fix_first(tmp_path: Path) -> None:
+    from report_index import write_index
+
+    for name, tables in (("b-problem", fx.problem_tables()), ("a-clean", fx.clean_tables())):
+        root = tmp_path / "runs" / name
+        root.mkdir(parents=True)
+        write_report(fx.build_db(root / "run.duckdb", tables), root / "no-target", root, progress=None)
+    paths = write_index(tmp_path / "runs")
+    md = paths["markdown"].read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "report.md" in line]
+    assert rows == [
+        "| imported-clean | none | 0 of 0 | nothing above low severity | [report](a-clean/report.md) |",
+        f"| fixture-60 | high | 3 of 4 | {FIX_FIRST['title']} | [report](b-problem/report.md) |",
+    ]
+    assert "## fixture-60\n\nThe run fixture-60 logged 60 steps of 60 configured." in md
+    assert 'href="b-problem/report.html"' in paths["html"].read_text()
+    assert write_index(tmp_path / "runs") and paths["markdown"].read_text() == md  # deterministic
+
+
+def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
+    from report_index import main
+
+    assert main([str(tmp_path)]) == 1
+
+
+def test_diagnosing_the_same_run_twice_gives_the_same_bytes(
+    diagnose: Callable[..., Any], tmp_path: Path
+) -> None:
+    from run_builder import RunBuilder
+
+    outputs = []
+    for attempt in ("first", "second"):
+        diagnosis = diagnose(RunBuilder().plant_lr_scale(3.0).plant_restart(130, 100, unclipped_after=True))
+        outputs.append(
+            write_report(diagnosis.db_path, diagnosis.target_path, tmp_path / attempt, progress=None)
+        )
+    for kind in ("markdown", "findings"):
+        assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind
+    assert "## Fix first: " in read(outputs[0], "markdown")
+
+
+def test_causes_are_named_plainly_in_running_text() -> None:
+    from report_story import short
+
+    shard = {
+        "finding_id": "bad_data_shard:8",
+        "category": "bad_data_shard",
+        "first_step": 89,
+        "last_step": 112,
+    }
+    assert short({**shard, "title": "Shard 8 is bad data: its loss ran 96.0% above"}) == (
+        "the bad data in shard 8 (steps 89-112)"
+    )
+    no_key = {**shard, "finding_id": "bad_data_shard", "title": "Shard 8 is bad data: its loss ran high"}
+    assert short(no_key) == "Shard 8 is bad data"
+    unknown = {"finding_id": "x:1", "category": "new_check", "title": "Something odd; more detail"}
+    assert short(unknown) == "Something odd"
