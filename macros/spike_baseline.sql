@@ -43,8 +43,8 @@
     select
         step,
         log_loss,
-        sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
-            over (order by step rows between unbounded preceding and current row)
+        cast(sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
+            over (order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
         - case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end as judge_index
     from {{ source_cte }}
 ),
