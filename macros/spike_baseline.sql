@@ -14,47 +14,38 @@
 {% macro spike_baseline_pass(name, source_cte, exclude_column) %}
 {%- set window = var('spike_window') %}
 {%- set min_mad = var('spike_min_mad') %}
-{{ name }}_clean_points as (
+{{ name }}_clean as (
+    -- the clean points in step order, each with its step-to-step change (one window pass)
     select
         step,
         log_loss,
-        row_number() over (order by step) as clean_index
+        row_number() over (order by step) as clean_index,
+        abs(log_loss - {{ previous_value('log_loss', 'step') }}) / sqrt(2.0) as step_change
     from {{ source_cte }}
     where not {{ exclude_column }} and log_loss is not null
 ),
 
-{{ name }}_clean as (
+{{ name }}_through as (
+    -- stats of the `window` clean points ending at each clean point. The stats *before*
+    -- clean point k are the stats *through* point k - 1, so two medians serve both uses.
     select
-        *,
-        abs(log_loss - {{ previous_value('log_loss', 'step') }}) / sqrt(2.0) as step_change
-    from {{ name }}_clean_points
-),
-
-{{ name }}_center as (
-    select
-        *,
-        {{ rolling_median('log_loss', 'step', window) }} as center_before,
+        clean_index,
         {{ rolling_median('log_loss', 'step', window - 1, include_current_row=true) }} as center_through,
-        count(log_loss) {{ trailing_window('step', window) }} as points_before
+        {{ rolling_median('step_change', 'step', window - 1, include_current_row=true) }} as spread_through,
+        count(log_loss) {{ trailing_window('step', window - 1, include_current_row=true) }} as points_through
     from {{ name }}_clean
 ),
 
-{{ name }}_spread as (
-    select
-        *,
-        {{ rolling_median('step_change', 'step', window) }} as spread_before,
-        {{ rolling_median('step_change', 'step', window - 1, include_current_row=true) }} as spread_through,
-        least(points_before + 1, {{ window }}) as points_through
-    from {{ name }}_center
-),
-
 {{ name }}_anchored as (
-    -- each step's anchor: itself when clean (stats before it), else the last clean step before it
+    -- the clean point whose stats judge each step: for a clean step the one before it,
+    -- for any other step the last clean point before it (an excluded step is judged
+    -- against the clean past, so a long spike cannot drag its own baseline up)
     select
         step,
         log_loss,
-        sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
-            over (order by step rows between unbounded preceding and current row) as anchor_index
+        cast(sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
+            over (order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
+        - case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end as judge_index
     from {{ source_cte }}
 ),
 
@@ -62,15 +53,12 @@
     select
         anchored.step,
         anchored.log_loss,
-        case when spread.step = anchored.step then spread.center_before else spread.center_through end
-            as log_baseline,
-        case when spread.step = anchored.step then spread.spread_before else spread.spread_through end
-            as log_mad,
-        coalesce(case when spread.step = anchored.step then spread.points_before else spread.points_through end, 0)
-            as baseline_points
+        through.center_through as log_baseline,
+        through.spread_through as log_mad,
+        coalesce(through.points_through, 0) as baseline_points
     from {{ name }}_anchored as anchored
-    left join {{ name }}_spread as spread
-        on anchored.anchor_index = spread.clean_index
+    left join {{ name }}_through as through
+        on anchored.judge_index = through.clean_index
 ),
 
 {{ name }} as (

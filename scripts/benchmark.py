@@ -1,11 +1,23 @@
-"""Measure how long a diagnosis takes as runs grow: build the dbt project on
-synthetic runs of N steps (canonical files, a few planted problems) and write
-the report, timing each stage.
+"""Time the diagnosis beside its two yardsticks, and print the ratios the goals are stated in.
 
-    python scripts/benchmark.py --steps 10000 100000 1000000
+    python scripts/benchmark.py                      # sample, 10k and 1M steps
+    python scripts/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
+    python scripts/benchmark.py --steps 10000 --no-sample
 
-Prints a Markdown table (steps, raw rows, seconds to write the files, dbt
-build, report, peak DuckDB file size) for the README.
+Three commands run as separate processes, each measured whole (wall seconds, CPU seconds
+and peak resident memory of the process tree, from wait4):
+
+- project: `scripts/diagnose.py RUN --out DIR` (import, `dbt build` with the default
+  selector, report), the user's path;
+- floor:   `dbt build` of benchmarks/dbt_floor/, a one-model project on the same dbt and
+  adapter: what any dbt project pays before its first row;
+- peer:    `benchmarks/pandas_peer.py RUN`, the pandas notebook doing the same checks.
+
+Plus a raw DuckDB scan of the train log (in-process) as the data's own floor. Runs are
+synthetic (canonical files; a spike, a slow stretch, a restart that replays 1%). Progress
+goes to stderr; the Markdown tables with the goals go to stdout. The machine's load
+average is printed with them: on a shared machine, wall times grow with the load, CPU
+seconds much less.
 """
 
 from __future__ import annotations
@@ -13,22 +25,69 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 
-from dbt_runner import build_run
-from report import write_report
+REPO = Path(__file__).resolve().parents[1]
+FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
+PEER = REPO / "benchmarks" / "pandas_peer.py"
+DIAGNOSE = REPO / "scripts" / "diagnose.py"
+GB = 1024**3
+TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One whole-process measurement."""
+
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+
+    def cell(self) -> str:
+        return f"{self.wall_s:.1f} s / {self.cpu_s:.1f} s CPU / {self.peak_mb:,.0f} MB"
+
+
+def say(message: str) -> None:
+    print(f"benchmark: {message}", file=sys.stderr, flush=True)
+
+
+def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Path = REPO) -> Measure:
+    """Run command to completion; wall time, CPU (user + sys) and the peak RSS of the largest
+    process of its tree (wait4's rusage covers the child and the children it waited for)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if process.returncode != 0:
+        raise SystemExit(f"benchmark: {' '.join(command)} failed ({process.returncode}):\n{errors[-3000:]}")
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
     """Write a canonical run of `steps` steps: one epoch over shards of 256 examples
     (8 steps each at batch 32), warmup + cosine LR, a loss spike, a slow stretch
-    and a restart that replays 1% of the run. Returns the number of raw rows."""
+    and a restart that replays 1% of the run. Returns the number of raw train rows."""
+    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     step = np.arange(1, steps + 1)
     warmup, peak, floor_lr = max(10, steps // 100), 3e-3, 3e-4
@@ -39,8 +98,7 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
         floor_lr + (peak - floor_lr) * 0.5 * (1 + np.cos(np.pi * progress)),
     )
     loss = (3.0 + 2.7 * np.exp(-step / (steps / 20))) * np.exp(rng.normal(0, 0.02, steps))
-    spike = slice(steps // 2, steps // 2 + 5)
-    loss[spike] *= 2.5
+    loss[steps // 2 : steps // 2 + 5] *= 2.5
     step_time = 0.12 * np.exp(rng.normal(0, 0.04, steps))
     step_time[int(steps * 0.7) : int(steps * 0.7) + max(5, steps // 100)] *= 5
     n_shards = math.ceil(steps / 8)
@@ -102,26 +160,48 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
     return len(train)
 
 
-def measure(steps: int, work: Path) -> dict[str, float]:
-    folder = work / f"run_{steps}"
-    folder.mkdir(parents=True)
+def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str]:
+    """diagnose.py end to end; also dbt's own elapsed time and its three slowest nodes."""
+    measure = run_measured([sys.executable, str(DIAGNOSE), str(run_dir), "--out", str(out)])
+    results = json.loads((out / "dbt" / "target" / "run_results.json").read_text())
+    slowest = sorted(results["results"], key=lambda r: -r["execution_time"])[:3]
+    nodes = ", ".join(f"{r['unique_id'].split('.')[-1]} {r['execution_time']:.1f} s" for r in slowest)
+    return measure, float(results["elapsed_time"]), f"{len(results['results'])} nodes; slowest: {nodes}"
+
+
+def measure_floor(work: Path) -> Measure:
+    """`dbt build` of the one-model project, fresh target folder (as each diagnosis has)."""
+    dbt = Path(sys.executable).parent / "dbt"
+    target = work / "floor"
+    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(target / "target")]
+    command += ["--log-path", str(target / "logs")]
+    return run_measured(command, env={"DBT_FLOOR_DB": str(target / "floor.duckdb")}, cwd=FLOOR_PROJECT)
+
+
+def duckdb_scan_seconds(run_dir: Path) -> float:
+    """A raw DuckDB scan of the train log: parse every row and aggregate every column."""
+    path = next(run_dir.glob("*train_log.csv"))
     started = time.perf_counter()
-    rows = synthetic_run(steps, folder)
-    written = time.perf_counter()
-    db_path = work / f"db_{steps}" / "run_diagnosis.duckdb"
-    result = build_run(folder, db_path, work / f"dbt_{steps}")
-    built = time.perf_counter()
-    write_report(db_path, result.target_path, work / f"report_{steps}", progress=None)
-    reported = time.perf_counter()
-    return {
-        "steps": steps,
-        "raw_rows": rows,
-        "write_s": written - started,
-        "dbt_build_s": built - written,
-        "report_s": reported - built,
-        "db_mb": db_path.stat().st_size / 1e6,
-        "summary": result.summary(),
-    }
+    with duckdb.connect() as connection:
+        connection.sql(
+            "select count(*), max(step), avg(loss), max(grad_norm), max(learning_rate), sum(step_time_sec) "
+            f"from read_csv('{path}')"
+        ).fetchall()
+    return time.perf_counter() - started
+
+
+def load_average() -> str:
+    return " / ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def goal(name: str, value: float, at_most: float | None = None, at_least: float | None = None) -> str:
+    """One row of the goals table: the ratio, its target and whether it holds."""
+    if at_most is not None:
+        target, met = f"<= {at_most:g}", value <= at_most
+    else:
+        assert at_least is not None
+        target, met = f">= {at_least:g}", value >= at_least
+    return f"| {name} | {value:.2f} | {target} | {'met' if met else 'NOT met'} |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,28 +209,72 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--steps", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="run sizes"
+        "--steps", type=int, nargs="+", default=[TEN_K, ONE_M], help="run sizes (default: 10k and 1M)"
     )
-    parser.add_argument("--work-dir", type=Path, help="keep the generated runs and databases here")
+    parser.add_argument("--with-10m", action="store_true", help="add a 10M-step run (minutes, GBs)")
+    parser.add_argument("--no-sample", action="store_true", help="skip the sample run and dbt's floor")
+    parser.add_argument("--work-dir", type=Path, help="keep the generated runs and outputs here")
     args = parser.parse_args(argv)
+    sizes = sorted(set(args.steps) | ({TEN_M} if args.with_10m else set()))
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="run_diagnosis_bench_"))
-    rows = []
-    for steps in args.steps:
-        print(f"benchmark: {steps:,} steps ...", file=sys.stderr, flush=True)
-        row = measure(steps, work)
-        print(
-            f"benchmark: {steps:,} steps: dbt build {row['dbt_build_s']:.1f} s, "
-            f"report {row['report_s']:.1f} s ({row['summary']})",
-            file=sys.stderr,
+    work.mkdir(parents=True, exist_ok=True)
+    started_load = load_average()
+    say(f"work folder {work}; load average {started_load}")
+    rows: list[str] = []
+    goals: list[str] = []
+    project: dict[int, Measure] = {}
+    peer: dict[int, Measure] = {}
+    scans: dict[int, float] = {}
+    if not args.no_sample:
+        say("dbt's floor (one-model project) ...")
+        floor = measure_floor(work)
+        say(f"floor: {floor.cell()}; the sample run, end to end ...")
+        sample, dbt_s, nodes = measure_project(REPO / "seeds", work / "sample")
+        say(f"sample: {sample.cell()} (dbt {dbt_s:.1f} s, {nodes})")
+        sample_peer = run_measured([sys.executable, str(PEER), str(REPO / "seeds")])
+        rows.append(
+            f"| sample (240) | {sample.cell()} | {sample_peer.cell()} | floor {floor.cell()} | {nodes} |"
         )
-        rows.append(row)
-    print("| steps | raw train rows | write files (s) | dbt build (s) | report (s) | DuckDB file (MB) |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for row in rows:
-        print(
-            f"| {row['steps']:,} | {row['raw_rows']:,} | {row['write_s']:.1f} | {row['dbt_build_s']:.1f} "
-            f"| {row['report_s']:.1f} | {row['db_mb']:.0f} |"
+        goals.append(goal("sample: project / dbt floor (wall)", sample.wall_s / floor.wall_s, at_most=2))
+        goals.append(goal("sample: project / dbt floor (CPU)", sample.cpu_s / floor.cpu_s, at_most=2))
+    for steps in sizes:
+        run_dir = work / f"run_{steps}"
+        say(f"{steps:,} steps: writing the run ...")
+        raw_rows = synthetic_run(steps, run_dir)
+        scans[steps] = duckdb_scan_seconds(run_dir)
+        say(f"{steps:,} steps: pandas peer ...")
+        peer[steps] = run_measured([sys.executable, str(PEER), str(run_dir)])
+        say(f"{steps:,} steps: peer {peer[steps].cell()}; project ...")
+        project[steps], dbt_s, nodes = measure_project(run_dir, work / f"diagnosis_{steps}")
+        say(f"{steps:,} steps: project {project[steps].cell()} (dbt {dbt_s:.1f} s, {nodes})")
+        rows.append(
+            f"| {steps:,} ({raw_rows:,} rows) | {project[steps].cell()} | {peer[steps].cell()} "
+            f"| DuckDB scan {scans[steps]:.2f} s | dbt {dbt_s:.1f} s, {nodes} |"
         )
+    if ONE_M in project:
+        one_m = project[ONE_M]
+        goals.append(goal("1M: project / peer (wall)", one_m.wall_s / peer[ONE_M].wall_s, at_most=2))
+        goals.append(goal("1M: project / peer (CPU)", one_m.cpu_s / peer[ONE_M].cpu_s, at_most=2))
+        goals.append(goal("1M: project peak memory (GB)", one_m.peak_mb * 1024**2 / GB, at_most=1))
+        if TEN_K in project:
+            data_part = (one_m.wall_s - project[TEN_K].wall_s) / scans[ONE_M]
+            goals.append(goal("1M: (1M - 10k) / DuckDB scan", data_part, at_most=10))
+    if TEN_M in project:
+        ten_m = project[TEN_M]
+        goals.append(goal("10M: peer / project (wall)", peer[TEN_M].wall_s / ten_m.wall_s, at_least=2))
+        goals.append(goal("10M: project peak memory (GB)", ten_m.peak_mb * 1024**2 / GB, at_most=4))
+        if ONE_M in project:
+            growth = ten_m.wall_s / project[ONE_M].wall_s
+            goals.append(goal("10M / 1M project time", growth, at_most=11))
+    print(
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores; "
+        f"load average (1/5/15 min) {started_load} at the start, {load_average()} at the end.\n"
+    )
+    print("| run | project: wall / CPU / peak | pandas peer: wall / CPU / peak | yardstick | dbt build |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\n| goal | ratio | target | |\n|---|---:|---|---|")
+    print("\n".join(goals))
     return 0
 
 

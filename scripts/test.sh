@@ -13,6 +13,10 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 ruff check scripts tests/python
 ruff format --check scripts tests/python
+# the `ci` selector (selectors.yml): every node, the hygiene and unit tests included;
+# a plain `dbt build` runs the default `diagnosis` selector only
 RUN_DIAGNOSIS_DB="$REPO/.dbt_state/test_sample.duckdb" \
-  dbt build --profiles-dir . --target-path target/test_sample --log-path logs/test_sample
-python -m pytest tests/python -q "$@"
+  dbt build --selector ci --profiles-dir . --target-path target/test_sample --log-path logs/test_sample
+# two workers, each test file on one worker (a file's fixtures build once per file);
+# each worker parses the dbt project once and reuses the manifest for its builds
+python -m pytest tests/python -q -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile "$@"

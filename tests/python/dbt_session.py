@@ -94,7 +94,10 @@ class DbtSession:
     def __init__(self, work_dir: Path) -> None:
         self.work_dir = work_dir
         self.count = 0
-        parse_dir = work_dir / "parse"
+        # a stable folder per pytest-xdist worker: the next test run in this checkout
+        # re-parses only the files that changed (dbt's partial parse needs the same
+        # profile, so the same DuckDB path, and the same run folder)
+        parse_dir = REPO / ".dbt_state" / "pytest_parse" / os.environ.get("PYTEST_XDIST_WORKER", "main")
         parse_dir.mkdir(parents=True, exist_ok=True)
         os.environ["RUN_DIAGNOSIS_DB"] = str(parse_dir / DB_NAME)
         result = self._invoke(dbtRunner(), ["parse", *self._common(parse_dir, parse_dir)])[0]
