@@ -113,7 +113,7 @@ final as (
         end as impact_score,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'lr_above_peak:run'
-            when mismatch_kind = 'reset_after_resume' then 'run_restart:' || {{ fmt_int('resume_step') }}
+            -- a schedule reset on resume is its own root cause (the resume path does not restore the scheduler)
         end as caused_by,
         case mismatch_kind
             when 'scaled_peak' then 'Fix the peak (see lr_above_peak); the schedule shape itself is right.'
