@@ -90,7 +90,7 @@ assigned as (
             when linked.category = 'lr_above_peak' then 'lr_prior'
             when linked.finding_id = 'schedule_sanity:never_anneals' then 'anneal_prior'
             when linked.category = 'grad_clip_violation' and replays.replay_id is not null then 'replay_ab'
-            when linked.category in ('bad_data_shard', 'loss_spikes', 'grad_norm_spikes', 'grad_clip_violation', 'nan_loss')
+            when linked.category in ('bad_data_shard', 'loss_spikes', 'grad_norm_spikes', 'grad_clip_violation')
                 and linked.first_step is not null then 'val_trend'
             else 'none'
         end as cost_estimator
