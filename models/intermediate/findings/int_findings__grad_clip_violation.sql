@@ -56,7 +56,8 @@ final as (
         'grad_clip_violation:' || {{ fmt_int('violations.first_step') }} as finding_id,
         'grad_clip_violation' as category,
         case
-            when violations.max_ratio >= 2 or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= 0.05
+            when violations.max_ratio >= {{ var('clip_high_ratio') }}
+                or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= {{ var('clip_high_share') }}
                 then 'high'
             else 'medium'
         end as severity,

@@ -114,6 +114,9 @@ final as (
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'lr_above_peak:run'
             -- a schedule reset on resume is its own root cause (the resume path does not restore the scheduler)
+            -- an LR that stays up (constant, or a decay far longer than configured) is costed as never annealing,
+            -- when that finding exists (the findings layer drops a cause the run did not produce)
+            when mismatch_kind in ('constant_lr', 'different_decay') then 'schedule_sanity:never_anneals'
         end as caused_by,
         case mismatch_kind
             when 'scaled_peak' then 'Fix the peak (see lr_above_peak); the schedule shape itself is right.'

@@ -69,7 +69,8 @@ checks as (
     where run_steps > warmup_steps
         and (
             decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
-            or end_share_of_peak >= {{ var('never_anneals_end_lr_share') }}
+            -- the logged LR still high at the end counts only when the log reaches the configured end
+            or (end_share_of_peak >= {{ var('never_anneals_end_lr_share') }} and end_step >= coalesce(total_steps, end_step))
         )
 
     union all
