@@ -33,7 +33,9 @@ def summary_of(diagnosis: Diagnosis) -> pd.Series:
 
 def assert_severity_never_rises(findings: pd.DataFrame) -> None:
     levels = [SEVERITY_ORDER[s] for s in findings.sort_values("harm_rank")["severity"]]
-    assert levels == sorted(levels, reverse=True), findings[["finding_id", "severity", "harm_rank"]].to_string()
+    assert levels == sorted(levels, reverse=True), findings[
+        ["finding_id", "severity", "harm_rank"]
+    ].to_string()
 
 
 def plant_bad_shard_first_seen_in_warmup(builder: RunBuilder) -> tuple[RunBuilder, str]:
@@ -109,7 +111,9 @@ def test_clean_run_has_nothing_above_low_and_a_clean_model_ledger(clean_run: Dia
     assert not findings["severity"].isin(ABOVE_LOW).any(), findings[["finding_id", "severity"]].to_string()
     summary = summary_of(clean_run)
     assert summary["model_ledger_is_clean"]
-    assert pd.isna(summary["fix_first_finding_id"]) or summary["fix_first_finding_id"] in set(findings["finding_id"])
+    assert pd.isna(summary["fix_first_finding_id"]) or summary["fix_first_finding_id"] in set(
+        findings["finding_id"]
+    )
 
 
 def test_compute_only_run_says_the_model_ledger_is_clean(diagnose: Diagnose) -> None:

@@ -80,7 +80,8 @@ final as (
         'lr_schedule_mismatch' as category,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'low'
-            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= 0.25 or max_abs_log_ratio >= ln(2.0) then 'high'
+            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= {{ var('lr_mismatch_high_share') }}
+                or max_abs_log_ratio >= ln({{ var('lr_mismatch_high_ratio') }}) then 'high'
             else 'medium'
         end as severity,
         case mismatch_kind
