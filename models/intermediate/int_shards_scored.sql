@@ -116,9 +116,11 @@ final as (
                 {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} >= {{ var('bad_shard_min_spike_share') }}
                 -- the median, not the mean: one spike inside a visit does not make a shard bad
                 or exp(groups.median_log_residual) - 1 >= {{ var('bad_shard_min_median_excess') }}
-                -- one visit mostly spiking, and spikes concentrated on the group far beyond chance
+                -- a shard with one visit mostly spiking, and spikes concentrated on it far beyond chance
+                -- (shards only: a source holding one bad shard would pass this through that shard)
                 or coalesce(
-                    worst_visits.max_visit_spike_share >= {{ var('bad_shard_visit_spike_share') }}
+                    groups.grouping_level = 'shard'
+                    and worst_visits.max_visit_spike_share >= {{ var('bad_shard_visit_spike_share') }}
                     and {{ safe_divide(safe_divide('groups.n_spikes', 'totals.spike_steps'), safe_divide('groups.n_steps', 'totals.scored_steps')) }}
                         >= {{ var('bad_shard_spike_concentration') }},
                     false

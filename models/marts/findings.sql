@@ -44,8 +44,11 @@ scored as (
         harmed.val_loss_cost_low,
         harmed.val_loss_cost_high,
         harmed.val_loss_cost_share,
-        harmed.cost_estimator,
-        harmed.cost_evidence,
+        -- an estimator whose inputs are missing (no evaluations, no schedule to compare with) gave no cost
+        case when harmed.val_loss_cost is null then 'none' else harmed.cost_estimator end as cost_estimator,
+        case when harmed.val_loss_cost is null and harmed.cost_estimator <> 'none'
+            then 'No estimate: the ' || harmed.cost_estimator || ' estimator lacks its inputs in these logs (evaluations or a schedule to compare with); severity is the detector''s.'
+            else harmed.cost_evidence end as cost_evidence,
         harmed.confirm_rerun,
         harmed.compute_seconds_lost,
         harmed.compute_share_lost,

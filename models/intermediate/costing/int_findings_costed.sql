@@ -35,6 +35,7 @@ evals_lagged as (
 
 run_end as (
     select
+        min(step) as first_eval_step,
         max(case when eval_index = eval_count then step end) as end_step,
         max(case when eval_index = eval_count then val_loss end) as final_val_loss,
         max(case when is_best then val_loss end) as best_val_loss
@@ -90,11 +91,14 @@ assigned as (
             when linked.category = 'lr_above_peak' then 'lr_prior'
             when linked.finding_id = 'schedule_sanity:never_anneals' then 'anneal_prior'
             when linked.category = 'grad_clip_violation' and replays.replay_id is not null then 'replay_ab'
+            -- val_trend needs an evaluation before the window and one after it
             when linked.category in ('bad_data_shard', 'loss_spikes', 'grad_norm_spikes', 'grad_clip_violation')
-                and linked.first_step is not null then 'val_trend'
+                and run_end.first_eval_step < coalesce(spike_windows.window_first, linked.first_step)
+                and run_end.end_step > coalesce(spike_windows.window_last, linked.last_step) then 'val_trend'
             else 'none'
         end as cost_estimator
     from linked
+    cross join run_end
     left join spike_windows
         on linked.finding_id = spike_windows.finding_id
     left join replays
