@@ -6,7 +6,7 @@
 with
 
 config as (
-    select peak_lr, min_lr, warmup_steps, decay_steps, total_steps from {{ ref('stg_training__config') }}
+    select schedule_type, peak_lr, min_lr, warmup_steps, decay_steps, total_steps from {{ ref('stg_training__config') }}
 ),
 
 lr_by_step as (
@@ -43,7 +43,9 @@ assessed as (
 checks as (
     select
         'never_anneals' as check_key,
-        'high' as severity,
+        -- high when the config asks for a decay; a constant (or undeclared) schedule may be a choice
+        -- (common for fine-tunes): the evidence that it is a mistake is weaker
+        case when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high' else 'low' end as severity,
         'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of its peak ('
             || {{ fmt('end_lr', 6) }} || ' at step ' || {{ fmt_int('end_step') }} || ')'
             || case when decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
@@ -53,7 +55,11 @@ checks as (
         'decay_steps (config) = ' || {{ fmt_int('decay_steps') }} || ', total_steps = ' || {{ fmt_int('run_steps') }}
             || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ', at the last step ' || {{ fmt('end_lr', 6) }}
             || ' (' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of the peak; min_lr ' || {{ fmt('min_lr', 6) }}
-            || '): the run skipped ' || {{ fmt_pct('missing_anneal_share', 0) }} || ' of the drop from peak to min_lr' as evidence,
+            || '): the run skipped ' || {{ fmt_pct('missing_anneal_share', 0) }} || ' of the drop from peak to min_lr'
+            || case when schedule_type like '%cosine%' or schedule_type like '%linear%'
+                then '; the config asks for a ' || schedule_type || ' decay'
+                else '; the config declares no decay (schedule ' || coalesce(schedule_type, 'unknown') || '): low, it may be by design' end
+            as evidence,
         cast(1 as {{ dbt.type_bigint() }}) as first_step,
         end_step as last_step,
         logged_steps as steps_affected,
