@@ -70,6 +70,12 @@ scored as (
         on harmed.finding_id = symptom_harm.finding_id
 ),
 
+{#- within a severity: root causes first, then the cost, then the older harm score as a tie-breaker -#}
+{%- set cost_order -%}
+    case when is_root_cause then 0 else 1 end, coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc,
+    harm_score desc, first_step, finding_id
+{%- endset %}
+
 final as (
     select
         finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
@@ -78,14 +84,11 @@ final as (
         estimated_cost, cost_unit, cost_method, impact_kind, own_harm, symptom_count, harm_score, caused_by, is_root_cause,
         recommendation, test_name,
         row_number() over (
-            order by severity_order desc, ledger_order, case when is_root_cause then 0 else 1 end,
-                coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc, harm_score desc, first_step, finding_id
+            order by severity_order desc, ledger_order, {{ cost_order }}
             rows between unbounded preceding and current row
         ) as harm_rank,
         row_number() over (
-            partition by ledger
-            order by severity_order desc, case when is_root_cause then 0 else 1 end,
-                coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc, harm_score desc, first_step, finding_id
+            partition by ledger order by severity_order desc, {{ cost_order }}
             rows between unbounded preceding and current row
         ) as ledger_rank
     from scored
