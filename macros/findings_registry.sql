@@ -7,6 +7,7 @@
     'int_findings__run_restart': ['run_restart'],
     'int_findings__lr_above_peak': ['lr_above_peak'],
     'int_findings__lr_schedule_mismatch': ['lr_schedule_mismatch'],
+    'int_findings__schedule_sanity': ['schedule_sanity'],
     'int_findings__grad_clip_violation': ['grad_clip_violation'],
     'int_findings__loss_spikes': ['loss_spikes'],
     'int_findings__grad_norm_spikes': ['grad_norm_spikes'],
@@ -34,4 +35,25 @@
 {#- severity as a number for ordering: critical 5 ... info 1 -#}
 {% macro severity_rank(column) %}
     case {{ column }} when 'critical' then 5 when 'high' then 4 when 'medium' then 3 when 'low' then 2 else 1 end
+{% endmacro %}
+
+{#- a severity rank (5..1) back to its name -#}
+{% macro severity_name(rank_expression) %}
+    case {{ rank_expression }} when 5 then 'critical' when 4 then 'high' when 3 then 'medium' when 2 then 'low' else 'info' end
+{% endmacro %}
+
+{#- the lower of two severities (names in, name out) -#}
+{% macro severity_min(first, second) %}
+    {{ severity_name('least(' ~ severity_rank('(' ~ first ~ ')') ~ ', ' ~ severity_rank('(' ~ second ~ ')') ~ ')') }}
+{% endmacro %}
+
+{#- the severity band of a cost given as a share of the final validation loss (vars cost_band_*) -#}
+{% macro cost_band(share_expression) %}
+    case
+        when {{ share_expression }} >= {{ var('cost_band_critical') }} then 'critical'
+        when {{ share_expression }} >= {{ var('cost_band_high') }} then 'high'
+        when {{ share_expression }} >= {{ var('cost_band_medium') }} then 'medium'
+        when {{ share_expression }} >= {{ var('cost_band_low') }} then 'low'
+        else 'info'
+    end
 {% endmacro %}

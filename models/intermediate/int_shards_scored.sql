@@ -1,8 +1,10 @@
 -- Loss by data shard and by source, against each step's spike-free baseline:
 -- the mean log residual (how much worse than the run's recent level its batches
 -- were), how many of its steps spiked, and its share of the run. A shard or
--- source is flagged bad when most of its steps spike or its batches are
--- consistently far above the baseline.
+-- source is flagged bad when most of its steps spike, its batches are
+-- consistently far above the baseline, or one visit (consecutive steps on it)
+-- mostly spiked while the group carries several times its chance share of all
+-- spikes: a normal-looking visit (in warmup, say) does not hide a bad shard.
 with
 
 scored as (
@@ -32,11 +34,50 @@ with_source as (
     where scored.shard_id is not null
 ),
 
+indexed as (
+    select
+        with_source.*,
+        row_number() over (order by step rows between unbounded preceding and current row) as step_index
+    from with_source
+),
+
 keyed as (
     -- every scored step twice: once under its shard, once under its source
-    select 'shard' as grouping_level, shard_id as group_key, with_source.* from with_source
+    select 'shard' as grouping_level, shard_id as group_key, indexed.* from indexed
     union all
-    select 'source' as grouping_level, source as group_key, with_source.* from with_source
+    select 'source' as grouping_level, source as group_key, indexed.* from indexed
+),
+
+visit_keyed as (
+    -- consecutive steps of one group share step_index - its row number in the group
+    select
+        keyed.*,
+        step_index - row_number() over (
+            partition by grouping_level, group_key order by step rows between unbounded preceding and current row
+        ) as visit_key
+    from keyed
+),
+
+visits as (
+    select
+        grouping_level,
+        group_key,
+        visit_key,
+        count(*) as visit_steps,
+        sum(case when is_loss_spike then 1 else 0 end) as visit_spikes
+    from visit_keyed
+    group by grouping_level, group_key, visit_key
+),
+
+worst_visits as (
+    select
+        grouping_level,
+        group_key,
+        count(*) as n_visits,
+        max(case when visit_steps >= {{ var('bad_shard_min_steps') }}
+            then {{ safe_divide('visit_spikes', 'visit_steps') }} end) as max_visit_spike_share
+    from visits
+    group by grouping_level, group_key
 ),
 
 groups as (
@@ -65,16 +106,32 @@ final as (
         {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} as spike_share_of_group,
         {{ safe_divide('groups.n_spikes', 'totals.spike_steps') }} as share_of_all_spikes,
         {{ safe_divide('groups.n_steps', 'totals.scored_steps') }} as share_of_steps,
+        worst_visits.n_visits,
+        worst_visits.max_visit_spike_share,
+        {{ safe_divide(safe_divide('groups.n_spikes', 'totals.spike_steps'), safe_divide('groups.n_steps', 'totals.scored_steps')) }}
+            as spike_concentration,
         (
             groups.n_steps >= {{ var('bad_shard_min_steps') }}
             and (
                 {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} >= {{ var('bad_shard_min_spike_share') }}
                 -- the median, not the mean: one spike inside a visit does not make a shard bad
                 or exp(groups.median_log_residual) - 1 >= {{ var('bad_shard_min_median_excess') }}
+                -- a shard with one visit mostly spiking, and spikes concentrated on it far beyond chance
+                -- (shards only: a source holding one bad shard would pass this through that shard)
+                or coalesce(
+                    groups.grouping_level = 'shard'
+                    and worst_visits.max_visit_spike_share >= {{ var('bad_shard_visit_spike_share') }}
+                    and {{ safe_divide(safe_divide('groups.n_spikes', 'totals.spike_steps'), safe_divide('groups.n_steps', 'totals.scored_steps')) }}
+                        >= {{ var('bad_shard_spike_concentration') }},
+                    false
+                )
             )
         ) as is_bad
     from groups
     cross join totals
+    left join worst_visits
+        on groups.grouping_level = worst_visits.grouping_level
+        and groups.group_key = worst_visits.group_key
 )
 
 select * from final

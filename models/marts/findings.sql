@@ -1,90 +1,96 @@
--- One row per problem in the run, with its evidence, its estimated cost and a
--- harm score that ranks it. harm_score = harm_weight (finding_categories seed:
--- model quality 1.0 > compute > logging) x the detector's impact_score (share of
--- the run affected, scaled by how hard it hit), plus, for a root cause, the
--- harm of the symptoms it explains, so a cause always ranks above its symptoms.
+-- One row per problem in the run, with its evidence, what it cost (see
+-- int_findings_costed: model ledger in nats of final validation loss, compute
+-- ledger in seconds, records ledger at no cost) and its rank. The overall rank
+-- orders by severity (derived from the cost), then ledger (model, compute,
+-- records), root causes before symptoms, then cost: severity never rises down
+-- the ranking, a symptom never outranks its cause, and a by-design note never
+-- outranks a material problem. harm_score (the older harm_weight x share of
+-- the run score, plus the symptoms' own harm) is kept for readers of it.
 with
 
-detected as (
-    {% for model in finding_detectors() %}
-    select {{ finding_columns() | join(', ') }} from {{ ref(model) }}
-    {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+costed as (
+    select * from {{ ref('int_findings_costed') }}
 ),
 
-categories as (
+harmed as (
     select
-        category,
-        cast(harm_weight as {{ type_double() }}) as harm_weight,
-        impact_kind,
-        test_name
-    from {{ ref('finding_categories') }}
-),
-
-weighted as (
-    select
-        detected.*,
-        categories.harm_weight,
-        categories.impact_kind,
-        categories.test_name,
-        coalesce(detected.impact_score, 0) * coalesce(categories.harm_weight, 1) as own_harm
-    from detected
-    left join categories
-        on detected.category = categories.category
-),
-
-linked as (
-    -- a cause that was not itself found (its detector did not fire) is dropped
-    select
-        weighted.*,
-        causes.finding_id as valid_cause
-    from weighted
-    left join weighted as causes
-        on weighted.caused_by = causes.finding_id
+        costed.*,
+        coalesce(costed.impact_score, 0) * coalesce(costed.harm_weight, 1) as own_harm
+    from costed
 ),
 
 symptom_harm as (
-    select valid_cause as finding_id, sum(own_harm) as symptoms_harm, count(*) as symptom_count
-    from linked
-    where valid_cause is not null
-    group by valid_cause
+    select caused_by as finding_id, sum(own_harm) as symptoms_harm, count(*) as symptom_count
+    from harmed
+    where caused_by is not null
+    group by caused_by
 ),
 
 scored as (
     select
-        linked.finding_id,
-        linked.category,
-        linked.severity,
-        linked.title,
-        linked.evidence,
-        linked.first_step,
-        linked.last_step,
-        linked.steps_affected,
-        linked.observed_value,
-        linked.expected_value,
-        linked.estimated_cost,
-        linked.cost_unit,
-        linked.cost_method,
-        linked.impact_kind,
-        linked.own_harm,
+        harmed.finding_id,
+        harmed.category,
+        harmed.severity,
+        harmed.detector_severity,
+        harmed.ledger,
+        harmed.title,
+        harmed.evidence,
+        harmed.first_step,
+        harmed.last_step,
+        harmed.steps_affected,
+        harmed.observed_value,
+        harmed.expected_value,
+        harmed.val_loss_cost,
+        harmed.val_loss_cost_low,
+        harmed.val_loss_cost_high,
+        harmed.val_loss_cost_share,
+        -- an estimator whose inputs are missing (no evaluations, no schedule to compare with) gave no cost
+        case when harmed.val_loss_cost is null then 'none' else harmed.cost_estimator end as cost_estimator,
+        case when harmed.val_loss_cost is null and harmed.cost_estimator <> 'none'
+            then 'No estimate: the ' || harmed.cost_estimator || ' estimator lacks its inputs in these logs (evaluations or a schedule to compare with); severity is the detector''s.'
+            else harmed.cost_evidence end as cost_evidence,
+        harmed.confirm_rerun,
+        harmed.compute_seconds_lost,
+        harmed.compute_share_lost,
+        harmed.estimated_cost,
+        harmed.cost_unit,
+        harmed.cost_method,
+        harmed.impact_kind,
+        harmed.own_harm,
         coalesce(symptom_harm.symptom_count, 0) as symptom_count,
-        linked.own_harm + coalesce(symptom_harm.symptoms_harm, 0) as harm_score,
-        linked.valid_cause as caused_by,
-        (linked.valid_cause is null) as is_root_cause,
-        linked.recommendation,
-        linked.test_name
-    from linked
+        harmed.own_harm + coalesce(symptom_harm.symptoms_harm, 0) as harm_score,
+        harmed.caused_by,
+        (harmed.caused_by is null) as is_root_cause,
+        harmed.recommendation,
+        harmed.test_name,
+        {{ severity_rank('harmed.severity') }} as severity_order,
+        case harmed.ledger when 'model' then 1 when 'compute' then 2 else 3 end as ledger_order
+    from harmed
     left join symptom_harm
-        on linked.finding_id = symptom_harm.finding_id
+        on harmed.finding_id = symptom_harm.finding_id
 ),
+
+{#- within a severity: root causes first, then the cost, then the older harm score as a tie-breaker -#}
+{%- set cost_order -%}
+    case when is_root_cause then 0 else 1 end, coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc,
+    harm_score desc, first_step, finding_id
+{%- endset %}
 
 final as (
     select
-        *,
+        finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
+        observed_value, expected_value, val_loss_cost, val_loss_cost_low, val_loss_cost_high, val_loss_cost_share,
+        cost_estimator, cost_evidence, confirm_rerun, compute_seconds_lost, compute_share_lost,
+        estimated_cost, cost_unit, cost_method, impact_kind, own_harm, symptom_count, harm_score, caused_by, is_root_cause,
+        recommendation, test_name,
         row_number() over (
-            order by harm_score desc, case when is_root_cause then 0 else 1 end,
-                {{ severity_rank('severity') }} desc, first_step, finding_id
-        ) as harm_rank
+            order by severity_order desc, ledger_order, {{ cost_order }}
+            rows between unbounded preceding and current row
+        ) as harm_rank,
+        row_number() over (
+            partition by ledger order by severity_order desc, {{ cost_order }}
+            rows between unbounded preceding and current row
+        ) as ledger_rank
     from scored
 )
 

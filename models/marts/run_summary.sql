@@ -1,6 +1,8 @@
 -- The run's numbers once cleaned, in one row: steps logged and counted, the
 -- held-out minimum (the checkpoint to keep), final validation and training loss,
--- wall-clock, and the fix-first finding with its runner-up.
+-- wall-clock, the fix-first finding with its runner-up (from the model ledger
+-- unless nothing there is above low) and whether their cost ranges overlap, the
+-- top of the compute ledger, and whether the model ledger is clean.
 with
 
 config as (
@@ -45,16 +47,40 @@ findings as (
     select
         count(*) as n_findings,
         sum(case when severity in ('critical', 'high', 'medium') then 1 else 0 end) as n_findings_above_low,
-        max(case when root_rank = 1 then finding_id end) as fix_first_finding_id,
-        max(case when root_rank = 2 then finding_id end) as runner_up_finding_id
-    from (
-        select
-            finding_id,
-            severity,
-            case when is_root_cause and severity <> 'info'
-                then row_number() over (partition by is_root_cause and severity <> 'info' order by harm_rank) end as root_rank
-        from {{ ref('findings') }}
-    ) as ranked
+        sum(case when ledger = 'model' and severity in ('critical', 'high', 'medium') then 1 else 0 end) as n_model_findings_above_low,
+        max(case when ledger = 'compute' and ledger_rank = 1 then finding_id end) as compute_top_finding_id
+    from {{ ref('findings') }}
+),
+
+candidates as (
+    -- fix-first comes from the model ledger unless nothing there is material (above low);
+    -- then from the whole ranking. Root causes above info only.
+    select
+        findings_ranked.finding_id,
+        findings_ranked.val_loss_cost_low,
+        findings_ranked.val_loss_cost_high,
+        row_number() over (
+            order by case when findings_ranked.ledger = 'model' and findings.n_model_findings_above_low > 0 then 0 else 1 end,
+                findings_ranked.harm_rank
+            rows between unbounded preceding and current row
+        ) as fix_order
+    from {{ ref('findings') }} as findings_ranked
+    cross join findings
+    where findings_ranked.is_root_cause and findings_ranked.severity <> 'info'
+),
+
+fix_first as (
+    select
+        max(case when fix_order = 1 then finding_id end) as fix_first_finding_id,
+        max(case when fix_order = 2 then finding_id end) as runner_up_finding_id,
+        -- the two cost ranges overlap: the order between them is not settled by the estimates
+        case
+            when max(case when fix_order = 2 then val_loss_cost_low end) is null
+                or max(case when fix_order = 1 then val_loss_cost_low end) is null then cast(null as boolean)
+            else max(case when fix_order = 1 then val_loss_cost_low end) <= max(case when fix_order = 2 then val_loss_cost_high end)
+                and max(case when fix_order = 2 then val_loss_cost_low end) <= max(case when fix_order = 1 then val_loss_cost_high end)
+        end as fix_first_ranges_overlap
+    from candidates
 ),
 
 final as (
@@ -77,14 +103,18 @@ final as (
         counted.wall_clock_sec,
         findings.n_findings,
         coalesce(findings.n_findings_above_low, 0) as n_findings_above_low,
-        findings.fix_first_finding_id,
-        findings.runner_up_finding_id
+        fix_first.fix_first_finding_id,
+        fix_first.runner_up_finding_id,
+        fix_first.fix_first_ranges_overlap,
+        findings.compute_top_finding_id,
+        (coalesce(findings.n_model_findings_above_low, 0) = 0) as model_ledger_is_clean
     from config
     cross join raw_rows
     cross join counted
     cross join final_train
     cross join evals
     cross join findings
+    cross join fix_first
 )
 
 select * from final

@@ -1,5 +1,6 @@
-"""Ranking by harm: a strong problem ranks above a weak one, a symptom sits below
-its cause, and the closing report of a clean run says nothing is wrong above low."""
+"""Ranking by cost: a costly problem ranks above a cheap one (in its ledger, with
+severity never rising down the ranking), a symptom sits below its cause, and the
+closing report of a clean run says nothing is wrong above low."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ def ranked(diagnosis: Diagnosis) -> list[str]:
     [
         (lambda b: b.plant_lr_scale(6.0).plant_stall(70, 6), "lr_above_peak:run", "slow_steps:stalls"),
         (
-            lambda b: b.plant_loss_spike(150, 4, 4.0).plant_clip_violation(60, 60, 1.2),
-            "loss_spikes:150",
+            # one unclipped step that validation never sees costs ~nothing; overfitting costs final - best
+            lambda b: b.plant_overfitting(100, 0.08).plant_clip_violation(60, 60, 1.2),
+            "overfitting:100",
             "grad_clip_violation:60",
         ),
         (

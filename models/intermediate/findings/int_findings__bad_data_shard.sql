@@ -28,7 +28,7 @@ final as (
         'bad_data_shard:' || case when grouping_level = 'shard' then group_key else 'source_' || group_key end as finding_id,
         'bad_data_shard' as category,
         case
-            when mean_relative_excess >= 0.5 or share_of_all_spikes >= 0.5 then 'high'
+            when mean_relative_excess >= {{ var('bad_shard_high_mean_excess') }} or share_of_all_spikes >= {{ var('bad_shard_high_spike_share') }} then 'high'
             else 'medium'
         end as severity,
         case when grouping_level = 'shard'
@@ -41,7 +41,8 @@ final as (
             || ' counted steps (' || {{ fmt_pct('share_of_steps') }} || ' of the run), steps ' || {{ fmt_int('first_step') }} || '-'
             || {{ fmt_int('last_step') }} || '; ' || {{ fmt_int('n_spikes') }} || ' of them spiked ('
             || {{ fmt_pct('spike_share_of_group', 0) }} || ' of its steps, ' || {{ fmt_pct('share_of_all_spikes', 0) }}
-            || ' of all spike steps); mean loss ' || {{ fmt_pct('mean_relative_excess', 0) }}
+            || ' of all spike steps, ' || {{ fmt('spike_concentration', 1) }} || 'x its chance share); worst of its '
+            || {{ fmt_int('n_visits') }} || ' visit(s): ' || {{ fmt_pct('max_visit_spike_share', 0) }} || ' of steps spiked; mean loss ' || {{ fmt_pct('mean_relative_excess', 0) }}
             || ' above the step''s baseline (other shards: within a few percent); loss above baseline summed over its steps '
             || {{ fmt('loss_excess', 2) }} as evidence,
         first_step,

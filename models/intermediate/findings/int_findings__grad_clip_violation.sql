@@ -56,7 +56,8 @@ final as (
         'grad_clip_violation:' || {{ fmt_int('violations.first_step') }} as finding_id,
         'grad_clip_violation' as category,
         case
-            when violations.max_ratio >= 2 or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= 0.05
+            when violations.max_ratio >= {{ var('clip_high_ratio') }}
+                or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= {{ var('clip_high_share') }}
                 then 'high'
             else 'medium'
         end as severity,
@@ -89,8 +90,8 @@ final as (
             as cost_method,
         {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }}
             * least(1.0, ln(violations.max_ratio) / ln(4.0) + 0.25) as impact_score,
-        case when resume_before.resume_step is not null
-            then 'run_restart:' || {{ fmt_int('resume_before.resume_step') }} end as caused_by,
+        -- clipping lost on resume is a root cause of its own (the resume path has a bug to fix), not a side effect of the crash
+        cast(null as {{ dbt.type_string() }}) as caused_by,
         case when resume_before.resume_step is not null
             then 'Re-apply gradient clipping after a resume (restore the clipping setting / scaler state with the checkpoint) and test a resume before the large run.'
             else 'Check that clip_grad_norm_ runs every step, after unscaling and before the optimizer step, with max_norm = grad_clip_norm.'

@@ -66,8 +66,8 @@ final as (
         'lr_above_peak:run' as finding_id,
         'lr_above_peak' as category,
         case
-            when max_ratio >= 4 and share_above >= 0.25 then 'critical'
-            when max_ratio >= 1.45 then 'high'
+            when max_ratio >= {{ var('lr_above_peak_critical_ratio') }} and share_above >= {{ var('lr_above_peak_critical_share') }} then 'critical'
+            when max_ratio >= {{ var('lr_above_peak_high_ratio') }} then 'high'
             else 'medium'
         end as severity,
         'Learning rate peaked at ' || {{ fmt('max_logged_lr', 6) }} || ', ' || {{ fmt('max_ratio', 2) }}

@@ -80,7 +80,8 @@ final as (
         'lr_schedule_mismatch' as category,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'low'
-            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= 0.25 or max_abs_log_ratio >= ln(2.0) then 'high'
+            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= {{ var('lr_mismatch_high_share') }}
+                or max_abs_log_ratio >= ln({{ var('lr_mismatch_high_ratio') }}) then 'high'
             else 'medium'
         end as severity,
         case mismatch_kind
@@ -113,7 +114,10 @@ final as (
         end as impact_score,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'lr_above_peak:run'
-            when mismatch_kind = 'reset_after_resume' then 'run_restart:' || {{ fmt_int('resume_step') }}
+            -- a schedule reset on resume is its own root cause (the resume path does not restore the scheduler)
+            -- an LR that stays up (constant, or a decay far longer than configured) is costed as never annealing,
+            -- when that finding exists (the findings layer drops a cause the run did not produce)
+            when mismatch_kind in ('constant_lr', 'different_decay') then 'schedule_sanity:never_anneals'
         end as caused_by,
         case mismatch_kind
             when 'scaled_peak' then 'Fix the peak (see lr_above_peak); the schedule shape itself is right.'

@@ -58,8 +58,8 @@ final as (
         'overfitting:' || {{ fmt_int('best_step') }} as finding_id,
         'overfitting' as category,
         case
-            when relative_rise >= 0.05 then 'high'
-            when relative_rise >= 0.02 then 'medium'
+            when relative_rise >= {{ var('overfit_high_relative_rise') }} then 'high'
+            when relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
             else 'low'
         end as severity,
         'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}

@@ -16,7 +16,7 @@ final as (
         'run_restart:' || {{ fmt_int('restarts.resume_step') }} as finding_id,
         'run_restart' as category,
         case
-            when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= 0.1 then 'high'
+            when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ var('restart_high_share_lost') }} then 'high'
             else 'medium'
         end as severity,
         'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped' end

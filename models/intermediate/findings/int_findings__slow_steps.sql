@@ -60,8 +60,8 @@ stretch_findings as (
         'slow_steps:' || {{ fmt_int('stretches.first_step') }} as finding_id,
         'slow_steps' as category,
         case
-            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.2 then 'high'
-            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.05 then 'medium'
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_high_share_lost') }} then 'high'
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_medium_share_lost') }} then 'medium'
             else 'low'
         end as severity,
         'Steps ' || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }} || ' ran '
@@ -98,7 +98,7 @@ stall_findings as (
     select
         'slow_steps:stalls' as finding_id,
         'slow_steps' as category,
-        case when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= 0.05 then 'medium' else 'low' end
+        case when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_medium_share_lost') }} then 'medium' else 'low' end
             as severity,
         {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
             || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.' as title,

@@ -1,0 +1,146 @@
+-- Finding: a learning-rate schedule that cannot work as configured or logged.
+-- Three checks: the LR never anneals (the configured decay length is
+-- never_anneals_decay_factor x the run or more, or the logged LR at the end is
+-- still never_anneals_end_lr_share of its peak), warmup covers the whole run,
+-- and min_lr above peak_lr. Evidence: the config fields and the logged LR.
+with
+
+config as (
+    select schedule_type, peak_lr, min_lr, warmup_steps, decay_steps, total_steps from {{ ref('stg_training__config') }}
+),
+
+lr_by_step as (
+    select
+        step,
+        learning_rate,
+        row_number() over (order by step desc rows between unbounded preceding and current row) as from_end
+    from {{ ref('int_learning_rates_compared') }}
+    where learning_rate is not null
+),
+
+logged as (
+    select
+        max(learning_rate) as logged_peak_lr,
+        max(case when from_end = 1 then learning_rate end) as end_lr,
+        max(case when from_end = 1 then step end) as end_step,
+        count(*) as logged_steps
+    from lr_by_step
+),
+
+assessed as (
+    select
+        config.*,
+        logged.*,
+        coalesce(config.total_steps, logged.end_step) as run_steps,
+        {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
+        -- share of the LR drop from the peak to min_lr the run never made
+        greatest(0.0, least(1.0, {{ safe_divide('logged.end_lr - coalesce(config.min_lr, 0)', 'logged.logged_peak_lr - coalesce(config.min_lr, 0)') }}))
+            as missing_anneal_share
+    from config
+    cross join logged
+),
+
+checks as (
+    select
+        'never_anneals' as check_key,
+        -- high when the config asks for a decay; a constant (or undeclared) schedule may be a choice
+        -- (common for fine-tunes): the evidence that it is a mistake is weaker
+        case when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high' else 'low' end as severity,
+        'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of its peak ('
+            || {{ fmt('end_lr', 6) }} || ' at step ' || {{ fmt_int('end_step') }} || ')'
+            || case when decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
+                then ', because decay_steps ' || {{ fmt_int('decay_steps') }} || ' is ' || {{ fmt(safe_divide('decay_steps', 'run_steps'), 1) }}
+                    || 'x the run''s ' || {{ fmt_int('run_steps') }} || ' steps.'
+                else '.' end as title,
+        'decay_steps (config) = ' || {{ fmt_int('decay_steps') }} || ', total_steps = ' || {{ fmt_int('run_steps') }}
+            || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ', at the last step ' || {{ fmt('end_lr', 6) }}
+            || ' (' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of the peak; min_lr ' || {{ fmt('min_lr', 6) }}
+            || '): the run skipped ' || {{ fmt_pct('missing_anneal_share', 0) }} || ' of the drop from peak to min_lr'
+            || case when schedule_type like '%cosine%' or schedule_type like '%linear%'
+                then '; the config asks for a ' || schedule_type || ' decay'
+                else '; the config declares no decay (schedule ' || coalesce(schedule_type, 'unknown') || '): low, it may be by design' end
+            as evidence,
+        cast(1 as {{ dbt.type_bigint() }}) as first_step,
+        end_step as last_step,
+        logged_steps as steps_affected,
+        end_lr as observed_value,
+        min_lr as expected_value,
+        missing_anneal_share as estimated_cost,
+        'share_of_anneal' as cost_unit,
+        '(LR at the end - min_lr) / (logged peak - min_lr): the share of the cooldown the run never made' as cost_method,
+        missing_anneal_share as impact_score,
+        'Set decay_steps to the run length (' || {{ fmt_int('run_steps') }} || ') or add a cooldown to min_lr over the last 10-20% of steps.'
+            as recommendation
+    from assessed
+    where run_steps > warmup_steps
+        and (
+            decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
+            -- the logged LR still high at the end counts only when the log reaches the configured end
+            or (end_share_of_peak >= {{ var('never_anneals_end_lr_share') }} and end_step >= coalesce(total_steps, end_step))
+        )
+
+    union all
+
+    select
+        'warmup_covers_run' as check_key,
+        'high' as severity,
+        'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
+            || ' steps): the LR never reaches its peak nor decays.' as title,
+        'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= total_steps ' || {{ fmt_int('run_steps') }}
+            || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ' vs peak_lr ' || {{ fmt('peak_lr', 6) }} as evidence,
+        cast(1 as {{ dbt.type_bigint() }}) as first_step,
+        end_step as last_step,
+        logged_steps as steps_affected,
+        cast(warmup_steps as {{ type_double() }}) as observed_value,
+        cast(run_steps as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no cost estimate: the run has no stretch at the intended LR to compare with' as cost_method,
+        1.0 as impact_score,
+        'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, run_steps / 20)') }} || ').' as recommendation
+    from assessed
+    where warmup_steps >= run_steps
+
+    union all
+
+    select
+        'min_lr_above_peak' as check_key,
+        'medium' as severity,
+        'min_lr ' || {{ fmt('min_lr', 6) }} || ' is above peak_lr ' || {{ fmt('peak_lr', 6) }} || ': the "decay" raises the LR.' as title,
+        'min_lr (config) = ' || {{ fmt('min_lr', 6) }} || ' > peak_lr = ' || {{ fmt('peak_lr', 6) }} as evidence,
+        cast(null as {{ dbt.type_bigint() }}) as first_step,
+        cast(null as {{ dbt.type_bigint() }}) as last_step,
+        cast(0 as {{ dbt.type_bigint() }}) as steps_affected,
+        min_lr as observed_value,
+        peak_lr as expected_value,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no cost estimate: config check' as cost_method,
+        0.5 as impact_score,
+        'Swap or fix min_lr and peak_lr in the config.' as recommendation
+    from assessed
+    where min_lr > peak_lr
+),
+
+final as (
+    select
+        'schedule_sanity:' || check_key as finding_id,
+        'schedule_sanity' as category,
+        severity,
+        title,
+        evidence,
+        first_step,
+        last_step,
+        steps_affected,
+        observed_value,
+        expected_value,
+        estimated_cost,
+        cost_unit,
+        cost_method,
+        impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        recommendation
+    from checks
+)
+
+select * from final
