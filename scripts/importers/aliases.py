@@ -55,7 +55,18 @@ ENV_VAR = "RUN_DIAGNOSIS_ALIASES"
 DEFAULT_ALIASES: dict[str, list[str]] = {
     "step": ["step", "global_step", "train/global_step", "trainer/global_step", "Step", "iteration", "_step"],
     "shard_id": ["shard_id", "shard", "train/shard_id"],
-    "loss": ["loss", "train_loss_step", "train_loss", "train/loss", "train/loss_step", "training_loss"],
+    # names stating a unit (bits, perplexity) come last; importers.units converts them to nats
+    "loss": [
+        "loss",
+        "train_loss_step",
+        "train_loss",
+        "train/loss",
+        "train/loss_step",
+        "training_loss",
+        "train_bpc",
+        "train/bpc",
+        "train_loss_bits",
+    ],
     "grad_norm": [
         "grad_norm",
         "train/grad_norm",
@@ -68,7 +79,22 @@ DEFAULT_ALIASES: dict[str, list[str]] = {
     "step_time_sec": ["step_time_sec", "step_time", "train/step_time_sec", "train/step_time"],
     "elapsed_sec": ["_runtime", "elapsed_sec", "runtime"],
     "timestamp_sec": ["_timestamp", "timestamp"],
-    "val_loss": ["val_loss", "eval/loss", "eval_loss", "val/loss", "valid/loss", "validation_loss"],
+    "val_loss": [
+        "val_loss",
+        "eval/loss",
+        "eval_loss",
+        "val/loss",
+        "valid/loss",
+        "validation_loss",
+        "val_bpc",
+        "val/bpc",
+        "eval/bpc",
+        "val_loss_bits",
+        "val_ppl",
+        "val/ppl",
+        "val_perplexity",
+        "eval/perplexity",
+    ],
     "val_accuracy": [
         "val_accuracy",
         "val_acc",

@@ -63,6 +63,7 @@ import pandas as pd
 from importers import RunImportError
 from importers.aliases import metric_column
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from importers.units import UNIT_PATTERN, UnitError, convert
 
 FORMAT = "text_log"
 DESCRIPTION = (
@@ -77,6 +78,13 @@ TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout"}
 GENERIC_STEMS = {"main", "log", "logs", "train", "training", "stdout", "output", "out", "nohup", "run"}
 
 NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
+
+
+# an optional unit after a loss value (`val loss 2.41 BPC`): group <column>_unit, see importers.units
+def _unit(column: str) -> str:
+    return rf"(?:\s*(?P<{column}_unit>{UNIT_PATTERN})(?![\w/]))?"
+
+
 CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))  # not tab/newlines/ESC
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
@@ -455,12 +463,26 @@ class _Parser:
         for group, column, factor in line_type.values:
             text = found.group(group)
             if text is not None:
-                values[column] = float(text) * factor
+                values[column] = self._in_canonical_unit(column, float(text) * factor, found, group)
         for column, cells in target.items():
             cells.append(step if column == "step" else values.get(column))
         self.parsed.last_step = step
         if line_type.bookkeeping:
             self._bookkeeping(found.groupdict(), step)
+
+    def _in_canonical_unit(self, column: str, value: float, found: re.Match[str], group: str) -> float:
+        """The value converted from the unit printed after it (BPC, bits, ppl, %), if any."""
+        unit = found.groupdict().get(f"{group}_unit")
+        if not unit:
+            return value
+        try:
+            converted = convert(column, value, unit)
+        except UnitError as error:
+            raise RunImportError(f"{column} {value} {unit}: {error}") from error
+        note = f"{column} printed in {unit}: converted to nats (a loss) or a share (an accuracy)"
+        if note not in self.parsed.notes:
+            self.parsed.notes.append(note)
+        return converted
 
     def _bookkeeping(self, groups: Mapping[str, str | None], step: int) -> None:
         """Megatron extras: total iterations, batch size, loss-scale drops, skipped/NaN counts."""
@@ -767,7 +789,7 @@ _MEGATRON_ITERATION = _fields(
 _LLMC_STEP = _fields(
     r"^\s*step\s+(?P<step>\d+)\s*(?:/\s*(?P<total_steps>\d+)\s*)?(?=\|)"
     rf"(?=.*?\|\s*(?:train\s+)?loss\s+{NUM})",
-    rf"\|\s*(?:train\s+)?loss\s+(?P<loss>{NUM})",
+    rf"\|\s*(?:train\s+)?loss\s+(?P<loss>{NUM}){_unit('loss')}",
     rf"\|\s*norm\s+(?P<grad_norm>{NUM})",
     rf"\|\s*lr\s+(?P<learning_rate>{NUM})",
     rf"\|\s*\(?\s*(?:dt\s+)?(?P<step_time_ms>{NUM})\s*ms\b",
@@ -826,7 +848,7 @@ SHAPES = (
             _line(
                 "llmc_val",
                 "eval",
-                rf"^\s*(?:val loss|validation loss:)\s+(?P<val_loss>{NUM})\s*$",
+                rf"^\s*(?:val loss|validation loss:)\s+(?P<val_loss>{NUM}){_unit('val_loss')}\s*$",
                 evidence=True,
             ),
             _line(
@@ -868,14 +890,15 @@ SHAPES = (
             _line(
                 "nanogpt_iter",
                 "train",
-                rf"^iter\s+(?P<step>\d+):\s*loss\s+(?P<loss>{NUM})(?:,\s*time\s+(?P<step_time_ms>{NUM})\s*ms)?",
+                rf"^iter\s+(?P<step>\d+):\s*loss\s+(?P<loss>{NUM}){_unit('loss')}(?:,\s*time\s+(?P<step_time_ms>{NUM})\s*ms)?",
                 needle="iter",
                 evidence=True,
             ),
             _line(
                 "nanogpt_eval",
                 "eval",
-                rf"^step\s+(?P<step>\d+):\s*train loss\s+{NUM},\s*val loss\s+(?P<val_loss>{NUM})",
+                rf"^step\s+(?P<step>\d+):\s*train loss\s+{NUM}(?:\s*{UNIT_PATTERN})?,"
+                rf"\s*val loss\s+(?P<val_loss>{NUM})" + _unit("val_loss"),
                 needle="val loss",
                 evidence=True,
             ),
@@ -912,12 +935,16 @@ SHAPES = (
             _line(
                 "bn_train",
                 "train",
-                rf"^(?P<step>\d+) train (?P<loss>{NUM})\s*$",
+                rf"^(?P<step>\d+) train (?P<loss>{NUM}){_unit('loss')}\s*$",
                 needle="train",
                 evidence=True,
             ),
             _line(
-                "bn_val", "eval", rf"^(?P<step>\d+) val (?P<val_loss>{NUM})\s*$", needle="val", evidence=True
+                "bn_val",
+                "eval",
+                rf"^(?P<step>\d+) val (?P<val_loss>{NUM}){_unit('val_loss')}\s*$",
+                needle="val",
+                evidence=True,
             ),
             _line(
                 "hellaswag",
