@@ -66,6 +66,11 @@ DEFAULT_ALIASES: dict[str, list[str]] = {
         "train_bpc",
         "train/bpc",
         "train_loss_bits",
+        # a GAN logs no single loss: its critic/discriminator loss shows whether it learns
+        "train_disc_loss",
+        "train/disc_loss",
+        "train_d_loss",
+        "d_loss",
     ],
     "grad_norm": [
         "grad_norm",
