@@ -274,6 +274,27 @@ def _run_folder(files: list[_EventFile], root: Path, notes: list[str]) -> list[_
     return [f for f in files if f.path.parent == folders[0]]
 
 
+def _loss_rows_only(train: pd.DataFrame, has_loss: bool, notes: list[str]) -> pd.DataFrame:
+    """Keep the steps that logged a loss. A step that logged only the LR (or the grad norm) on its
+    own (Lightning's LearningRateMonitor at the first step of an epoch, the loss at its last)
+    is not a training step without a loss: its values go to the next loss row that lacks them."""
+    if not has_loss or train.empty:
+        return train
+    train = train.sort_values("step", kind="stable").reset_index(drop=True)
+    has_value = train["loss"].notna()
+    if has_value.all():
+        return train
+    group = has_value[::-1].cumsum()[::-1]  # rows up to and including the next loss row
+    filled = train.groupby(group, sort=False).transform(lambda column: column.ffill())
+    filled["step"] = train["step"]
+    kept = filled[has_value].reset_index(drop=True)
+    notes.append(
+        f"{int((~has_value).sum())} TensorBoard steps logged no loss (only LR or grad norm): their "
+        "values moved to the next step with a loss"
+    )
+    return kept
+
+
 def _restart_events(files: list[_EventFile], train_tags: set[str], notes: list[str]) -> list[tuple[int, str]]:
     """A later event file with training scalars is a new writer: a restart. One holding only
     evaluation / test / predict tags is the phase after ``fit()`` (``trainer.test``, a final
@@ -375,7 +396,7 @@ def load(path: Path) -> RunData:
             "learning rate, step time or validation loss/accuracy; name them in a YAML file "
             "(e.g. 'loss: [my/tag]') and point RUN_DIAGNOSIS_ALIASES at it"
         )
-    train = _rows(points, fields, TRAIN_COLUMNS)
+    train = _loss_rows_only(_rows(points, fields, TRAIN_COLUMNS), "loss" in fields, notes)
     evals = _rows(points, fields, EVAL_COLUMNS)
     used = set(fields.values())
     notes.append("TensorBoard tags used: " + ", ".join(f"{name} <- {tag!r}" for name, tag in fields.items()))
