@@ -63,6 +63,7 @@ DEFAULT_ALIASES: dict[str, list[str]] = {
         "train/loss",
         "train/loss_step",
         "training_loss",
+        "train_loss_local",
         "train_bpc",
         "train/bpc",
         "train_loss_bits",

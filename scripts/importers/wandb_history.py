@@ -108,15 +108,18 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
             f"{path}: expected one history file (*.csv or *.jsonl with a step and a loss column, "
             f"or {HISTORY_FILE}); found {len(files)}: {shown}"
         )
-    return _load_table(read_table(files[0]), path, files[0], aliases)
+    return load_table(read_table(files[0]), path, files[0], aliases)
 
 
-def _load_table(table: Table, path: Path, file: Path, aliases: Path | None) -> RunData:
-    """One run from its wide table (``file``: where it came from, for names and config)."""
+def load_table(
+    table: Table, path: Path, file: Path, aliases: Path | None = None, config_dir: Path | None = None
+) -> RunData:
+    """One run from its wide table (``file``: where it came from, for names; training arguments
+    from ``config_dir``, by default the file's folder)."""
     alias_table = load_aliases(aliases)
     wide = split_wide(table, resolve(table.frame.columns, alias_table), alias_table)
     notes = table.notes + wide.notes
-    args, sources = find_training_args(file.parent)
+    args, sources = find_training_args(config_dir or file.parent)
     total_steps = _positive_int(args.get("max_steps"))
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
@@ -190,7 +193,7 @@ def load_chart_run(files: Sequence[Path], run_name: str, aliases: Path | None = 
         f"W&B chart export: run {run_name!r} of {', '.join(f.name for f in files)} "
         "(column prefix removed, __MIN/__MAX bands dropped)"
     )
-    run = _load_table(table, files[0], files[0], aliases)
+    run = load_table(table, files[0], files[0], aliases)
     run.run_name = run_name
     return run
 

@@ -13,7 +13,7 @@ import pytest
 
 import importers
 import multi_run
-from importers import RunImportError, text_logs, wandb_history
+from importers import RunImportError, text_logs, wandb_history, wandb_run
 from importers.units import (
     UnitError,
     accuracy_to_share,
@@ -212,3 +212,49 @@ def test_real_sweeps_are_several_runs(folder: str, count: int) -> None:
     assert runs[0].name == "version_0" and runs[2].name == "version_2", "natural order"
     assert len(runs[2].load().train) > 0
     assert importers.detect(REAL_LOGS / folder / "version_2").FORMAT == "lightning_csv"
+
+
+# ---------------------------------------------------------------- W&B run folders (.wandb)
+
+ALPACA = REAL_LOGS / "wandb-alpaca-llama7b-runs"
+
+
+@pytest.mark.parametrize(
+    ("run", "rows", "finished"),
+    [("run-20231106_034002-m84hjf9m", 120, True), ("run-20231122_093222-372eaod9", 390, False)],
+)
+def test_wandb_run_folder(run: str, rows: int, finished: bool) -> None:
+    """SOURCES.md C15: m84hjf9m complete (120 steps); 372eaod9 killed at step 390 (no exit record)."""
+    if not (ALPACA / run).exists():
+        pytest.skip(f"{ALPACA / run} is absent")
+    assert importers.detect(ALPACA / run).FORMAT == "wandb_run"
+    loaded = wandb_run.load(ALPACA / run)
+    assert len(loaded.train) == rows
+    assert loaded.schedule["peak_lr"] == pytest.approx(2e-5)
+    assert loaded.events.empty == finished
+    assert list(loaded.train["step"])[:3] == [1, 2, 3]
+
+
+def test_wandb_file_cut_off_and_malformed(tmp_path: Path) -> None:
+    source = ALPACA / "run-20231106_034002-m84hjf9m" / "run-m84hjf9m.wandb"
+    if not source.exists():
+        pytest.skip(f"{source} is absent")
+    data = source.read_bytes()
+    cut = tmp_path / "cut" / "run-cut.wandb"
+    cut.parent.mkdir()
+    cut.write_bytes(data[: len(data) // 2 + 5])
+    run = wandb_run.load(cut.parent)
+    assert 0 < len(run.train) < 120
+    assert any("ends inside a record" in note for note in run.notes), run.notes
+    assert not run.events.empty, "no exit record: a stop event"
+    garbage = tmp_path / "garbage" / "run-x.wandb"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"not a wandb file at all")
+    assert not wandb_run.sniff(garbage.parent)
+    with pytest.raises(RunImportError, match="W&B datastore"):
+        wandb_run.load(garbage)
+    header_only = tmp_path / "empty" / "run-y.wandb"
+    header_only.parent.mkdir()
+    header_only.write_bytes(data[:7])
+    with pytest.raises(RunImportError, match="no history records"):
+        wandb_run.load(header_only)
