@@ -51,6 +51,7 @@ What cannot be known
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -788,11 +789,12 @@ _MEGATRON_ITERATION = _fields(
 
 _LLMC_STEP = _fields(
     r"^\s*step\s+(?P<step>\d+)\s*(?:/\s*(?P<total_steps>\d+)\s*)?(?=\|)"
-    rf"(?=.*?\|\s*(?:train\s+)?loss\s+{NUM})",
-    rf"\|\s*(?:train\s+)?loss\s+(?P<loss>{NUM}){_unit('loss')}",
-    rf"\|\s*norm\s+(?P<grad_norm>{NUM})",
-    rf"\|\s*lr\s+(?P<learning_rate>{NUM})",
-    rf"\|\s*\(?\s*(?:dt\s+)?(?P<step_time_ms>{NUM})\s*ms\b",
+    rf"(?=.*?\|\s*(?:train\s+)?loss:?\s+{NUM})",
+    rf"\|\s*(?:train\s+)?loss:?\s+(?P<loss>{NUM}){_unit('loss')}",
+    rf"\|\s*norm:?\s+(?P<grad_norm>{NUM})",
+    rf"\|\s*lr:?\s+(?P<learning_rate>{NUM})",
+    # `1234.5 ms`, `dt 1234.5ms` (llm.c), `dt: 1234.5ms` / `elapsed_time: dt=1234.5ms` (build-nanogpt)
+    rf"\|\s*\(?\s*(?:elapsed_time:\s*)?(?:dt[:=]?\s*)?(?P<step_time_ms>{NUM})\s*ms\b",
 )
 
 SHAPES = (
@@ -850,6 +852,12 @@ SHAPES = (
                 "eval",
                 rf"^\s*(?:val loss|validation loss:)\s+(?P<val_loss>{NUM}){_unit('val_loss')}\s*$",
                 evidence=True,
+            ),
+            _line(
+                "bn_checkpoint_loaded",
+                "event",
+                r"^Loaded checkpoint from (?P<path>[^,\s]+),.*?\bstep (?P<resumed>\d+)",
+                event="resuming from step {resumed}: loaded checkpoint {path}",
             ),
             _line(
                 "hellaswag",
@@ -1077,9 +1085,85 @@ def _resolve(path: Path) -> Path:
         raise RunImportError(
             f"{path}: no text training log in this folder (looked at: {looked}); expected {DESCRIPTION}"
         )
-    raise RunImportError(
-        f"{path}: {len(matching)} text training logs in this folder ({', '.join(p.name for p in matching)}); "
-        "pass one file"
+    raise _SeveralLogs(matching)
+
+
+class _SeveralLogs(Exception):
+    """A folder with several text logs: ``load`` reads them as one run when they fit together."""
+
+    def __init__(self, files: list[Path]) -> None:
+        super().__init__(", ".join(p.name for p in files))
+        self.files = files
+
+
+def _span(run: RunData) -> tuple[int, int]:
+    steps = [int(s) for s in run.train["step"]] + [int(s) for s in run.evals["step"]]
+    return min(steps), max(steps)
+
+
+def _covers(outer: RunData, inner: RunData) -> bool:
+    (outer_first, outer_last), (inner_first, inner_last) = _span(outer), _span(inner)
+    richer = (len(outer.train), outer.train.notna().sum().sum()) > (
+        len(inner.train),
+        inner.train.notna().sum().sum(),
+    )
+    return outer_first <= inner_first and inner_last <= outer_last and richer
+
+
+def _load_folder(folder: Path, files: list[Path]) -> RunData:
+    """Several text logs of one run: a summary log (``log.txt``) whose steps another, richer log
+    covers is left out; the rest must follow each other (a run split by a resume, one file per
+    leg: each starts where the previous ended) and are read as one run, with a "resuming" event
+    at each join. Logs that overlap are separate runs: an error asking for one file."""
+    runs = [(file, load(file)) for file in files]
+    kept = [(f, r) for f, r in runs if not any(other is not r and _covers(other, r) for _, other in runs)]
+    dropped = [f.name for f, _ in runs if all(f != k for k, _ in kept)]
+    kept.sort(key=lambda item: _span(item[1]))
+    for (previous, before), (file, after) in itertools.pairwise(kept):
+        first, last = _span(before)
+        tolerance = max(1, (last - first) // 100)
+        if _span(after)[0] < last - tolerance:
+            raise RunImportError(
+                f"{folder}: {len(files)} text training logs in this folder "
+                f"({', '.join(f.name for f in files)}) and {previous.name} (steps {first}-{last}) overlaps "
+                f"{file.name} (steps {_span(after)[0]}-{_span(after)[1]}): these look like separate runs; "
+                "pass one file"
+            )
+    notes = [
+        f"{len(files)} text logs in {folder.name}: " + ", ".join(f.name for f, _ in kept) + " read as one run"
+    ]
+    if dropped:
+        notes.append(f"left out (their steps are covered by a richer log): {', '.join(dropped)}")
+    first_run = kept[0][1]
+    if len(kept) == 1:
+        first_run.notes = notes + first_run.notes
+        return first_run
+    events = [first_run.events]
+    for (_, before), (file, after) in itertools.pairwise(kept):
+        join = _span(before)[1]
+        if not after.events["event"].str.contains("resum", case=False).any():
+            resume = f"resuming from step {join}: log file {file.name} continues the run (a new process)"
+            events.append(pd.DataFrame([(join, resume)], columns=EVENT_COLUMNS))
+        # events printed before the file's first step (a checkpoint load) belong to its start
+        later = after.events.copy()
+        later.loc[later["step"] < _span(after)[0], "step"] = _span(after)[0]
+        events.append(later)
+    schedule = dict(first_run.schedule)
+    config = dict(first_run.config)
+    for _, later in kept[1:]:
+        schedule.update({k: v for k, v in later.schedule.items() if v is not None})
+        config.update({k: v for k, v in later.config.items() if v is not None})
+        notes += [f"{Path(later.source_path).name}: {note}" for note in later.notes]
+    return RunData(
+        source_format=FORMAT,
+        source_path=str(folder),
+        train=pd.concat([r.train for _, r in kept], ignore_index=True),
+        evals=pd.concat([r.evals for _, r in kept], ignore_index=True),
+        events=pd.concat(events, ignore_index=True).drop_duplicates().astype({"step": "int64"}),
+        run_name=folder.name,
+        schedule=schedule,
+        config=config,
+        notes=notes + first_run.notes,
     )
 
 
@@ -1125,7 +1209,10 @@ def _summary_notes(parsed: _Parsed, train: pd.DataFrame) -> list[str]:
 
 def load(path: Path) -> RunData:
     """Parse a text training log into a RunData (see the module docstring for what is read)."""
-    file = _resolve(path)
+    try:
+        file = _resolve(path)
+    except _SeveralLogs as several:
+        return _load_folder(path, several.files)
     if file.stat().st_size == 0:
         raise RunImportError(f"{file}: the file is empty (0 bytes); expected a training log ({DESCRIPTION})")
     lines, ends_with_newline = _read_lines(file)
