@@ -1088,6 +1088,10 @@ def _resolve(path: Path) -> Path:
     raise _SeveralLogs(matching)
 
 
+# a log whose losses match a richer log's on this share of common steps is its summary
+LOSS_AGREEMENT = 0.9
+
+
 class _SeveralLogs(Exception):
     """A folder with several text logs: ``load`` reads them as one run when they fit together."""
 
@@ -1101,20 +1105,27 @@ def _span(run: RunData) -> tuple[int, int]:
     return min(steps), max(steps)
 
 
+def _size(run: RunData) -> tuple[int, int]:
+    return len(run.train), int(run.train.notna().sum().sum())
+
+
 def _covers(outer: RunData, inner: RunData) -> bool:
+    """``outer`` holds what ``inner`` logs: its steps, more fields, the same losses (a summary log)."""
     (outer_first, outer_last), (inner_first, inner_last) = _span(outer), _span(inner)
-    richer = (len(outer.train), outer.train.notna().sum().sum()) > (
-        len(inner.train),
-        inner.train.notna().sum().sum(),
-    )
-    return outer_first <= inner_first and inner_last <= outer_last and richer
+    if not (outer_first <= inner_first and inner_last <= outer_last and _size(outer) > _size(inner)):
+        return False
+    both = pd.merge(outer.train[["step", "loss"]], inner.train[["step", "loss"]], on="step").dropna()
+    outer_loss, inner_loss = both["loss_x"].astype(float), both["loss_y"].astype(float)
+    agree = (outer_loss - inner_loss).abs() <= 1e-4 * outer_loss.abs().clip(lower=1.0)
+    return not both.empty and bool(agree.mean() >= LOSS_AGREEMENT)
 
 
 def _load_folder(folder: Path, files: list[Path]) -> RunData:
     """Several text logs of one run: a summary log (``log.txt``) whose steps another, richer log
     covers is left out; the rest must follow each other (a run split by a resume, one file per
-    leg: each starts where the previous ended) and are read as one run, with a "resuming" event
-    at each join. Logs that overlap are separate runs: an error asking for one file."""
+    leg, of the same shape: each starts where the previous ended and goes further) and are read as
+    one run, with a "resuming" event at each join. Other logs are separate runs: an error asking
+    for one file."""
     runs = [(file, load(file)) for file in files]
     kept = [(f, r) for f, r in runs if not any(other is not r and _covers(other, r) for _, other in runs)]
     dropped = [f.name for f, _ in runs if all(f != k for k, _ in kept)]
@@ -1122,12 +1133,13 @@ def _load_folder(folder: Path, files: list[Path]) -> RunData:
     for (previous, before), (file, after) in itertools.pairwise(kept):
         first, last = _span(before)
         tolerance = max(1, (last - first) // 100)
-        if _span(after)[0] < last - tolerance:
+        same_shape = before.notes[:1] == after.notes[:1]  # "read as text-log shape ..."
+        if not same_shape or _span(after)[0] < last - tolerance or _span(after)[1] <= last:
             raise RunImportError(
                 f"{folder}: {len(files)} text training logs in this folder "
-                f"({', '.join(f.name for f in files)}) and {previous.name} (steps {first}-{last}) overlaps "
-                f"{file.name} (steps {_span(after)[0]}-{_span(after)[1]}): these look like separate runs; "
-                "pass one file"
+                f"({', '.join(f.name for f in files)}); pass one file: {previous.name} (steps {first}-{last}) "
+                f"and {file.name} (steps {_span(after)[0]}-{_span(after)[1]}) do not continue each other, "
+                "so they look like separate runs"
             )
     notes = [
         f"{len(files)} text logs in {folder.name}: " + ", ".join(f.name for f, _ in kept) + " read as one run"
