@@ -1137,8 +1137,9 @@ def _load_folder(folder: Path, files: list[Path]) -> RunData:
         if not same_shape or _span(after)[0] < last - tolerance or _span(after)[1] <= last:
             raise RunImportError(
                 f"{folder}: {len(files)} text training logs in this folder "
-                f"({', '.join(f.name for f in files)}); pass one file: {previous.name} (steps {first}-{last}) "
-                f"and {file.name} (steps {_span(after)[0]}-{_span(after)[1]}) do not continue each other, "
+                f"({', '.join(f.name for f in files)}); pass one file: {previous.name} "
+                f"(steps {first}-{last}) and {file.name} (steps {_span(after)[0]}-{_span(after)[1]}) "
+                "do not continue each other, "
                 "so they look like separate runs"
             )
     notes = [
