@@ -84,8 +84,8 @@ LOGS: dict[str, str] = {
     "hf-lora-flat-loss": "hf-lora-flat-loss",
     "hf-medbot-lora-healthy": "hf-medbot-lora-healthy",
     "hf-chatglm-ptuning-memorize": "hf-chatglm-ptuning-memorize",
-    "nanogpt-resume-epoch-2": "nanogpt-gpt2-124m-resume-2epoch/train-2x-h100-epoch-2.log",
-    "nanogpt-healthy": "nanogpt-gpt2-124m-healthy/full_training_log.log",
+    "nanogpt-resume": "nanogpt-gpt2-124m-resume-2epoch",
+    "nanogpt-healthy": "nanogpt-gpt2-124m-healthy",
 }
 # logs no importer reads yet (their import test is an xfail)
 UNREADABLE: frozenset[str] = frozenset()
@@ -126,8 +126,8 @@ IMPORTED: dict[str, tuple[str, int | None, int | None]] = {
     "hf-lora-flat-loss": ("hf_trainer_state", 100, 0),
     "hf-medbot-lora-healthy": ("hf_trainer_state", 642, 0),
     "hf-chatglm-ptuning-memorize": ("hf_trainer_state", 300, 0),
-    "nanogpt-resume-epoch-2": ("text_log", None, None),
-    "nanogpt-healthy": ("text_log", None, 78),
+    "nanogpt-resume": ("text_log", 38147, 156),
+    "nanogpt-healthy": ("text_log", 19073, 78),
 }
 
 # logs written at a regular interval (every N steps): none has a real hole in its step sequence
@@ -699,7 +699,7 @@ def test_ptuning_high_lr_is_not_an_alarm(diagnoses: Diagnoses) -> None:
 class TestNanogptResume:
     """SOURCES.md C26: epoch 2 resumes with LR 3.38e-4 and no optimizer state: loss 3.96, norm 8.5."""
 
-    LOG: ClassVar[str] = "nanogpt-resume-epoch-2"
+    LOG: ClassVar[str] = "nanogpt-resume"
 
     @pytest.mark.xfail(
         strict=True,
