@@ -37,6 +37,8 @@ SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 # marts these tests read do not depend on them, and the findings' keys are checked below).
 FULL_BUILD = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_FULL") == "1"
 EXCLUDE = "resource_type:unit_test" if FULL_BUILD else "resource_type:unit_test resource_type:test"
+# RUN_DIAGNOSIS_REAL_LOGS_SUMMARY=file: append every log's findings table to that file
+SUMMARY = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_SUMMARY")
 GRAD_NORM_TEXT = re.compile(r"grad(?:ient)?[ _-]?norm", re.IGNORECASE)
 
 pytestmark = [
@@ -187,7 +189,12 @@ def diagnose_log(key: str, work: Path) -> Diagnosis:
         cursor = con.execute("select * from main.findings order by harm_rank, finding_id")
         names = [column[0] for column in cursor.description]
         findings = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    return Diagnosis(key, module.FORMAT, run, build, findings)
+    diagnosis = Diagnosis(key, module.FORMAT, run, build, findings)
+    if SUMMARY:  # one block per log, for comparing rule changes across the corpus
+        with Path(SUMMARY).open("a", encoding="utf-8") as handle:
+            handle.write(f"== {key} [{module.FORMAT}] train={len(run.train)} evals={len(run.evals)}\n")
+            handle.write(diagnosis.table() + "\n")
+    return diagnosis
 
 
 class Diagnoses:
