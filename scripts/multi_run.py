@@ -7,6 +7,8 @@ What counts as several runs (checked before the single-run importers, see ``find
 * a W&B chart-panel CSV export (``Step``, ``<run> - <metric>`` columns with ``__MIN``/``__MAX``
   bands) naming two or more runs, or a folder of such exports (their columns are joined per
   run on ``Step``);
+* a folder of text logs that overlap instead of continuing each other (two runs' stdout side
+  by side; logs split by a resume are one run, see ``importers.text_logs``);
 * a folder whose sub-folders are runs: at least two sub-folders an importer reads, or that are
   named like run folders (Lightning ``version_N``, W&B ``run-*``), while the folder itself has
   no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run).
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import importers
-from importers import wandb_history
+from importers import text_logs, wandb_history
 from importers.canonical import RunData
 
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
@@ -134,11 +136,32 @@ def _folder_sources(source: Path) -> list[RunSource]:
     ]
 
 
+def _text_log_sources(source: Path) -> list[RunSource]:
+    """A folder of text logs that are not one run (they overlap instead of continuing each other)."""
+    if not source.is_dir():
+        return []
+    files = sorted(
+        (p for p in source.iterdir() if p.is_file() and text_logs.sniff(p)), key=lambda p: _natural(p.name)
+    )
+    if len(files) < 2:
+        return []
+    try:
+        text_logs.load(source)
+    except importers.RunImportError as error:
+        if "separate runs" not in str(error):
+            return []
+        return [
+            RunSource(name=file.stem, describe=str(file), load=lambda file=file: text_logs.load(file))
+            for file in files
+        ]
+    return []
+
+
 def find_runs(source: Path) -> list[RunSource]:
     """The runs ``source`` holds when it holds several (else an empty list: one run)."""
     if not source.exists():
         return []
-    return _chart_sources(source) or _folder_sources(source)
+    return _chart_sources(source) or _folder_sources(source) or _text_log_sources(source)
 
 
 def _safe_name(name: str, taken: set[str]) -> str:

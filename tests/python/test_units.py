@@ -258,3 +258,16 @@ def test_wandb_file_cut_off_and_malformed(tmp_path: Path) -> None:
     header_only.write_bytes(data[:7])
     with pytest.raises(RunImportError, match="no history records"):
         wandb_run.load(header_only)
+
+
+def test_folder_of_separate_text_logs_is_several_runs() -> None:
+    """SOURCES.md B8: two Megatron-DeepSpeed runs' stdout side by side are two runs."""
+    folder = REAL_LOGS / "megatron-deepspeed-gpt3-125m"
+    if not folder.exists():
+        pytest.skip(f"{folder} is absent")
+    runs = multi_run.find_runs(folder)
+    assert [run.name for run in runs] == [
+        "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4-baseline",
+        "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4-with-kernel",
+    ]
+    assert len(runs[0].load().train) == 47
