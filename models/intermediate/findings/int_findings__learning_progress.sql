@@ -1,5 +1,5 @@
--- Findings no_learning (loss flat from the start, collapsed to exactly zero, or
--- validation accuracy stuck at a chance rate) and underfitting (loss falls a little
+-- Findings no_learning (loss flat from the start, collapsed to exactly zero,
+-- settled flat at ln 2, or validation accuracy stuck at a chance rate) and underfitting (loss falls a little
 -- and flattens high). Flat means the fall from the first steps to the end of the
 -- run is within the log-to-log scatter (no_learning_scatter_factor x it) or below
 -- no_learning_max_drop: high, since a slow but real trend can hide in noisy short
@@ -149,8 +149,42 @@ chance_findings as (
     where n_classes = (select max(n_classes) from stuck_accuracy)
 ),
 
+chance_loss_findings as (
+    -- a classifier that learned only the class prior ends at ln 2 (two balanced classes) and stays
+    -- there; an LM ending flat within the tolerance of ln 2 is a coincidence, hence medium
+    select
+        'no_learning:chance_loss' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'Training loss settled at ' || {{ fmt('end_loss', 4) }} || ', ln 2 (' || {{ fmt('ln(2.0)', 4) }}
+            || '): a two-class model predicting the class prior, i.e. at chance.' as title,
+        'median of the last ' || {{ fmt_pct(var('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
+            || ' within ' || {{ var('chance_loss_tolerance') }} || ' of ln 2; change over the last quarter '
+            || {{ fmt_pct('last_quarter_relative_drop') }} || ' (flat); start ' || {{ fmt('start_loss', 4) }}
+            || '; a language model can end near 0.693 by coincidence, so medium' as evidence,
+        first_step,
+        last_step,
+        n_steps as steps_affected,
+        end_loss as observed_value,
+        ln(2.0) as expected_value,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'a model at the chance rate has learned nothing usable' as cost_method,
+        0.7 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check the accuracy: if it sits at the majority rate, lower the LR or change the optimizer; check that labels reach the loss.'
+            as recommendation
+    from judged
+    where not is_flat
+        and zero_loss_steps = 0
+        and abs(end_loss - ln(2.0)) <= {{ var('chance_loss_tolerance') }}
+        and abs(last_quarter_relative_drop) < 0.01
+),
+
 final as (
     select * from trend_findings
+    union all
+    select * from chance_loss_findings
     union all
     select * from zero_findings
     union all

@@ -51,7 +51,8 @@ final as (
         -- one log point is a one-batch blip (or one noisy window average): low at most
         case
             when spikes.spike_steps < {{ var('spike_min_points_for_medium') }} then 'low'
-            when spikes.peak_ratio >= {{ var('spike_high_ratio') }} then 'high'
+            when spikes.peak_ratio >= {{ var('spike_high_ratio') }}
+                and spikes.spike_steps >= {{ var('spike_min_points_for_high') }} then 'high'
             else 'medium'
         end as severity,
         'Training loss spiked to ' || {{ fmt('spikes.peak_loss', 3) }} || ' (' || {{ fmt('spikes.peak_ratio', 2) }}
