@@ -64,7 +64,8 @@ referenced as (
         local_reference.step,
         local_reference.grad_norm,
         case when local_reference.local_points >= {{ var('grad_norm_local_min_points') }}
-            then local_reference.local_median else run_median.median_grad_norm end as reference_grad_norm
+            then local_reference.local_median else run_median.median_grad_norm end as reference_grad_norm,
+        local_reference.local_points
     from local_reference
     cross join run_median
 ),
@@ -75,7 +76,10 @@ outliers as (
         steps.grad_norm,
         steps.reference_grad_norm,
         {{ safe_divide('steps.grad_norm', 'steps.reference_grad_norm') }} as ratio_to_median,
-        (steps.step <= coalesce(config.warmup_steps, 0)) as is_in_warmup,
+        -- the first logged steps (no local history yet) count with the warmup: a fresh model's
+        -- first gradients are large whatever the schedule, and an unknown warmup is no warmup
+        (steps.step <= coalesce(config.warmup_steps, 0)
+            or steps.local_points < {{ var('grad_norm_local_min_points') }}) as is_in_warmup,
         {{ previous_value('steps.step', 'steps.step') }} as previous_outlier_step
     from referenced as steps
     cross join run_median
@@ -137,7 +141,7 @@ final as (
         end as severity,
         'Gradient norm reached ' || {{ fmt('bursts.max_grad_norm', 3) }} || ', ' || {{ fmt('bursts.max_ratio', 1) }}
             || 'x the median ' || {{ fmt('bursts.max_reference', 3) }} || ' of the norms before it'
-            || case when bursts.is_warmup = 1 then ', during warmup (' || {{ fmt_int('bursts.outlier_steps') }} || ' steps).'
+            || case when bursts.is_warmup = 1 then ', during warmup or the first logged steps (' || {{ fmt_int('bursts.outlier_steps') }} || ' steps).'
                 when bursts.first_step = bursts.last_step then ', at step ' || {{ fmt_int('bursts.first_step') }} || '.'
                 else ', at steps ' || {{ fmt_int('bursts.first_step') }} || '-' || {{ fmt_int('bursts.last_step') }} || '.' end
             as title,
