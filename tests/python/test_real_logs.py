@@ -710,17 +710,14 @@ class TestNanogptResume:
 
     LOG: ClassVar[str] = "nanogpt-resume"
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason=(
-            "the resume jump is on the first steps of the epoch-2 file, where no baseline exists; the "
-            "folder's two files are not yet read as one run split by a resume"
-        ),
-    )
+    def test_two_legs_read_as_one_run(self, diagnosis: Diagnosis) -> None:
+        events = diagnosis.run.events
+        assert list(events["step"]) == [19072], events
+        assert "resuming from step 19072" in events["event"].iloc[0]
+
     def test_resume_jump_found(self, diagnosis: Diagnosis) -> None:
         assert any(
-            f["first_step"] is not None and f["first_step"] <= 19080 and f["severity"] in ABOVE_LOW
-            for f in diagnosis.findings
+            grad_finding_at(f, 19072, 19080) and f["severity"] in ABOVE_LOW for f in diagnosis.findings
         ), diagnosis.table()
 
     def test_no_false_high(self, diagnosis: Diagnosis) -> None:
