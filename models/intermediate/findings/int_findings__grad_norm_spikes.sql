@@ -1,8 +1,9 @@
 -- Findings: gradient norms far above the typical norm around them (grad_norm_spike_factor x
 -- the median of the grad_norm_local_window logged norms before the step; the run's median
 -- until grad_norm_local_min_points are known), grouped into events of consecutive outlier
--- steps. Steps already reported as clip violations are left out (that finding
--- explains them), and events inside the warmup are told apart: large early
+-- steps. Steps already reported as clip violations, and norms logged after clipping
+-- at the clip limit, are left out (clipping explains them), and events inside the
+-- warmup are told apart: large early
 -- norms are common, large norms after warmup often precede loss spikes (OLMo 2).
 -- A burst the loss does not react to (no loss spike event within two logging
 -- intervals) is at most medium, and low below grad_norm_high_ratio: a single large
@@ -14,7 +15,14 @@ steps as (
 ),
 
 violations as (
-    select step from {{ ref('int_gradients_checked') }} where is_clip_violation
+    -- clip violations, and norms logged after clipping that sit at the clip limit: clipping
+    -- worked there, the raw norm is unknown, and the loss spike they come with is reported
+    select checked.step
+    from {{ ref('int_gradients_checked') }} as checked
+    cross join {{ ref('stg_training__config') }} as stg
+    where checked.is_clip_violation
+        or (checked.ratio_to_clip >= 1 - {{ var('grad_norm_clipped_band') }}
+            and coalesce(stg.grad_norm_measured, 'after_clipping') <> 'before_clipping')
 ),
 
 loss_spikes as (
