@@ -10,6 +10,10 @@
 3. builds the dbt project on them into DIR/diagnosis.duckdb (dbt's target and logs in DIR/dbt/);
 4. writes the ranked report into DIR: report.md, report.html, findings.json.
 
+A SOURCE holding several runs (Lightning version_N/ folders side by side, W&B run folders,
+a W&B chart export naming several runs) is diagnosed run by run into DIR/runs/<run>/, with
+DIR/index.md and DIR/index.html ranking the runs by their worst finding (scripts/multi_run.py).
+
 Progress goes to stderr; stdout gets the report's paths and the fix-first finding.
 Exit status: 0 the diagnosis was made (whatever it found); 1 the build or the report
 failed; 2 the input could not be read (the message says what was expected and found).
@@ -26,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 import importers
+import multi_run
 from dbt_runner import BuildResult, DbtBuildError, build_run
 from importers.canonical import FILE_SUFFIXES, RunData, write_run
 from validate_run import RunValidationError, carry_cut_off_row, validate_run, validate_source
@@ -186,8 +191,29 @@ def fix_first_line(findings_path: Path) -> str:
     return f"fix first: [{first.get('severity')}] {title} ({first.get('finding_id')}{where})"
 
 
+def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: bool) -> int:
+    """A source holding several runs: each diagnosed into out/runs/<run>/, then out/index.*"""
+    say(f"{len(runs)} runs found: each is diagnosed on its own (see scripts/multi_run.py)")
+
+    def one(run: RunData, run_out: Path) -> Path:
+        say(f"      {len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+        result = build(write_canonical(run, run_out / RUN_SUBDIR), run_out, keep_going)
+        return report(result, run_out)["findings"]
+
+    outcomes = multi_run.diagnose_runs(runs, out, one, say)
+    paths = multi_run.write_index(outcomes, out)
+    print(f"index: {paths['html']}")
+    print(f"       {paths['markdown']}")
+    read = [o for o in outcomes if not o.error]
+    print(f"{len(read)} of {len(outcomes)} runs diagnosed")
+    return EXIT_OK if read else EXIT_FAILED
+
+
 def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:
     """Run the four steps; returns the exit status (raises BadInput / Failed)."""
+    runs = [] if fmt else multi_run.find_runs(source)
+    if runs:
+        return diagnose_several(runs, out, keep_going)
     run = read_source(source, fmt)
     run_dir = write_canonical(run, out / RUN_SUBDIR, source)
     result = build(run_dir, out, keep_going)

@@ -2,6 +2,8 @@
 -- step does not split an event) form one event, described by its onset step,
 -- peak, duration, the shard and source it started on, whether grad_norm was at
 -- or above the clip limit at the onset, and the loss it cost above the baseline.
+-- A spike step must also exceed its baseline by spike_min_absolute_excess in
+-- absolute loss: a large ratio on a near-zero loss is noise, not a spike.
 with
 
 scored as (
@@ -31,6 +33,7 @@ spike_steps as (
         {{ previous_value('scored.step', 'scored.step') }} as previous_spike_step
     from scored
     where scored.is_loss_spike
+        and scored.loss - scored.loss_baseline >= {{ var('spike_min_absolute_excess') }}
 ),
 
 event_starts as (

@@ -31,6 +31,7 @@ IMPORTER_MODULES = [
     "importers.megatron_golden",
     "importers.lightning_csv",
     "importers.wandb_history",
+    "importers.wandb_run",
     "importers.text_logs",
 ]
 

@@ -121,6 +121,30 @@ def sniff(path: Path) -> bool:
         return False
 
 
+RESULT_FILES = ("all_results.json", "train_results.json", "eval_results.json")
+RESULT_COUNTS = ("train_samples", "eval_samples")
+
+
+def run_results(folder: Path, notes: list[str]) -> dict[str, int]:
+    """train_samples / eval_samples from the Trainer's *_results.json in ``folder`` or up to two
+    folders above it (a TensorBoard ``runs/<name>/`` sits two levels below them)."""
+    for place in (folder, *list(folder.parents)[:2]):
+        for name in RESULT_FILES:
+            path = place / name
+            try:
+                document = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+            except (OSError, ValueError):
+                notes.append(f"{path}: not readable as JSON, ignored")
+                continue
+            if not isinstance(document, dict):
+                continue
+            counts = {key: int(document[key]) for key in RESULT_COUNTS if isinstance(document.get(key), int)}
+            if counts:
+                notes.append(f"{', '.join(counts)} from {path.name}")
+                return counts
+    return {}
+
+
 def load(path: Path) -> RunData:
     """Read a trainer_state.json (see the module docstring for what is and is not read)."""
     return load_state_run(path)
@@ -162,6 +186,7 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
+    run.config.update(run_results(state_path.parent, notes))
     explain_unknowns(run, bool(sources), STATE_FILE)
     _grad_norm_notes(run, rows)
     if step_times is None:

@@ -19,9 +19,11 @@ step first appears, files are read in the order TensorBoard names them (creation
 written twice (a resumed run) stays twice.
 
 Events: a drop of ``loss-scale`` becomes "loss scale overflow: scale reduced to X"; every
-event file after the first in the run folder means a new writer, i.e. the training process
-was restarted, and is written as such at the step the new file starts. A Hugging Face ``args``
-text summary (``TrainingArguments`` as JSON) gives the config through ``hf_trainer``'s rules.
+event file after the first in the run folder that holds training scalars means a new writer,
+i.e. the training process was restarted, and is written as such at the step the new file
+starts (a later file with only evaluation/test tags is the test phase after ``fit()``).
+A Hugging Face ``args`` text summary (``TrainingArguments`` as JSON) gives the config
+through ``hf_trainer``'s rules.
 
 Only one run folder is read: event files in several folders (``lightning_logs/version_0``,
 ``version_1`` ...) are an error naming them; folders without scalars (``add_hparams``
@@ -56,7 +58,7 @@ from tensorboard.util import tensor_util
 from importers import RunImportError
 from importers.aliases import load_aliases, metric_column, resolve
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import config_from, schedule_from_args
+from importers.hf_trainer import config_from, run_results, schedule_from_args
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"
@@ -272,13 +274,44 @@ def _run_folder(files: list[_EventFile], root: Path, notes: list[str]) -> list[_
     return [f for f in files if f.path.parent == folders[0]]
 
 
-def _restart_events(files: list[_EventFile]) -> list[tuple[int, str]]:
+def _loss_rows_only(train: pd.DataFrame, has_loss: bool, notes: list[str]) -> pd.DataFrame:
+    """Keep the steps that logged a loss. A step that logged only the LR (or the grad norm) on its
+    own (Lightning's LearningRateMonitor at the first step of an epoch, the loss at its last)
+    is not a training step without a loss: its values go to the next loss row that lacks them."""
+    if not has_loss or train.empty:
+        return train
+    train = train.sort_values("step", kind="stable").reset_index(drop=True)
+    has_value = train["loss"].notna()
+    if has_value.all():
+        return train
+    group = has_value[::-1].cumsum()[::-1]  # rows up to and including the next loss row
+    filled = train.groupby(group, sort=False).transform(lambda column: column.ffill())
+    filled["step"] = train["step"]
+    kept = filled[has_value].reset_index(drop=True)
+    notes.append(
+        f"{int((~has_value).sum())} TensorBoard steps logged no loss (only LR or grad norm): their "
+        "values moved to the next step with a loss"
+    )
+    return kept
+
+
+def _restart_events(files: list[_EventFile], train_tags: set[str], notes: list[str]) -> list[tuple[int, str]]:
+    """A later event file with training scalars is a new writer: a restart. One holding only
+    evaluation / test / predict tags is the phase after ``fit()`` (``trainer.test``, a final
+    ``evaluate``) writing its own file: not a restart."""
     events = []
     previous: int | None = None
     for file in files:
         if not file.points:
             continue
         steps = [step for _, step, _ in file.points]
+        if previous is not None and not any(tag in train_tags for tag, _, _ in file.points):
+            tags = sorted({tag for tag, _, _ in file.points})
+            notes.append(
+                f"event file {file.path.name} holds no training scalars (only {', '.join(tags[:8])}): "
+                "an evaluation/test phase after training, not a restart"
+            )
+            continue
         if previous is not None:
             events.append(
                 (
@@ -363,7 +396,7 @@ def load(path: Path) -> RunData:
             "learning rate, step time or validation loss/accuracy; name them in a YAML file "
             "(e.g. 'loss: [my/tag]') and point RUN_DIAGNOSIS_ALIASES at it"
         )
-    train = _rows(points, fields, TRAIN_COLUMNS)
+    train = _loss_rows_only(_rows(points, fields, TRAIN_COLUMNS), "loss" in fields, notes)
     evals = _rows(points, fields, EVAL_COLUMNS)
     used = set(fields.values())
     notes.append("TensorBoard tags used: " + ", ".join(f"{name} <- {tag!r}" for name, tag in fields.items()))
@@ -377,9 +410,11 @@ def load(path: Path) -> RunData:
             notes.append(f"no TensorBoard tag for {name}: train_log.{name} is empty")
     if "step_time_sec" not in fields:
         notes.append("wall-clock times of the events are not turned into step times")
-    events = _loss_scale_events(points, fields.get("loss_scale")) + _restart_events(files)
+    train_tags = {tag for name, tag in fields.items() if name in TRAIN_FIELDS}
+    events = _loss_scale_events(points, fields.get("loss_scale")) + _restart_events(files, train_tags, notes)
     texts = {tag: text for file in files for tag, text in file.texts.items()}
     schedule, config, config_notes = _config(texts, train, evals)
+    config.update(run_results(path if path.is_dir() else path.parent, config_notes))
     notes.append("TensorBoard event files carry no checkpoint, interrupt or error events")
     folder = files[0].path.parent
     return RunData(

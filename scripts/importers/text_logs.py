@@ -51,6 +51,7 @@ What cannot be known
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -63,6 +64,7 @@ import pandas as pd
 from importers import RunImportError
 from importers.aliases import metric_column
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from importers.units import UNIT_PATTERN, UnitError, convert
 
 FORMAT = "text_log"
 DESCRIPTION = (
@@ -77,6 +79,13 @@ TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout"}
 GENERIC_STEMS = {"main", "log", "logs", "train", "training", "stdout", "output", "out", "nohup", "run"}
 
 NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
+
+
+# an optional unit after a loss value (`val loss 2.41 BPC`): group <column>_unit, see importers.units
+def _unit(column: str) -> str:
+    return rf"(?:\s*(?P<{column}_unit>{UNIT_PATTERN})(?![\w/]))?"
+
+
 CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))  # not tab/newlines/ESC
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
@@ -455,12 +464,26 @@ class _Parser:
         for group, column, factor in line_type.values:
             text = found.group(group)
             if text is not None:
-                values[column] = float(text) * factor
+                values[column] = self._in_canonical_unit(column, float(text) * factor, found, group)
         for column, cells in target.items():
             cells.append(step if column == "step" else values.get(column))
         self.parsed.last_step = step
         if line_type.bookkeeping:
             self._bookkeeping(found.groupdict(), step)
+
+    def _in_canonical_unit(self, column: str, value: float, found: re.Match[str], group: str) -> float:
+        """The value converted from the unit printed after it (BPC, bits, ppl, %), if any."""
+        unit = found.groupdict().get(f"{group}_unit")
+        if not unit:
+            return value
+        try:
+            converted = convert(column, value, unit)
+        except UnitError as error:
+            raise RunImportError(f"{column} {value} {unit}: {error}") from error
+        note = f"{column} printed in {unit}: converted to nats (a loss) or a share (an accuracy)"
+        if note not in self.parsed.notes:
+            self.parsed.notes.append(note)
+        return converted
 
     def _bookkeeping(self, groups: Mapping[str, str | None], step: int) -> None:
         """Megatron extras: total iterations, batch size, loss-scale drops, skipped/NaN counts."""
@@ -766,11 +789,12 @@ _MEGATRON_ITERATION = _fields(
 
 _LLMC_STEP = _fields(
     r"^\s*step\s+(?P<step>\d+)\s*(?:/\s*(?P<total_steps>\d+)\s*)?(?=\|)"
-    rf"(?=.*?\|\s*(?:train\s+)?loss\s+{NUM})",
-    rf"\|\s*(?:train\s+)?loss\s+(?P<loss>{NUM})",
-    rf"\|\s*norm\s+(?P<grad_norm>{NUM})",
-    rf"\|\s*lr\s+(?P<learning_rate>{NUM})",
-    rf"\|\s*\(?\s*(?:dt\s+)?(?P<step_time_ms>{NUM})\s*ms\b",
+    rf"(?=.*?\|\s*(?:train\s+)?loss:?\s+{NUM})",
+    rf"\|\s*(?:train\s+)?loss:?\s+(?P<loss>{NUM}){_unit('loss')}",
+    rf"\|\s*norm:?\s+(?P<grad_norm>{NUM})",
+    rf"\|\s*lr:?\s+(?P<learning_rate>{NUM})",
+    # `1234.5 ms`, `dt 1234.5ms` (llm.c), `dt: 1234.5ms` / `elapsed_time: dt=1234.5ms` (build-nanogpt)
+    rf"\|\s*\(?\s*(?:elapsed_time:\s*)?(?:dt[:=]?\s*)?(?P<step_time_ms>{NUM})\s*ms\b",
 )
 
 SHAPES = (
@@ -826,8 +850,14 @@ SHAPES = (
             _line(
                 "llmc_val",
                 "eval",
-                rf"^\s*(?:val loss|validation loss:)\s+(?P<val_loss>{NUM})\s*$",
+                rf"^\s*(?:val loss|validation loss:)\s+(?P<val_loss>{NUM}){_unit('val_loss')}\s*$",
                 evidence=True,
+            ),
+            _line(
+                "bn_checkpoint_loaded",
+                "event",
+                r"^Loaded checkpoint from (?P<path>[^,\s]+),.*?\bstep (?P<resumed>\d+)",
+                event="resuming from step {resumed}: loaded checkpoint {path}",
             ),
             _line(
                 "hellaswag",
@@ -868,14 +898,15 @@ SHAPES = (
             _line(
                 "nanogpt_iter",
                 "train",
-                rf"^iter\s+(?P<step>\d+):\s*loss\s+(?P<loss>{NUM})(?:,\s*time\s+(?P<step_time_ms>{NUM})\s*ms)?",
+                rf"^iter\s+(?P<step>\d+):\s*loss\s+(?P<loss>{NUM}){_unit('loss')}(?:,\s*time\s+(?P<step_time_ms>{NUM})\s*ms)?",
                 needle="iter",
                 evidence=True,
             ),
             _line(
                 "nanogpt_eval",
                 "eval",
-                rf"^step\s+(?P<step>\d+):\s*train loss\s+{NUM},\s*val loss\s+(?P<val_loss>{NUM})",
+                rf"^step\s+(?P<step>\d+):\s*train loss\s+{NUM}(?:\s*{UNIT_PATTERN})?,"
+                rf"\s*val loss\s+(?P<val_loss>{NUM})" + _unit("val_loss"),
                 needle="val loss",
                 evidence=True,
             ),
@@ -912,12 +943,16 @@ SHAPES = (
             _line(
                 "bn_train",
                 "train",
-                rf"^(?P<step>\d+) train (?P<loss>{NUM})\s*$",
+                rf"^(?P<step>\d+) train (?P<loss>{NUM}){_unit('loss')}\s*$",
                 needle="train",
                 evidence=True,
             ),
             _line(
-                "bn_val", "eval", rf"^(?P<step>\d+) val (?P<val_loss>{NUM})\s*$", needle="val", evidence=True
+                "bn_val",
+                "eval",
+                rf"^(?P<step>\d+) val (?P<val_loss>{NUM}){_unit('val_loss')}\s*$",
+                needle="val",
+                evidence=True,
             ),
             _line(
                 "hellaswag",
@@ -1050,9 +1085,98 @@ def _resolve(path: Path) -> Path:
         raise RunImportError(
             f"{path}: no text training log in this folder (looked at: {looked}); expected {DESCRIPTION}"
         )
-    raise RunImportError(
-        f"{path}: {len(matching)} text training logs in this folder ({', '.join(p.name for p in matching)}); "
-        "pass one file"
+    raise _SeveralLogs(matching)
+
+
+# a log whose losses match a richer log's on this share of common steps is its summary
+LOSS_AGREEMENT = 0.9
+
+
+class _SeveralLogs(Exception):
+    """A folder with several text logs: ``load`` reads them as one run when they fit together."""
+
+    def __init__(self, files: list[Path]) -> None:
+        super().__init__(", ".join(p.name for p in files))
+        self.files = files
+
+
+def _span(run: RunData) -> tuple[int, int]:
+    steps = [int(s) for s in run.train["step"]] + [int(s) for s in run.evals["step"]]
+    return min(steps), max(steps)
+
+
+def _size(run: RunData) -> tuple[int, int]:
+    return len(run.train), int(run.train.notna().sum().sum())
+
+
+def _covers(outer: RunData, inner: RunData) -> bool:
+    """``outer`` holds what ``inner`` logs: its steps, more fields, the same losses (a summary log)."""
+    (outer_first, outer_last), (inner_first, inner_last) = _span(outer), _span(inner)
+    if not (outer_first <= inner_first and inner_last <= outer_last and _size(outer) > _size(inner)):
+        return False
+    both = pd.merge(outer.train[["step", "loss"]], inner.train[["step", "loss"]], on="step").dropna()
+    outer_loss, inner_loss = both["loss_x"].astype(float), both["loss_y"].astype(float)
+    agree = (outer_loss - inner_loss).abs() <= 1e-4 * outer_loss.abs().clip(lower=1.0)
+    return not both.empty and bool(agree.mean() >= LOSS_AGREEMENT)
+
+
+def _load_folder(folder: Path, files: list[Path]) -> RunData:
+    """Several text logs of one run: a summary log (``log.txt``) whose steps another, richer log
+    covers is left out; the rest must follow each other (a run split by a resume, one file per
+    leg, of the same shape: each starts where the previous ended and goes further) and are read as
+    one run, with a "resuming" event at each join. Other logs are separate runs: an error asking
+    for one file."""
+    runs = [(file, load(file)) for file in files]
+    kept = [(f, r) for f, r in runs if not any(other is not r and _covers(other, r) for _, other in runs)]
+    dropped = [f.name for f, _ in runs if all(f != k for k, _ in kept)]
+    kept.sort(key=lambda item: _span(item[1]))
+    for (previous, before), (file, after) in itertools.pairwise(kept):
+        first, last = _span(before)
+        tolerance = max(1, (last - first) // 100)
+        same_shape = before.notes[:1] == after.notes[:1]  # "read as text-log shape ..."
+        if not same_shape or _span(after)[0] < last - tolerance or _span(after)[1] <= last:
+            raise RunImportError(
+                f"{folder}: {len(files)} text training logs in this folder "
+                f"({', '.join(f.name for f in files)}); pass one file: {previous.name} "
+                f"(steps {first}-{last}) and {file.name} (steps {_span(after)[0]}-{_span(after)[1]}) "
+                "do not continue each other, "
+                "so they look like separate runs"
+            )
+    notes = [
+        f"{len(files)} text logs in {folder.name}: " + ", ".join(f.name for f, _ in kept) + " read as one run"
+    ]
+    if dropped:
+        notes.append(f"left out (their steps are covered by a richer log): {', '.join(dropped)}")
+    first_run = kept[0][1]
+    if len(kept) == 1:
+        first_run.notes = notes + first_run.notes
+        return first_run
+    events = [first_run.events]
+    for (_, before), (file, after) in itertools.pairwise(kept):
+        join = _span(before)[1]
+        if not after.events["event"].str.contains("resum", case=False).any():
+            resume = f"resuming from step {join}: log file {file.name} continues the run (a new process)"
+            events.append(pd.DataFrame([(join, resume)], columns=EVENT_COLUMNS))
+        # events printed before the file's first step (a checkpoint load) belong to its start
+        later = after.events.copy()
+        later.loc[later["step"] < _span(after)[0], "step"] = _span(after)[0]
+        events.append(later)
+    schedule = dict(first_run.schedule)
+    config = dict(first_run.config)
+    for _, later in kept[1:]:
+        schedule.update({k: v for k, v in later.schedule.items() if v is not None})
+        config.update({k: v for k, v in later.config.items() if v is not None})
+        notes += [f"{Path(later.source_path).name}: {note}" for note in later.notes]
+    return RunData(
+        source_format=FORMAT,
+        source_path=str(folder),
+        train=pd.concat([r.train for _, r in kept], ignore_index=True),
+        evals=pd.concat([r.evals for _, r in kept], ignore_index=True),
+        events=pd.concat(events, ignore_index=True).drop_duplicates().astype({"step": "int64"}),
+        run_name=folder.name,
+        schedule=schedule,
+        config=config,
+        notes=notes + first_run.notes,
     )
 
 
@@ -1098,7 +1222,10 @@ def _summary_notes(parsed: _Parsed, train: pd.DataFrame) -> list[str]:
 
 def load(path: Path) -> RunData:
     """Parse a text training log into a RunData (see the module docstring for what is read)."""
-    file = _resolve(path)
+    try:
+        file = _resolve(path)
+    except _SeveralLogs as several:
+        return _load_folder(path, several.files)
     if file.stat().st_size == 0:
         raise RunImportError(f"{file}: the file is empty (0 bytes); expected a training log ({DESCRIPTION})")
     lines, ends_with_newline = _read_lines(file)

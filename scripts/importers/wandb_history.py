@@ -57,6 +57,7 @@ from importers.aliases import (
 )
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from importers.hf_trainer import config_from, explain_unknowns, find_training_args, schedule_from_args
+from importers.units import cell_parser, column_unit
 
 FORMAT = "wandb_history"
 DESCRIPTION = (
@@ -107,11 +108,18 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
             f"{path}: expected one history file (*.csv or *.jsonl with a step and a loss column, "
             f"or {HISTORY_FILE}); found {len(files)}: {shown}"
         )
-    table = read_table(files[0])
+    return load_table(read_table(files[0]), path, files[0], aliases)
+
+
+def load_table(
+    table: Table, path: Path, file: Path, aliases: Path | None = None, config_dir: Path | None = None
+) -> RunData:
+    """One run from its wide table (``file``: where it came from, for names; training arguments
+    from ``config_dir``, by default the file's folder)."""
     alias_table = load_aliases(aliases)
     wide = split_wide(table, resolve(table.frame.columns, alias_table), alias_table)
     notes = table.notes + wide.notes
-    args, sources = find_training_args(files[0].parent)
+    args, sources = find_training_args(config_dir or file.parent)
     total_steps = _positive_int(args.get("max_steps"))
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
@@ -121,12 +129,72 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         train=wide.train,
         evals=wide.evals,
         events=pd.DataFrame(sorted(wide.events, key=lambda e: e[0]), columns=EVENT_COLUMNS),
-        run_name=table.run_name or args.get("run_name") or files[0].stem,
+        run_name=table.run_name or args.get("run_name") or file.stem,
         schedule=schedule_from_args(args, total_steps, notes) if args else {},
         notes=notes,
     )
     run.config = config_from({}, args, list(wide.train["step"]), list(wide.evals["step"]), total_steps, notes)
-    explain_unknowns(run, bool(sources), files[0].name)
+    explain_unknowns(run, bool(sources), file.name)
+    return run
+
+
+# ---------------------------------------------------------------- W&B chart exports, several runs
+
+
+def chart_runs(path: Path) -> dict[str, list[Path]]:
+    """Run name -> the chart-export CSVs holding it, for a chart CSV or a folder of them.
+
+    A chart export (a panel's "Export CSV") has a ``Step`` column and ``<run> - <metric>``
+    columns, with ``__MIN``/``__MAX`` band companions, one set per run shown in the panel.
+    Empty when ``path`` holds no such file.
+    """
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix == ".csv" and p.is_file()) if path.is_dir() else [path]
+    )
+    runs: dict[str, list[Path]] = {}
+    for file in files:
+        if file.suffix != ".csv":
+            continue
+        try:
+            columns = [str(c) for c in pd.read_csv(file, nrows=0).columns]
+        except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError):
+            continue
+        metric = [c for c in columns if c != "Step" and not CHART_BAND.search(c)]
+        matches = [CHART_COLUMN.match(c) for c in metric]
+        if "Step" not in columns or not metric or not all(matches):
+            continue
+        for name in dict.fromkeys(m.group("run") for m in matches if m):
+            runs.setdefault(name, []).append(file)
+    return runs
+
+
+def load_chart_run(files: Sequence[Path], run_name: str, aliases: Path | None = None) -> RunData:
+    """One run of W&B chart exports: its ``<run> - <metric>`` columns of every file, joined on Step."""
+    merged: pd.DataFrame | None = None
+    prefix = f"{run_name} - "
+    for file in files:
+        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
+        keep = [c for c in frame.columns if str(c).startswith(prefix) and not CHART_BAND.search(str(c))]
+        if not keep:
+            continue
+        part = frame[["Step", *keep]].rename(columns={c: str(c)[len(prefix) :] for c in keep})
+        part = part[(part[[str(c)[len(prefix) :] for c in keep]] != "").any(axis=1)]
+        merged = part if merged is None else merged.merge(part, on="Step", how="outer", suffixes=("", "_dup"))
+    if merged is None or merged.empty:
+        raise RunImportError(f"run {run_name!r}: no values in {', '.join(f.name for f in files)}")
+    merged = merged.fillna("")
+    merged["_step_order"] = pd.to_numeric(merged["Step"], errors="coerce")
+    merged = (
+        merged.sort_values("_step_order", kind="stable").drop(columns="_step_order").reset_index(drop=True)
+    )
+    names = [f"step {step}" for step in merged["Step"]]
+    table = Table(merged, names, files[0], run_name=run_name)
+    table.notes.append(
+        f"W&B chart export: run {run_name!r} of {', '.join(f.name for f in files)} "
+        "(column prefix removed, __MIN/__MAX bands dropped)"
+    )
+    run = load_table(table, files[0], files[0], aliases)
+    run.run_name = run_name
     return run
 
 
@@ -229,7 +297,17 @@ def split_wide(table: Table, columns: ColumnMap, aliases: dict[str, list[str]]) 
     if not all(has_step):
         notes.append(f"skipped {has_step.count(False)} rows without a step value")
     rows = [i for i, ok in enumerate(has_step) if ok]
-    values = {name: _cells(table, columns.get(name), to_float) for name in ("loss", "val_loss")}
+    # a unit in the cell ("2.41 BPC") or the column name (val_bpc) converts to nats
+    values = {
+        name: _cells(table, columns.get(name), cell_parser(name, columns.get(name), to_float))
+        for name in ("loss", "val_loss")
+    }
+    notes += [
+        f"{columns.get(name)}: the column name states the unit {column_unit(str(columns.get(name)))!r}: "
+        "converted to nats"
+        for name in ("loss", "val_loss")
+        if columns.get(name) and column_unit(str(columns.get(name)))
+    ]
     train_rows = [i for i in rows if values["loss"][i] is not None]
     eval_rows = [i for i in rows if values["val_loss"][i] is not None]
     if not train_rows:

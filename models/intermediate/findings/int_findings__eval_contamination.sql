@@ -1,8 +1,14 @@
 -- Finding: validation data is likely inside training: a training shard whose
--- source names an eval / holdout / test set, or validation loss persistently
--- below the training loss around it (by contamination_min_gap, in at least
--- contamination_min_share of the evaluations after the first). A train/val ratio
--- beyond loss_scale_mismatch_ratio is a scale problem, reported under log_quality.
+-- source names an eval / holdout / test set; the evaluation set the same size
+-- as the training set (the run's own eval_samples = train_samples); validation
+-- loss equal to the training loss logged at the same step on several
+-- evaluations; or validation loss persistently below the training loss around it
+-- (by contamination_min_gap, in at least contamination_min_share of the
+-- evaluations after the first). The last alone is weak evidence (dropout,
+-- augmentation and a training loss averaged over a logging window while the model
+-- improves all put validation below training), so it is low; high needs one of
+-- the strong signals. A train/val ratio beyond loss_scale_mismatch_ratio is a
+-- scale problem, reported under log_quality.
 with
 
 shards as (
@@ -12,6 +18,51 @@ shards as (
 evals as (
     select * from {{ ref('int_evals_compared') }}
     where eval_index > 1 and train_loss_smoothed is not null
+),
+
+train_points as (
+    select step, loss from {{ ref('int_train_steps_resolved') }} where loss is not null
+),
+
+all_evals as (
+    select step, val_loss, train_loss_smoothed, eval_index, eval_count from {{ ref('int_evals_compared') }}
+),
+
+exact_matches as (
+    -- evaluations whose loss equals the training loss logged at the same step: the same batches
+    select count(*) as exact_evals
+    from all_evals
+    inner join train_points
+        on all_evals.step = train_points.step
+    where abs(all_evals.val_loss - train_points.loss)
+        <= {{ var('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ var('contamination_exact_tolerance') }})
+),
+
+sample_counts as (
+    select
+        {{ parse_integer(json_text('config_json', '$.train_samples')) }} as train_samples,
+        {{ parse_integer(json_text('config_json', '$.eval_samples')) }} as eval_samples
+    from {{ ref('stg_training__config') }}
+),
+
+last_eval as (
+    select step, val_loss, train_loss_smoothed from all_evals where eval_index = eval_count
+),
+
+strong_evidence as (
+    select
+        exact_matches.exact_evals,
+        sample_counts.train_samples,
+        sample_counts.eval_samples,
+        last_eval.step as last_eval_step,
+        last_eval.val_loss as last_val_loss,
+        last_eval.train_loss_smoothed as last_train_loss,
+        coalesce(sample_counts.train_samples = sample_counts.eval_samples, false) as is_same_sample_count,
+        exact_matches.exact_evals >= {{ var('contamination_exact_min_evals') }} as is_exact_match
+    from exact_matches
+    cross join sample_counts
+    left join last_eval
+        on true
 ),
 
 named_sources as (
@@ -63,17 +114,55 @@ source_findings as (
     from named_sources
 ),
 
+strong_findings as (
+    -- the evaluation set is the training set (same size) or scores exactly what training scored
+    select
+        'eval_contamination:eval_is_train' as finding_id,
+        'eval_contamination' as category,
+        case when is_exact_match or coalesce(last_val_loss <= last_train_loss, false) then 'high' else 'medium' end
+            as severity,
+        case when is_same_sample_count
+            then 'The evaluation set has as many samples as the training set (' || {{ fmt_int('eval_samples') }}
+                || '): the run most likely evaluated on its training data, so its validation numbers say nothing about held-out data.'
+            else 'Validation loss equalled the training loss at the same step on ' || {{ fmt_int('exact_evals') }}
+                || ' evaluations: the evaluation batches are the training batches.'
+        end as title,
+        'train_samples ' || coalesce({{ fmt_int('train_samples') }}, 'unknown') || ', eval_samples '
+            || coalesce({{ fmt_int('eval_samples') }}, 'unknown') || '; evaluations equal to the training loss at the same step (within '
+            || {{ var('contamination_exact_tolerance') }} || ' relative): ' || {{ fmt_int('exact_evals') }}
+            || coalesce('; last evaluation (step ' || {{ fmt_int('last_eval_step') }} || ') val_loss ' || {{ fmt('last_val_loss', 4) }}
+                || ' vs training loss ' || {{ fmt('last_train_loss', 4) }}, '') as evidence,
+        last_eval_step as first_step,
+        last_eval_step as last_step,
+        coalesce(exact_evals, 0) as steps_affected,
+        last_val_loss as observed_value,
+        last_train_loss as expected_value,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'val_loss_share' as cost_unit,
+        'the whole validation signal is uninformative when the evaluation data is the training data' as cost_method,
+        0.9 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Evaluate on a held-out split (check the eval dataset argument and the split names); until then treat every validation number of this run as a training number.'
+            as recommendation
+    from strong_evidence
+    where is_same_sample_count or is_exact_match
+),
+
 gap_findings as (
+    -- weak alone: regularisation (dropout, augmentation) and a training loss averaged over
+    -- the logging window both put validation below training in healthy runs
     select
         'eval_contamination:val_below_train' as finding_id,
         'eval_contamination' as category,
-        'high' as severity,
+        'low' as severity,
         'Validation loss sat below the training loss in ' || {{ fmt_int('evals_below_train') }} || ' of '
-            || {{ fmt_int('evals_compared') }} || ' evaluations: validation data may be in the training set.' as title,
+            || {{ fmt_int('evals_compared') }} || ' evaluations; usual with dropout/augmentation or a window-averaged training loss, a leak only if other evidence agrees.' as title,
         'evaluations after the first with val_loss at least ' || {{ fmt_pct(var('contamination_min_gap'), 0) }}
             || ' below the trailing-median training loss: ' || {{ fmt_int('evals_below_train') }} || ' of '
             || {{ fmt_int('evals_compared') }} || '; mean gap ' || {{ fmt_pct('mean_gap') }} || ' (steps '
-            || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }} || ')' as evidence,
+            || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }} || '); no strong sign of leakage '
+            || '(eval set the size of the training set, or val equal to train at the same step), so this stays low'
+            as evidence,
         first_step,
         last_step,
         evals_below_train as steps_affected,
@@ -82,19 +171,24 @@ gap_findings as (
         mean_gap as estimated_cost,
         'val_loss_share' as cost_unit,
         'mean relative gap by which validation loss undercuts training loss' as cost_method,
-        least(1.0, 0.5 + mean_gap) as impact_score,
+        least(0.2, mean_gap) as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Deduplicate the validation set against the training data (exact and near-duplicates) before trusting validation loss.'
+        'If the model has no dropout/augmentation and the training loss is not a window average, deduplicate the validation set against the training data (exact and near-duplicates) before trusting validation loss.'
             as recommendation
     from gap_summary
+    cross join strong_evidence
     where evals_compared >= 3
         -- too few training losses to compare with (a 1-row log): check_coverage says it could not run
         and (select count(loss) from {{ ref('int_train_steps_resolved') }}) >= {{ var('contamination_min_train_losses') }}
+        and not strong_evidence.is_same_sample_count
+        and not strong_evidence.is_exact_match
         and {{ safe_divide('evals_below_train', 'evals_compared') }} >= {{ var('contamination_min_share') }}
 ),
 
 final as (
     select * from source_findings
+    union all
+    select * from strong_findings
     union all
     select * from gap_findings
 )

@@ -1,8 +1,13 @@
--- Findings: gradient norms far above the run's typical norm (grad_norm_spike_factor x
--- the median over the counted steps), grouped into events of consecutive outlier
--- steps. Steps already reported as clip violations are left out (that finding
--- explains them), and events inside the warmup are told apart: large early
+-- Findings: gradient norms far above the typical norm around them (grad_norm_spike_factor x
+-- the median of the grad_norm_local_window logged norms before the step; the run's median
+-- until grad_norm_local_min_points are known), grouped into events of consecutive outlier
+-- steps. Steps already reported as clip violations, and norms logged after clipping
+-- at the clip limit, are left out (clipping explains them), and events inside the
+-- warmup are told apart: large early
 -- norms are common, large norms after warmup often precede loss spikes (OLMo 2).
+-- A burst the loss does not react to (no loss spike event within two logging
+-- intervals) is at most medium, and low below grad_norm_high_ratio: a single large
+-- gradient that the optimizer absorbs costs little.
 with
 
 steps as (
@@ -10,11 +15,32 @@ steps as (
 ),
 
 violations as (
-    select step from {{ ref('int_gradients_checked') }} where is_clip_violation
+    -- clip violations, and norms logged after clipping that sit at the clip limit: clipping
+    -- worked there, the raw norm is unknown, and the loss spike they come with is reported
+    select checked.step
+    from {{ ref('int_gradients_checked') }} as checked
+    cross join {{ ref('stg_training__config') }} as stg
+    where checked.is_clip_violation
+        or (checked.ratio_to_clip >= 1 - {{ var('grad_norm_clipped_band') }}
+            and coalesce(stg.grad_norm_measured, 'after_clipping') <> 'before_clipping')
 ),
 
 loss_spikes as (
-    select step from {{ ref('int_loss_baselines_computed') }} where is_loss_spike
+    select onset_step, last_step from {{ ref('int_loss_spikes_flagged') }}
+),
+
+log_interval as (
+    select coalesce(percentile_cont(0.5) within group (order by step - previous_step), 1) as median_interval
+    from {{ ref('int_train_steps_resolved') }}
+),
+
+local_reference as (
+    select
+        step,
+        grad_norm,
+        {{ rolling_median('grad_norm', 'step', var('grad_norm_local_window')) }} as local_median,
+        count(grad_norm) {{ trailing_window('step', var('grad_norm_local_window')) }} as local_points
+    from steps
 ),
 
 lr_peak as (
@@ -41,29 +67,43 @@ run_median as (
     from steps
 ),
 
+referenced as (
+    select
+        local_reference.step,
+        local_reference.grad_norm,
+        case when local_reference.local_points >= {{ var('grad_norm_local_min_points') }}
+            then local_reference.local_median else run_median.median_grad_norm end as reference_grad_norm,
+        local_reference.local_points
+    from local_reference
+    cross join run_median
+),
+
 outliers as (
     select
         steps.step,
         steps.grad_norm,
-        {{ safe_divide('steps.grad_norm', 'run_median.median_grad_norm') }} as ratio_to_median,
-        (steps.step <= coalesce(config.warmup_steps, 0)) as is_in_warmup,
+        steps.reference_grad_norm,
+        {{ safe_divide('steps.grad_norm', 'steps.reference_grad_norm') }} as ratio_to_median,
+        -- the first logged steps (no local history yet) count with the warmup: a fresh model's
+        -- first gradients are large whatever the schedule, and an unknown warmup is no warmup
+        (steps.step <= coalesce(config.warmup_steps, 0)
+            or steps.local_points < {{ var('grad_norm_local_min_points') }}) as is_in_warmup,
         {{ previous_value('steps.step', 'steps.step') }} as previous_outlier_step
-    from steps
+    from referenced as steps
     cross join run_median
     cross join config
     left join violations
         on steps.step = violations.step
     where violations.step is null
         and run_median.counted_steps >= 3
-        and steps.grad_norm >= {{ var('grad_norm_spike_factor') }} * run_median.median_grad_norm
+        and steps.grad_norm >= {{ var('grad_norm_spike_factor') }} * steps.reference_grad_norm
 ),
 
 events as (
     select
         *,
         sum(case when previous_outlier_step is null or step - previous_outlier_step > 2 * (
-            select coalesce(percentile_cont(0.5) within group (order by step - previous_step), 1)
-            from {{ ref('int_train_steps_resolved') }}
+            select median_interval from log_interval
         ) then 1 else 0 end) over (order by step rows between unbounded preceding and current row) as event_number
     from outliers
 ),
@@ -78,6 +118,8 @@ bursts as (
         max(step) as last_step,
         max(grad_norm) as max_grad_norm,
         max(ratio_to_median) as max_ratio,
+        min(reference_grad_norm) as min_reference,
+        max(reference_grad_norm) as max_reference,
         {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('grad_norm', 3) ~ " || ')'", "', '", "order by grad_norm desc") }}
             as outlier_list
     from events
@@ -85,10 +127,13 @@ bursts as (
 ),
 
 near_loss_spikes as (
-    select bursts.burst_key, count(loss_spikes.step) as loss_spike_steps
+    -- loss spike events starting or running within two logging intervals of the burst
+    select bursts.burst_key, count(loss_spikes.onset_step) as loss_spike_steps
     from bursts
+    cross join log_interval
     left join loss_spikes
-        on loss_spikes.step between bursts.first_step - 2 and bursts.last_step + 2
+        on loss_spikes.onset_step <= bursts.last_step + 2 * log_interval.median_interval
+        and loss_spikes.last_step >= bursts.first_step - 2 * log_interval.median_interval
     group by bursts.burst_key
 ),
 
@@ -98,20 +143,24 @@ final as (
         'grad_norm_spikes' as category,
         case
             when bursts.is_warmup = 1 then 'low'
-            when bursts.max_ratio >= 10 then 'high'
-            else 'medium'
+            when near_loss_spikes.loss_spike_steps > 0 and bursts.max_ratio >= {{ var('grad_norm_high_ratio') }} then 'high'
+            when near_loss_spikes.loss_spike_steps > 0 or bursts.max_ratio >= {{ var('grad_norm_high_ratio') }} then 'medium'
+            else 'low'
         end as severity,
         'Gradient norm reached ' || {{ fmt('bursts.max_grad_norm', 3) }} || ', ' || {{ fmt('bursts.max_ratio', 1) }}
-            || 'x the run''s median ' || {{ fmt('run_median.median_grad_norm', 3) }}
-            || case when bursts.is_warmup = 1 then ', during warmup (' || {{ fmt_int('bursts.outlier_steps') }} || ' steps).'
+            || 'x the median ' || {{ fmt('bursts.max_reference', 3) }} || ' of the norms before it'
+            || case when bursts.is_warmup = 1 then ', during warmup or the first logged steps (' || {{ fmt_int('bursts.outlier_steps') }} || ' steps).'
                 when bursts.first_step = bursts.last_step then ', at step ' || {{ fmt_int('bursts.first_step') }} || '.'
                 else ', at steps ' || {{ fmt_int('bursts.first_step') }} || '-' || {{ fmt_int('bursts.last_step') }} || '.' end
             as title,
-        'median grad_norm over ' || {{ fmt_int('run_median.counted_steps') }} || ' counted steps: '
-            || {{ fmt('run_median.median_grad_norm', 4) }} || '; steps at >= ' || {{ var('grad_norm_spike_factor') }}
-            || 'x it (largest first): ' || substring(bursts.outlier_list, 1, 400)
+        'reference: median of the ' || {{ var('grad_norm_local_window') }} || ' logged norms before each step ('
+            || {{ fmt('bursts.min_reference', 4) }} || '-' || {{ fmt('bursts.max_reference', 4) }} || '; run median '
+            || {{ fmt('run_median.median_grad_norm', 4) }} || ' over ' || {{ fmt_int('run_median.counted_steps') }}
+            || ' counted steps); steps at >= ' || {{ var('grad_norm_spike_factor') }} || 'x it (largest first): ' || substring(bursts.outlier_list, 1, 400)
             || '; warmup: ' || coalesce({{ fmt_int('config.warmup_steps') }} || ' steps' || config.warmup_basis, 'unknown (treated as none)')
-            || '; loss spike steps within 2 steps: ' || {{ fmt_int('near_loss_spikes.loss_spike_steps') }}
+            || '; loss spike events within two logging intervals: ' || {{ fmt_int('near_loss_spikes.loss_spike_steps') }}
+            || case when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0
+                then ' (the loss did not react, so at most medium)' else '' end
             || '; clip violations are reported separately and left out here' as evidence,
         bursts.first_step,
         bursts.last_step,

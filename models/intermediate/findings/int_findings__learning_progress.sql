@@ -1,28 +1,74 @@
--- Findings no_learning (loss flat from the start) and underfitting (loss falls
--- a little and flattens high), from the median loss of the first steps vs the
--- last share of the run and the change over the last quarter.
+-- Findings no_learning (loss flat from the start, collapsed to exactly zero,
+-- settled flat at ln 2, or validation accuracy stuck at a chance rate) and underfitting (loss falls a little
+-- and flattens high). Flat means the fall from the first steps to the end of the
+-- run is within the log-to-log scatter (no_learning_scatter_factor x it) or below
+-- no_learning_max_drop: high, since a slow but real trend can hide in noisy short
+-- runs. A loss that jumps to exactly 0 and stays there is critical: nothing is
+-- trained (labels masked, loss zeroed). A loss with negative values (a GAN critic,
+-- a reward) is no likelihood: its relative drop means nothing, so no verdict.
 with
 
 progress as (
     select * from {{ ref('int_learning_progress_measured') }}
 ),
 
-final as (
+accuracy as (
     select
-        case when relative_drop < {{ var('no_learning_max_drop') }} then 'no_learning:run' else 'underfitting:run' end
-            as finding_id,
-        case when relative_drop < {{ var('no_learning_max_drop') }} then 'no_learning' else 'underfitting' end as category,
-        case when relative_drop < {{ var('no_learning_max_drop') }} then 'critical' else 'medium' end as severity,
-        case when relative_drop < {{ var('no_learning_max_drop') }}
-            then 'Training loss did not move: ' || {{ fmt('start_loss', 4) }} || ' at the start, ' || {{ fmt('end_loss', 4) }}
-                || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
+        count(*) as accuracy_evals,
+        min(val_accuracy) as min_accuracy,
+        max(val_accuracy) as max_accuracy,
+        min(step) as first_step,
+        max(step) as last_step
+    from {{ ref('int_evals_compared') }}
+    where val_accuracy is not null
+),
+
+chance_levels as (
+    -- the chance rate of a balanced k-class task, k = 2 .. chance_max_classes
+    {% for k in range(2, var('chance_max_classes') + 1) %}
+    select {{ k }} as n_classes, cast(1.0 / {{ k }} as {{ type_double() }}) as chance_rate
+    {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+),
+
+stuck_accuracy as (
+    select
+        accuracy.*,
+        chance_levels.n_classes,
+        chance_levels.chance_rate
+    from accuracy
+    inner join chance_levels
+        on accuracy.min_accuracy >= chance_levels.chance_rate - {{ var('chance_accuracy_tolerance') }}
+        and accuracy.max_accuracy <= chance_levels.chance_rate + {{ var('chance_accuracy_tolerance') }}
+    where accuracy.accuracy_evals >= 1
+),
+
+judged as (
+    select
+        *,
+        (level_change <= {{ var('no_learning_scatter_factor') }} * loss_scatter
+            or relative_drop < {{ var('no_learning_max_drop') }}) as is_flat
+    from progress
+    where n_steps >= {{ var('progress_min_points') }} and not has_negative_loss
+),
+
+trend_findings as (
+    select
+        case when is_flat then 'no_learning:run' else 'underfitting:run' end as finding_id,
+        case when is_flat then 'no_learning' else 'underfitting' end as category,
+        case when is_flat then 'high' else 'medium' end as severity,
+        case when is_flat
+            then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
+                || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
             else 'Training loss fell only ' || {{ fmt_pct('relative_drop') }} || ' (' || {{ fmt('start_loss', 4) }} || ' -> '
                 || {{ fmt('end_loss', 4) }} || ') and flattened.'
         end as title,
         'median loss of the first ' || {{ var('progress_start_points') }} || ' steps ' || {{ fmt('start_loss', 4) }}
             || '; median of the last ' || {{ fmt_pct(var('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
+            || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
             || '; relative drop ' || {{ fmt_pct('relative_drop') }} || '; change over the last quarter '
-            || {{ fmt_pct('last_quarter_relative_drop') }} || ' (spike steps left out)' as evidence,
+            || {{ fmt_pct('last_quarter_relative_drop') }} || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
+            as evidence,
         first_step,
         last_step,
         n_steps as steps_affected,
@@ -31,18 +77,118 @@ final as (
         relative_drop as estimated_cost,
         'relative_loss_drop' as cost_unit,
         'relative drop of the median training loss from the first steps to the end of the run' as cost_method,
-        case when relative_drop < {{ var('no_learning_max_drop') }} then 1.0 else 0.5 end as impact_score,
+        case when is_flat then 0.9 else 0.5 end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when relative_drop < {{ var('no_learning_max_drop') }}
-            then 'Check the pipeline before anything else: gradients reaching the parameters, the optimizer stepping, labels not masked out, LR not zero; try to overfit a handful of examples.'
+        case when is_flat
+            then 'Check the pipeline before anything else: gradients reaching the parameters, the optimizer stepping, labels not masked out, LR neither zero nor too high; try to overfit a handful of examples.'
             else 'More capacity or a higher LR; do not just add epochs. Compare with a run known to learn.'
         end as recommendation
-    from progress
-    where n_steps >= 10
+    from judged
+    where zero_loss_steps = 0
         and (
-            relative_drop < {{ var('no_learning_max_drop') }}
+            is_flat
             or (relative_drop < {{ var('underfitting_max_drop') }} and abs(last_quarter_relative_drop) < 0.01)
         )
+),
+
+zero_findings as (
+    select
+        'no_learning:zero_loss' as finding_id,
+        'no_learning' as category,
+        'critical' as severity,
+        'Training loss collapsed to exactly 0 at step ' || {{ fmt_int('first_zero_step') }} || ' (from '
+            || {{ fmt('loss_before_zero', 4) }} || ') and stayed there on ' || {{ fmt_int('zero_loss_steps') }} || ' of '
+            || {{ fmt_int('logged_steps') }} || ' logs: nothing is being trained.' as title,
+        'logged losses exactly 0: ' || {{ fmt_int('zero_loss_steps') }} || ' of ' || {{ fmt_int('logged_steps') }}
+            || ', first at step ' || {{ fmt_int('first_zero_step') }} || '; last non-zero loss before it '
+            || {{ fmt('loss_before_zero', 4) }} || ' (a converging loss shrinks gradually; a jump to exactly 0 means the loss is masked or zeroed)'
+            as evidence,
+        first_zero_step as first_step,
+        last_step,
+        zero_loss_steps as steps_affected,
+        cast(0 as {{ type_double() }}) as observed_value,
+        loss_before_zero as expected_value,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'every update after the collapse trains nothing' as cost_method,
+        1.0 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check the labels and the chat template: if every label is masked (-100) the loss is 0; check for a loss zeroed by overflow or a wrong loss reduction. Rerun a few steps and print the number of unmasked label tokens.'
+            as recommendation
+    from progress
+    where {{ safe_divide('zero_loss_steps', 'logged_steps') }} >= {{ var('zero_loss_min_share') }}
+        and loss_before_zero >= {{ var('zero_loss_min_jump_from') }}
+),
+
+chance_findings as (
+    select
+        'no_learning:chance_accuracy' as finding_id,
+        'no_learning' as category,
+        case when accuracy_evals >= 2 then 'high' else 'medium' end as severity,
+        'Validation accuracy stayed at ' || {{ fmt('max_accuracy', 3) }} || ', the chance rate of a ' || {{ fmt_int('n_classes') }}
+            || '-class task, on ' || {{ fmt_int('accuracy_evals') }} || ' evaluation(s): the model predicts one class.' as title,
+        'val_accuracy between ' || {{ fmt('min_accuracy', 4) }} || ' and ' || {{ fmt('max_accuracy', 4) }} || ' on '
+            || {{ fmt_int('accuracy_evals') }} || ' evaluation(s) (steps ' || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }}
+            || '), within ' || {{ var('chance_accuracy_tolerance') }} || ' of 1/' || {{ fmt_int('n_classes') }}
+            || case when accuracy_evals < 2 then '; a single evaluation cannot show whether it ever moved, so medium' else '' end
+            as evidence,
+        first_step,
+        last_step,
+        accuracy_evals as steps_affected,
+        max_accuracy as observed_value,
+        chance_rate as expected_value,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'a model at the chance rate has learned nothing usable' as cost_method,
+        0.9 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check that labels reach the loss and are not all one class; lower the LR if the loss sits at ln(number of classes); try to overfit a handful of examples.'
+            as recommendation
+    from stuck_accuracy
+    -- a 2-class match also fits 1/k for no other k; keep the largest matching k only once
+    where n_classes = (select max(n_classes) from stuck_accuracy)
+),
+
+chance_loss_findings as (
+    -- a classifier that learned only the class prior ends at ln 2 (two balanced classes) and stays
+    -- there; an LM ending flat within the tolerance of ln 2 is a coincidence, hence medium
+    select
+        'no_learning:chance_loss' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'Training loss settled at ' || {{ fmt('end_loss', 4) }} || ', ln 2 (' || {{ fmt('ln(2.0)', 4) }}
+            || '): a two-class model predicting the class prior, i.e. at chance.' as title,
+        'median of the last ' || {{ fmt_pct(var('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
+            || ' within ' || {{ var('chance_loss_tolerance') }} || ' of ln 2; change over the last quarter '
+            || {{ fmt_pct('last_quarter_relative_drop') }} || ' (flat); start ' || {{ fmt('start_loss', 4) }}
+            || '; a language model can end near 0.693 by coincidence, so medium' as evidence,
+        first_step,
+        last_step,
+        n_steps as steps_affected,
+        end_loss as observed_value,
+        ln(2.0) as expected_value,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'a model at the chance rate has learned nothing usable' as cost_method,
+        0.7 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check the accuracy: if it sits at the majority rate, lower the LR or change the optimizer; check that labels reach the loss.'
+            as recommendation
+    from judged
+    where not is_flat
+        and zero_loss_steps = 0
+        and abs(end_loss - ln(2.0)) <= {{ var('chance_loss_tolerance') }}
+        and abs(last_quarter_relative_drop) < 0.01
+),
+
+final as (
+    select * from trend_findings
+    union all
+    select * from chance_loss_findings
+    union all
+    select * from zero_findings
+    union all
+    select * from chance_findings
 )
 
 select * from final

@@ -48,8 +48,11 @@ final as (
     select
         'loss_spikes:' || {{ fmt_int('spikes.onset_step') }} as finding_id,
         'loss_spikes' as category,
+        -- one log point is a one-batch blip (or one noisy window average): low at most
         case
-            when spikes.peak_ratio >= 2 then 'high'
+            when spikes.spike_steps < {{ var('spike_min_points_for_medium') }} then 'low'
+            when spikes.peak_ratio >= {{ var('spike_high_ratio') }}
+                and spikes.spike_steps >= {{ var('spike_min_points_for_high') }} then 'high'
             else 'medium'
         end as severity,
         'Training loss spiked to ' || {{ fmt('spikes.peak_loss', 3) }} || ' (' || {{ fmt('spikes.peak_ratio', 2) }}

@@ -1,0 +1,251 @@
+"""A folder (or file) that holds several runs: diagnose each, then rank them in an index.
+
+    python scripts/diagnose.py lightning_logs/ --out DIR      # version_0/, version_1/, ...
+
+What counts as several runs (checked before the single-run importers, see ``find_runs``):
+
+* a W&B chart-panel CSV export (``Step``, ``<run> - <metric>`` columns with ``__MIN``/``__MAX``
+  bands) naming two or more runs, or a folder of such exports (their columns are joined per
+  run on ``Step``);
+* a folder of text logs that overlap instead of continuing each other (two runs' stdout side
+  by side; logs split by a resume are one run, see ``importers.text_logs``);
+* a folder whose sub-folders are runs: at least two sub-folders an importer reads, or that are
+  named like run folders (Lightning ``version_N``, W&B ``run-*``), while the folder itself has
+  no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run).
+
+Each run is diagnosed on its own into ``DIR/runs/<run>/`` (the same files as a single run:
+``run/``, ``diagnosis.duckdb``, ``report.md``, ``report.html``, ``findings.json``), and
+``DIR/index.md`` / ``DIR/index.html`` list the runs, worst problem first (the run's most
+severe finding, then how many findings are medium or worse). A run that cannot be read or
+built is listed with the reason, last; it does not stop the others.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import importers
+from importers import text_logs, wandb_history
+from importers.canonical import RunData
+
+SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
+RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
+CHECKPOINT_FOLDER = re.compile(r"^checkpoint-\d+$")
+RUNS_SUBDIR = "runs"
+TITLE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """One run inside a multi-run source: its name and how to read it."""
+
+    name: str
+    describe: str  # where it comes from, for the index
+    load: Callable[[], RunData]
+
+
+@dataclass
+class RunOutcome:
+    """What diagnosing one run gave: its findings (or the error) and where its report is."""
+
+    source: RunSource
+    out: Path
+    findings: list[dict[str, Any]]
+    error: str | None = None
+
+    @property
+    def worst(self) -> dict[str, Any] | None:
+        return min(self.findings, key=_severity_key) if self.findings else None
+
+    @property
+    def serious(self) -> int:
+        return sum(1 for f in self.findings if f.get("severity") in SEVERITY_ORDER[:3])
+
+    def sort_key(self) -> tuple[int, int, int, str]:
+        worst = self.worst
+        rank = len(SEVERITY_ORDER) + (1 if self.error else 0) if worst is None else _severity_key(worst)[0]
+        return (1 if self.error else 0, rank, -self.serious, self.source.name)
+
+
+def _severity_key(finding: dict[str, Any]) -> tuple[int, int]:
+    severity = str(finding.get("severity"))
+    rank = SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else len(SEVERITY_ORDER)
+    return rank, int(finding.get("rank") or 0)
+
+
+def _natural(name: str) -> list[Any]:
+    """version_2 before version_10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _readable(path: Path) -> bool:
+    try:
+        importers.detect(path)
+    except (importers.RunImportError, OSError):
+        return False
+    return True
+
+
+def _own_log_file(folder: Path) -> bool:
+    """The folder itself holds a file some importer reads (then it is one run, not a container)."""
+    for file in (p for p in folder.iterdir() if p.is_file()):
+        for module in importers.importers():
+            try:
+                if module.sniff(file):
+                    return True
+            except (OSError, ValueError):
+                continue
+    return False
+
+
+def _chart_sources(source: Path) -> list[RunSource]:
+    runs = wandb_history.chart_runs(source)
+    files = sorted({file for paths in runs.values() for file in paths})
+    if len(runs) < 2 and not (source.is_dir() and len(files) > 1 and runs):
+        return []
+    return [
+        RunSource(
+            name=name,
+            describe=f"W&B chart export {', '.join(f.name for f in paths)}",
+            load=lambda paths=paths, name=name: wandb_history.load_chart_run(paths, name),
+        )
+        for name, paths in sorted(runs.items(), key=lambda item: _natural(item[0]))
+    ]
+
+
+def _folder_sources(source: Path) -> list[RunSource]:
+    if not source.is_dir() or _own_log_file(source):
+        return []
+    children = sorted(
+        (p for p in source.iterdir() if p.is_dir() and not CHECKPOINT_FOLDER.match(p.name)),
+        key=lambda p: _natural(p.name),
+    )
+    readable = {child for child in children if _readable(child)}
+    candidates = [c for c in children if c in readable or RUN_FOLDER_NAME.match(c.name)]
+    if len(candidates) < 2 or not readable:
+        return []
+    return [
+        RunSource(name=child.name, describe=str(child), load=lambda child=child: importers.load_run(child))
+        for child in candidates
+    ]
+
+
+def _text_log_sources(source: Path) -> list[RunSource]:
+    """A folder of text logs that are not one run (they overlap instead of continuing each other)."""
+    if not source.is_dir():
+        return []
+    files = sorted(
+        (p for p in source.iterdir() if p.is_file() and text_logs.sniff(p)), key=lambda p: _natural(p.name)
+    )
+    if len(files) < 2:
+        return []
+    try:
+        text_logs.load(source)
+    except importers.RunImportError as error:
+        if "separate runs" not in str(error):
+            return []
+        return [
+            RunSource(name=file.stem, describe=str(file), load=lambda file=file: text_logs.load(file))
+            for file in files
+        ]
+    return []
+
+
+def find_runs(source: Path) -> list[RunSource]:
+    """The runs ``source`` holds when it holds several (else an empty list: one run)."""
+    if not source.exists():
+        return []
+    return _chart_sources(source) or _folder_sources(source) or _text_log_sources(source)
+
+
+def _safe_name(name: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "run"
+    candidate, number = base, 2
+    while candidate in taken:
+        candidate, number = f"{base}_{number}", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def diagnose_runs(
+    runs: Sequence[RunSource],
+    out: Path,
+    diagnose_one: Callable[[RunData, Path], Path],
+    say: Callable[[str], None],
+) -> list[RunOutcome]:
+    """Diagnose each run into out/runs/<name>/ (``diagnose_one(run, dir)`` returns findings.json)."""
+    outcomes: list[RunOutcome] = []
+    taken: set[str] = set()
+    for number, source in enumerate(runs, start=1):
+        run_out = out / RUNS_SUBDIR / _safe_name(source.name, taken)
+        say(f"=== run {number}/{len(runs)}: {source.name} ({source.describe})")
+        try:
+            findings_path = diagnose_one(source.load(), run_out)
+            findings = json.loads(findings_path.read_text(encoding="utf-8"))
+            outcomes.append(RunOutcome(source, run_out, findings))
+        except Exception as error:
+            say(f"    {source.name}: {error}")
+            outcomes.append(RunOutcome(source, run_out, [], error=f"{type(error).__name__}: {error}"))
+    return sorted(outcomes, key=RunOutcome.sort_key)
+
+
+def _row(outcome: RunOutcome, out: Path) -> dict[str, str]:
+    worst = outcome.worst
+    title = str(worst.get("title") or "") if worst else ""
+    title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
+    return {
+        "run": outcome.source.name,
+        "worst": "unreadable" if outcome.error else (str(worst["severity"]) if worst else "nothing"),
+        "serious": str(outcome.serious),
+        "finding": outcome.error or (f"{title} ({worst.get('finding_id')})" if worst else "no finding"),
+        "report": (outcome.out / "report.html").relative_to(out).as_posix() if not outcome.error else "",
+    }
+
+
+def write_index(outcomes: Sequence[RunOutcome], out: Path) -> dict[str, Path]:
+    """index.md and index.html: one line per run, worst problem first."""
+    rows = [_row(outcome, out) for outcome in outcomes]
+    lines = [
+        f"# {len(rows)} runs, worst problem first",
+        "",
+        "| # | run | worst | medium+ findings | worst finding | report |",
+        "|---|---|---|---|---|---|",
+    ]
+    for number, row in enumerate(rows, start=1):
+        link = f"[report]({row['report']})" if row["report"] else ""
+        cells = [
+            str(number),
+            row["run"],
+            row["worst"],
+            row["serious"],
+            row["finding"].replace("|", "\\|"),
+            link,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    markdown = out / "index.md"
+    markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    body = "\n".join(
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(value)}</td>"
+            for value in (str(number), row["run"], row["worst"], row["serious"], row["finding"])
+        )
+        + (f'<td><a href="{html.escape(row["report"])}">report</a></td>' if row["report"] else "<td></td>")
+        + "</tr>"
+        for number, row in enumerate(rows, start=1)
+    )
+    page = out / "index.html"
+    page.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>Runs</title></head><body>"
+        f"<h1>{len(rows)} runs, worst problem first</h1><table border='1' cellpadding='4'>"
+        "<tr><th>#</th><th>run</th><th>worst</th><th>medium+ findings</th><th>worst finding</th>"
+        f"<th>report</th></tr>{body}</table></body></html>\n",
+        encoding="utf-8",
+    )
+    return {"markdown": markdown, "html": page}
