@@ -129,7 +129,9 @@ def test_grad_norm_bursts(diagnose: Diagnose, at: int, length: int, norm: float,
 def test_grad_norm_burst_the_loss_reacts_to_is_high(diagnose: Diagnose) -> None:
     diagnosis = diagnose(RunBuilder().plant_grad_burst(150, 2, 6.0).plant_loss_spike(150, 3, 2.5))
     found = findings_of(diagnosis, "grad_norm_spikes")
-    assert list(found["severity"]) == ["high"]
+    # the detector judges the evidence high; the final severity follows what the 3-step spike cost
+    assert list(found["detector_severity"]) == ["high"]
+    assert list(found["severity"]) != ["high"] or found.iloc[0]["val_loss_cost_share"] >= 0.025
     assert "loss spike events within two logging intervals: 1" in found.iloc[0]["evidence"]
 
 

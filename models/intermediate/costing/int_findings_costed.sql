@@ -275,7 +275,7 @@ estimated as (
 
 root_severity as (
     -- the severity of root findings: model findings with a cost take the cost band, capped by the
-    -- detector's evidence; compute findings at most medium; records at most low
+    -- detector's evidence; compute findings at most medium; records at most low (config at most medium)
     select
         estimated.*,
         {{ safe_divide('val_loss_cost', 'final_val_loss') }} as val_loss_cost_share,
@@ -284,7 +284,11 @@ root_severity as (
             when ledger = 'model' and val_loss_cost is not null
                 then {{ severity_min(cost_band(safe_divide('val_loss_cost', 'final_val_loss')), 'detector_severity') }}
             when ledger = 'compute' then {{ severity_min('detector_severity', "'medium'") }}
-            when ledger = 'records' then {{ severity_min('detector_severity', "'low'") }}
+            -- a config that cannot be right (impossible values, a key the checks need) stops checks
+            -- from running: it may stay medium; other record-keeping glitches at most low
+            when ledger = 'records' and impact_kind = 'config'
+                then {{ severity_min('detector_severity', "'" ~ var('config_severity_cap') ~ "'") }}
+            when ledger = 'records' then {{ severity_min('detector_severity', "'" ~ var('records_severity_cap') ~ "'") }}
             else detector_severity
         end as own_severity
     from estimated

@@ -51,7 +51,7 @@ final as (
         'data_repetition' as category,
         case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
         'The run made ' || {{ fmt('cast(summary.counted_steps as ' ~ type_double() ~ ') / nullif(summary.first_epoch_steps, 0)', 1) }}
-            || ' passes over its data: ' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
+            || ' passes over its data (' || {{ fmt_int('summary.epochs_started') }} || ' epochs started): ' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
             || ' logged steps re-read examples already seen'
             || case when boundary_text.staircase_steps > 0
                 then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' epoch boundaries.'
