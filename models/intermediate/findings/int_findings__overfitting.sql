@@ -12,6 +12,12 @@ best as (
     from evals where is_best
 ),
 
+first_eval as (
+    select val_loss as first_val_loss
+    from evals
+    where eval_index = 1
+),
+
 last_eval as (
     select step as final_step, val_loss as final_val_loss, train_loss_smoothed as train_at_final
     from evals
@@ -43,8 +49,14 @@ assessed as (
         after_best.worst_after_best,
         totals.last_step,
         totals.counted_steps,
-        {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise
+        {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise,
+        -- the share of the held-out gain (first evaluation -> minimum) given back by the end; null when
+        -- the first evaluation is the minimum (nothing was gained, so the whole rise is loss)
+        case when first_eval.first_val_loss > best.best_val_loss
+            then {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'first_eval.first_val_loss - best.best_val_loss') }}
+        end as share_of_gain_given_back
     from best
+    cross join first_eval
     cross join last_eval
     cross join after_best
     cross join totals
@@ -58,6 +70,9 @@ final as (
         'overfitting:' || {{ fmt_int('best_step') }} as finding_id,
         'overfitting' as category,
         case
+            -- a late drift that gives back only a sliver of what training gained is mild: at most medium
+            when coalesce(share_of_gain_given_back, 1) < {{ var('overfit_mild_gain_share') }}
+                and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
             when relative_rise >= {{ var('overfit_high_relative_rise') }} then 'high'
             when relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
             else 'low'
@@ -71,6 +86,8 @@ final as (
             || '; final val_loss ' || {{ fmt('final_val_loss', 4) }} || ' at step ' || {{ fmt_int('final_step') }}
             || ' (+' || {{ fmt('final_val_loss - best_val_loss', 4) }} || ', ' || {{ fmt_pct('relative_rise') }} || '); '
             || {{ fmt_int('evals_after_best') }} || ' evaluations after the minimum, worst ' || {{ fmt('worst_after_best', 4) }}
+            || coalesce('; gave back ' || {{ fmt_pct('share_of_gain_given_back') }} || ' of the held-out gain since the first evaluation'
+                || case when share_of_gain_given_back < {{ var('overfit_mild_gain_share') }} then ' (a mild late drift)' else '' end, '')
             || '; training loss (trailing median) ' || {{ fmt('train_at_best', 4) }} || ' at the minimum -> '
             || {{ fmt('train_at_final', 4) }} || ' at the end' as evidence,
         best_step as first_step,
