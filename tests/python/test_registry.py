@@ -9,7 +9,9 @@ project disagrees (the sample build runs the same test and passes).
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,3 +93,16 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
         ],
         key=str,
     )
+
+
+def test_readme_category_table_matches_the_seed() -> None:
+    """The README's table of categories lists every seed category with its test name, once."""
+    with (REPO / "seeds" / "reference" / "finding_categories.csv").open() as handle:
+        seed = {row["category"]: row["test_name"] for row in csv.DictReader(handle)}
+    readme = (REPO / "README.md").read_text()
+    # a row may hold two categories of one detector: | `a` / `b` | `test_a` / `test_b` |
+    listed = []
+    row = re.compile(r"^\| (`[a-z_]+`(?: / `[a-z_]+`)*) \| (`[^|]+`) \|", re.MULTILINE)
+    for categories, tests in row.findall(readme):
+        listed += zip(re.findall(r"`([a-z_]+)`", categories), re.findall(r"`([a-z_]+)`", tests), strict=True)
+    assert sorted(listed) == sorted(seed.items())
