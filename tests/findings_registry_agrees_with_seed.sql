@@ -51,36 +51,32 @@ anomaly_tests as (
     {{ text_rows(['test_name', 'category', 'detector_model'], test_rows) }}
 ),
 
+{#- each check: the rows, the list each row must appear in (on the key columns), the category and the problem -#}
+{%- set checks = [
+    ('categories', 'registered', ['category'], 'category',
+        "'category has no detector in finding_detectors()'"),
+    ('registered', 'categories', ['category'], 'category',
+        "'finding_detectors() lists ' || detector_model || ' for a category the seed does not list'"),
+    ('detector_models', 'registered', ['detector_model'], 'cast(null as ' ~ dbt.type_string() ~ ')',
+        "'model ' || detector_model || ' is not in finding_detectors()'"),
+    ('anomaly_tests', 'categories', ['category'], 'category',
+        "'anomaly test ' || test_name || ' names a category the seed does not list'"),
+    ('anomaly_tests', 'registered', ['detector_model', 'category'], 'category',
+        "'anomaly test ' || test_name || ' is on ' || detector_model || ', which the registry does not credit with this category'"),
+    ('categories', 'anomaly_tests', ['test_name', 'category'], 'category',
+        "'seed test_name ' || test_name || ' is no anomaly test of this category'"),
+] %}
+
 disagreements as (
-    select category, 'category has no detector in finding_detectors()' as problem
-    from categories
-    where category not in (select category from registered)
-    union all
-    select category, 'finding_detectors() lists ' || detector_model || ' for a category the seed does not list' as problem
-    from registered
-    where category not in (select category from categories)
-    union all
-    select cast(null as {{ dbt.type_string() }}) as category, 'model ' || detector_model || ' is not in finding_detectors()' as problem
-    from detector_models
-    where detector_model not in (select detector_model from registered)
-    union all
-    select category, 'anomaly test ' || test_name || ' names a category the seed does not list' as problem
-    from anomaly_tests
-    where category not in (select category from categories)
-    union all
-    select category, 'anomaly test ' || test_name || ' is on ' || detector_model || ', which the registry does not credit with this category' as problem
-    from anomaly_tests
+    {%- for rows, listed, keys, category, problem in checks %}
+    select {{ category }} as category, {{ problem }} as problem
+    from {{ rows }}
     where not exists (
-        select 1 from registered
-        where registered.detector_model = anomaly_tests.detector_model and registered.category = anomaly_tests.category
+        select 1 from {{ listed }}
+        where {% for key in keys %}{{ listed }}.{{ key }} = {{ rows }}.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
     )
-    union all
-    select category, 'seed test_name ' || test_name || ' is no anomaly test of this category' as problem
-    from categories
-    where not exists (
-        select 1 from anomaly_tests
-        where anomaly_tests.test_name = categories.test_name and anomaly_tests.category = categories.category
-    )
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor %}
 )
 
 select * from disagreements
