@@ -1,6 +1,7 @@
 {#- The one list of detector models and the categories each can emit. The
-    findings mart unions these models; a data test fails when a category of the
-    finding_categories seed has no detector here. -#}
+    findings mart unions these models; tests/findings_registry_agrees_with_seed.sql
+    fails when this list, the finding_categories seed, the int_findings__ models and
+    the anomaly tests' meta.category disagree. -#}
 {% macro finding_detectors() %}
   {{ return({
     'int_findings__step_sequence': ['step_sequence'],
@@ -56,4 +57,18 @@
         when {{ share_expression }} >= {{ var('cost_band_low') }} then 'low'
         else 'info'
     end
+{% endmacro %}
+
+{#- literal rows as a select (a union of one-row selects), typed text; an empty list gives
+    an empty select with the same columns. Used by tests/findings_registry_agrees_with_seed.sql
+    to compare the registry and the graph with the seed. -#}
+{% macro text_rows(columns, rows) %}
+  {%- if rows | length == 0 -%}
+    select {% for column in columns %}cast(null as {{ dbt.type_string() }}) as {{ column }}{% if not loop.last %}, {% endif %}{% endfor %} where 1 = 0
+  {%- else -%}
+    {%- for row in rows %}
+    select {% for column in columns %}cast('{{ row[loop.index0] }}' as {{ dbt.type_string() }}) as {{ column }}{% if not loop.last %}, {% endif %}{% endfor %}
+    {% if not loop.last %}union all{% endif %}
+    {%- endfor -%}
+  {%- endif -%}
 {% endmacro %}

@@ -15,7 +15,7 @@ steps as (
 config as (
     select
         grad_clip_norm,
-        coalesce(grad_norm_measured, 'after_clipping') = 'before_clipping' as is_measured_before_clipping
+        grad_norm_measured
     from {{ ref('stg_training__config') }}
 ),
 
@@ -23,8 +23,7 @@ compared as (
     select
         steps.*,
         config.grad_clip_norm,
-        (not config.is_measured_before_clipping
-            and steps.grad_norm > config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clip_violation,
+        {{ is_clip_violation('steps.grad_norm', 'config.grad_clip_norm', 'config.grad_norm_measured') }} as is_clip_violation,
         (steps.grad_norm >= config.grad_clip_norm * (1 - {{ var('clip_saturation_band') }})) as is_at_or_above_clip,
         {{ safe_divide('steps.grad_norm', 'config.grad_clip_norm') }} as ratio_to_clip
     from steps

@@ -33,7 +33,7 @@ shards as (
 ),
 
 config as (
-    select grad_clip_norm from {{ ref('stg_training__config') }}
+    select grad_clip_norm, grad_norm_measured from {{ ref('stg_training__config') }}
 ),
 
 final as (
@@ -50,8 +50,10 @@ final as (
         coalesce(rows_resolved.is_counted and baselines.is_loss_spike, false) as is_loss_spike,
         rows_resolved.grad_norm,
         config.grad_clip_norm,
+        -- counted rows: the flag of int_gradients_checked; superseded rows (not there) by the same rule
         case when rows_resolved.is_counted then coalesce(gradients.is_clip_violation, false)
-            else rows_resolved.grad_norm > config.grad_clip_norm * (1 + {{ var('clip_tolerance') }}) end as is_clip_violation,
+            else {{ is_clip_violation('rows_resolved.grad_norm', 'config.grad_clip_norm', 'config.grad_norm_measured') }}
+        end as is_clip_violation,
         rows_resolved.learning_rate,
         learning_rates.expected_learning_rate,
         rows_resolved.step_time_sec,

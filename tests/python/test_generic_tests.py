@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import shutil
 import subprocess
 from pathlib import Path
-from statistics import median
 
 import duckdb
 import pytest
@@ -43,8 +41,6 @@ seeds:
       +column_types: {run_id: varchar, checkpoint_step: integer}
     metric_values:
       +column_types: {row_id: integer, learning_rate: double, loss: double}
-    loss_series:
-      +column_types: {series_id: varchar, step: integer, loss: double}
 models:
   run_diagnosis:
     +materialized: table
@@ -143,15 +139,8 @@ seeds:
           - expression_is_true:
               name: expression_is_true__column
               arguments: {expression: ">= 0"}
-          - not_null_proportion:
-              name: not_null_proportion__planted
-              arguments: {at_least: 0.9}
-          - not_null_proportion:
-              name: not_null_proportion__clean
-              arguments: {at_least: 0.8}
       - name: learning_rate
         data_tests:
-          - not_null_proportion: {name: not_null_proportion__default}
           - accepted_range:
               name: accepted_range__planted
               arguments: {min_value: 0, max_value: 0.1}
@@ -164,47 +153,6 @@ seeds:
           - accepted_range:
               name: accepted_range__clean
               arguments: {min_value: 0, max_value: 0.1, where: "row_id <= 3"}
-
-  - name: loss_series
-    columns:
-      - name: loss
-        data_tests:
-          - within_n_rolling_mads:
-              name: rolling_mads__noisy
-              arguments: {sort_column: step}
-              config: {where: "series_id = 'noisy'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__noisy_short_warmup
-              arguments: {sort_column: step, min_periods: 2}
-              config: {where: "series_id = 'noisy'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__grouped
-              arguments: {sort_column: step, group_by: series_id}
-              config: {where: "series_id <> 'cycle'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__up
-              arguments: {sort_column: step, direction: up}
-              config: {where: "series_id = 'dip'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__down
-              arguments: {sort_column: step, direction: down}
-              config: {where: "series_id = 'dip'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__flat_floors_off
-              arguments: {sort_column: step, min_mad: 0, min_mad_absolute: 0}
-              config: {where: "series_id = 'flat'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__logs
-              arguments: {sort_column: step, take_logs: true}
-              config: {where: "series_id = 'cycle'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__linear_cycle
-              arguments: {sort_column: step}
-              config: {where: "series_id = 'cycle'"}
-          - within_n_rolling_mads:
-              name: rolling_mads__clean
-              arguments: {sort_column: step, window: 10, min_periods: 5}
-              config: {where: "series_id = 'steady'"}
 """
 
 # test name -> (status, failures)
@@ -224,41 +172,11 @@ EXPECTED_RESULTS = {
     "expression_is_true__planted": ("warn", 2),  # loss 0.0 and -1.0; NULL passes
     "expression_is_true__clean": ("pass", 0),
     "expression_is_true__column": ("warn", 1),  # loss -1.0
-    "not_null_proportion__planted": ("warn", 1),  # 5/6 < 0.9
-    "not_null_proportion__clean": ("pass", 0),  # 5/6 >= 0.8
-    "not_null_proportion__default": ("warn", 1),  # 5/6 < 0.95
     "accepted_range__planted": ("warn", 2),  # -0.0001 and 0.5
     "accepted_range__exclusive": ("warn", 3),  # ... and 0.0 on the bound
     "accepted_range__min_only": ("warn", 1),  # -0.0001
     "accepted_range__clean": ("pass", 0),
-    "rolling_mads__noisy": ("warn", 1),
-    "rolling_mads__noisy_short_warmup": ("warn", 2),
-    "rolling_mads__grouped": ("warn", 5),
-    "rolling_mads__up": ("warn", 1),
-    "rolling_mads__down": ("warn", 1),
-    "rolling_mads__flat_floors_off": ("pass", 0),
-    "rolling_mads__logs": ("warn", 1),
-    "rolling_mads__clean": ("pass", 0),
 }
-
-
-def _noise(step: int) -> float:
-    """Deterministic noise in [-1, 1]."""
-    return ((step * 37) % 101 - 50) / 50
-
-
-def _loss_series() -> list[tuple[str, int, float | None]]:
-    rows: list[tuple[str, int, float | None]] = []
-    for step in range(1, 61):
-        noisy = {3: 4.0, 40: 3.0}.get(step, 2.0 + 0.02 * _noise(step))  # warm-up outlier, spike
-        rows.append(("noisy", step, None if step == 20 else noisy))  # a NULL is skipped
-        rows.append(("dip", step, {30: 2.0, 45: 8.0}.get(step, 5.0 + 0.05 * _noise(step))))
-        rows.append(("flat", step, 3.5 if step == 45 else 3.0))  # zero spread, one jump
-        rows.append(("zero", step, 1.0 if step == 30 else 0.0))  # zero spread around zero
-        cycle = (1.0, 10.0, 100.0)[(step - 1) % 3]
-        rows.append(("cycle", step, {40: 1e-6, 50: 0.0}.get(step, cycle)))  # 0: skipped in logs
-        rows.append(("steady", step, 1.0 + 0.01 * _noise(step)))
-    return rows
 
 
 SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
@@ -299,7 +217,6 @@ SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
             (6, None, None),
         ],
     ),
-    "loss_series": (("series_id", "step", "loss"), _loss_series()),
 }
 
 
@@ -362,41 +279,6 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"tests": tests, "database": database}
 
 
-def _reference_spikes(
-    series_id: str,
-    window: int = 20,
-    min_periods: int = 8,
-    n_mads: float = 5,
-    direction: str = "both",
-    take_logs: bool = False,
-    min_mad: float = 0.01,
-    min_mad_absolute: float = 1e-9,
-) -> list[tuple[int, float, float, float]]:
-    """within_n_rolling_mads in plain Python: (step, baseline, mad, score) of each spike."""
-    points = sorted(
-        (step, math.log(loss) if take_logs else loss)
-        for series, step, loss in _loss_series()
-        if series == series_id and loss is not None and (loss > 0 or not take_logs)
-    )
-    values = [value for _, value in points]
-    # baseline: median of the `window` points before, the current point excluded
-    baselines = [median(values[max(0, i - window) : i]) if i else None for i in range(len(values))]
-    deviations = [None if b is None else abs(v - b) for v, b in zip(values, baselines, strict=True)]
-    spikes = []
-    for i, (step, value) in enumerate(points):
-        prior_deviations = [d for d in deviations[max(0, i - window) : i] if d is not None]
-        if min(i, window) < min_periods or not prior_deviations:
-            continue
-        relative_floor = min_mad if take_logs else min_mad * abs(baselines[i])
-        mad = max(median(prior_deviations), relative_floor, min_mad_absolute)
-        if mad == 0:
-            continue
-        score = (value - baselines[i]) / mad
-        if {"both": abs(score), "up": score, "down": -score}[direction] > n_mads:
-            spikes.append((step, baselines[i], mad, score))
-    return spikes
-
-
 def _stored_failures(build: dict, test_name: str, columns: str) -> list[tuple]:
     relation = build["tests"][test_name]["relation_name"]
     with duckdb.connect(str(build["database"]), read_only=True) as connection:
@@ -404,7 +286,7 @@ def _stored_failures(build: dict, test_name: str, columns: str) -> list[tuple]:
 
 
 def test_every_fixture_test_ran(build: dict) -> None:
-    assert set(build["tests"]) == set(EXPECTED_RESULTS) | {"rolling_mads__linear_cycle"}
+    assert set(build["tests"]) == set(EXPECTED_RESULTS)
 
 
 @pytest.mark.parametrize(("test_name", "expected"), sorted(EXPECTED_RESULTS.items()))
@@ -430,71 +312,3 @@ def test_no_gaps_reports_each_gap(build: dict) -> None:
 def test_unique_combination_reports_the_count(build: dict) -> None:
     rows = _stored_failures(build, "unique_combination__planted", "run_id, step, occurrences")
     assert rows == [("b", 3, 2)]
-
-
-def test_not_null_proportion_reports_the_share(build: dict) -> None:
-    [(non_null, total, share)] = _stored_failures(
-        build, "not_null_proportion__planted", "non_null_rows, total_rows, not_null_proportion"
-    )
-    assert (non_null, total) == (5, 6)
-    assert share == pytest.approx(5 / 6)
-
-
-def test_rolling_mads_flags_the_spike_not_the_warmup(build: dict) -> None:
-    assert _stored_failures(build, "rolling_mads__noisy", "step") == [(40,)]
-    # with too short a warm-up the early outlier at step 3 is flagged too: min_periods is what hides it
-    assert _stored_failures(build, "rolling_mads__noisy_short_warmup", "step") == [(3,), (40,)]
-
-
-@pytest.mark.parametrize(
-    ("test_name", "series_id", "arguments"),
-    [
-        ("rolling_mads__noisy", "noisy", {}),
-        ("rolling_mads__noisy_short_warmup", "noisy", {"min_periods": 2}),
-        ("rolling_mads__up", "dip", {"direction": "up"}),
-        ("rolling_mads__down", "dip", {"direction": "down"}),
-        ("rolling_mads__logs", "cycle", {"take_logs": True}),
-        ("rolling_mads__linear_cycle", "cycle", {}),
-    ],
-)
-def test_rolling_mads_matches_reference(build: dict, test_name: str, series_id: str, arguments: dict) -> None:
-    """Baseline, MAD and score of every flagged point equal a plain-Python reference."""
-    expected = _reference_spikes(series_id, **arguments)
-    actual = _stored_failures(build, test_name, "step, baseline, mad, score")
-    assert [step for step, *_ in actual] == [step for step, *_ in expected]
-    for actual_row, expected_row in zip(actual, expected, strict=True):
-        assert actual_row == pytest.approx(expected_row, rel=1e-9)
-
-
-def test_rolling_mads_partitions_by_group(build: dict) -> None:
-    assert _stored_failures(build, "rolling_mads__grouped", "series_id, step") == [
-        ("dip", 30),
-        ("dip", 45),
-        ("flat", 45),
-        ("noisy", 40),
-        ("zero", 30),
-    ]
-
-
-def test_rolling_mads_direction(build: dict) -> None:
-    assert _stored_failures(build, "rolling_mads__up", "step") == [(45,)]
-    assert _stored_failures(build, "rolling_mads__down", "step") == [(30,)]
-
-
-def test_rolling_mads_floor_on_zero_spread(build: dict) -> None:
-    rows = _stored_failures(build, "rolling_mads__grouped", "series_id, baseline, mad, score")
-    by_series = {series: (baseline, mad, score) for series, baseline, mad, score in rows if series != "dip"}
-    # flat 3.0: relative floor 1% of the baseline; zero: the absolute floor
-    assert by_series["flat"] == pytest.approx((3.0, 0.03, 0.5 / 0.03))
-    assert by_series["zero"] == pytest.approx((0.0, 1e-9, 1e9))
-    assert all(math.isfinite(value) for values in by_series.values() for value in values)
-
-
-def test_rolling_mads_take_logs(build: dict) -> None:
-    # on a 1/10/100 cycle the drop to 1e-6 is a spike only in log space ...
-    assert _stored_failures(build, "rolling_mads__logs", "step") == [(40,)]
-    # ... while the linear scale misses it and flags the 100s instead
-    linear = [step for (step,) in _stored_failures(build, "rolling_mads__linear_cycle", "step")]
-    assert linear
-    assert 40 not in linear
-    assert all((step - 1) % 3 == 2 for step in linear)

@@ -88,7 +88,7 @@ checks as (
         'Set decay_steps to the run length unless a constant tail is intended.'
     from config cross join steps
     where config.decay_steps is not null
-        and abs(config.decay_steps - coalesce(config.total_steps, steps.last_step)) > 0.05 * coalesce(config.total_steps, steps.last_step)
+        and abs(config.decay_steps - coalesce(config.total_steps, steps.last_step)) > {{ var('decay_length_tolerance') }} * coalesce(config.total_steps, steps.last_step)
 
     union all
 

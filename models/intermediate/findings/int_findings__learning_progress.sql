@@ -87,7 +87,7 @@ trend_findings as (
     where zero_loss_steps = 0
         and (
             is_flat
-            or (relative_drop < {{ var('underfitting_max_drop') }} and abs(last_quarter_relative_drop) < 0.01)
+            or (relative_drop < {{ var('underfitting_max_drop') }} and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }})
         )
 ),
 
@@ -178,7 +178,7 @@ chance_loss_findings as (
     where not is_flat
         and zero_loss_steps = 0
         and abs(end_loss - ln(2.0)) <= {{ var('chance_loss_tolerance') }}
-        and abs(last_quarter_relative_drop) < 0.01
+        and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }}
 ),
 
 final as (

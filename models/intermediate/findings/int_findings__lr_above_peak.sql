@@ -53,7 +53,7 @@ assessed as (
             >= {{ var('lr_shape_match_share') }}) as is_shape_right_peak_wrong,
         (
             config.data_parallel_workers > 1
-            and abs(summary.max_ratio - config.data_parallel_workers) <= 0.02 * config.data_parallel_workers
+            and abs(summary.max_ratio - config.data_parallel_workers) <= {{ var('lr_worker_ratio_tolerance') }} * config.data_parallel_workers
         ) as is_ratio_worker_count
     from summary
     cross join peak_step

@@ -60,10 +60,10 @@ classified as (
         case
             when {{ safe_divide('summary.steps_matching_at_logged_peak', 'summary.comparable_steps') }}
                 >= {{ var('lr_shape_match_share') }} then 'scaled_peak'
-            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < 1.02
-                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > 1.1 then 'constant_lr'
+            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < {{ var('constant_lr_max_spread') }}
+                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > {{ var('constant_lr_min_expected_spread') }} then 'constant_lr'
             when resume_before.resume_step is not null then 'reset_after_resume'
-            when config.warmup_steps > 0 and summary.first_logged_lr >= 0.5 * summary.max_logged_lr then 'no_warmup'
+            when config.warmup_steps > 0 and summary.first_logged_lr >= {{ var('no_warmup_min_start_share') }} * summary.max_logged_lr then 'no_warmup'
             when summary.first_step > coalesce(config.warmup_steps, 0) then 'different_decay'
             else 'departs'
         end as mismatch_kind

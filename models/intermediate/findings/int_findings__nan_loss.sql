@@ -33,7 +33,7 @@ final as (
         case
             when nan_steps.non_finite_loss_steps > 0 and nan_steps.last_step = nan_steps.final_step then 'critical'
             when nan_steps.non_finite_steps > 0 then 'high'
-            when {{ safe_divide('overflows.overflow_events', 'nan_steps.counted_steps') }} > 0.01 then 'medium'
+            when {{ safe_divide('overflows.overflow_events', 'nan_steps.counted_steps') }} > {{ var('overflow_medium_share') }} then 'medium'
             else 'low'
         end as severity,
         case when nan_steps.non_finite_steps > 0

@@ -70,7 +70,7 @@ gap_rows as (
         row_number() over (order by steps.step) as gap_number
     from steps
     cross join cadence
-    where steps.step - steps.previous_step > 1.5 * cadence.logging_interval
+    where steps.step - steps.previous_step > {{ var('step_gap_factor') }} * cadence.logging_interval
 ),
 
 gaps as (

@@ -1,0 +1,108 @@
+"""The registry test (tests/findings_registry_agrees_with_seed.sql) can fail.
+
+A temporary copy of the project gets three planted disagreements: a category in the seed
+with no detector and no anomaly test, a detector model missing from finding_detectors(),
+and an anomaly test whose meta.category the seed does not list. Building the seed and the
+registry test must fail with exactly the rows those plants explain: nothing else in the
+project disagrees (the sample build runs the same test and passes).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "selectors.yml")
+PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
+REGISTRY_TEST = "findings_registry_agrees_with_seed"
+
+PLANTED_SEED_ROW = "mystery_check,1.0,model,medium,mystery_check_fires,A planted check without a detector\n"
+PLANTED_MODEL = "select * from {{ ref('int_findings__nan_loss') }}\n"
+PLANTED_YAML = """\
+version: 2
+models:
+  - name: int_findings__orphan
+    description: "A planted detector the registry does not list."
+    data_tests:
+      - is_empty:
+          name: orphan_fires
+          config:
+            meta:
+              category: not_a_category
+"""
+
+
+def plant(project: Path) -> None:
+    with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:
+        seed.write(PLANTED_SEED_ROW)
+    findings = project / "models" / "intermediate" / "findings"
+    (findings / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
+    (findings / "_orphan__models.yml").write_text(PLANTED_YAML)
+
+
+def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    for folder in PROJECT_FOLDERS:
+        skipped = shutil.ignore_patterns("python", "__pycache__")
+        shutil.copytree(REPO / folder, project / folder, ignore=skipped)
+    for part in PROJECT_PARTS:
+        shutil.copy(REPO / part, project / part)
+    plant(project)
+
+    db_path = tmp_path / "registry.duckdb"
+    environment = {**os.environ, "RUN_DIAGNOSIS_DB": str(db_path)}
+    environment.pop("RUN_DIAGNOSIS_RUN_DIR", None)
+    completed = subprocess.run(
+        [
+            *(sys.executable, "-m", "dbt.cli.main", "build"),
+            *("--project-dir", str(project), "--profiles-dir", str(project)),
+            *("--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")),
+            *("--select", "finding_categories", REGISTRY_TEST),
+        ],
+        cwd=project,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode != 0, completed.stdout[-3000:]
+    assert f"Failure in test {REGISTRY_TEST}" in completed.stdout, completed.stdout[-3000:]
+
+    with duckdb.connect(str(db_path), read_only=True) as connection:
+        stored = f"main_dbt_test__audit.{REGISTRY_TEST}"
+        rows = connection.sql(f"select category, problem from {stored}").fetchall()
+    assert sorted(rows, key=str) == sorted(
+        [
+            ("mystery_check", "category has no detector in finding_detectors()"),
+            ("mystery_check", "seed test_name mystery_check_fires is no anomaly test of this category"),
+            (None, "model int_findings__orphan is not in finding_detectors()"),
+            ("not_a_category", "anomaly test orphan_fires names a category the seed does not list"),
+            (
+                "not_a_category",
+                "anomaly test orphan_fires is on int_findings__orphan,"
+                " which the registry does not credit with this category",
+            ),
+        ],
+        key=str,
+    )
+
+
+def test_readme_category_table_matches_the_seed() -> None:
+    """The README's table of categories lists every seed category with its test name, once."""
+    with (REPO / "seeds" / "reference" / "finding_categories.csv").open() as handle:
+        seed = {row["category"]: row["test_name"] for row in csv.DictReader(handle)}
+    readme = (REPO / "README.md").read_text()
+    # a row may hold two categories of one detector: | `a` / `b` | `test_a` / `test_b` |
+    listed = []
+    row = re.compile(r"^\| (`[a-z_]+`(?: / `[a-z_]+`)*) \| (`[^|]+`) \|", re.MULTILINE)
+    for categories, tests in row.findall(readme):
+        listed += zip(re.findall(r"`([a-z_]+)`", categories), re.findall(r"`([a-z_]+)`", tests), strict=True)
+    assert sorted(listed) == sorted(seed.items())
