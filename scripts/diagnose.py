@@ -136,7 +136,7 @@ def read_source(source: Path, fmt: str | None) -> RunData:
     return run
 
 
-def write_canonical(run: RunData, run_dir: Path, source: Path) -> Path:
+def write_canonical(run: RunData, run_dir: Path, source: Path | None = None) -> Path:
     step(2, f"writing the canonical run files to {run_dir}")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def write_canonical(run: RunData, run_dir: Path, source: Path) -> Path:
             for stale in run_dir.glob(f"*{suffix}"):
                 stale.unlink()
         write_run(run, run_dir)
-        if run.source_format == "canonical" and carry_cut_off_row(source, run_dir):
+        if source is not None and run.source_format == "canonical" and carry_cut_off_row(source, run_dir):
             detail("note: the train log ends mid-row: its last row is set aside")
     except OSError as error:
         raise BadInput(f"cannot write to {run_dir}: {error.strerror or error}") from error
