@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+
+from dbt_runner import TEST_PROBLEM_STATUSES, FailedTest, failed_test, read_target_json
 
 SCHEMA = "main"
 
@@ -75,26 +76,12 @@ OPTIONAL_MARTS = ("run_context", "run_events")
 COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_high", "compute_seconds_lost")
 
 # dbt result statuses the report lists
-TEST_PROBLEM_STATUSES = ("fail", "warn")
 NODE_BROKEN_STATUSES = ("error", "runtime error", "skipped")
 MESSAGE_CHARS = 300  # dbt error messages can be pages long: the report keeps the start
 
 
 class ReportError(Exception):
     """A problem the user can fix (no build, a missing mart): shown without a traceback."""
-
-
-@dataclass(frozen=True)
-class FailedTest:
-    """One dbt data test that failed or warned in the last build."""
-
-    name: str
-    unique_id: str
-    status: str
-    failures: int | None
-    category: str | None
-    severity: str | None
-    message: str | None
 
 
 @dataclass(frozen=True)
@@ -246,55 +233,16 @@ def read_frame(con: duckdb.DuckDBPyConnection, mart: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- dbt target
 
 
-def _load_json(path: Path, notes: list[str]) -> dict[str, Any] | None:
-    if not path.is_file():
-        notes.append(f"{path} not found: the dbt test results are not in this report")
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        notes.append(f"{path} could not be read ({exc}): the dbt test results are not in this report")
-        return None
-    if not isinstance(data, dict):
-        notes.append(f"{path} is not a JSON object: ignored")
-        return None
-    return data
-
-
-def _node_meta(node: dict[str, Any]) -> dict[str, Any]:
-    """config.meta (dbt >= 1.10), falling back to the node's top-level meta."""
-    config = node.get("config") or {}
-    meta = dict(node.get("meta") or {})
-    meta.update(config.get("meta") or {})
-    return meta
-
-
-def _failed_test(result: dict[str, Any], node: dict[str, Any]) -> FailedTest:
-    unique_id = str(result.get("unique_id"))
-    failures = result.get("failures")
-    category = _node_meta(node).get("category")
-    severity = (node.get("config") or {}).get("severity")
-    return FailedTest(
-        name=str(node.get("name") or unique_id.split(".")[-1]),
-        unique_id=unique_id,
-        status=str(result.get("status")),
-        failures=int(failures) if isinstance(failures, int | float) else None,
-        category=str(category) if category is not None else None,
-        severity=str(severity).lower() if severity is not None else None,
-        message=result.get("message"),
-    )
-
-
 def read_dbt_results(target_path: Path) -> DbtResults:
     """Failing/warning tests (with their category) and broken nodes of the last dbt invocation.
 
     Missing or unreadable files become notes: the report is still written without them.
     """
     results = DbtResults()
-    run_results = _load_json(target_path / "run_results.json", results.notes)
+    run_results = read_target_json(target_path / "run_results.json", results.notes)
     if run_results is None:
         return results
-    manifest = _load_json(target_path / "manifest.json", results.notes) or {}
+    manifest = read_target_json(target_path / "manifest.json", results.notes) or {}
     nodes: dict[str, Any] = manifest.get("nodes") or {}
     results.generated_at = str((run_results.get("metadata") or {}).get("generated_at") or "unknown time")
     for result in run_results.get("results") or []:
@@ -305,7 +253,7 @@ def read_dbt_results(target_path: Path) -> DbtResults:
         if resource_type == "test":
             results.n_tests += 1
             if status in TEST_PROBLEM_STATUSES:
-                results.failed_tests.append(_failed_test(result, node))
+                results.failed_tests.append(failed_test(result, node))
                 continue
         # a failing unit test means the project is broken, not the run
         if status in NODE_BROKEN_STATUSES or (resource_type == "unit_test" and status == "fail"):

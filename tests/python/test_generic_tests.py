@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from dbt_runner import build_run
+
 REPO = Path(__file__).resolve().parents[2]
-DBT = REPO / ".venv" / "bin" / "dbt"
 MACRO_FILES = ("portability.sql", "rolling_stats.sql")
 
 DBT_PROJECT_YML = """\
@@ -245,32 +244,9 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("generic_tests_project")
     database = root / "fixture.duckdb"
     _write_project(root, database)
-    environment = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    environment.pop("DBT_PROFILES_DIR", None)
-    completed = subprocess.run(
-        [
-            str(DBT),
-            "build",
-            "--project-dir",
-            str(root),
-            "--profiles-dir",
-            str(root),
-            "--target-path",
-            str(root / "target"),
-            "--log-path",
-            str(root / "logs"),
-            "--no-partial-parse",
-            "--no-use-colors",
-        ],
-        cwd=root,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-6000:] + completed.stderr[-2000:]
-    run_results = json.loads((root / "target" / "run_results.json").read_text())
+    built = build_run(None, database, root, project_dir=root, check=False)
+    assert built.ok, built.output[-6000:] + "\n".join(built.errors)
+    run_results = json.loads((built.target_path / "run_results.json").read_text())
     tests = {
         result["unique_id"].split(".")[2]: result
         for result in run_results["results"]

@@ -23,8 +23,8 @@ import pytest
 
 import diagnose
 import validate_run
-from dbt_runner import DbtBuildError, dbt_command
-from dbt_session import DbtSession, Diagnosis
+from dbt_runner import DB_ENV_VAR, RUN_DIR_ENV_VAR, DbtBuildError, dbt_command, invoke, parsed_manifest
+from dbt_session import DB_NAME, DbtSession, Diagnosis
 from importers import canonical_files
 from importers.canonical import write_run
 from run_builder import RunBuilder
@@ -202,7 +202,9 @@ def test_run_dir_var_is_refused_by_dbt(dbt_session: DbtSession, tmp_path: Path) 
     ]
     runner_args += ["--vars", json.dumps({"run_dir": str(folder)}), "--target-path", str(tmp_path / "t")]
     runner_args += ["--log-path", str(tmp_path / "logs")]
-    result, _ = dbt_session._invoke(dbt_session.runner, runner_args)
+    manifest = parsed_manifest(REPO, Path(DB_NAME).stem, True, {})
+    env = {RUN_DIR_ENV_VAR: str(folder), DB_ENV_VAR: str(tmp_path / DB_NAME)}
+    result = invoke(runner_args, env, manifest)
     assert not result.success
     assert "RUN_DIAGNOSIS_RUN_DIR" in str(result.exception or result.result)
 

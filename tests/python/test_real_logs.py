@@ -3,19 +3,21 @@
 The logs are read in place from ../shared/real-logs (not ours to redistribute: never copied
 into the repo); the module is skipped when they are absent. Each log is imported and built
 once (one `dbt build` into its own DuckDB file, without the data tests unless
-RUN_DIAGNOSIS_REAL_LOGS_FULL=1); the builds of the selected tests start
-together on a small thread pool when the module's first test asks for one, so the slow part
-overlaps. Every test class checks one log against SOURCES.md; an expectation the current
-models do not meet is an `xfail(strict=True)` whose reason says what is produced instead,
+RUN_DIAGNOSIS_REAL_LOGS_FULL=1); the builds of the selected tests start together on a
+pool of one process per core when the module's first test asks for one, so the slow part
+overlaps, and each process parses the dbt project once (scripts/dbt_runner.py). Every test
+class checks one log against SOURCES.md; an expectation the current models do not meet is an
+`xfail(strict=True)` whose reason says what is produced instead,
 so fixing the detector turns it into an XPASS to clean up.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,7 +32,8 @@ from importers.canonical import RunData, write_run
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
 HIGH_OR_WORSE = frozenset({"critical", "high"})
-WORKERS = max(1, min(3, os.cpu_count() or 1))
+# one process per core: each parses the dbt project once and builds its logs in-process
+WORKERS = max(1, min(2, os.cpu_count() or 1))
 SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 # Left out of the real-log builds: unit tests always (fixed inputs: the same answer for every
 # log), data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are half of each build's CPU; the
@@ -198,11 +201,12 @@ def diagnose_log(key: str, work: Path) -> Diagnosis:
 
 
 class Diagnoses:
-    """Builds real logs on a thread pool: those the selected tests need start at once."""
+    """Builds real logs on a process pool: those the selected tests need start at once."""
 
     def __init__(self, work: Path, wanted: Iterable[str]) -> None:
         self._work = work
-        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="real-log")
+        context = multiprocessing.get_context("spawn")  # fresh processes: no dbt state inherited
+        self._pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
         self._futures: dict[str, Future[Diagnosis]] = {}
         for key in wanted:
             if (REAL_LOGS / LOGS[key]).exists():
