@@ -34,7 +34,6 @@ STRUCTURAL_TESTS = [
             "accepted_range",
             "values_increasing",
             "no_gaps",
-            "not_null_proportion",
             "unique_combination_of_columns",
         ]
     ),
