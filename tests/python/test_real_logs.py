@@ -761,6 +761,8 @@ def test_imdb_adam_run_hovers_at_chance(diagnoses: Diagnoses) -> None:
     finding = diagnosis.one("no_learning")
     assert finding["finding_id"] == "no_learning:chance_loss"
     assert finding["severity"] in ABOVE_LOW, diagnosis.table()
+    # batch-4 noise: two neighbouring steps at ~2x are a blip, not a spike that matters
+    assert not [i for i in diagnosis.above(ABOVE_LOW) if i.startswith("loss_spikes")], diagnosis.table()
 
 
 def test_wandb_sweep_folder_lists_every_run() -> None:

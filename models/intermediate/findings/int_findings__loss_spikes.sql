@@ -48,9 +48,12 @@ final as (
     select
         'loss_spikes:' || {{ fmt_int('spikes.onset_step') }} as finding_id,
         'loss_spikes' as category,
-        -- one log point is a one-batch blip (or one noisy window average): low at most
+        -- one log point is a one-batch blip (or one noisy window average): low at most; so are two
+        -- neighbouring points of a dense log (two noisy batches in a row), unless they span many steps
         case
             when spikes.spike_steps < {{ var('spike_min_points_for_medium') }} then 'low'
+            when spikes.spike_steps < {{ var('spike_min_points_for_high') }}
+                and spikes.last_step - spikes.onset_step + 1 < {{ var('spike_min_steps_for_medium') }} then 'low'
             when spikes.peak_ratio >= {{ var('spike_high_ratio') }}
                 and spikes.spike_steps >= {{ var('spike_min_points_for_high') }} then 'high'
             else 'medium'
