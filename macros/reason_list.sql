@@ -16,7 +16,7 @@
 
 {#- a share as a percentage text, e.g. 0.786 -> '78.6%' -#}
 {% macro fmt_pct(expression, digits=1) -%}
-    {#- at least one decimal: a rounded double prints as 84.0 either way, so 0 digits would misstate 84.2% -#}
+    {#- at least one decimal, whatever the caller asks: a double rounded to 0 digits still prints as 84.0, which misstates 84.2% -#}
     {%- set digits = [digits, 1] | max -%}
     coalesce(cast(round(100 * cast({{ expression }} as {{ type_double() }}), {{ digits }}) as {{ dbt.type_string() }}) || '%', 'n/a')
 {%- endmacro %}

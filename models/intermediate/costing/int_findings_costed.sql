@@ -222,7 +222,7 @@ estimated as (
                 || 'this far above it can also diverge (then the cost is larger).'
             when 'anneal_prior' then 'Prior (Hagele et al. 2024; Hu et al. 2024, WSD cooldown): a full LR cooldown lowers final loss by about '
                 || {{ fmt_pct(var('anneal_prior_share_low'), 0) }} || '-' || {{ fmt_pct(var('anneal_prior_share_high'), 0) }} || ' (mid '
-                || {{ fmt_pct(var('anneal_prior_share_mid'), 1) }} || '); this run skipped ' || {{ fmt_pct('assigned.estimated_cost', 0) }}
+                || {{ fmt_pct(var('anneal_prior_share_mid'), 1) }} || '); this run skipped ' || {{ fmt_pct('assigned.estimated_cost') }}
                 || ' of its cooldown; x final val_loss ' || {{ fmt('run_end.final_val_loss', 4) }}
                 || '. Uncertain within the range: the gain depends on the run''s length and noise level.'
             when 'replay_ab' then 'Natural experiment: steps ' || {{ fmt_int('replays.first_compared_step') }} || '-' || {{ fmt_int('replays.last_compared_step') }}

@@ -35,14 +35,14 @@ final as (
             then 'Shard ' || group_key || ' (' || coalesce(source, 'unknown source') || ') is bad data: its batches'
             else 'Source ' || group_key || ' is bad data: its ' || {{ fmt_int('shards_in_source') }} || ' shards'' batches'
         end
-            || ' ran ' || {{ fmt_pct('mean_relative_excess', 0) }} || ' above the loss baseline on average and caused '
+            || ' ran ' || {{ fmt_pct('mean_relative_excess') }} || ' above the loss baseline on average and caused '
             || {{ fmt_int('n_spikes') }} || ' of the run''s spike steps.' as title,
         grouping_level || ' ' || group_key || ' (source ' || coalesce(source, 'unknown') || '): ' || {{ fmt_int('n_steps') }}
             || ' counted steps (' || {{ fmt_pct('share_of_steps') }} || ' of the run), steps ' || {{ fmt_int('first_step') }} || '-'
             || {{ fmt_int('last_step') }} || '; ' || {{ fmt_int('n_spikes') }} || ' of them spiked ('
-            || {{ fmt_pct('spike_share_of_group', 0) }} || ' of its steps, ' || {{ fmt_pct('share_of_all_spikes', 0) }}
+            || {{ fmt_pct('spike_share_of_group') }} || ' of its steps, ' || {{ fmt_pct('share_of_all_spikes') }}
             || ' of all spike steps, ' || {{ fmt('spike_concentration', 1) }} || 'x its chance share); worst of its '
-            || {{ fmt_int('n_visits') }} || ' visit(s): ' || {{ fmt_pct('max_visit_spike_share', 0) }} || ' of steps spiked; mean loss ' || {{ fmt_pct('mean_relative_excess', 0) }}
+            || {{ fmt_int('n_visits') }} || ' visit(s): ' || {{ fmt_pct('max_visit_spike_share') }} || ' of steps spiked; mean loss ' || {{ fmt_pct('mean_relative_excess') }}
             || ' above the step''s baseline (other shards: within a few percent); loss above baseline summed over its steps '
             || {{ fmt('loss_excess', 2) }} as evidence,
         first_step,

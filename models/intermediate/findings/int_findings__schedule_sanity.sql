@@ -46,7 +46,7 @@ checks as (
         -- high when the config asks for a decay; a constant (or undeclared) schedule may be a choice
         -- (common for fine-tunes): the evidence that it is a mistake is weaker
         case when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high' else 'low' end as severity,
-        'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of its peak ('
+        'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak') }} || ' of its peak ('
             || {{ fmt('end_lr', 6) }} || ' at step ' || {{ fmt_int('end_step') }} || ')'
             || case when decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
                 then ', because decay_steps ' || {{ fmt_int('decay_steps') }} || ' is ' || {{ fmt(safe_divide('decay_steps', 'run_steps'), 1) }}
@@ -54,8 +54,8 @@ checks as (
                 else '.' end as title,
         'decay_steps (config) = ' || {{ fmt_int('decay_steps') }} || ', total_steps = ' || {{ fmt_int('run_steps') }}
             || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ', at the last step ' || {{ fmt('end_lr', 6) }}
-            || ' (' || {{ fmt_pct('end_share_of_peak', 0) }} || ' of the peak; min_lr ' || {{ fmt('min_lr', 6) }}
-            || '): the run skipped ' || {{ fmt_pct('missing_anneal_share', 0) }} || ' of the drop from peak to min_lr'
+            || ' (' || {{ fmt_pct('end_share_of_peak') }} || ' of the peak; min_lr ' || {{ fmt('min_lr', 6) }}
+            || '): the run skipped ' || {{ fmt_pct('missing_anneal_share') }} || ' of the drop from peak to min_lr'
             || case when schedule_type like '%cosine%' or schedule_type like '%linear%'
                 then '; the config asks for a ' || schedule_type || ' decay'
                 else '; the config declares no decay (schedule ' || coalesce(schedule_type, 'unknown') || '): low, it may be by design' end
