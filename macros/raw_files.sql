@@ -1,9 +1,11 @@
 {#-
   Where the raw rows come from. Without a run folder they are the dbt seeds (the
-  team's sample run); with the environment variable RUN_DIAGNOSIS_RUN_DIR=/path
-  they are the five files in that folder, found by suffix. Either way every column
-  arrives as text with its 1-based position in the file (`file_row_number`), so
-  staging is the same SQL.
+  team's sample run, run_id `seed_run_id`); with the environment variable
+  RUN_DIAGNOSIS_RUN_DIR=/path they are the five files in that folder, found by suffix
+  (one run, named after the folder), or in each of its sub-folders (a warehouse of
+  runs, each named after its sub-folder). Either way every column arrives as text with
+  its run and its 1-based position in its file (`run_id`, `file_row_number`), so
+  staging is the same SQL for one run or many.
 
   The folder is data, never code or a pattern: it is read with env_var() (a --vars
   value would be rendered as Jinja, so `{{ 7*7 }}` in a folder name would run), it
@@ -40,50 +42,99 @@
   {{ return(escaped | join('')) }}
 {% endmacro %}
 
-{#- the one file in run_dir ending in the kind's suffix; a clear error when none or several -#}
-{% macro run_file_path(kind) %}
-  {% set spec = run_file_spec(kind) %}
+{#- the files matching a glob pattern, sorted -#}
+{% macro matching_files(pattern) %}
+  {% set found = run_query(adapter.dispatch('list_files', 'run_diagnosis')(pattern)) %}
+  {{ return(found.columns[0].values() | list) }}
+{% endmacro %}
+
+{#- the folder part and the last name of a path -#}
+{% macro path_parent(path) %}{{ return(path.rsplit('/', 1)[0] if '/' in path else '.') }}{% endmacro %}
+{% macro path_name(path) %}{{ return(path.rstrip('/').rsplit('/', 1)[-1]) }}{% endmacro %}
+
+{#-
+  The runs to build, as a list of {run_id, dir}: the seeds (one run, `seed_run_id`) without a
+  run folder; the folder itself when it holds a *train_log.csv (one run, named after the
+  folder); else every sub-folder holding a *train_log.csv (many runs, each named after its
+  folder).
+-#}
+{% macro run_sources() %}
   {% set dir = run_dir() %}
   {% if dir is none %}
-    {% set path = 'seeds/' ~ var('seed_prefix') ~ spec.suffix %}
-  {% else %}
-    {% set path = glob_literal(dir) ~ '/*' ~ spec.suffix %}
+    {{ return([{'run_id': var('seed_run_id'), 'dir': none}]) }}
   {% endif %}
+  {% if not execute %}
+    {{ return([{'run_id': path_name(dir), 'dir': dir}]) }}
+  {% endif %}
+  {% set suffix = run_file_spec('train').suffix %}
+  {% if matching_files(glob_literal(dir) ~ '/*' ~ suffix) %}
+    {{ return([{'run_id': path_name(dir), 'dir': dir}]) }}
+  {% endif %}
+  {% set runs = [] %}
+  {% for path in matching_files(glob_literal(dir) ~ '/*/*' ~ suffix) %}
+    {% set run_folder = path_parent(path) %}
+    {% if runs | selectattr('dir', 'equalto', run_folder) | list | length == 0 %}
+      {% do runs.append({'run_id': path_name(run_folder), 'dir': run_folder}) %}
+    {% endif %}
+  {% endfor %}
+  {% if runs | length == 0 %}
+    {{ exceptions.raise_compiler_error("run_diagnosis: no run in '" ~ dir ~ "': expected a file ending in " ~ suffix ~ " in the folder (one run) or in its sub-folders (one run each), beside *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json") }}
+  {% endif %}
+  {{ return(runs) }}
+{% endmacro %}
+
+{#- the one file of a run's folder ending in the kind's suffix; a clear error when none or several -#}
+{% macro run_file_path(kind, run) %}
+  {% set spec = run_file_spec(kind) %}
+  {% if run.dir is none %}
+    {{ return('seeds/' ~ var('seed_prefix') ~ spec.suffix) }}
+  {% endif %}
+  {% set path = glob_literal(run.dir) ~ '/*' ~ spec.suffix %}
   {% if not execute %}{{ return(path) }}{% endif %}
-  {% set found = run_query(adapter.dispatch('list_files', 'run_diagnosis')(path)) %}
-  {% set files = found.columns[0].values() | list %}
+  {% set files = matching_files(path) %}
   {% if files | length == 0 %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: missing run file: no file ending in " ~ spec.suffix ~ " in '" ~ dir ~ "' (every run folder needs *train_log.csv, *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json)") }}
+    {{ exceptions.raise_compiler_error("run_diagnosis: missing run file: no file ending in " ~ spec.suffix ~ " in '" ~ run.dir ~ "' (every run folder needs *train_log.csv, *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json)") }}
   {% elif files | length > 1 %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: several files end in " ~ spec.suffix ~ " in '" ~ dir ~ "': " ~ files | join(', ') ~ ". Keep one run per folder.") }}
+    {{ exceptions.raise_compiler_error("run_diagnosis: several files end in " ~ spec.suffix ~ " in '" ~ run.dir ~ "': " ~ files | join(', ') ~ ". Keep one run per folder.") }}
   {% endif %}
   {{ return(files[0]) }}
 {% endmacro %}
 
-{#- one text row per raw CSV row, with its position in the file -#}
-{% macro raw_run_file(kind) %}
-  {% set spec = run_file_spec(kind) %}
-  {% if run_dir() is none %}
-    {%- set seed = ref(var('seed_prefix') ~ spec.suffix.replace('.csv', '')) -%}
-    select
-      {% for column in spec.columns %}cast({{ column }} as {{ dbt.type_string() }}) as {{ column }},
-      {% endfor %}row_number() over () as file_row_number
-    from {{ seed }}
-  {% else %}
-    {% set path = run_file_path(kind) %}
-    {% set header = check_csv_header(path, spec.columns) if execute else {} %}
-    {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
-    {{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(glob_literal(path), spec.columns, header) }}
-  {% endif %}
+{#- (run, path) for every run's file of one kind -#}
+{% macro run_files(kind) %}
+  {% set found = [] %}
+  {% for run in run_sources() %}{% do found.append((run, run_file_path(kind, run))) %}{% endfor %}
+  {{ return(found) }}
 {% endmacro %}
 
-{#- one row: whether the file's last line lacks a line end (the writer was cut off mid-row) -#}
+{#- one text row per raw CSV row of every run, with the run and the row's 1-based position in its file -#}
+{% macro raw_run_file(kind) %}
+  {% set spec = run_file_spec(kind) %}
+  {% set files = run_files(kind) %}
+  {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns) if execute and run_dir() is not none else {} %}
+  {% for run, path in files %}
+    {% if not loop.first %}union all{% endif %}
+    {% if run.dir is none %}
+    select {{ sql_literal(run.run_id) }} as run_id, seed_file.*
+    from ({{ adapter.dispatch('read_seed_as_text', 'run_diagnosis')(ref(var('seed_prefix') ~ spec.suffix.replace('.csv', '')), path, spec.columns) }}) as seed_file
+    {% else %}
+    {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
+    select {{ sql_literal(run.run_id) }} as run_id, run_file.*
+    from ({{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(glob_literal(path), spec.columns, headers.get(path, {})) }}) as run_file
+    {% endif %}
+  {% endfor %}
+{% endmacro %}
+
+{#- one row per run: whether its file's last line lacks a line end (the writer was cut off mid-row) -#}
 {% macro raw_file_ends_mid_line(kind) %}
-  {% if run_dir() is none %}
-    select false as ends_mid_line
-  {% else %}
-    {{ adapter.dispatch('file_ends_mid_line', 'run_diagnosis')(glob_literal(run_file_path(kind))) }}
-  {% endif %}
+  {% for run, path in run_files(kind) %}
+    {% if not loop.first %}union all{% endif %}
+    select {{ sql_literal(run.run_id) }} as run_id, run_file_end.ends_mid_line
+    from (
+      {%- if run.dir is none %}select false as ends_mid_line
+      {%- else %}{{ adapter.dispatch('file_ends_mid_line', 'run_diagnosis')(glob_literal(path)) }}{% endif -%}
+    ) as run_file_end
+  {% endfor %}
 {% endmacro %}
 
 {% macro default__file_ends_mid_line(path) %}
@@ -91,22 +142,32 @@
   from read_text({{ sql_literal(path) }})
 {% endmacro %}
 
-{#- stop the build with the file name when a CSV is empty or lacks a column;
-    returns expected column -> the header's own spelling (case and spaces may differ) -#}
-{% macro check_csv_header(path, columns) %}
-  {% set header = run_query(adapter.dispatch('csv_header', 'run_diagnosis')(glob_literal(path))) %}
-  {% set actual = header.columns[0].values() | list %}
-  {% set found = actual | map('lower') | map('trim') | list %}
-  {% if found | length == 0 %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: " ~ path ~ " is empty: expected a header line with columns " ~ columns | join(',')) }}
-  {% endif %}
-  {% set missing = columns | reject('in', found) | list %}
-  {% if missing %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: " ~ path ~ " row 1 (header): missing column(s) " ~ missing | join(', ') ~ "; found " ~ found | join(', ') ~ "; expected " ~ columns | join(', ')) }}
-  {% endif %}
-  {% set mapping = {} %}
-  {% for column in columns %}{% do mapping.update({column: actual[found.index(column)]}) %}{% endfor %}
-  {{ return(mapping) }}
+{#- stop the build with the file name when a CSV is empty or lacks a column; one query for all
+    the files of a kind; returns path -> (expected column -> the header's own spelling) -#}
+{% macro check_csv_headers(paths, columns) %}
+  {% set parts = [] %}
+  {% for path in paths %}
+    {% do parts.append('select ' ~ loop.index ~ ' as file_index, header.* from (' ~ adapter.dispatch('csv_header', 'run_diagnosis')(glob_literal(path)) ~ ') as header') %}
+  {% endfor %}
+  {% set found_rows = run_query(parts | join(' union all ')) %}
+  {% set mappings = {} %}
+  {% for path in paths %}
+    {% set file_index = loop.index %}
+    {% set actual = [] %}
+    {% for row in found_rows.rows if row[0] == file_index %}{% do actual.append(row[1]) %}{% endfor %}
+    {% set found = actual | map('lower') | map('trim') | list %}
+    {% if found | length == 0 %}
+      {{ exceptions.raise_compiler_error("run_diagnosis: " ~ path ~ " is empty: expected a header line with columns " ~ columns | join(',')) }}
+    {% endif %}
+    {% set missing = columns | reject('in', found) | list %}
+    {% if missing %}
+      {{ exceptions.raise_compiler_error("run_diagnosis: " ~ path ~ " row 1 (header): missing column(s) " ~ missing | join(', ') ~ "; found " ~ found | join(', ') ~ "; expected " ~ columns | join(', ')) }}
+    {% endif %}
+    {% set mapping = {} %}
+    {% for column in columns %}{% do mapping.update({column: actual[found.index(column)]}) %}{% endfor %}
+    {% do mappings.update({path: mapping}) %}
+  {% endfor %}
+  {{ return(mappings) }}
 {% endmacro %}
 
 {#- ===== engine-specific pieces: DuckDB here; other engines add their own ===== -#}
@@ -122,6 +183,15 @@
   where (select size from read_blob({{ sql_literal(path) }})) > 0
 {% endmacro %}
 
+{#- a seed's rows as text in file order (DuckDB keeps a seed's insertion order; an engine
+    that stores seeds as unordered parts reads the seed's CSV file instead) -#}
+{% macro default__read_seed_as_text(seed, path, columns) %}
+  select
+    {% for column in columns %}cast({{ column }} as {{ dbt.type_string() }}) as {{ column }},
+    {% endfor %}row_number() over () as file_row_number
+  from {{ seed }}
+{% endmacro %}
+
 {% macro default__read_csv_as_text(path, columns, header) %}
   select
     {% for column in columns %}cast({{ adapter.quote(header.get(column, column)) }} as {{ dbt.type_string() }}) as {{ column }},
@@ -129,10 +199,13 @@
   from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true, delim = ',', null_padding = true)
 {% endmacro %}
 
-{#- the whole config file as one text value -#}
+{#- every run's config file as one text value, with the run and the path -#}
 {% macro raw_run_config() %}
-  {% set path = run_file_path('config') %}
-  {{ adapter.dispatch('read_text_file', 'run_diagnosis')(glob_literal(path)) }}
+  {% for run, path in run_files('config') %}
+    {% if not loop.first %}union all{% endif %}
+    select {{ sql_literal(run.run_id) }} as run_id, config_file.config_json, config_file.config_path
+    from ({{ adapter.dispatch('read_text_file', 'run_diagnosis')(glob_literal(path)) }}) as config_file
+  {% endfor %}
 {% endmacro %}
 
 {% macro default__read_text_file(path) %}

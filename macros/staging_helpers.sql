@@ -33,7 +33,7 @@
 
 {#- true on the second and later copies of a row identical in every raw column -#}
 {% macro is_exact_duplicate(columns, order_by='file_row_number') %}
-    (row_number() over (partition by {{ columns | join(', ') }} order by {{ order_by }}) > 1)
+    (row_number() over (partition by run_id, {{ columns | join(', ') }} order by {{ order_by }}) > 1)
 {% endmacro %}
 
 {#- the config keys the checks need: (column, JSON path, type); absent key = error, null = declared unknown -#}
@@ -57,6 +57,7 @@
     ('steps_per_epoch', '$.steps_per_epoch', 'integer', false),
     ('grad_norm_measured', '$.grad_norm_measured', 'text', false),
     ('source_format', '$.provenance.source_format', 'text', false),
+    ('baseline_run_id', '$.baseline_run_id', 'name', false),
   ]) }}
 {% endmacro %}
 
@@ -87,18 +88,19 @@
   {% for name, path, type, required in config_fields() %}
     {% if required %}
       {% do checks.append("case when not " ~ json_has_key('config_json', path) ~ " then 'missing required key " ~ path[2:] ~ "'"
-        ~ (" when " ~ json_text('config_json', path) ~ " is not null and " ~ parse_double(json_text('config_json', path)) ~ " is null then 'key " ~ path[2:] ~ " is not a number'" if type != 'text' else '')
+        ~ (" when " ~ json_text('config_json', path) ~ " is not null and " ~ parse_double(json_text('config_json', path)) ~ " is null then 'key " ~ path[2:] ~ " is not a number'" if type in ('double', 'integer') else '')
         ~ " end") %}
     {% endif %}
   {% endfor %}
-  {% set problems = [] %}
   {% set query_parts = [] %}
   {% for check in checks %}{% do query_parts.append("select " ~ check ~ " as problem, config_path from (" ~ source_sql ~ ") as config_file") %}{% endfor %}
   {% set found = run_query(query_parts | join(' union all ')) %}
-  {% for row in found.rows %}
-    {% if row[0] is not none %}{% do problems.append(row[0]) %}{% endif %}
+  {#- the problems of the first config file that has any (several runs: each file named on its own) -#}
+  {% set problems = [] %}
+  {% for row in found.rows if row[0] is not none %}
+    {% if problems | length == 0 or problems[0][1] == row[1] %}{% do problems.append((row[0], row[1])) %}{% endif %}
   {% endfor %}
   {% if problems %}
-    {{ exceptions.raise_compiler_error("run_diagnosis: " ~ found.rows[0][1] ~ ": " ~ problems | join('; ') ~ ". Write null for a value the run does not know; the checks that need it will say they could not run.") }}
+    {{ exceptions.raise_compiler_error("run_diagnosis: " ~ problems[0][1] ~ ": " ~ problems | map(attribute=0) | join('; ') ~ ". Write null for a value the run does not know; the checks that need it will say they could not run.") }}
   {% endif %}
 {% endmacro %}

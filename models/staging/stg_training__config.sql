@@ -17,9 +17,10 @@ source as (
 
 parsed as (
     select
+        run_id,
         config_path,
         config_json,
-        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {{ parse_double(json_text('config_json', path)) }} as {{ name }}_parsed,
         {{ json_text('config_json', path) }} as {{ name }}_text,
         {%- endfor %}
@@ -30,7 +31,7 @@ parsed as (
 checked as (
     select
         *,
-        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {%- set bound = bounds.get(name) %}
         (
             {{ is_non_finite(name ~ '_parsed') }}
@@ -42,6 +43,7 @@ checked as (
 
 typed as (
     select
+        run_id,
         1 as config_id,
         config_path,
         config_json,
@@ -50,6 +52,8 @@ typed as (
         case when is_{{ name }}_impossible then null else {{ name }}_parsed end as {{ name }},
         {%- elif type == 'integer' %}
         case when is_{{ name }}_impossible then null else {{ parse_integer(name ~ '_text') }} end as {{ name }},
+        {%- elif type == 'name' %}
+        {{ json_text('config_json', path) }} as {{ name }},
         {%- else %}
         lower({{ json_text('config_json', path) }}) as {{ name }},
         {%- endif %}
@@ -57,12 +61,12 @@ typed as (
         import_notes,
         -- impossible values as written, e.g. 'grad_clip_norm -1; peak_lr NaN'
         {%- set parts = ["''"] %}
-        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {%- do parts.append("case when is_" ~ name ~ "_impossible then '; " ~ name ~ " ' || " ~ name ~ "_text else '' end") %}
         {%- endfor %}
         substring({{ dbt.concat(parts) }}, 3) as impossible_values,
         {%- set parts = ["''"] %}
-        {%- for name, path, type, is_required in config_fields() if type != 'text' %}
+        {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {%- do parts.append("case when is_" ~ name ~ "_impossible then '," ~ name ~ "' else '' end") %}
         {%- endfor %}
         substring({{ dbt.concat(parts) }}, 2) as impossible_fields

@@ -8,6 +8,7 @@ source as (
 
 parsed as (
     select
+        run_id,
         file_row_number as eval_row_id,
         file_row_number,
         {{ raw_columns(['step', 'val_loss', 'val_accuracy']) }}
@@ -33,9 +34,9 @@ converted as (
             when val_accuracy_logged > 1 then val_accuracy_logged / 100.0
             else val_accuracy_logged
         end as val_accuracy,
-        (count(*) over (partition by step) > 1) as is_step_repeated,
+        (count(*) over (partition by run_id, step) > 1) as is_step_repeated,
         (step < max(step) over (
-            order by file_row_number rows between unbounded preceding and 1 preceding
+            partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding
         )) as is_out_of_file_order
     from parsed
 ),

@@ -8,6 +8,7 @@ source as (
 
 parsed as (
     select
+        run_id,
         file_row_number as event_row_id,
         file_row_number,
         {{ raw_columns(['step', 'event']) }}

@@ -8,6 +8,7 @@ source as (
 
 parsed as (
     select
+        run_id,
         file_row_number as shard_row_id,
         file_row_number,
         {{ raw_columns(['shard_id', 'n_examples', 'source']) }}
@@ -23,10 +24,10 @@ flagged as (
         *,
         (source_raw <> lower(trim(source_raw))) as is_source_label_variant,
         (n_examples <= 0) as is_n_examples_non_positive,
-        (row_number() over (partition by shard_id order by file_row_number) > 1) as is_duplicate_shard_row,
+        (row_number() over (partition by run_id, shard_id order by file_row_number) > 1) as is_duplicate_shard_row,
         (
-            min(n_examples) over (partition by shard_id) <> max(n_examples) over (partition by shard_id)
-            or min(source) over (partition by shard_id) <> max(source) over (partition by shard_id)
+            min(n_examples) over (partition by run_id, shard_id) <> max(n_examples) over (partition by run_id, shard_id)
+            or min(source) over (partition by run_id, shard_id) <> max(source) over (partition by run_id, shard_id)
         ) as is_conflicting_duplicate
     from parsed
 ),

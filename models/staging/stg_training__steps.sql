@@ -23,11 +23,13 @@ screened as (
 file_stats as (
     -- whole-file facts: the last row, and whether the step column ever changes
     select
+        run_id,
         max(file_row_number) as last_row_number,
         min(step_value) as min_step,
         max(step_value) as max_step,
         count(step_value) as steps_read
     from screened
+    group by run_id
 ),
 
 set_aside as (
@@ -38,8 +40,8 @@ set_aside as (
         (file_stats.min_step = file_stats.max_step
             and file_stats.steps_read >= {{ var('constant_step_min_rows') }}) as is_step_constant
     from screened
-    cross join file_stats
-    cross join file_end
+    inner join file_stats on screened.run_id = file_stats.run_id
+    inner join file_end on screened.run_id = file_end.run_id
 ),
 
 reasoned as (
@@ -56,6 +58,7 @@ reasoned as (
 parsed as (
     select
         -- ids
+        run_id,
         file_row_number as train_row_id,
         file_row_number,
         -- raw text as written
@@ -87,7 +90,7 @@ flagged as (
         (grad_norm < 0) as is_grad_norm_negative,
         -- lower than a step already logged above it in the file (a swap, or a replay after a resume)
         (step < max(step) over (
-            order by file_row_number rows between unbounded preceding and 1 preceding
+            partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding
         )) as is_out_of_file_order
     from parsed
 ),
