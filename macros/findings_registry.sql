@@ -24,10 +24,11 @@
   }) }}
 {% endmacro %}
 
-{#- the columns every detector emits, in the order the mart unions them -#}
+{#- the columns every detector emits, in the order the mart unions them (run_id first:
+    finding_id is unique within a run, the key is run_id, finding_id) -#}
 {% macro finding_columns() %}
   {{ return([
-    'finding_id', 'category', 'severity', 'title', 'evidence', 'first_step', 'last_step', 'steps_affected',
+    'run_id', 'finding_id', 'category', 'severity', 'title', 'evidence', 'first_step', 'last_step', 'steps_affected',
     'observed_value', 'expected_value', 'estimated_cost', 'cost_unit', 'cost_method', 'impact_score',
     'caused_by', 'recommendation',
   ]) }}

@@ -100,18 +100,29 @@
   {{ return(files[0]) }}
 {% endmacro %}
 
-{#- (run, path) for every run's file of one kind -#}
+{#- (run, path) for every run's file of one kind that this invocation builds (every run, or
+    the incremental batch: see incremental_runs.sql) -#}
 {% macro run_files(kind) %}
+  {% set batch = batch_run_ids() %}
   {% set found = [] %}
-  {% for run in run_sources() %}{% do found.append((run, run_file_path(kind, run))) %}{% endfor %}
+  {% for run in run_sources() if batch is none or run.run_id in batch %}{% do found.append((run, run_file_path(kind, run))) %}{% endfor %}
   {{ return(found) }}
+{% endmacro %}
+
+{#- no row, with the columns of a kind's raw rows (an increment with no new or changed run) -#}
+{% macro no_raw_rows(columns) %}
+  select cast(null as {{ dbt.type_string() }}) as run_id,
+    {% for column in columns %}cast(null as {{ dbt.type_string() }}) as {{ column }},
+    {% endfor %}cast(null as {{ dbt.type_bigint() }}) as file_row_number
+  where 1 = 0
 {% endmacro %}
 
 {#- one text row per raw CSV row of every run, with the run and the row's 1-based position in its file -#}
 {% macro raw_run_file(kind) %}
   {% set spec = run_file_spec(kind) %}
   {% set files = run_files(kind) %}
-  {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns) if execute and run_dir() is not none else {} %}
+  {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns) if execute and run_dir() is not none and files else {} %}
+  {% if not files %}{{ no_raw_rows(spec.columns) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     {% if run.dir is none %}
@@ -127,7 +138,9 @@
 
 {#- one row per run: whether its file's last line lacks a line end (the writer was cut off mid-row) -#}
 {% macro raw_file_ends_mid_line(kind) %}
-  {% for run, path in run_files(kind) %}
+  {% set files = run_files(kind) %}
+  {% if not files %}select cast(null as {{ dbt.type_string() }}) as run_id, false as ends_mid_line where 1 = 0{% endif %}
+  {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     select {{ sql_literal(run.run_id) }} as run_id, run_file_end.ends_mid_line
     from (
@@ -201,7 +214,13 @@
 
 {#- every run's config file as one text value, with the run and the path -#}
 {% macro raw_run_config() %}
-  {% for run, path in run_files('config') %}
+  {% set files = run_files('config') %}
+  {% if not files %}
+  select cast(null as {{ dbt.type_string() }}) as run_id, cast(null as {{ dbt.type_string() }}) as config_json,
+    cast(null as {{ dbt.type_string() }}) as config_path
+  where 1 = 0
+  {% endif %}
+  {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     select {{ sql_literal(run.run_id) }} as run_id, config_file.config_json, config_file.config_path
     from ({{ adapter.dispatch('read_text_file', 'run_diagnosis')(glob_literal(path)) }}) as config_file

@@ -5,7 +5,8 @@
     its past only) unless include_current_row=true.
 
     order_by / partition_by take a column (string) or a list of columns; put a
-    tie-breaker after the step column so the order is deterministic.
+    tie-breaker after the step column so the order is deterministic. Models pass
+    partition_by='run_id' (first, when a list) so that every run is its own series.
 
     Engines:
     - DuckDB (default__): quantile_cont(x, 0.5) over a rows frame (exact, interpolated).
@@ -29,14 +30,18 @@
   {%- endif -%}
 {% endmacro %}
 
+{#- `partition by <columns> ` for a window (columns as above; '' for none) -#}
+{% macro window_partition_clause(partition_by) %}
+  {%- set partition_list = rolling_stats_column_list(partition_by) -%}
+  {{ return('partition by ' ~ partition_list ~ ' ' if partition_list else '') }}
+{% endmacro %}
+
 {#- over (partition by ... order by ... rows between <preceding> preceding and 1 preceding | current row) -#}
 {% macro trailing_window(order_by, preceding, partition_by=none, include_current_row=false) -%}
   {%- if preceding is not integer or preceding < 1 -%}
     {{ exceptions.raise_compiler_error("trailing_window: preceding must be a positive integer, got " ~ preceding) }}
   {%- endif -%}
-  {%- set partition_list = rolling_stats_column_list(partition_by) -%}
-  over ({% if partition_list %}partition by {{ partition_list }} {% endif -%}
-  order by {{ rolling_stats_column_list(order_by) }}
+  over ({{ window_partition_clause(partition_by) }}order by {{ rolling_stats_column_list(order_by) }}
   {{- ' ' -}} rows between {{ preceding }} preceding and {{ 'current row' if include_current_row else '1 preceding' }})
 {%- endmacro %}
 

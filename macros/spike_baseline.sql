@@ -1,6 +1,7 @@
 {#-
   One pass of the robust loss baseline, as CTEs named <name>_*, ending in a CTE
-  <name> with: step, log_baseline, log_mad, baseline_points, is_outlier.
+  <name> with: run_id, step, log_baseline, log_mad, baseline_points, is_outlier.
+  The source CTE has run_id and step; every window is per run (partition by run_id).
   The baseline of a step is the median of the log losses of the `window` steps
   before it that are not excluded (source column `exclude_column`); the spread
   is estimated from the median absolute step-to-step change of the clean log
@@ -17,10 +18,11 @@
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
     select
+        run_id,
         step,
         log_loss,
-        row_number() over (order by step) as clean_index,
-        abs(log_loss - {{ previous_value('log_loss', 'step') }}) / sqrt(2.0) as step_change
+        row_number() over (partition by run_id order by step) as clean_index,
+        abs(log_loss - {{ previous_value('log_loss', 'step', 'run_id') }}) / sqrt(2.0) as step_change
     from {{ source_cte }}
     where not {{ exclude_column }} and log_loss is not null
 ),
@@ -29,10 +31,11 @@
     -- stats of the `window` clean points ending at each clean point. The stats *before*
     -- clean point k are the stats *through* point k - 1, so two medians serve both uses.
     select
+        run_id,
         clean_index,
-        {{ rolling_median('log_loss', 'step', window - 1, include_current_row=true) }} as center_through,
-        {{ rolling_median('step_change', 'step', window - 1, include_current_row=true) }} as spread_through,
-        count(log_loss) {{ trailing_window('step', window - 1, include_current_row=true) }} as points_through
+        {{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
+        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
+        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
     from {{ name }}_clean
 ),
 
@@ -41,16 +44,18 @@
     -- for any other step the last clean point before it (an excluded step is judged
     -- against the clean past, so a long spike cannot drag its own baseline up)
     select
+        run_id,
         step,
         log_loss,
         cast(sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
-            over (order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
+            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
         - case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end as judge_index
     from {{ source_cte }}
 ),
 
 {{ name }}_scored as (
     select
+        anchored.run_id,
         anchored.step,
         anchored.log_loss,
         through.center_through as log_baseline,
@@ -58,11 +63,13 @@
         coalesce(through.points_through, 0) as baseline_points
     from {{ name }}_anchored as anchored
     left join {{ name }}_through as through
-        on anchored.judge_index = through.clean_index
+        on anchored.run_id = through.run_id
+        and anchored.judge_index = through.clean_index
 ),
 
 {{ name }} as (
     select
+        run_id,
         step,
         log_baseline,
         log_mad,

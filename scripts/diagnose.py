@@ -11,8 +11,10 @@
 4. writes the ranked report into DIR: report.md, report.html, findings.json.
 
 A SOURCE holding several runs (Lightning version_N/ folders side by side, W&B run folders,
-a W&B chart export naming several runs) is diagnosed run by run into DIR/runs/<run>/, with
-DIR/index.md and DIR/index.html ranking the runs by their worst finding (scripts/multi_run.py).
+a W&B chart export naming several runs) is written run by run into DIR/warehouse/<run>/ and
+built once, all runs together (every model carries run_id); each run's report goes to
+DIR/runs/<run>/, with DIR/index.md and DIR/index.html ranking the runs by their worst
+finding (scripts/multi_run.py).
 
 Progress goes to stderr; stdout gets the report's paths and the fix-first finding.
 Exit status: 0 the diagnosis was made (whatever it found); 1 the build or the report
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +41,7 @@ from validate_run import RunValidationError, carry_cut_off_row, validate_run, va
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STEPS = 4
 TITLE_CHARS = 200  # a finding title can list hundreds of steps: the closing line keeps the start
-RUN_SUBDIR, DBT_SUBDIR, DB_FILE = "run", "dbt", "diagnosis.duckdb"
+RUN_SUBDIR, DBT_SUBDIR, DB_FILE, WAREHOUSE_SUBDIR = "run", "dbt", "diagnosis.duckdb", "warehouse"
 
 
 class BadInput(Exception):
@@ -166,14 +169,18 @@ def build(run_dir: Path, out: Path, keep_going: bool) -> BuildResult:
     return result
 
 
-def report(result: BuildResult, out: Path) -> dict[str, Path]:
+def report(result: BuildResult, out: Path, run_id: str | None = None) -> dict[str, Path]:
     from report import write_report  # matplotlib and friends: only once there is something to report
     from report_data import ReportError
 
     step(4, f"writing the report to {out}")
     try:
         return write_report(
-            result.db_path, result.target_path, out, progress=lambda m: detail(f"report: {m}")
+            result.db_path,
+            result.target_path,
+            out,
+            progress=lambda m: detail(f"report: {m}"),
+            run_id=run_id,
         )
     except ReportError as error:
         raise Failed(f"report failed: {error}") from error
@@ -192,21 +199,30 @@ def fix_first_line(findings_path: Path) -> str:
 
 
 def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: bool) -> int:
-    """A source holding several runs: each diagnosed into out/runs/<run>/, then out/index.*"""
-    say(f"{len(runs)} runs found: each is diagnosed on its own (see scripts/multi_run.py)")
+    """A source holding several runs: all written into out/warehouse/<run>/ and built together
+    once; each run's report in out/runs/<run>/, then out/index.*"""
+    warehouse = out / WAREHOUSE_SUBDIR
+    say(f"{len(runs)} runs found: written into {warehouse} and built together")
+    if warehouse.is_dir():  # runs of an earlier diagnosis into the same folder are not this one's
+        shutil.rmtree(warehouse)
 
-    def one(run: RunData, run_out: Path) -> Path:
+    def write_one(run: RunData, run_id: str) -> None:
         say(f"      {len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
-        result = build(write_canonical(run, run_out / RUN_SUBDIR), run_out, keep_going)
-        return report(result, run_out)["findings"]
+        write_canonical(run, warehouse / run_id)
 
-    outcomes = multi_run.diagnose_runs(runs, out, one, say)
+    outcomes = multi_run.load_runs(runs, out, write_one, say)
+    if not any(not o.error for o in outcomes):
+        raise BadInput(f"none of the {len(outcomes)} runs could be read: {outcomes[0].error}")
+    result = build(warehouse, out, keep_going)
+    outcomes = multi_run.report_runs(
+        outcomes, lambda run_id, run_out: report(result, run_out, run_id)["findings"], say
+    )
     paths = multi_run.write_index(outcomes, out)
     print(f"index: {paths['html']}")
     print(f"       {paths['markdown']}")
     read = [o for o in outcomes if not o.error]
     print(f"{len(read)} of {len(outcomes)} runs diagnosed")
-    return EXIT_OK if read else EXIT_FAILED
+    return EXIT_OK if read and result.ok else EXIT_FAILED
 
 
 def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:

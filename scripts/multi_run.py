@@ -13,11 +13,12 @@ What counts as several runs (checked before the single-run importers, see ``find
   named like run folders (Lightning ``version_N``, W&B ``run-*``), while the folder itself has
   no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run).
 
-Each run is diagnosed on its own into ``DIR/runs/<run>/`` (the same files as a single run:
-``run/``, ``diagnosis.duckdb``, ``report.md``, ``report.html``, ``findings.json``), and
-``DIR/index.md`` / ``DIR/index.html`` list the runs, worst problem first (the run's most
-severe finding, then how many findings are medium or worse). A run that cannot be read or
-built is listed with the reason, last; it does not stop the others.
+Every run is written as canonical files into ``DIR/warehouse/<run>/`` and all of them are
+built together, once, into ``DIR/diagnosis.duckdb`` (every model carries ``run_id``, the
+sub-folder's name). Each run's report goes to ``DIR/runs/<run>/`` (``report.md``,
+``report.html``, ``findings.json``), and ``DIR/index.md`` / ``DIR/index.html`` list the runs,
+worst problem first (the run's most severe finding, then how many findings are medium or
+worse). A run that cannot be read is listed with the reason, last; it does not stop the others.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class RunOutcome:
     out: Path
     findings: list[dict[str, Any]]
     error: str | None = None
+    run_id: str = ""  # the run's name in the warehouse build (its folder name)
 
     @property
     def worst(self) -> dict[str, Any] | None:
@@ -173,25 +175,47 @@ def _safe_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def diagnose_runs(
+def load_runs(
     runs: Sequence[RunSource],
     out: Path,
-    diagnose_one: Callable[[RunData, Path], Path],
+    write_one: Callable[[RunData, str], None],
     say: Callable[[str], None],
 ) -> list[RunOutcome]:
-    """Diagnose each run into out/runs/<name>/ (``diagnose_one(run, dir)`` returns findings.json)."""
+    """Read every run and write it into the warehouse (``write_one(run, run_id)``); a run that
+    cannot be read is kept with its error (listed last in the index), it does not stop the others."""
     outcomes: list[RunOutcome] = []
     taken: set[str] = set()
     for number, source in enumerate(runs, start=1):
-        run_out = out / RUNS_SUBDIR / _safe_name(source.name, taken)
+        run_id = _safe_name(source.name, taken)
+        run_out = out / RUNS_SUBDIR / run_id
         say(f"=== run {number}/{len(runs)}: {source.name} ({source.describe})")
         try:
-            findings_path = diagnose_one(source.load(), run_out)
-            findings = json.loads(findings_path.read_text(encoding="utf-8"))
-            outcomes.append(RunOutcome(source, run_out, findings))
+            write_one(source.load(), run_id)
+            outcomes.append(RunOutcome(source, run_out, [], run_id=run_id))
         except Exception as error:
             say(f"    {source.name}: {error}")
-            outcomes.append(RunOutcome(source, run_out, [], error=f"{type(error).__name__}: {error}"))
+            error_text = f"{type(error).__name__}: {error}"
+            outcomes.append(RunOutcome(source, run_out, [], error=error_text, run_id=run_id))
+    return outcomes
+
+
+def report_runs(
+    outcomes: Sequence[RunOutcome],
+    report_one: Callable[[str, Path], Path],
+    say: Callable[[str], None],
+) -> list[RunOutcome]:
+    """Write each built run's report into out/runs/<run_id>/ (``report_one(run_id, dir)`` returns
+    its findings.json), then rank the runs worst first."""
+    for outcome in outcomes:
+        if outcome.error:
+            continue
+        say(f"=== report: {outcome.run_id}")
+        try:
+            findings_path = report_one(outcome.run_id, outcome.out)
+            outcome.findings = json.loads(findings_path.read_text(encoding="utf-8"))
+        except Exception as error:
+            say(f"    {outcome.run_id}: {error}")
+            outcome.error = f"{type(error).__name__}: {error}"
     return sorted(outcomes, key=RunOutcome.sort_key)
 
 

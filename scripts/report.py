@@ -9,7 +9,7 @@ failing dbt tests from the target folder, then writes to the output folder:
   findings.json  the ranked findings: every `findings` column plus `rank` (1 = fix first)
 
 Usage:
-  python scripts/report.py [--db PATH] [--target-path DIR] [--out DIR]
+  python scripts/report.py [--db PATH] [--target-path DIR] [--out DIR] [--run-id RUN]
 
 Other scripts call `write_report(db_path, target_path, out_dir)`.
 """
@@ -69,16 +69,18 @@ def write_report(
     target_path: Path,
     out_dir: Path,
     progress: Progress | None = stderr_progress,
+    run_id: str | None = None,
 ) -> dict[str, Path]:
     """Write report.md, report.html and findings.json into out_dir.
 
     Returns {"markdown": ..., "html": ..., "findings": ...} paths. Raises ReportError when
-    there is no build at db_path or a mart is missing (the message names it).
+    there is no build at db_path, a mart is missing (the message names it), or the build holds
+    several runs and `run_id` names none of them.
     """
     say = progress or (lambda _message: None)
     db_path, target_path, out_dir = Path(db_path), Path(target_path), Path(out_dir)
     say(f"reading marts from {db_path} and dbt results from {target_path}")
-    data = load_report_data(db_path, target_path)
+    data = load_report_data(db_path, target_path, run_id)
     say(
         f"read {len(data.findings)} findings, {len(data.step_metrics)} step rows, "
         f"{len(data.eval_metrics)} evals, {len(data.dbt.failed_tests)} failing dbt tests"
@@ -141,13 +143,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=Path(DEFAULT_OUT),
         help=f"folder to write the report to (default: {DEFAULT_OUT})",
     )
+    parser.add_argument(
+        "--run-id",
+        metavar="RUN",
+        help="the run to report on when the build holds several (its run folder's name)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        paths = write_report(args.db, args.target_path, args.out)
+        paths = write_report(args.db, args.target_path, args.out, run_id=args.run_id)
     except ReportError as exc:
         print(f"report: error: {exc}", file=sys.stderr)
         return 1

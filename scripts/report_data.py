@@ -1,6 +1,7 @@
 """Read what the report needs: the marts of the last dbt build and dbt's own results.
 
-The marts are read from a DuckDB file opened read-only (schema `main`); the failing
+The marts are read from a DuckDB file opened read-only (schema `main`), one run at a time
+(every mart carries `run_id`; a build may hold many runs); the failing
 dbt tests come from `<target>/run_results.json` joined to `<target>/manifest.json`.
 Everything is turned into plain Python values (findings, run summary, tables as
 lists of dicts) or pandas frames (per-step series for the plots), so the renderers
@@ -31,27 +32,29 @@ ABOVE_LOW = frozenset({"critical", "high", "medium"})
 # (findings.json carries every column of `findings`, whatever they are).
 MART_COLUMNS: dict[str, tuple[str, ...]] = {
     "findings": (
-        "finding_id", "category", "severity", "title", "evidence", "first_step", "last_step",
+        "run_id", "finding_id", "category", "severity", "title", "evidence", "first_step", "last_step",
         "steps_affected", "caused_by", "recommendation", "test_name", "harm_rank",
     ),
     "run_summary": (
-        "run_name", "source_format", "steps_logged", "steps_counted", "first_step", "last_step",
+        "run_id", "run_name", "source_format", "steps_logged", "steps_counted", "first_step", "last_step",
         "total_steps_config", "best_eval_step", "best_val_loss", "final_eval_step", "final_val_loss",
         "final_train_loss", "wall_clock_sec", "n_findings", "n_findings_above_low",
         "fix_first_finding_id", "runner_up_finding_id",
     ),
     "step_metrics": (
-        "train_row_id", "step", "is_counted", "attempt_number", "shard_id", "source", "loss",
+        "run_id", "train_row_id", "step", "is_counted", "attempt_number", "shard_id", "source", "loss",
         "loss_baseline", "is_loss_spike", "grad_norm", "grad_clip_norm", "is_clip_violation",
         "learning_rate", "expected_learning_rate", "step_time_sec", "is_slow_step", "epoch_number",
     ),
-    "eval_metrics": ("step", "val_loss", "val_accuracy", "is_counted", "is_best", "train_loss_smoothed"),
+    "eval_metrics": (
+        "run_id", "step", "val_loss", "val_accuracy", "is_counted", "is_best", "train_loss_smoothed",
+    ),
     "shard_metrics": (
-        "grouping_level", "group_key", "source", "n_steps", "mean_loss_residual", "n_spikes",
+        "run_id", "grouping_level", "group_key", "source", "n_steps", "mean_loss_residual", "n_spikes",
         "share_of_steps",
     ),
-    "audit_summary": ("file_kind", "outcome", "reason", "n_rows", "raw_rows"),
-    "check_coverage": ("category", "could_run", "reason"),
+    "audit_summary": ("run_id", "file_kind", "outcome", "reason", "n_rows", "raw_rows"),
+    "check_coverage": ("run_id", "category", "could_run", "reason"),
 }  # fmt: skip
 
 # how each mart is ordered when read (stable output for the same build)
@@ -114,6 +117,7 @@ class ReportData:
     """Everything the renderers need, read once. `findings` are ranked (`rank` 1 = fix first)."""
 
     db_path: Path
+    run_id: str
     findings: list[dict[str, Any]]
     findings_columns: list[str]
     summary: dict[str, Any]
@@ -217,17 +221,45 @@ def check_contract(db_path: Path, columns: dict[str, list[str]]) -> None:
         raise ReportError(f"marts in {db_path} do not match what the report reads: {'; '.join(problems)}")
 
 
-def read_rows(con: duckdb.DuckDBPyConnection, mart: str) -> tuple[list[str], list[dict[str, Any]]]:
-    """All rows of a mart as plain dicts, in the mart's report order."""
-    cursor = con.execute(f"select * from {SCHEMA}.{mart} order by {MART_ORDER[mart]}")
+def list_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The run_ids of a build, in order (a build of one run has one)."""
+    rows = con.execute(f"select run_id from {SCHEMA}.run_summary order by run_id").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def choose_run(con: duckdb.DuckDBPyConnection, db_path: Path, run_id: str | None) -> str:
+    """The run to report on: the one asked for, or the only one in the build."""
+    runs = list_runs(con)
+    if run_id is not None:
+        if run_id not in runs:
+            raise ReportError(f"no run '{run_id}' in {db_path}; it holds: {', '.join(runs) or 'no run'}")
+        return run_id
+    if len(runs) != 1:
+        raise ReportError(
+            f"{db_path} holds {len(runs)} runs ({', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}): "
+            "name one (--run-id)"
+        )
+    return runs[0]
+
+
+def _select(mart: str) -> str:
+    """One run's rows of a mart, in the mart's report order (the run is the query's parameter)."""
+    return f"select * from {SCHEMA}.{mart} where run_id = ? order by {MART_ORDER[mart]}"
+
+
+def read_rows(
+    con: duckdb.DuckDBPyConnection, mart: str, run_id: str
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """One run's rows of a mart as plain dicts, in the mart's report order."""
+    cursor = con.execute(_select(mart), [run_id])
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
     return names, rows
 
 
-def read_frame(con: duckdb.DuckDBPyConnection, mart: str) -> pd.DataFrame:
-    """A mart as a DataFrame (for the plots), in the mart's report order."""
-    return con.execute(f"select * from {SCHEMA}.{mart} order by {MART_ORDER[mart]}").df()
+def read_frame(con: duckdb.DuckDBPyConnection, mart: str, run_id: str) -> pd.DataFrame:
+    """One run's rows of a mart as a DataFrame (for the plots), in the mart's report order."""
+    return con.execute(_select(mart), [run_id]).df()
 
 
 # --------------------------------------------------------------------------- dbt target
@@ -269,26 +301,29 @@ def read_dbt_results(target_path: Path) -> DbtResults:
 # --------------------------------------------------------------------------- all together
 
 
-def load_report_data(db_path: Path, target_path: Path) -> ReportData:
-    """Read every mart (raising ReportError on a missing build or mart) and the dbt results."""
+def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None) -> ReportData:
+    """Read one run's rows of every mart (raising ReportError on a missing build, mart or run)
+    and the dbt results. `run_id` may be left out when the build holds one run."""
     con = connect(db_path)
     try:
         present = existing_columns(con)
         check_contract(db_path, present)
-        findings_columns, findings = read_rows(con, "findings")
-        _, summary_rows = read_rows(con, "run_summary")
-        _, audit = read_rows(con, "audit_summary")
-        _, coverage = read_rows(con, "check_coverage")
-        step_metrics = read_frame(con, "step_metrics")
-        eval_metrics = read_frame(con, "eval_metrics")
-        shard_metrics = read_frame(con, "shard_metrics")
-        context_rows = read_rows(con, "run_context")[1] if "run_context" in present else []
-        events = read_rows(con, "run_events")[1] if "run_events" in present else []
+        run_id = choose_run(con, db_path, run_id)
+        findings_columns, findings = read_rows(con, "findings", run_id)
+        _, summary_rows = read_rows(con, "run_summary", run_id)
+        _, audit = read_rows(con, "audit_summary", run_id)
+        _, coverage = read_rows(con, "check_coverage", run_id)
+        step_metrics = read_frame(con, "step_metrics", run_id)
+        eval_metrics = read_frame(con, "eval_metrics", run_id)
+        shard_metrics = read_frame(con, "shard_metrics", run_id)
+        context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
+        events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
     return ReportData(
         db_path=db_path,
+        run_id=run_id,
         findings=ranked_findings(findings),
         findings_columns=findings_columns,
         summary=summary,

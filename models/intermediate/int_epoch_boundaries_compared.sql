@@ -9,24 +9,26 @@
 with
 
 scored as (
-    select step, shard_id, loss, is_loss_spike from {{ ref('int_loss_baselines_computed') }}
+    select run_id, step, shard_id, loss, is_loss_spike from {{ run_ref('int_loss_baselines_computed') }}
 ),
 
 epochs as (
-    select step, epoch_number, is_epoch_start, epoch_first_step, epoch_last_step from {{ ref('int_epochs_assigned') }}
+    select run_id, step, epoch_number, is_epoch_start, epoch_first_step, epoch_last_step
+    from {{ run_ref('int_epochs_assigned') }}
 ),
 
 shards as (
-    select shard_id, source from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id, source from {{ run_ref('int_shards_resolved') }}
 ),
 
 source_offsets as (
-    select group_key as source, median_log_residual from {{ ref('int_shards_scored') }}
+    select run_id, group_key as source, median_log_residual from {{ run_ref('int_shards_scored') }}
     where grouping_level = 'source'
 ),
 
 clean as (
     select
+        scored.run_id,
         scored.step,
         case when not scored.is_loss_spike and scored.loss > 0
             then exp(ln(scored.loss) - coalesce(source_offsets.median_log_residual, 0)) end as adjusted_loss,
@@ -39,18 +41,21 @@ clean as (
         ) as is_inside_epoch
     from scored
     inner join epochs
-        on scored.step = epochs.step
+        on scored.run_id = epochs.run_id
+        and scored.step = epochs.step
     left join shards
-        on scored.shard_id = shards.shard_id
+        on scored.run_id = shards.run_id
+        and scored.shard_id = shards.shard_id
     left join source_offsets
-        on shards.source = source_offsets.source
+        on shards.run_id = source_offsets.run_id
+        and shards.source = source_offsets.source
 ),
 
 windows as (
     select
         *,
-        {{ rolling_median('adjusted_loss', 'step', var('spike_window')) }} as median_before,
-        {{ leading_median('adjusted_loss', 'step', w - 1) }} as median_after
+        {{ rolling_median('adjusted_loss', 'step', var('spike_window'), partition_by='run_id') }} as median_before,
+        {{ leading_median('adjusted_loss', 'step', w - 1, partition_by='run_id') }} as median_after
     from clean
 ),
 
@@ -61,15 +66,28 @@ changes as (
     from windows
 ),
 
-typical as (
+typical_by_run as (
     select
+        run_id,
         percentile_cont(0.9) within group (order by abs(relative_drop)) as typical_abs_change
     from changes
     where is_inside_epoch and relative_drop is not null
+    group by run_id
+),
+
+typical as (
+    -- one row per run (the run spine); NULL when the run has no comparison inside an epoch
+    select
+        runs.run_id,
+        typical_by_run.typical_abs_change
+    from {{ run_ref('stg_training__config') }} as runs
+    left join typical_by_run
+        on runs.run_id = typical_by_run.run_id
 ),
 
 final as (
     select
+        changes.run_id,
         changes.step as boundary_step,
         changes.epoch_number,
         changes.median_before,
@@ -83,7 +101,8 @@ final as (
             false
         ) as is_staircase_step
     from changes
-    cross join typical
+    inner join typical
+        on changes.run_id = typical.run_id
     where changes.is_epoch_start
 )
 

@@ -9,26 +9,39 @@
 with
 
 steps as (
-    select step, shard_id, is_shard_change from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, shard_id, is_shard_change from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 config as (
-    select steps_per_epoch, batch_size from {{ ref('stg_training__config') }}
+    -- one row per run: the run spine
+    select run_id, steps_per_epoch, batch_size from {{ run_ref('stg_training__config') }}
 ),
 
 shard_sizes as (
-    select shard_id, n_examples from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id, n_examples from {{ run_ref('int_shards_resolved') }}
+),
+
+shard_counts as (
+    select run_id, count(shard_id) as steps_with_shard, count(*) as steps_total
+    from steps
+    group by run_id
 ),
 
 shard_coverage as (
-    select count(shard_id) as steps_with_shard, count(*) as steps_total from steps
+    select
+        config.run_id,
+        coalesce(shard_counts.steps_with_shard, 0) as steps_with_shard,
+        coalesce(shard_counts.steps_total, 0) as steps_total
+    from config
+    left join shard_counts
+        on config.run_id = shard_counts.run_id
 ),
 
 runs as (
     select
         *,
         sum(case when is_shard_change then 1 else 0 end) over (
-            order by step rows between unbounded preceding and current row
+            partition by run_id order by step rows between unbounded preceding and current row
         ) as run_number
     from steps
 ),
@@ -36,13 +49,15 @@ runs as (
 runs_split as (
     select
         runs.*,
-        row_number() over (partition by runs.run_number order by runs.step) as position_in_run,
+        row_number() over (partition by runs.run_id, runs.run_number order by runs.step) as position_in_run,
         cast(ceiling({{ safe_divide('shard_sizes.n_examples', 'config.batch_size') }}) as {{ dbt.type_bigint() }})
             as steps_per_visit
     from runs
-    cross join config
+    inner join config
+        on runs.run_id = config.run_id
     left join shard_sizes
-        on runs.shard_id = shard_sizes.shard_id
+        on runs.run_id = shard_sizes.run_id
+        and runs.shard_id = shard_sizes.shard_id
 ),
 
 visits as (
@@ -56,24 +71,26 @@ visits as (
 
 visit_starts as (
     select
+        run_id,
         shard_id,
         visit_number,
         min(step) as visit_first_step,
         count(*) as visit_steps
     from visits
     where shard_id is not null
-    group by shard_id, visit_number
+    group by run_id, shard_id, visit_number
 ),
 
 visit_occurrence as (
     select
         *,
-        row_number() over (partition by shard_id order by visit_first_step) as occurrence
+        row_number() over (partition by run_id, shard_id order by visit_first_step) as occurrence
     from visit_starts
 ),
 
 assigned as (
     select
+        visits.run_id,
         visits.step,
         visits.shard_id,
         visits.visit_number,
@@ -90,18 +107,21 @@ assigned as (
         end as epoch_basis
     from visits
     left join visit_occurrence
-        on visits.visit_number = visit_occurrence.visit_number
+        on visits.run_id = visit_occurrence.run_id
+        and visits.visit_number = visit_occurrence.visit_number
         and visits.shard_id = visit_occurrence.shard_id
-    cross join shard_coverage
-    cross join config
+    inner join shard_coverage
+        on visits.run_id = shard_coverage.run_id
+    inner join config
+        on visits.run_id = config.run_id
 ),
 
 final as (
     select
         *,
-        (epoch_number > coalesce({{ previous_value('epoch_number', 'step') }}, epoch_number)) as is_epoch_start,
-        min(step) over (partition by epoch_number) as epoch_first_step,
-        max(step) over (partition by epoch_number) as epoch_last_step
+        (epoch_number > coalesce({{ previous_value('epoch_number', 'step', 'run_id') }}, epoch_number)) as is_epoch_start,
+        min(step) over (partition by run_id, epoch_number) as epoch_first_step,
+        max(step) over (partition by run_id, epoch_number) as epoch_last_step
     from assigned
 )
 

@@ -5,33 +5,37 @@
 with
 
 evals as (
-    select * from {{ ref('int_evals_resolved') }}
+    select * from {{ run_ref('int_evals_resolved') }}
 ),
 
 train_smoothed as (
     select
+        run_id,
         step,
         -- the steps (not rows) up to the evaluation: on a log written every 100 steps this is the
         -- row itself (already an interval mean), never losses from hundreds of steps before
-        {{ median_over_range('loss', 'step', var('train_smoothing_window') - 1) }} as train_loss_smoothed
-    from {{ ref('int_train_steps_resolved') }}
+        {{ median_over_range('loss', 'step', var('train_smoothing_window') - 1, partition_by='run_id') }} as train_loss_smoothed
+    from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 stream as (
     -- evaluations and train steps in one ordered stream, so each evaluation finds the last
     -- train step at or before it with a window (no range join over the whole log)
-    select step, 0 as is_eval, step as train_step from train_smoothed
+    select run_id, step, 0 as is_eval, step as train_step from train_smoothed
     union all
-    select step, 1 as is_eval, cast(null as {{ dbt.type_bigint() }}) as train_step from evals
+    select run_id, step, 1 as is_eval, cast(null as {{ dbt.type_bigint() }}) as train_step from evals
 ),
 
 train_at_eval as (
-    select step, train_step
+    select run_id, step, train_step
     from (
         select
+            run_id,
             step,
             is_eval,
-            max(train_step) over (order by step, is_eval rows between unbounded preceding and current row) as train_step
+            max(train_step) over (
+                partition by run_id order by step, is_eval rows between unbounded preceding and current row
+            ) as train_step
         from stream
     ) as carried
     where is_eval = 1
@@ -41,20 +45,24 @@ joined as (
     select
         evals.*,
         train_smoothed.train_loss_smoothed,
-        min(evals.val_loss) over (order by evals.step rows between unbounded preceding and current row)
-            as best_val_loss_so_far,
-        row_number() over (order by evals.val_loss, evals.step) as val_loss_rank,
-        row_number() over (order by evals.step) as eval_index,
-        count(*) over () as eval_count
+        min(evals.val_loss) over (
+            partition by evals.run_id order by evals.step rows between unbounded preceding and current row
+        ) as best_val_loss_so_far,
+        row_number() over (partition by evals.run_id order by evals.val_loss, evals.step) as val_loss_rank,
+        row_number() over (partition by evals.run_id order by evals.step) as eval_index,
+        count(*) over (partition by evals.run_id) as eval_count
     from evals
     left join train_at_eval
-        on evals.step = train_at_eval.step
+        on evals.run_id = train_at_eval.run_id
+        and evals.step = train_at_eval.step
     left join train_smoothed
-        on train_at_eval.train_step = train_smoothed.step
+        on train_at_eval.run_id = train_smoothed.run_id
+        and train_at_eval.train_step = train_smoothed.step
 ),
 
 final as (
     select
+        run_id,
         step,
         eval_row_id,
         val_loss,

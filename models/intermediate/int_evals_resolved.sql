@@ -4,7 +4,7 @@
 with
 
 eval_rows as (
-    select * from {{ ref('stg_training__evals') }}
+    select * from {{ run_ref('stg_training__evals') }}
     -- a row whose val_loss is unreadable cannot stand for its step; an earlier readable row can
     where step is not null and not is_exact_duplicate and val_loss is not null
 ),
@@ -12,13 +12,14 @@ eval_rows as (
 ranked as (
     select
         *,
-        row_number() over (partition by step order by file_row_number desc) as recency_rank,
-        count(*) over (partition by step) as rows_for_step
+        row_number() over (partition by run_id, step order by file_row_number desc) as recency_rank,
+        count(*) over (partition by run_id, step) as rows_for_step
     from eval_rows
 ),
 
 final as (
     select
+        run_id,
         step,
         eval_row_id,
         val_loss,

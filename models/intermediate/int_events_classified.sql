@@ -4,7 +4,7 @@
 with
 
 events as (
-    select * from {{ ref('stg_training__events') }}
+    select * from {{ run_ref('stg_training__events') }}
     where not is_exact_duplicate
 ),
 
@@ -20,12 +20,13 @@ patterns as (
 
 matches as (
     select
+        events.run_id,
         events.event_row_id,
         patterns.pattern_id,
         patterns.event_kind,
         patterns.step_marker,
         row_number() over (
-            partition by events.event_row_id order by patterns.priority, patterns.pattern_id
+            partition by events.run_id, events.event_row_id order by patterns.priority, patterns.pattern_id
         ) as match_rank
     from events
     inner join patterns
@@ -38,6 +39,7 @@ best_match as (
 
 classified as (
     select
+        events.run_id,
         events.event_row_id,
         events.step,
         events.event_text,
@@ -46,7 +48,8 @@ classified as (
         {{ number_after('events.event_text_lower', 'best_match.step_marker') }} as named_step
     from events
     left join best_match
-        on events.event_row_id = best_match.event_row_id
+        on events.run_id = best_match.run_id
+        and events.event_row_id = best_match.event_row_id
 ),
 
 final as (

@@ -8,15 +8,16 @@
 with
 
 steps as (
-    select step, attempt_number, is_attempt_start, grad_norm
-    from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, attempt_number, is_attempt_start, grad_norm
+    from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 config as (
     select
+        run_id,
         grad_clip_norm,
         grad_norm_measured
-    from {{ ref('stg_training__config') }}
+    from {{ run_ref('stg_training__config') }}
 ),
 
 compared as (
@@ -27,19 +28,21 @@ compared as (
         (steps.grad_norm >= config.grad_clip_norm * (1 - {{ var('clip_saturation_band') }})) as is_at_or_above_clip,
         {{ safe_divide('steps.grad_norm', 'config.grad_clip_norm') }} as ratio_to_clip
     from steps
-    cross join config
+    inner join config
+        on steps.run_id = config.run_id
 ),
 
 islands as (
     select
         *,
-        row_number() over (order by step)
-            - row_number() over (partition by coalesce(is_clip_violation, false) order by step) as island_key
+        row_number() over (partition by run_id order by step)
+            - row_number() over (partition by run_id, coalesce(is_clip_violation, false) order by step) as island_key
     from compared
 ),
 
 final as (
     select
+        run_id,
         step,
         attempt_number,
         is_attempt_start,

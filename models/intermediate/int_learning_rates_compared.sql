@@ -7,17 +7,29 @@
 with
 
 steps as (
-    select step, attempt_number, is_attempt_start, learning_rate
-    from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, attempt_number, is_attempt_start, learning_rate
+    from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 config as (
-    select schedule_type, peak_lr, min_lr, warmup_steps, decay_steps
-    from {{ ref('stg_training__config') }}
+    -- one row per run: the run spine
+    select run_id, schedule_type, peak_lr, min_lr, warmup_steps, decay_steps
+    from {{ run_ref('stg_training__config') }}
+),
+
+logged_peak_by_run as (
+    select run_id, max(learning_rate) as logged_peak_lr
+    from steps
+    group by run_id
 ),
 
 logged_peak as (
-    select max(learning_rate) as logged_peak_lr from steps
+    select
+        config.run_id,
+        logged_peak_by_run.logged_peak_lr
+    from config
+    left join logged_peak_by_run
+        on config.run_id = logged_peak_by_run.run_id
 ),
 
 rebuilt as (
@@ -39,8 +51,10 @@ rebuilt as (
         {{ scheduled_lr('steps.step + 1', 'config.schedule_type', 'logged_peak.logged_peak_lr', 'config.min_lr', 'config.warmup_steps', 'config.decay_steps') }}
             as expected_at_logged_peak_next
     from steps
-    cross join config
-    cross join logged_peak
+    inner join config
+        on steps.run_id = config.run_id
+    inner join logged_peak
+        on steps.run_id = logged_peak.run_id
 ),
 
 banded as (
@@ -59,6 +73,7 @@ banded as (
 
 final as (
     select
+        run_id,
         step,
         attempt_number,
         is_attempt_start,

@@ -8,12 +8,13 @@ with
 
 steps as (
     select
+        run_id,
         step,
         shard_id,
         loss,
         case when loss > 0 then ln(loss) end as log_loss,
         false as is_excluded_0
-    from {{ ref('int_train_steps_resolved') }}
+    from {{ run_ref('int_train_steps_resolved') }}
 ),
 {% for pass_number in range(1, passes + 1) %}
 {{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1) if pass_number > 1 else 'steps', 'is_excluded_' ~ (pass_number - 1)) }},
@@ -28,12 +29,14 @@ steps_{{ pass_number }} as (
         current_pass.is_outlier as is_outlier_{{ pass_number }}
     from {{ 'steps_' ~ (pass_number - 1) if pass_number > 1 else 'steps' }} as previous
     inner join pass_{{ pass_number }} as current_pass
-        on previous.step = current_pass.step
+        on previous.run_id = current_pass.run_id
+        and previous.step = current_pass.step
 ),
 {% endfor %}
 
 final as (
     select
+        run_id,
         step,
         shard_id,
         loss,

@@ -7,30 +7,31 @@
 with
 
 scored as (
-    select * from {{ ref('int_loss_baselines_computed') }}
+    select * from {{ run_ref('int_loss_baselines_computed') }}
 ),
 
 steps as (
-    select step, grad_norm from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, grad_norm from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 gradients as (
-    select step, is_at_or_above_clip, ratio_to_clip from {{ ref('int_gradients_checked') }}
+    select run_id, step, is_at_or_above_clip, ratio_to_clip from {{ run_ref('int_gradients_checked') }}
 ),
 
 shards as (
-    select shard_id, source from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id, source from {{ run_ref('int_shards_resolved') }}
 ),
 
 spike_steps as (
     select
+        scored.run_id,
         scored.step,
         scored.shard_id,
         scored.loss,
         scored.loss_baseline,
         scored.robust_z,
         scored.loss - scored.loss_baseline as loss_excess,
-        {{ previous_value('scored.step', 'scored.step') }} as previous_spike_step
+        {{ previous_value('scored.step', 'scored.step', 'scored.run_id') }} as previous_spike_step
     from scored
     where scored.is_loss_spike
         and scored.loss - scored.loss_baseline >= {{ var('spike_min_absolute_excess') }}
@@ -46,12 +47,15 @@ event_starts as (
 numbered as (
     select
         *,
-        sum(is_event_start) over (order by step rows between unbounded preceding and current row) as spike_event_number
+        sum(is_event_start) over (
+            partition by run_id order by step rows between unbounded preceding and current row
+        ) as spike_event_number
     from event_starts
 ),
 
 events as (
     select
+        run_id,
         spike_event_number,
         min(step) as onset_step,
         max(step) as last_step,
@@ -61,7 +65,7 @@ events as (
         max(robust_z) as peak_robust_z,
         sum(loss_excess) as loss_excess_sum
     from numbered
-    group by spike_event_number
+    group by run_id, spike_event_number
 ),
 
 onsets as (
@@ -74,11 +78,14 @@ onsets as (
         gradients.ratio_to_clip as grad_ratio_to_clip_at_onset
     from events
     inner join numbered as onset_row
-        on events.onset_step = onset_row.step
+        on events.run_id = onset_row.run_id
+        and events.onset_step = onset_row.step
     left join shards
-        on onset_row.shard_id = shards.shard_id
+        on onset_row.run_id = shards.run_id
+        and onset_row.shard_id = shards.shard_id
     left join gradients
-        on events.onset_step = gradients.step
+        on events.run_id = gradients.run_id
+        and events.onset_step = gradients.step
 ),
 
 final as (

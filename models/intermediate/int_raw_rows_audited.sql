@@ -4,15 +4,16 @@
 with
 
 train_rows as (
-    select * from {{ ref('int_train_rows_resolved') }}
+    select * from {{ run_ref('int_train_rows_resolved') }}
 ),
 
 known_shards as (
-    select shard_id from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id from {{ run_ref('int_shards_resolved') }}
 ),
 
 train_audited as (
     select
+        train_rows.run_id,
         'train' as file_kind,
         train_rows.file_row_number,
         train_rows.step,
@@ -48,19 +49,21 @@ train_audited as (
         end as reason
     from train_rows
     left join known_shards
-        on train_rows.shard_id = known_shards.shard_id
+        on train_rows.run_id = known_shards.run_id
+        and train_rows.shard_id = known_shards.shard_id
 ),
 
 eval_rows as (
-    select * from {{ ref('stg_training__evals') }}
+    select * from {{ run_ref('stg_training__evals') }}
 ),
 
 evals_kept as (
-    select eval_row_id from {{ ref('int_evals_resolved') }}
+    select run_id, eval_row_id from {{ run_ref('int_evals_resolved') }}
 ),
 
 eval_audited as (
     select
+        eval_rows.run_id,
         'eval' as file_kind,
         eval_rows.file_row_number,
         eval_rows.step,
@@ -84,15 +87,17 @@ eval_audited as (
         end as reason
     from eval_rows
     left join evals_kept
-        on eval_rows.eval_row_id = evals_kept.eval_row_id
+        on eval_rows.run_id = evals_kept.run_id
+        and eval_rows.eval_row_id = evals_kept.eval_row_id
 ),
 
 shard_rows as (
-    select * from {{ ref('stg_training__shards') }}
+    select * from {{ run_ref('stg_training__shards') }}
 ),
 
 shard_audited as (
     select
+        run_id,
         'shards' as file_kind,
         file_row_number,
         cast(null as {{ dbt.type_bigint() }}) as step,
@@ -118,15 +123,16 @@ shard_audited as (
 ),
 
 event_rows as (
-    select * from {{ ref('stg_training__events') }}
+    select * from {{ run_ref('stg_training__events') }}
 ),
 
 event_kinds as (
-    select event_row_id, event_kind from {{ ref('int_events_classified') }}
+    select run_id, event_row_id, event_kind from {{ run_ref('int_events_classified') }}
 ),
 
 event_audited as (
     select
+        event_rows.run_id,
         'events' as file_kind,
         event_rows.file_row_number,
         event_rows.step,
@@ -142,11 +148,13 @@ event_audited as (
         end as reason
     from event_rows
     left join event_kinds
-        on event_rows.event_row_id = event_kinds.event_row_id
+        on event_rows.run_id = event_kinds.run_id
+        and event_rows.event_row_id = event_kinds.event_row_id
 ),
 
 config_audited as (
     select
+        run_id,
         'config' as file_kind,
         1 as file_row_number,
         cast(null as {{ dbt.type_bigint() }}) as step,
@@ -155,7 +163,7 @@ config_audited as (
             case when unknown_fields <> '' then 'required fields declared unknown (null): ' || unknown_fields || '; ' else '' end
             || case when impossible_fields <> '' then 'impossible values read as unknown: ' || impossible_values || '; ' else '' end,
             '') as reason
-    from {{ ref('stg_training__config') }}
+    from {{ run_ref('stg_training__config') }}
 ),
 
 unioned as (
@@ -172,6 +180,7 @@ unioned as (
 
 final as (
     select
+        run_id,
         file_kind || ':' || cast(file_row_number as {{ dbt.type_string() }}) as audit_row_id,
         file_kind,
         file_row_number,

@@ -6,15 +6,16 @@
 with
 
 rows_resolved as (
-    select * from {{ ref('int_train_rows_resolved') }}
+    select * from {{ run_ref('int_train_rows_resolved') }}
 ),
 
 events as (
-    select * from {{ ref('int_events_classified') }}
+    select * from {{ run_ref('int_events_classified') }}
 ),
 
 log_restarts as (
     select
+        starts.run_id,
         starts.step as resume_step,
         starts.attempt_number,
         max(earlier.step) as crashed_after_step,
@@ -22,15 +23,17 @@ log_restarts as (
         sum(earlier.step_time_sec) as replayed_seconds
     from rows_resolved as starts
     left join rows_resolved as earlier
-        on earlier.attempt_number = starts.attempt_number - 1
+        on earlier.run_id = starts.run_id
+        and earlier.attempt_number = starts.attempt_number - 1
         and earlier.is_superseded
         and earlier.step >= starts.step
     where starts.is_attempt_start
-    group by starts.step, starts.attempt_number
+    group by starts.run_id, starts.step, starts.attempt_number
 ),
 
 restart_events as (
     select
+        run_id,
         step as event_step,
         resumed_from_step,
         event_text
@@ -39,11 +42,12 @@ restart_events as (
 ),
 
 crash_events as (
-    select step as event_step, event_text from events where event_kind = 'crash'
+    select run_id, step as event_step, event_text from events where event_kind = 'crash'
 ),
 
 matched as (
     select
+        coalesce(log_restarts.run_id, restart_events.run_id) as run_id,
         coalesce(log_restarts.resume_step, restart_events.resumed_from_step + 1, restart_events.event_step)
             as resume_step,
         log_restarts.attempt_number,
@@ -57,10 +61,13 @@ matched as (
         (restart_events.event_step is not null) as is_seen_in_events
     from log_restarts
     full outer join restart_events
-        on restart_events.resumed_from_step + 1 = log_restarts.resume_step
-        or (
-            restart_events.resumed_from_step is null
-            and restart_events.event_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step + 1
+        on restart_events.run_id = log_restarts.run_id
+        and (
+            restart_events.resumed_from_step + 1 = log_restarts.resume_step
+            or (
+                restart_events.resumed_from_step is null
+                and restart_events.event_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step + 1
+            )
         )
 ),
 
@@ -70,17 +77,19 @@ with_crash as (
         crash_events.event_step as crash_event_step,
         crash_events.event_text as crash_event_text,
         row_number() over (
-            partition by matched.resume_step
-            order by abs(crash_events.event_step - coalesce(matched.crashed_after_step, matched.restart_event_step, 0))
+            partition by matched.run_id, matched.resume_step
+            order by abs(crash_events.event_step - coalesce(matched.crashed_after_step, matched.restart_event_step, 0)) nulls last
         ) as crash_rank
     from matched
     left join crash_events
-        on crash_events.event_step between coalesce(matched.resume_step - 1, 0)
+        on crash_events.run_id = matched.run_id
+        and crash_events.event_step between coalesce(matched.resume_step - 1, 0)
             and coalesce(matched.crashed_after_step, matched.restart_event_step) + 1
 ),
 
 final as (
     select
+        run_id,
         resume_step,
         attempt_number,
         coalesce(crashed_after_step, crash_event_step, restart_event_step) as crashed_after_step,

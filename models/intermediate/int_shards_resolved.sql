@@ -3,20 +3,21 @@
 with
 
 shard_rows as (
-    select * from {{ ref('stg_training__shards') }}
+    select * from {{ run_ref('stg_training__shards') }}
     where shard_id is not null
 ),
 
 ranked as (
     select
         *,
-        row_number() over (partition by shard_id order by file_row_number) as copy_rank,
-        count(*) over (partition by shard_id) as rows_for_shard
+        row_number() over (partition by run_id, shard_id order by file_row_number) as copy_rank,
+        count(*) over (partition by run_id, shard_id) as rows_for_shard
     from shard_rows
 ),
 
 final as (
     select
+        run_id,
         shard_id,
         n_examples,
         source,

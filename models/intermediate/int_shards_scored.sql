@@ -8,19 +8,32 @@
 with
 
 scored as (
-    select * from {{ ref('int_loss_baselines_computed') }}
+    select * from {{ run_ref('int_loss_baselines_computed') }}
     where log_residual is not null
 ),
 
 shards as (
-    select shard_id, source from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id, source from {{ run_ref('int_shards_resolved') }}
 ),
 
-totals as (
+totals_by_run as (
     select
+        run_id,
         count(*) as scored_steps,
         sum(case when is_loss_spike then 1 else 0 end) as spike_steps
     from scored
+    group by run_id
+),
+
+totals as (
+    -- one row per run (the run spine), as the whole-run totals were one row on any input
+    select
+        runs.run_id,
+        coalesce(totals_by_run.scored_steps, 0) as scored_steps,
+        totals_by_run.spike_steps
+    from {{ run_ref('stg_training__config') }} as runs
+    left join totals_by_run
+        on runs.run_id = totals_by_run.run_id
 ),
 
 with_source as (
@@ -30,22 +43,29 @@ with_source as (
         (shards.shard_id is null) as is_unknown_shard
     from scored
     left join shards
-        on scored.shard_id = shards.shard_id
+        on scored.run_id = shards.run_id
+        and scored.shard_id = shards.shard_id
     where scored.shard_id is not null
 ),
 
 indexed as (
     select
         with_source.*,
-        row_number() over (order by step rows between unbounded preceding and current row) as step_index
+        row_number() over (partition by run_id order by step rows between unbounded preceding and current row) as step_index
     from with_source
 ),
 
 keyed as (
     -- every scored step twice: once under its shard, once under its source
-    select 'shard' as grouping_level, shard_id as group_key, indexed.* from indexed
+    select
+        run_id, 'shard' as grouping_level, shard_id as group_key,
+        step, step_index, source, loss, loss_baseline, log_residual, is_loss_spike
+    from indexed
     union all
-    select 'source' as grouping_level, source as group_key, indexed.* from indexed
+    select
+        run_id, 'source' as grouping_level, source as group_key,
+        step, step_index, source, loss, loss_baseline, log_residual, is_loss_spike
+    from indexed
 ),
 
 visit_keyed as (
@@ -53,35 +73,38 @@ visit_keyed as (
     select
         keyed.*,
         step_index - row_number() over (
-            partition by grouping_level, group_key order by step rows between unbounded preceding and current row
+            partition by run_id, grouping_level, group_key order by step rows between unbounded preceding and current row
         ) as visit_key
     from keyed
 ),
 
 visits as (
     select
+        run_id,
         grouping_level,
         group_key,
         visit_key,
         count(*) as visit_steps,
         sum(case when is_loss_spike then 1 else 0 end) as visit_spikes
     from visit_keyed
-    group by grouping_level, group_key, visit_key
+    group by run_id, grouping_level, group_key, visit_key
 ),
 
 worst_visits as (
     select
+        run_id,
         grouping_level,
         group_key,
         count(*) as n_visits,
         max(case when visit_steps >= {{ var('bad_shard_min_steps') }}
             then {{ safe_divide('visit_spikes', 'visit_steps') }} end) as max_visit_spike_share
     from visits
-    group by grouping_level, group_key
+    group by run_id, grouping_level, group_key
 ),
 
 groups as (
     select
+        run_id,
         grouping_level,
         group_key,
         max(source) as source,
@@ -94,13 +117,24 @@ groups as (
         sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
         sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
     from keyed
-    group by grouping_level, group_key
+    group by run_id, grouping_level, group_key
 ),
 
 final as (
     select
+        groups.run_id,
         groups.grouping_level || ':' || groups.group_key as shard_group_id,
-        groups.*,
+        groups.grouping_level,
+        groups.group_key,
+        groups.source,
+        groups.n_steps,
+        groups.first_step,
+        groups.last_step,
+        groups.mean_log_residual,
+        groups.median_log_residual,
+        groups.n_spikes,
+        groups.spike_loss_excess,
+        groups.loss_excess,
         exp(groups.mean_log_residual) - 1 as mean_relative_excess,
         exp(groups.median_log_residual) - 1 as median_relative_excess,
         {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} as spike_share_of_group,
@@ -128,9 +162,11 @@ final as (
             )
         ) as is_bad
     from groups
-    cross join totals
+    inner join totals
+        on groups.run_id = totals.run_id
     left join worst_visits
-        on groups.grouping_level = worst_visits.grouping_level
+        on groups.run_id = worst_visits.run_id
+        and groups.grouping_level = worst_visits.grouping_level
         and groups.group_key = worst_visits.group_key
 )
 

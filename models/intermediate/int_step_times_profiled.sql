@@ -4,27 +4,39 @@
 with
 
 steps as (
-    select step, step_time_sec
-    from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, step_time_sec
+    from {{ run_ref('int_train_steps_resolved') }}
     where step_time_sec > 0
 ),
 
 config as (
-    select checkpoint_interval from {{ ref('stg_training__config') }}
+    -- one row per run: the run spine
+    select run_id, checkpoint_interval from {{ run_ref('stg_training__config') }}
 ),
 
 checkpoint_events as (
-    select distinct step from {{ ref('int_events_classified') }}
+    select distinct run_id, step from {{ run_ref('int_events_classified') }}
     where event_kind = 'checkpoint_saved'
 ),
 
-run_median as (
-    select percentile_cont(0.5) within group (order by step_time_sec) as median_step_time_sec
+run_median_by_run as (
+    select run_id, percentile_cont(0.5) within group (order by step_time_sec) as median_step_time_sec
     from steps
+    group by run_id
+),
+
+run_median as (
+    select
+        config.run_id,
+        run_median_by_run.median_step_time_sec
+    from config
+    left join run_median_by_run
+        on config.run_id = run_median_by_run.run_id
 ),
 
 flagged as (
     select
+        steps.run_id,
         steps.step,
         steps.step_time_sec,
         run_median.median_step_time_sec,
@@ -35,30 +47,34 @@ flagged as (
         ) as is_checkpoint_step,
         (steps.step_time_sec >= {{ var('slow_step_factor') }} * run_median.median_step_time_sec) as is_slow
     from steps
-    cross join run_median
-    cross join config
+    inner join run_median
+        on steps.run_id = run_median.run_id
+    inner join config
+        on steps.run_id = config.run_id
     left join checkpoint_events
-        on steps.step = checkpoint_events.step
+        on steps.run_id = checkpoint_events.run_id
+        and steps.step = checkpoint_events.step
 ),
 
 islands as (
     select
         *,
-        row_number() over (order by step)
-            - row_number() over (partition by is_slow order by step) as island_key
+        row_number() over (partition by run_id order by step)
+            - row_number() over (partition by run_id, is_slow order by step) as island_key
     from flagged
 ),
 
 stretch_sizes as (
     select
         *,
-        sum(case when is_slow then 1 else 0 end) over (partition by is_slow, island_key) as stretch_length,
-        min(step) over (partition by is_slow, island_key) as stretch_first_step
+        sum(case when is_slow then 1 else 0 end) over (partition by run_id, is_slow, island_key) as stretch_length,
+        min(step) over (partition by run_id, is_slow, island_key) as stretch_first_step
     from islands
 ),
 
 final as (
     select
+        run_id,
         step,
         step_time_sec,
         median_step_time_sec,

@@ -9,18 +9,19 @@
 with
 
 rows_in_file as (
-    select * from {{ ref('stg_training__steps') }}
+    select * from {{ run_ref('stg_training__steps') }}
 ),
 
 usable as (
     select
+        run_id,
         train_row_id,
         file_row_number,
         step,
         count(*) over (
-            partition by step order by file_row_number rows between unbounded preceding and 1 preceding
+            partition by run_id, step order by file_row_number rows between unbounded preceding and 1 preceding
         ) as earlier_rows_same_step,
-        {{ previous_value('step', 'file_row_number') }} as previous_row_step
+        {{ previous_value('step', 'file_row_number', 'run_id') }} as previous_row_step
     from rows_in_file
     where step is not null and not is_exact_duplicate
 ),
@@ -37,11 +38,11 @@ attempts as (
     select
         *,
         1 + sum(is_attempt_start_flag) over (
-            order by file_row_number rows between unbounded preceding and current row
+            partition by run_id order by file_row_number rows between unbounded preceding and current row
         ) as attempt_number,
         -- the lowest step any later attempt restarted from
         min(case when is_attempt_start_flag = 1 then step end) over (
-            order by file_row_number rows between 1 following and unbounded following
+            partition by run_id order by file_row_number rows between 1 following and unbounded following
         ) as later_restart_step
     from attempt_starts
 ),
@@ -69,7 +70,8 @@ resolved as (
         end as resolution_reason
     from rows_in_file
     left join attempts
-        on rows_in_file.train_row_id = attempts.train_row_id
+        on rows_in_file.run_id = attempts.run_id
+        and rows_in_file.train_row_id = attempts.train_row_id
 ),
 
 final as (
@@ -79,7 +81,7 @@ final as (
         (resolution = 'superseded') as is_superseded,
         -- out of order within its own attempt (a swap), not because a replay started
         coalesce(step < max(step) over (
-            partition by attempt_number order by file_row_number rows between unbounded preceding and 1 preceding
+            partition by run_id, attempt_number order by file_row_number rows between unbounded preceding and 1 preceding
         ), false) as is_out_of_order_in_attempt
     from resolved
 )

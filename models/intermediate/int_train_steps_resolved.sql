@@ -3,7 +3,7 @@
 with
 
 counted as (
-    select * from {{ ref('int_train_rows_resolved') }}
+    select * from {{ run_ref('int_train_rows_resolved') }}
     where is_counted
 ),
 
@@ -11,12 +11,13 @@ one_per_step as (
     -- two counted rows for one step can only come from a non-replay repeat; the later one wins
     select
         *,
-        row_number() over (partition by step order by file_row_number desc) as copy_rank
+        row_number() over (partition by run_id, step order by file_row_number desc) as copy_rank
     from counted
 ),
 
 sequenced as (
     select
+        run_id,
         step,
         train_row_id,
         file_row_number,
@@ -29,9 +30,9 @@ sequenced as (
         step_time_sec,
         is_loss_non_finite,
         is_grad_norm_non_finite,
-        {{ previous_value('step', 'step') }} as previous_step,
-        {{ previous_value('shard_id', 'step') }} as previous_shard_id,
-        row_number() over (order by step) as step_index
+        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
+        {{ previous_value('shard_id', 'step', 'run_id') }} as previous_shard_id,
+        row_number() over (partition by run_id order by step) as step_index
     from one_per_step
     where copy_rank = 1
 ),

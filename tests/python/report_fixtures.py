@@ -17,7 +17,9 @@ from typing import Any
 
 import duckdb
 
-# The marts exactly as the report's contract says (schema main).
+FIXTURE_RUN_ID = "fixture-run"
+
+# The marts exactly as the report's contract says (schema main), `run_id` left out (build_db adds it).
 DDL: dict[str, str] = {
     "findings": """
         finding_id varchar primary key, category varchar, severity varchar, title varchar, evidence varchar,
@@ -370,17 +372,20 @@ def build_db(
     skip: tuple[str, ...] = (),
     ddl: dict[str, str] | None = None,
 ) -> Path:
-    """Write the marts (all but `skip`) into a new DuckDB file at `path`."""
+    """Write the marts (all but `skip`) into a new DuckDB file at `path`, as the one run `FIXTURE_RUN_ID`."""
     con = duckdb.connect(str(path))
     try:
         for name, columns_ddl in (ddl or DDL).items():
             if name in skip:
                 continue
-            con.execute(f"create table main.{name} ({columns_ddl})")
+            # every mart carries the run first (a build may hold many runs; this one holds one)
+            con.execute(f"create table main.{name} (run_id varchar, {columns_ddl})")
             rows = tables[name]
             if rows:
-                marks = ", ".join("?" for _ in rows[0])
-                con.executemany(f"insert into main.{name} values ({marks})", [list(r) for r in rows])
+                marks = ", ".join("?" for _ in range(len(rows[0]) + 1))
+                con.executemany(
+                    f"insert into main.{name} values ({marks})", [[FIXTURE_RUN_ID, *r] for r in rows]
+                )
     finally:
         con.close()
     return path

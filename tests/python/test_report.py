@@ -64,7 +64,7 @@ def test_findings_json_is_ranked_by_harm_rank_with_every_column(problem: dict[st
     assert [f["finding_id"] for f in findings] == expected_order
     assert [f["harm_rank"] for f in findings] == sorted(f["harm_rank"] for f in findings)
     for row in findings:
-        assert set(row) == {*fx.FINDING_KEYS, "rank"}
+        assert set(row) == {"run_id", *fx.FINDING_KEYS, "rank"}
     symptom = next(f for f in findings if f["finding_id"] == SYMPTOM["finding_id"])
     assert symptom["caused_by"] == FIX_FIRST["finding_id"] and symptom["is_root_cause"] is False
     assert symptom["harm_score"] == SYMPTOM["harm_score"]

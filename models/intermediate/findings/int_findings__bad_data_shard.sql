@@ -4,20 +4,21 @@
 with
 
 scored as (
-    select * from {{ ref('int_shards_scored') }}
+    select * from {{ run_ref('int_shards_scored') }}
 ),
 
 shard_counts as (
-    select source, count(*) as shards_in_source
-    from {{ ref('int_shards_resolved') }}
-    group by source
+    select run_id, source, count(*) as shards_in_source
+    from {{ run_ref('int_shards_resolved') }}
+    group by run_id, source
 ),
 
 candidates as (
     select scored.*, shard_counts.shards_in_source
     from scored
     left join shard_counts
-        on scored.source = shard_counts.source
+        on scored.run_id = shard_counts.run_id
+        and scored.source = shard_counts.source
     where scored.is_bad
         -- a source is reported on its own only when it spans several shards
         and (scored.grouping_level = 'shard' or coalesce(shard_counts.shards_in_source, 0) >= 2)
@@ -25,6 +26,7 @@ candidates as (
 
 final as (
     select
+        run_id,
         'bad_data_shard:' || case when grouping_level = 'shard' then group_key else 'source_' || group_key end as finding_id,
         'bad_data_shard' as category,
         case

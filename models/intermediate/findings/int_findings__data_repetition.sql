@@ -5,23 +5,26 @@
 with
 
 epochs as (
-    select * from {{ ref('int_epochs_assigned') }}
+    select * from {{ run_ref('int_epochs_assigned') }}
 ),
 
 boundaries as (
-    select * from {{ ref('int_epoch_boundaries_compared') }}
+    select * from {{ run_ref('int_epoch_boundaries_compared') }}
 ),
 
 config as (
-    select batch_size from {{ ref('stg_training__config') }}
+    select run_id, batch_size from {{ run_ref('stg_training__config') }}
 ),
 
 shards as (
-    select count(*) as shard_count, sum(n_examples) as total_examples from {{ ref('int_shards_resolved') }}
+    select run_id, count(*) as shard_count, sum(n_examples) as total_examples
+    from {{ run_ref('int_shards_resolved') }}
+    group by run_id
 ),
 
 summary as (
     select
+        run_id,
         max(epoch_number) as epochs_started,
         max(epoch_basis) as epoch_basis,
         count(*) as counted_steps,
@@ -30,10 +33,12 @@ summary as (
         max(step) as last_step,
         sum(case when epoch_number = 1 then 1 else 0 end) as first_epoch_steps
     from epochs
+    group by run_id
 ),
 
 boundary_text as (
     select
+        run_id,
         count(*) as boundaries,
         sum(case when is_staircase_step then 1 else 0 end) as staircase_steps,
         max(case when is_staircase_step then relative_drop end) as largest_drop,
@@ -41,12 +46,15 @@ boundary_text as (
             "'step ' || " ~ fmt_int('boundary_step') ~ " || ' (epoch ' || " ~ fmt_int('epoch_number') ~ " || '): loss '"
             ~ " || " ~ fmt('median_before', 3) ~ " || ' -> ' || " ~ fmt('median_after', 3)
             ~ " || case when is_staircase_step then ' staircase drop' else '' end",
-            "'; '", "order by boundary_step") }} as boundary_list
+            "'; '", "order by boundary_step") }} as boundary_list,
+        max(typical_abs_change) as typical_abs_change
     from boundaries
+    group by run_id
 ),
 
 final as (
     select
+        summary.run_id,
         'data_repetition:run' as finding_id,
         'data_repetition' as category,
         case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
@@ -62,7 +70,7 @@ final as (
                     || ' examples; batch_size ' || {{ fmt_int('config.batch_size') }} || ')'
                 else '' end
             || '; epoch boundaries: ' || coalesce(boundary_text.boundary_list, 'none')
-            || '; the usual change between neighbouring windows is ' || {{ fmt_pct('(select max(typical_abs_change) from boundaries)') }}
+            || '; the usual change between neighbouring windows is ' || {{ fmt_pct('boundary_text.typical_abs_change') }}
             as evidence,
         summary.first_repeat_step as first_step,
         summary.last_step,
@@ -80,9 +88,13 @@ final as (
             else 'Repetition is by design here, but plan the large run with enough unique data (one epoch or less) and keep an eye on validation loss after each boundary.'
         end as recommendation
     from summary
-    cross join boundary_text
-    cross join config
-    cross join shards
+    -- a run without epoch boundaries or shard rows keeps its finding (the whole-log aggregates gave one row)
+    left join boundary_text
+        on summary.run_id = boundary_text.run_id
+    inner join config
+        on summary.run_id = config.run_id
+    left join shards
+        on summary.run_id = shards.run_id
     where summary.epochs_started >= 2
 )
 

@@ -12,61 +12,72 @@
 with
 
 shards as (
-    select * from {{ ref('int_shards_scored') }} where grouping_level = 'source'
+    select * from {{ run_ref('int_shards_scored') }} where grouping_level = 'source'
 ),
 
 evals as (
-    select * from {{ ref('int_evals_compared') }}
+    select * from {{ run_ref('int_evals_compared') }}
     where eval_index > 1 and train_loss_smoothed is not null
 ),
 
 train_points as (
-    select step, loss from {{ ref('int_train_steps_resolved') }} where loss is not null
+    select run_id, step, loss from {{ run_ref('int_train_steps_resolved') }} where loss is not null
+),
+
+train_loss_counts as (
+    select run_id, count(loss) as train_losses from {{ run_ref('int_train_steps_resolved') }} group by run_id
 ),
 
 all_evals as (
-    select step, val_loss, train_loss_smoothed, eval_index, eval_count from {{ ref('int_evals_compared') }}
+    select run_id, step, val_loss, train_loss_smoothed, eval_index, eval_count from {{ run_ref('int_evals_compared') }}
 ),
 
 exact_matches as (
     -- evaluations whose loss equals the training loss logged at the same step: the same batches
-    select count(*) as exact_evals
+    select all_evals.run_id, count(*) as exact_evals
     from all_evals
     inner join train_points
-        on all_evals.step = train_points.step
+        on all_evals.run_id = train_points.run_id
+        and all_evals.step = train_points.step
     where abs(all_evals.val_loss - train_points.loss)
         <= {{ var('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ var('contamination_exact_tolerance') }})
+    group by all_evals.run_id
 ),
 
 sample_counts as (
+    -- the run spine: one row per run
     select
+        run_id,
         {{ parse_integer(json_text('config_json', '$.train_samples')) }} as train_samples,
         {{ parse_integer(json_text('config_json', '$.eval_samples')) }} as eval_samples
-    from {{ ref('stg_training__config') }}
+    from {{ run_ref('stg_training__config') }}
 ),
 
 last_eval as (
-    select step, val_loss, train_loss_smoothed from all_evals where eval_index = eval_count
+    select run_id, step, val_loss, train_loss_smoothed from all_evals where eval_index = eval_count
 ),
 
 strong_evidence as (
     select
-        exact_matches.exact_evals,
+        sample_counts.run_id,
+        coalesce(exact_matches.exact_evals, 0) as exact_evals,
         sample_counts.train_samples,
         sample_counts.eval_samples,
         last_eval.step as last_eval_step,
         last_eval.val_loss as last_val_loss,
         last_eval.train_loss_smoothed as last_train_loss,
         coalesce(sample_counts.train_samples = sample_counts.eval_samples, false) as is_same_sample_count,
-        exact_matches.exact_evals >= {{ var('contamination_exact_min_evals') }} as is_exact_match
-    from exact_matches
-    cross join sample_counts
+        coalesce(exact_matches.exact_evals, 0) >= {{ var('contamination_exact_min_evals') }} as is_exact_match
+    from sample_counts
+    left join exact_matches
+        on sample_counts.run_id = exact_matches.run_id
     left join last_eval
-        on true
+        on sample_counts.run_id = last_eval.run_id
 ),
 
 named_sources as (
     select
+        run_id,
         'eval_contamination:source_' || group_key as finding_id,
         group_key as source,
         n_steps,
@@ -80,6 +91,7 @@ named_sources as (
 
 gap_summary as (
     select
+        run_id,
         count(*) as evals_compared,
         sum(case when train_to_val_ratio >= 1 / (1 - {{ var('contamination_min_gap') }})
             and train_to_val_ratio < {{ var('loss_scale_mismatch_ratio') }} then 1 else 0 end) as evals_below_train,
@@ -88,10 +100,12 @@ gap_summary as (
         avg(1 - 1 / train_to_val_ratio) as mean_gap,
         max(train_to_val_ratio) as max_ratio
     from evals
+    group by run_id
 ),
 
 source_findings as (
     select
+        run_id,
         finding_id,
         'eval_contamination' as category,
         'high' as severity,
@@ -117,6 +131,7 @@ source_findings as (
 strong_findings as (
     -- the evaluation set is the training set (same size) or scores exactly what training scored
     select
+        run_id,
         'eval_contamination:eval_is_train' as finding_id,
         'eval_contamination' as category,
         case when is_exact_match or coalesce(last_val_loss <= last_train_loss, false) then 'high' else 'medium' end
@@ -152,6 +167,7 @@ gap_findings as (
     -- weak alone: regularisation (dropout, augmentation) and a training loss averaged over
     -- the logging window both put validation below training in healthy runs
     select
+        gap_summary.run_id,
         'eval_contamination:val_below_train' as finding_id,
         'eval_contamination' as category,
         'low' as severity,
@@ -163,8 +179,8 @@ gap_findings as (
             || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }} || '); no strong sign of leakage '
             || '(eval set the size of the training set, or val equal to train at the same step), so this stays low'
             as evidence,
-        first_step,
-        last_step,
+        gap_summary.first_step,
+        gap_summary.last_step,
         evals_below_train as steps_affected,
         mean_gap as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
@@ -176,10 +192,13 @@ gap_findings as (
         'If the model has no dropout/augmentation and the training loss is not a window average, deduplicate the validation set against the training data (exact and near-duplicates) before trusting validation loss.'
             as recommendation
     from gap_summary
-    cross join strong_evidence
+    inner join strong_evidence
+        on gap_summary.run_id = strong_evidence.run_id
+    left join train_loss_counts
+        on gap_summary.run_id = train_loss_counts.run_id
     where evals_compared >= 3
         -- too few training losses to compare with (a 1-row log): check_coverage says it could not run
-        and (select count(loss) from {{ ref('int_train_steps_resolved') }}) >= {{ var('contamination_min_train_losses') }}
+        and coalesce(train_loss_counts.train_losses, 0) >= {{ var('contamination_min_train_losses') }}
         and not strong_evidence.is_same_sample_count
         and not strong_evidence.is_exact_match
         and {{ safe_divide('evals_below_train', 'evals_compared') }} >= {{ var('contamination_min_share') }}

@@ -5,15 +5,16 @@
 with
 
 gradients as (
-    select * from {{ ref('int_gradients_checked') }}
+    select * from {{ run_ref('int_gradients_checked') }}
 ),
 
 restarts as (
-    select resume_step from {{ ref('int_restarts_detected') }}
+    select run_id, resume_step from {{ run_ref('int_restarts_detected') }}
 ),
 
 violations as (
     select
+        run_id,
         count(*) as violating_steps,
         min(step) as first_step,
         max(step) as last_step,
@@ -24,35 +25,63 @@ violations as (
         max(grad_clip_norm) as grad_clip_norm
     from gradients
     where is_clip_violation
+    group by run_id
+),
+
+gradient_counts as (
+    select run_id, count(*) as counted_steps from gradients group by run_id
+),
+
+steps_before_first as (
+    select
+        gradients.run_id,
+        max(gradients.grad_norm) as max_grad_norm_before,
+        count(*) as steps_before
+    from gradients
+    inner join violations
+        on gradients.run_id = violations.run_id
+    where gradients.step < violations.first_step
+    group by gradients.run_id
 ),
 
 before_first as (
+    -- one row per run with violations, even when the first violation is the first step
     select
-        max(gradients.grad_norm) as max_grad_norm_before,
-        count(*) as steps_before,
-        (select count(*) from gradients) as counted_steps
-    from gradients
-    cross join violations
-    where gradients.step < violations.first_step
+        violations.run_id,
+        steps_before_first.max_grad_norm_before,
+        coalesce(steps_before_first.steps_before, 0) as steps_before,
+        gradient_counts.counted_steps
+    from violations
+    left join steps_before_first
+        on violations.run_id = steps_before_first.run_id
+    left join gradient_counts
+        on violations.run_id = gradient_counts.run_id
 ),
 
 resume_before as (
-    select max(restarts.resume_step) as resume_step
+    select restarts.run_id, max(restarts.resume_step) as resume_step
     from restarts
-    cross join violations
+    inner join violations
+        on restarts.run_id = violations.run_id
     where restarts.resume_step <= violations.first_step
         and restarts.resume_step >= violations.first_step - {{ var('clip_after_resume_window') }}
+    group by restarts.run_id
 ),
 
 after_resume as (
-    select sum(case when gradients.is_clip_violation and gradients.step >= resume_before.resume_step then 1 else 0 end)
-        as violations_after_resume
+    select
+        gradients.run_id,
+        sum(case when gradients.is_clip_violation and gradients.step >= resume_before.resume_step then 1 else 0 end)
+            as violations_after_resume
     from gradients
-    cross join resume_before
+    inner join resume_before
+        on gradients.run_id = resume_before.run_id
+    group by gradients.run_id
 ),
 
 final as (
     select
+        violations.run_id,
         'grad_clip_violation:' || {{ fmt_int('violations.first_step') }} as finding_id,
         'grad_clip_violation' as category,
         case
@@ -97,9 +126,12 @@ final as (
             else 'Check that clip_grad_norm_ runs every step, after unscaling and before the optimizer step, with max_norm = grad_clip_norm.'
         end as recommendation
     from violations
-    cross join before_first
-    cross join after_resume
-    left join resume_before on true
+    inner join before_first
+        on violations.run_id = before_first.run_id
+    left join resume_before
+        on violations.run_id = resume_before.run_id
+    left join after_resume
+        on violations.run_id = after_resume.run_id
     where violations.violating_steps > 0
 )
 

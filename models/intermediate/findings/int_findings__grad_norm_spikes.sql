@@ -11,75 +11,94 @@
 with
 
 steps as (
-    select step, grad_norm from {{ ref('int_train_steps_resolved') }} where grad_norm is not null
+    select run_id, step, grad_norm from {{ run_ref('int_train_steps_resolved') }} where grad_norm is not null
 ),
 
 violations as (
     -- clip violations, and norms logged after clipping that sit at the clip limit: clipping
     -- worked there, the raw norm is unknown, and the loss spike they come with is reported
-    select checked.step
-    from {{ ref('int_gradients_checked') }} as checked
-    cross join {{ ref('stg_training__config') }} as stg
+    select checked.run_id, checked.step
+    from {{ run_ref('int_gradients_checked') }} as checked
+    inner join {{ run_ref('stg_training__config') }} as stg
+        on checked.run_id = stg.run_id
     where checked.is_clip_violation
         or (checked.ratio_to_clip >= 1 - {{ var('grad_norm_clipped_band') }}
             and coalesce(stg.grad_norm_measured, 'after_clipping') <> 'before_clipping')
 ),
 
 loss_spikes as (
-    select onset_step, last_step from {{ ref('int_loss_spikes_flagged') }}
+    select run_id, onset_step, last_step from {{ run_ref('int_loss_spikes_flagged') }}
 ),
 
 log_interval as (
-    select coalesce(percentile_cont(0.5) within group (order by step - previous_step), 1) as median_interval
-    from {{ ref('int_train_steps_resolved') }}
+    select run_id, coalesce(percentile_cont(0.5) within group (order by step - previous_step), 1) as median_interval
+    from {{ run_ref('int_train_steps_resolved') }}
+    group by run_id
 ),
 
 local_reference as (
     select
+        run_id,
         step,
         grad_norm,
-        {{ rolling_median('grad_norm', 'step', var('grad_norm_local_window')) }} as local_median,
-        count(grad_norm) {{ trailing_window('step', var('grad_norm_local_window')) }} as local_points
+        {{ rolling_median('grad_norm', 'step', var('grad_norm_local_window'), 'run_id') }} as local_median,
+        count(grad_norm) {{ trailing_window('step', var('grad_norm_local_window'), 'run_id') }} as local_points
     from steps
+),
+
+lr_max as (
+    select run_id, max(learning_rate) as max_learning_rate
+    from {{ run_ref('int_train_steps_resolved') }}
+    group by run_id
 ),
 
 lr_peak as (
     -- without a configured warmup, the step where the logged LR first reaches its peak ends it
-    select min(step) as lr_peak_step
-    from {{ ref('int_train_steps_resolved') }}
-    where learning_rate >= 0.99 * (select max(learning_rate) from {{ ref('int_train_steps_resolved') }})
+    select train_steps.run_id, min(train_steps.step) as lr_peak_step
+    from {{ run_ref('int_train_steps_resolved') }} as train_steps
+    inner join lr_max
+        on train_steps.run_id = lr_max.run_id
+    where train_steps.learning_rate >= 0.99 * lr_max.max_learning_rate
+    group by train_steps.run_id
 ),
 
 config as (
     select
+        stg.run_id,
         coalesce(stg.warmup_steps, lr_peak.lr_peak_step) as warmup_steps,
         case when stg.warmup_steps is null and lr_peak.lr_peak_step is not null then ' (from the logged LR peak)' else '' end
             as warmup_basis
-    from {{ ref('stg_training__config') }} as stg
-    cross join lr_peak
+    from {{ run_ref('stg_training__config') }} as stg
+    left join lr_peak
+        on stg.run_id = lr_peak.run_id
 ),
 
 run_median as (
     select
+        run_id,
         percentile_cont(0.5) within group (order by grad_norm) as median_grad_norm,
         count(*) as counted_steps,
         max(step) as last_step
     from steps
+    group by run_id
 ),
 
 referenced as (
     select
+        local_reference.run_id,
         local_reference.step,
         local_reference.grad_norm,
         case when local_reference.local_points >= {{ var('grad_norm_local_min_points') }}
             then local_reference.local_median else run_median.median_grad_norm end as reference_grad_norm,
         local_reference.local_points
     from local_reference
-    cross join run_median
+    inner join run_median
+        on local_reference.run_id = run_median.run_id
 ),
 
 outliers as (
     select
+        steps.run_id,
         steps.step,
         steps.grad_norm,
         steps.reference_grad_norm,
@@ -88,12 +107,15 @@ outliers as (
         -- first gradients are large whatever the schedule, and an unknown warmup is no warmup
         (steps.step <= coalesce(config.warmup_steps, 0)
             or steps.local_points < {{ var('grad_norm_local_min_points') }}) as is_in_warmup,
-        {{ previous_value('steps.step', 'steps.step') }} as previous_outlier_step
+        {{ previous_value('steps.step', 'steps.step', 'steps.run_id') }} as previous_outlier_step
     from referenced as steps
-    cross join run_median
-    cross join config
+    inner join run_median
+        on steps.run_id = run_median.run_id
+    inner join config
+        on steps.run_id = config.run_id
     left join violations
-        on steps.step = violations.step
+        on steps.run_id = violations.run_id
+        and steps.step = violations.step
     where violations.step is null
         and run_median.counted_steps >= 3
         and steps.grad_norm >= {{ var('grad_norm_spike_factor') }} * steps.reference_grad_norm
@@ -101,16 +123,20 @@ outliers as (
 
 events as (
     select
-        *,
-        sum(case when previous_outlier_step is null or step - previous_outlier_step > 2 * (
-            select median_interval from log_interval
-        ) then 1 else 0 end) over (order by step rows between unbounded preceding and current row) as event_number
+        outliers.*,
+        sum(case when outliers.previous_outlier_step is null
+            or outliers.step - outliers.previous_outlier_step > 2 * log_interval.median_interval
+            then 1 else 0 end)
+            over (partition by outliers.run_id order by outliers.step rows between unbounded preceding and current row) as event_number
     from outliers
+    inner join log_interval
+        on outliers.run_id = log_interval.run_id
 ),
 
 bursts as (
     -- one row per burst after warmup; the bursts inside warmup together as one
     select
+        run_id,
         case when is_in_warmup then 'warmup' else {{ fmt_int('min(step)') }} end as burst_key,
         max(case when is_in_warmup then 1 else 0 end) as is_warmup,
         count(*) as outlier_steps,
@@ -123,22 +149,25 @@ bursts as (
         {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('grad_norm', 3) ~ " || ')'", "', '", "order by grad_norm desc") }}
             as outlier_list
     from events
-    group by case when is_in_warmup then 'warmup' else {{ fmt_int('event_number') }} end, is_in_warmup
+    group by run_id, case when is_in_warmup then 'warmup' else {{ fmt_int('event_number') }} end, is_in_warmup
 ),
 
 near_loss_spikes as (
     -- loss spike events starting or running within two logging intervals of the burst
-    select bursts.burst_key, count(loss_spikes.onset_step) as loss_spike_steps
+    select bursts.run_id, bursts.burst_key, count(loss_spikes.onset_step) as loss_spike_steps
     from bursts
-    cross join log_interval
+    inner join log_interval
+        on bursts.run_id = log_interval.run_id
     left join loss_spikes
-        on loss_spikes.onset_step <= bursts.last_step + 2 * log_interval.median_interval
+        on bursts.run_id = loss_spikes.run_id
+        and loss_spikes.onset_step <= bursts.last_step + 2 * log_interval.median_interval
         and loss_spikes.last_step >= bursts.first_step - 2 * log_interval.median_interval
-    group by bursts.burst_key
+    group by bursts.run_id, bursts.burst_key
 ),
 
 final as (
     select
+        bursts.run_id,
         'grad_norm_spikes:' || bursts.burst_key as finding_id,
         'grad_norm_spikes' as category,
         case
@@ -179,10 +208,13 @@ final as (
             else 'Look at the batches of this burst (repeated n-grams, very long or corrupted examples); enable or tighten gradient clipping and consider a lower LR.'
         end as recommendation
     from bursts
-    cross join run_median
-    cross join config
+    inner join run_median
+        on bursts.run_id = run_median.run_id
+    inner join config
+        on bursts.run_id = config.run_id
     left join near_loss_spikes
-        on bursts.burst_key = near_loss_spikes.burst_key
+        on bursts.run_id = near_loss_spikes.run_id
+        and bursts.burst_key = near_loss_spikes.burst_key
 )
 
 select * from final

@@ -9,18 +9,20 @@
 with
 
 progress as (
-    select * from {{ ref('int_learning_progress_measured') }}
+    select * from {{ run_ref('int_learning_progress_measured') }}
 ),
 
 accuracy as (
     select
+        run_id,
         count(*) as accuracy_evals,
         min(val_accuracy) as min_accuracy,
         max(val_accuracy) as max_accuracy,
         min(step) as first_step,
         max(step) as last_step
-    from {{ ref('int_evals_compared') }}
+    from {{ run_ref('int_evals_compared') }}
     where val_accuracy is not null
+    group by run_id
 ),
 
 chance_levels as (
@@ -43,6 +45,10 @@ stuck_accuracy as (
     where accuracy.accuracy_evals >= 1
 ),
 
+largest_chance_class as (
+    select run_id, max(n_classes) as max_n_classes from stuck_accuracy group by run_id
+),
+
 judged as (
     select
         *,
@@ -54,6 +60,7 @@ judged as (
 
 trend_findings as (
     select
+        run_id,
         case when is_flat then 'no_learning:run' else 'underfitting:run' end as finding_id,
         case when is_flat then 'no_learning' else 'underfitting' end as category,
         case when is_flat then 'high' else 'medium' end as severity,
@@ -93,6 +100,7 @@ trend_findings as (
 
 zero_findings as (
     select
+        run_id,
         'no_learning:zero_loss' as finding_id,
         'no_learning' as category,
         'critical' as severity,
@@ -122,6 +130,7 @@ zero_findings as (
 
 chance_findings as (
     select
+        stuck_accuracy.run_id,
         'no_learning:chance_accuracy' as finding_id,
         'no_learning' as category,
         case when accuracy_evals >= 2 then 'high' else 'medium' end as severity,
@@ -146,13 +155,16 @@ chance_findings as (
             as recommendation
     from stuck_accuracy
     -- a 2-class match also fits 1/k for no other k; keep the largest matching k only once
-    where n_classes = (select max(n_classes) from stuck_accuracy)
+    inner join largest_chance_class
+        on stuck_accuracy.run_id = largest_chance_class.run_id
+        and stuck_accuracy.n_classes = largest_chance_class.max_n_classes
 ),
 
 chance_loss_findings as (
     -- a classifier that learned only the class prior ends at ln 2 (two balanced classes) and stays
     -- there; an LM ending flat within the tolerance of ln 2 is a coincidence, hence medium
     select
+        run_id,
         'no_learning:chance_loss' as finding_id,
         'no_learning' as category,
         'medium' as severity,

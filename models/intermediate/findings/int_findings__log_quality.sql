@@ -6,48 +6,65 @@
 with
 
 train_rows as (
-    select * from {{ ref('stg_training__steps') }}
+    select * from {{ run_ref('stg_training__steps') }}
 ),
 
 counted as (
-    select * from {{ ref('int_train_rows_resolved') }} where is_counted
+    select * from {{ run_ref('int_train_rows_resolved') }} where is_counted
+),
+
+first_counted as (
+    select run_id, min(step) as first_step from counted group by run_id
 ),
 
 counted_after_first as (
     -- formats that derive step time from elapsed-time deltas cannot time the first logged step
-    select * from counted where step > (select min(step) from counted)
+    select counted.*
+    from counted
+    inner join first_counted
+        on counted.run_id = first_counted.run_id
+    where counted.step > first_counted.first_step
 ),
 
 known_shards as (
-    select shard_id from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id from {{ run_ref('int_shards_resolved') }}
+),
+
+known_shard_counts as (
+    select run_id, count(*) as known_shards from known_shards group by run_id
 ),
 
 eval_rows as (
-    select * from {{ ref('stg_training__evals') }}
+    select * from {{ run_ref('stg_training__evals') }}
 ),
 
 shard_rows as (
-    select * from {{ ref('stg_training__shards') }}
+    select * from {{ run_ref('stg_training__shards') }}
 ),
 
 event_rows as (
-    select * from {{ ref('stg_training__events') }}
+    select * from {{ run_ref('stg_training__events') }}
 ),
 
 event_kinds as (
-    select * from {{ ref('int_events_classified') }}
+    select * from {{ run_ref('int_events_classified') }}
 ),
 
 evals_compared as (
-    select * from {{ ref('int_evals_compared') }} where eval_index > 1
+    select * from {{ run_ref('int_evals_compared') }} where eval_index > 1
+),
+
+totals as (
+    select run_id, count(*) as raw_rows from train_rows group by run_id
 ),
 
 restarts as (
-    select resume_step, crashed_after_step from {{ ref('int_restarts_detected') }} where is_seen_in_log
+    select run_id, resume_step, crashed_after_step from {{ run_ref('int_restarts_detected') }} where is_seen_in_log
 ),
 
 issues as (
     select
+        run_id,
         'accuracy_percent' as issue_key,
         'low' as severity,
         {{ fmt_int('count(*)') }} || ' evaluation(s) logged val_accuracy in percent instead of a share (steps '
@@ -61,11 +78,13 @@ issues as (
         'Log val_accuracy in one unit (a share 0..1) everywhere.' as recommendation
     from eval_rows
     where is_accuracy_percent
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        eval_rows.run_id,
         'eval_step_repeated',
         'medium',
         {{ fmt_int('count(distinct eval_rows.step)') }} || ' evaluation step(s) were logged more than once with different values (step '
@@ -81,13 +100,16 @@ issues as (
         'Mark evaluations with the attempt that produced them, or drop the crashed attempt''s rows when resuming.'
     from eval_rows
     left join restarts
-        on eval_rows.step between restarts.resume_step - 1 and restarts.crashed_after_step
+        on eval_rows.run_id = restarts.run_id
+        and eval_rows.step between restarts.resume_step - 1 and restarts.crashed_after_step
     where eval_rows.is_step_repeated and not eval_rows.is_exact_duplicate
+    group by eval_rows.run_id
     having count(*) > 0
 
     union all
 
     select
+        train_rows.run_id,
         'unknown_shard_ids',
         'low',
         {{ fmt_int('count(*)') }} || ' train row(s) name shard ids that shard_info does not list ('
@@ -101,18 +123,25 @@ issues as (
         cast(null as {{ dbt.type_string() }}),
         'Check the data loader''s shard index against shard_info; a shard id outside the table can mean a wrong mapping.'
     from train_rows
+    -- only runs whose shard table lists shards
+    inner join known_shard_counts
+        on train_rows.run_id = known_shard_counts.run_id
     left join known_shards
-        on train_rows.shard_id = known_shards.shard_id
+        on train_rows.run_id = known_shards.run_id
+        and train_rows.shard_id = known_shards.shard_id
     left join counted
-        on train_rows.train_row_id = counted.train_row_id
+        on train_rows.run_id = counted.run_id
+        and train_rows.train_row_id = counted.train_row_id
     where train_rows.shard_id is not null and known_shards.shard_id is null
-        and (select count(*) from known_shards) > 0
+        and known_shard_counts.known_shards > 0
+    group by train_rows.run_id
     having count(*) > 0
 
     {% for column in ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
     union all
 
     select
+        run_id,
         'missing_{{ column }}',
         case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= 0.05 * count(*) then 'medium' else 'low' end,
         {{ fmt_int('sum(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then 1 else 0 end)') }}
@@ -126,6 +155,7 @@ issues as (
         cast(null as {{ dbt.type_string() }}),
         'Find why the logger wrote no {{ column }} on those steps.'
     from {{ 'counted_after_first' if column == 'step_time_sec' else 'counted' }}
+    group by run_id
     having sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end) > 0
         and sum(case when is_{{ column }}_missing then 1 else 0 end) < count(*)
     {% endfor %}
@@ -133,8 +163,9 @@ issues as (
     union all
 
     select
+        train_rows.run_id,
         'train_rows_set_aside',
-        case when count(*) >= 0.05 * (select count(*) from train_rows) then 'medium' else 'low' end,
+        case when count(*) >= 0.05 * max(totals.raw_rows) then 'medium' else 'low' end,
         {{ fmt_int('count(*)') }} || ' train row(s) were set aside because their step cannot be trusted ('
             || min(set_aside_reason) || case when count(distinct set_aside_reason) > 1 then '; and other reasons' else '' end || ').',
         'file rows ' || {{ fmt_int('min(file_row_number)') }} || '-' || {{ fmt_int('max(file_row_number)') }}
@@ -144,12 +175,16 @@ issues as (
         cast(null as {{ dbt.type_string() }}),
         'Fix the logger''s step counter (or the file) and rerun the diagnosis; the set-aside rows are not in any check.'
     from train_rows
+    inner join totals
+        on train_rows.run_id = totals.run_id
     where set_aside_reason is not null
+    group by train_rows.run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'non_positive_step_time',
         'low',
         {{ fmt_int('count(*)') }} || ' counted step(s) logged a zero or negative step_time_sec.',
@@ -159,11 +194,13 @@ issues as (
         'Check the step timer (clock source, asynchronous CUDA timing).'
     from counted
     where is_step_time_non_positive
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'source_label_variants',
         'low',
         {{ fmt_int('count(*)') }} || ' shard row(s) spell their source differently (case or spaces): '
@@ -174,11 +211,13 @@ issues as (
         'Write source labels from one controlled list.'
     from shard_rows
     where is_source_label_variant
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'duplicate_shard_rows',
         case when max(case when is_conflicting_duplicate then 1 else 0 end) = 1 then 'medium' else 'low' end,
         {{ fmt_int('count(*)') }} || ' shard_info row(s) repeat a shard id ('
@@ -190,11 +229,13 @@ issues as (
         'Keep one row per shard in shard_info.'
     from shard_rows
     where is_duplicate_shard_row
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'duplicate_events',
         'low',
         {{ fmt_int('count(*)') }} || ' event row(s) are exact duplicates.',
@@ -204,11 +245,13 @@ issues as (
         'Make the event logger write each event once.'
     from event_rows
     where is_exact_duplicate
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'unrecognised_events',
         'info',
         {{ fmt_int('count(*)') }} || ' event(s) match no pattern in event_patterns and were read as kind other.',
@@ -218,11 +261,13 @@ issues as (
         'If one of them is a crash, restart or checkpoint, add a line to seeds/reference/event_patterns.csv.'
     from event_kinds
     where event_kind = 'other'
+    group by run_id
     having count(*) > 0
 
     union all
 
     select
+        run_id,
         'loss_scale_mismatch',
         'medium',
         'Training loss is ' || {{ fmt('percentile_cont(0.5) within group (order by train_to_val_ratio)', 1) }}
@@ -235,21 +280,21 @@ issues as (
         cast(null as {{ dbt.type_string() }}),
         'Log the training loss averaged the same way as the validation loss.'
     from evals_compared
+    group by run_id
     having count(*) >= 2
         and percentile_cont(0.5) within group (order by train_to_val_ratio) >= {{ var('loss_scale_mismatch_ratio') }}
 ),
 
-totals as (
-    select count(*) as raw_rows from train_rows
-),
-
 scale_ratio as (
-    select percentile_cont(0.5) within group (order by train_to_val_ratio) as median_ratio from evals_compared
+    select run_id, percentile_cont(0.5) within group (order by train_to_val_ratio) as median_ratio
+    from evals_compared
+    group by run_id
 ),
 
 final as (
     select
-        'log_quality:' || issue_key as finding_id,
+        issues.run_id,
+        'log_quality:' || issues.issue_key as finding_id,
         'log_quality' as category,
         severity,
         title,
@@ -257,17 +302,21 @@ final as (
         first_step,
         last_step,
         affected as steps_affected,
-        case when issue_key = 'loss_scale_mismatch' then (select median_ratio from scale_ratio)
+        case when issue_key = 'loss_scale_mismatch' then scale_ratio.median_ratio
             else cast(affected as {{ type_double() }}) end as observed_value,
         case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
             else cast(0 as {{ type_double() }}) end as expected_value,
         cast(affected as {{ type_double() }}) as estimated_cost,
         'rows' as cost_unit,
         'count of rows affected; what was done with each is in audit_summary' as cost_method,
-        least(1.0, {{ safe_divide('affected', '(select raw_rows from totals)') }}) as impact_score,
+        least(1.0, {{ safe_divide('affected', 'totals.raw_rows') }}) as impact_score,
         caused_by,
         recommendation
     from issues
+    left join scale_ratio
+        on issues.run_id = scale_ratio.run_id
+    left join totals
+        on issues.run_id = totals.run_id
 )
 
 select * from final

@@ -6,28 +6,29 @@
 with
 
 spikes as (
-    select * from {{ ref('int_loss_spikes_flagged') }}
+    select * from {{ run_ref('int_loss_spikes_flagged') }}
 ),
 
 bad_shards as (
-    select group_key as shard_id from {{ ref('int_shards_scored') }}
+    select run_id, group_key as shard_id from {{ run_ref('int_shards_scored') }}
     where grouping_level = 'shard' and is_bad
 ),
 
 totals as (
-    select count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+    select run_id, count(*) as counted_steps from {{ run_ref('int_train_steps_resolved') }} group by run_id
 ),
 
 evals as (
-    select step, val_loss, best_val_loss_so_far from {{ ref('int_evals_compared') }}
+    select run_id, step, val_loss, best_val_loss_so_far from {{ run_ref('int_evals_compared') }}
 ),
 
 next_onsets as (
     select
+        run_id,
         spike_event_number,
         onset_step,
         last_step,
-        min(onset_step) over (order by onset_step rows between 1 following and unbounded following) as next_onset_step
+        min(onset_step) over (partition by run_id order by onset_step rows between 1 following and unbounded following) as next_onset_step
     from spikes
 ),
 
@@ -35,17 +36,20 @@ val_impact as (
     -- validation loss from the onset until the next spike (or 20 steps after this one ends),
     -- against the best validation loss before the onset
     select
+        next_onsets.run_id,
         next_onsets.spike_event_number,
         min(case when evals.step < next_onsets.onset_step then evals.val_loss end) as best_val_before,
         max(case when evals.step >= next_onsets.onset_step then evals.val_loss end) as worst_val_after
     from next_onsets
     left join evals
-        on evals.step < coalesce(next_onsets.next_onset_step, next_onsets.last_step + 20 + 1)
-    group by next_onsets.spike_event_number
+        on next_onsets.run_id = evals.run_id
+        and evals.step < coalesce(next_onsets.next_onset_step, next_onsets.last_step + 20 + 1)
+    group by next_onsets.run_id, next_onsets.spike_event_number
 ),
 
 final as (
     select
+        spikes.run_id,
         'loss_spikes:' || {{ fmt_int('spikes.onset_step') }} as finding_id,
         'loss_spikes' as category,
         -- one log point is a one-batch blip (or one noisy window average): low at most; so are two
@@ -95,11 +99,14 @@ final as (
                 || ' (outlier length, corrupted text, duplicated blocks); if the data is fine, lower the LR or add warmup.'
         end as recommendation
     from spikes
-    cross join totals
+    left join totals
+        on spikes.run_id = totals.run_id
     left join bad_shards
-        on spikes.onset_shard_id = bad_shards.shard_id
+        on spikes.run_id = bad_shards.run_id
+        and spikes.onset_shard_id = bad_shards.shard_id
     left join val_impact
-        on spikes.spike_event_number = val_impact.spike_event_number
+        on spikes.run_id = val_impact.run_id
+        and spikes.spike_event_number = val_impact.spike_event_number
 )
 
 select * from final

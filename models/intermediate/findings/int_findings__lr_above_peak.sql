@@ -6,19 +6,20 @@
 with
 
 compared as (
-    select * from {{ ref('int_learning_rates_compared') }}
+    select * from {{ run_ref('int_learning_rates_compared') }}
 ),
 
 gradients as (
-    select step, is_at_or_above_clip from {{ ref('int_gradients_checked') }}
+    select run_id, step, is_at_or_above_clip from {{ run_ref('int_gradients_checked') }}
 ),
 
 config as (
-    select peak_lr, data_parallel_workers from {{ ref('stg_training__config') }}
+    select run_id, peak_lr, data_parallel_workers from {{ run_ref('stg_training__config') }}
 ),
 
 summary as (
     select
+        compared.run_id,
         count(*) as counted_steps,
         sum(case when compared.is_above_peak then 1 else 0 end) as steps_above,
         min(case when compared.is_above_peak then compared.step end) as first_step,
@@ -32,14 +33,18 @@ summary as (
             as clipped_steps_above
     from compared
     left join gradients
-        on compared.step = gradients.step
+        on compared.run_id = gradients.run_id
+        and compared.step = gradients.step
+    group by compared.run_id
 ),
 
 peak_step as (
-    select min(compared.step) as step_of_max
+    select compared.run_id, min(compared.step) as step_of_max
     from compared
-    cross join summary
+    inner join summary
+        on compared.run_id = summary.run_id
     where compared.learning_rate = summary.max_logged_lr
+    group by compared.run_id
 ),
 
 assessed as (
@@ -56,13 +61,16 @@ assessed as (
             and abs(summary.max_ratio - config.data_parallel_workers) <= {{ var('lr_worker_ratio_tolerance') }} * config.data_parallel_workers
         ) as is_ratio_worker_count
     from summary
-    cross join peak_step
-    cross join config
+    left join peak_step
+        on summary.run_id = peak_step.run_id
+    inner join config
+        on summary.run_id = config.run_id
     where summary.steps_above > 0
 ),
 
 final as (
     select
+        run_id,
         'lr_above_peak:run' as finding_id,
         'lr_above_peak' as category,
         case

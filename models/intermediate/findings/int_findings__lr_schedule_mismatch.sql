@@ -5,19 +5,24 @@
 with
 
 compared as (
-    select * from {{ ref('int_learning_rates_compared') }}
+    select * from {{ run_ref('int_learning_rates_compared') }}
 ),
 
 config as (
-    select warmup_steps, decay_steps, peak_lr from {{ ref('stg_training__config') }}
+    select run_id, warmup_steps, decay_steps, peak_lr from {{ run_ref('stg_training__config') }}
 ),
 
 resumes as (
-    select step as resume_step from {{ ref('int_train_rows_resolved') }} where is_attempt_start
+    select run_id, step as resume_step from {{ run_ref('int_train_rows_resolved') }} where is_attempt_start
+),
+
+first_compared as (
+    select run_id, min(step) as first_compared_step from compared group by run_id
 ),
 
 summary as (
     select
+        compared.run_id,
         count(*) as counted_steps,
         count(is_lr_mismatch) as comparable_steps,
         sum(case when is_lr_mismatch then 1 else 0 end) as mismatched_steps,
@@ -30,22 +35,28 @@ summary as (
         min(expected_learning_rate) as min_expected_lr,
         max(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as max_abs_log_ratio,
         avg(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as mean_abs_log_ratio,
-        max(case when step = (select min(step) from compared) then learning_rate end) as first_logged_lr
+        max(case when step = first_compared.first_compared_step then learning_rate end) as first_logged_lr
     from compared
+    inner join first_compared
+        on compared.run_id = first_compared.run_id
+    group by compared.run_id
 ),
 
 first_mismatch as (
-    select compared.step, compared.learning_rate, compared.expected_learning_rate
+    select compared.run_id, compared.step, compared.learning_rate, compared.expected_learning_rate
     from compared
-    cross join summary
+    inner join summary
+        on compared.run_id = summary.run_id
     where compared.step = summary.first_step
 ),
 
 resume_before as (
-    select max(resumes.resume_step) as resume_step
+    select resumes.run_id, max(resumes.resume_step) as resume_step
     from resumes
-    cross join summary
+    inner join summary
+        on resumes.run_id = summary.run_id
     where resumes.resume_step <= summary.first_step and resumes.resume_step >= summary.first_step - 2
+    group by resumes.run_id
 ),
 
 classified as (
@@ -68,14 +79,18 @@ classified as (
             else 'departs'
         end as mismatch_kind
     from summary
-    cross join config
-    left join first_mismatch on true
-    left join resume_before on true
+    inner join config
+        on summary.run_id = config.run_id
+    left join first_mismatch
+        on summary.run_id = first_mismatch.run_id
+    left join resume_before
+        on summary.run_id = resume_before.run_id
     where summary.mismatched_steps > 0
 ),
 
 final as (
     select
+        run_id,
         'lr_schedule_mismatch:' || mismatch_kind as finding_id,
         'lr_schedule_mismatch' as category,
         case

@@ -3,15 +3,20 @@
 with
 
 steps as (
-    select step, is_loss_non_finite, is_grad_norm_non_finite from {{ ref('int_train_steps_resolved') }}
+    select run_id, step, is_loss_non_finite, is_grad_norm_non_finite from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 overflow_events as (
-    select step from {{ ref('int_events_classified') }} where event_kind = 'loss_scale_overflow'
+    select run_id, step from {{ run_ref('int_events_classified') }} where event_kind = 'loss_scale_overflow'
 ),
 
-nan_steps as (
+runs as (
+    select run_id from {{ run_ref('stg_training__config') }}
+),
+
+nan_steps_by_run as (
     select
+        run_id,
         count(*) as counted_steps,
         sum(case when is_loss_non_finite or is_grad_norm_non_finite then 1 else 0 end) as non_finite_steps,
         sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_loss_steps,
@@ -19,15 +24,39 @@ nan_steps as (
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
         max(step) as final_step
     from steps
+    group by run_id
+),
+
+nan_steps as (
+    -- one row per run (the run spine): a run with overflow events but no counted steps keeps its finding
+    select
+        runs.run_id,
+        coalesce(nan_steps_by_run.counted_steps, 0) as counted_steps,
+        nan_steps_by_run.non_finite_steps,
+        nan_steps_by_run.non_finite_loss_steps,
+        nan_steps_by_run.first_step,
+        nan_steps_by_run.last_step,
+        nan_steps_by_run.final_step
+    from runs
+    left join nan_steps_by_run
+        on runs.run_id = nan_steps_by_run.run_id
 ),
 
 overflows as (
-    select count(*) as overflow_events, min(step) as first_event_step, max(step) as last_event_step
-    from overflow_events
+    select
+        runs.run_id,
+        count(overflow_events.run_id) as overflow_events,
+        min(overflow_events.step) as first_event_step,
+        max(overflow_events.step) as last_event_step
+    from runs
+    left join overflow_events
+        on runs.run_id = overflow_events.run_id
+    group by runs.run_id
 ),
 
 final as (
     select
+        nan_steps.run_id,
         'nan_loss:run' as finding_id,
         'nan_loss' as category,
         case
@@ -63,7 +92,8 @@ final as (
         'Find the first non-finite step''s batch and the LR there; in fp16 check the loss scaler, in bf16 look for a division by zero or an LR high enough to blow up the weights.'
             as recommendation
     from nan_steps
-    cross join overflows
+    inner join overflows
+        on nan_steps.run_id = overflows.run_id
     where nan_steps.non_finite_steps > 0 or overflows.overflow_events > 0
 )
 

@@ -4,51 +4,62 @@
 with
 
 evals as (
-    select * from {{ ref('int_evals_compared') }}
+    select * from {{ run_ref('int_evals_compared') }}
 ),
 
 best as (
-    select step as best_step, val_loss as best_val_loss, train_loss_smoothed as train_at_best
+    select run_id, step as best_step, val_loss as best_val_loss, train_loss_smoothed as train_at_best
     from evals where is_best
 ),
 
 first_eval as (
-    select val_loss as first_val_loss
+    select run_id, val_loss as first_val_loss
     from evals
     where eval_index = 1
 ),
 
 last_eval as (
-    select step as final_step, val_loss as final_val_loss, train_loss_smoothed as train_at_final
+    select run_id, step as final_step, val_loss as final_val_loss, train_loss_smoothed as train_at_final
     from evals
     where eval_index = eval_count
 ),
 
 after_best as (
+    -- one row per run with a best evaluation, a count of 0 when none came after it
     select
-        count(*) as evals_after_best,
+        best.run_id,
+        count(evals.run_id) as evals_after_best,
         max(evals.val_loss) as worst_after_best
-    from evals
-    cross join best
-    where evals.step > best.best_step
+    from best
+    left join evals
+        on best.run_id = evals.run_id
+        and evals.step > best.best_step
+    group by best.run_id
 ),
 
 totals as (
-    select max(step) as last_step, count(*) as counted_steps from {{ ref('int_train_steps_resolved') }}
+    select run_id, max(step) as last_step, count(*) as counted_steps
+    from {{ run_ref('int_train_steps_resolved') }}
+    group by run_id
 ),
 
 progress as (
-    select relative_drop from {{ ref('int_learning_progress_measured') }}
+    select run_id, relative_drop from {{ run_ref('int_learning_progress_measured') }}
 ),
 
 assessed as (
     select
-        best.*,
-        last_eval.*,
+        best.run_id,
+        best.best_step,
+        best.best_val_loss,
+        best.train_at_best,
+        last_eval.final_step,
+        last_eval.final_val_loss,
+        last_eval.train_at_final,
         after_best.evals_after_best,
         after_best.worst_after_best,
         totals.last_step,
-        totals.counted_steps,
+        coalesce(totals.counted_steps, 0) as counted_steps,
         {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise,
         -- the share of the held-out gain (first evaluation -> minimum) given back by the end; null when
         -- the first evaluation is the minimum (nothing was gained, so the whole rise is loss)
@@ -56,17 +67,24 @@ assessed as (
             then {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'first_eval.first_val_loss - best.best_val_loss') }}
         end as share_of_gain_given_back
     from best
-    cross join first_eval
-    cross join last_eval
-    cross join after_best
-    cross join totals
-    left join progress on true
+    inner join first_eval
+        on best.run_id = first_eval.run_id
+    inner join last_eval
+        on best.run_id = last_eval.run_id
+    inner join after_best
+        on best.run_id = after_best.run_id
+    -- a run with no counted train steps keeps its row (the whole-log aggregate gave one)
+    left join totals
+        on best.run_id = totals.run_id
+    left join progress
+        on best.run_id = progress.run_id
     -- a run that learns nothing is not overfitting (see no_learning): its validation loss rises for another reason
     where coalesce(progress.relative_drop, 1) >= {{ var('no_learning_max_drop') }}
 ),
 
 final as (
     select
+        run_id,
         'overfitting:' || {{ fmt_int('best_step') }} as finding_id,
         'overfitting' as category,
         case

@@ -4,15 +4,24 @@
 with
 
 restarts as (
-    select * from {{ ref('int_restarts_detected') }}
+    select * from {{ run_ref('int_restarts_detected') }}
 ),
 
 totals as (
-    select count(*) as counted_steps, sum(step_time_sec) as wall_clock_sec from {{ ref('int_train_steps_resolved') }}
+    -- one row per run (the run spine), so a run with no counted steps keeps its restarts
+    select runs.run_id, coalesce(step_totals.counted_steps, 0) as counted_steps, step_totals.wall_clock_sec
+    from {{ run_ref('stg_training__config') }} as runs
+    left join (
+        select run_id, count(*) as counted_steps, sum(step_time_sec) as wall_clock_sec
+        from {{ run_ref('int_train_steps_resolved') }}
+        group by run_id
+    ) as step_totals
+        on runs.run_id = step_totals.run_id
 ),
 
 final as (
     select
+        restarts.run_id,
         'run_restart:' || {{ fmt_int('restarts.resume_step') }} as finding_id,
         'run_restart' as category,
         case
@@ -52,7 +61,8 @@ final as (
             || '; checkpoint more often than every ' || {{ fmt_int('restarts.steps_lost') }}
             || ' steps of risk, and verify a resume restores the optimizer, scheduler, clipping and data-loader state.' as recommendation
     from restarts
-    cross join totals
+    inner join totals
+        on restarts.run_id = totals.run_id
 )
 
 select * from final

@@ -6,42 +6,69 @@
 with
 
 config as (
-    select schedule_type, peak_lr, min_lr, warmup_steps, decay_steps, total_steps from {{ ref('stg_training__config') }}
+    select run_id, schedule_type, peak_lr, min_lr, warmup_steps, decay_steps, total_steps from {{ run_ref('stg_training__config') }}
 ),
 
 lr_by_step as (
     select
+        run_id,
         step,
         learning_rate,
-        row_number() over (order by step desc rows between unbounded preceding and current row) as from_end
-    from {{ ref('int_learning_rates_compared') }}
+        row_number() over (partition by run_id order by step desc rows between unbounded preceding and current row) as from_end
+    from {{ run_ref('int_learning_rates_compared') }}
     where learning_rate is not null
 ),
 
-logged as (
+logged_by_run as (
     select
+        run_id,
         max(learning_rate) as logged_peak_lr,
         max(case when from_end = 1 then learning_rate end) as end_lr,
         max(case when from_end = 1 then step end) as end_step,
         count(*) as logged_steps
     from lr_by_step
+    group by run_id
+),
+
+logged as (
+    -- one row per run (the run spine), 0 logged steps when the run logged no LR
+    select
+        config.run_id,
+        logged_by_run.logged_peak_lr,
+        logged_by_run.end_lr,
+        logged_by_run.end_step,
+        coalesce(logged_by_run.logged_steps, 0) as logged_steps
+    from config
+    left join logged_by_run
+        on config.run_id = logged_by_run.run_id
 ),
 
 assessed as (
     select
-        config.*,
-        logged.*,
+        config.run_id,
+        config.schedule_type,
+        config.peak_lr,
+        config.min_lr,
+        config.warmup_steps,
+        config.decay_steps,
+        config.total_steps,
+        logged.logged_peak_lr,
+        logged.end_lr,
+        logged.end_step,
+        logged.logged_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
         {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
         -- share of the LR drop from the peak to min_lr the run never made
         greatest(0.0, least(1.0, {{ safe_divide('logged.end_lr - coalesce(config.min_lr, 0)', 'logged.logged_peak_lr - coalesce(config.min_lr, 0)') }}))
             as missing_anneal_share
     from config
-    cross join logged
+    inner join logged
+        on config.run_id = logged.run_id
 ),
 
 checks as (
     select
+        run_id,
         'never_anneals' as check_key,
         -- high when the config asks for a decay; a constant (or undeclared) schedule may be a choice
         -- (common for fine-tunes): the evidence that it is a mistake is weaker
@@ -82,6 +109,7 @@ checks as (
     union all
 
     select
+        run_id,
         'warmup_covers_run' as check_key,
         'high' as severity,
         'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
@@ -104,6 +132,7 @@ checks as (
     union all
 
     select
+        run_id,
         'min_lr_above_peak' as check_key,
         'medium' as severity,
         'min_lr ' || {{ fmt('min_lr', 6) }} || ' is above peak_lr ' || {{ fmt('peak_lr', 6) }} || ': the "decay" raises the LR.' as title,
@@ -124,6 +153,7 @@ checks as (
 
 final as (
     select
+        run_id,
         'schedule_sanity:' || check_key as finding_id,
         'schedule_sanity' as category,
         severity,

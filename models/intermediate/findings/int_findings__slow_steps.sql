@@ -6,20 +6,22 @@
 with
 
 profiled as (
-    select * from {{ ref('int_step_times_profiled') }}
+    select * from {{ run_ref('int_step_times_profiled') }}
 ),
 
 events as (
-    select step, event_text from {{ ref('int_events_classified') }}
+    select run_id, step, event_text from {{ run_ref('int_events_classified') }}
 ),
 
 run_time as (
-    select sum(step_time_sec) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
+    select run_id, sum(step_time_sec) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
     from profiled
+    group by run_id
 ),
 
 stretches as (
     select
+        run_id,
         slow_stretch_first_step as first_step,
         max(step) as last_step,
         count(*) as slow_steps,
@@ -27,22 +29,25 @@ stretches as (
         sum(step_time_sec - median_step_time_sec) as seconds_lost
     from profiled
     where is_in_slow_stretch
-    group by slow_stretch_first_step
+    group by run_id, slow_stretch_first_step
 ),
 
 stretch_events as (
     select
+        stretches.run_id,
         stretches.first_step,
         {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step") }}
             as event_list
     from stretches
     inner join events
-        on events.step between stretches.first_step - 1 and stretches.last_step + 1
-    group by stretches.first_step
+        on stretches.run_id = events.run_id
+        and events.step between stretches.first_step - 1 and stretches.last_step + 1
+    group by stretches.run_id, stretches.first_step
 ),
 
 stalls as (
     select
+        run_id,
         min(step) as first_step,
         max(step) as last_step,
         count(*) as slow_steps,
@@ -52,11 +57,13 @@ stalls as (
             as stall_list
     from profiled
     where is_stall
+    group by run_id
     having count(*) > 0
 ),
 
 stretch_findings as (
     select
+        stretches.run_id,
         'slow_steps:' || {{ fmt_int('stretches.first_step') }} as finding_id,
         'slow_steps' as category,
         case
@@ -89,13 +96,16 @@ stretch_findings as (
             || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }}
             || '; at scale one slow rank sets the pace of all of them.' as recommendation
     from stretches
-    cross join run_time
+    inner join run_time
+        on stretches.run_id = run_time.run_id
     left join stretch_events
-        on stretches.first_step = stretch_events.first_step
+        on stretches.run_id = stretch_events.run_id
+        and stretches.first_step = stretch_events.first_step
 ),
 
 stall_findings as (
     select
+        stalls.run_id,
         'slow_steps:stalls' as finding_id,
         'slow_steps' as category,
         case when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_medium_share_lost') }} then 'medium' else 'low' end
@@ -117,7 +127,8 @@ stall_findings as (
         'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
             as recommendation
     from stalls
-    cross join run_time
+    inner join run_time
+        on stalls.run_id = run_time.run_id
 ),
 
 final as (

@@ -1,0 +1,128 @@
+{#-
+  Incremental builds, one run at a time (issue 14). Every run's rows depend only on that
+  run's files (every model is partitioned by run_id), so a run is the unit of work:
+
+  * on-run-start (`start_run_batch`): fingerprint every run's five files (an md5 of their
+    bytes, plus the checksums of the project's models, tests and seeds, so a new version of a
+    check rebuilds every run)
+    and write the runs whose fingerprint is new or changed into the table `run_batch`;
+  * every model is incremental (`append`) with a pre-hook (`delete_batch_runs`) that deletes
+    the batch's runs from it; staging reads only the batch's run files, and every model reads
+    its upstream models through `run_ref`, which keeps only the batch's runs;
+  * on-run-end (`record_built_runs`): when no model failed, the batch's fingerprints go into
+    `built_runs`, so the next build skips them. A failed build records nothing: the next build
+    redoes its batch.
+
+  A run that was built before and has not changed is neither read nor rewritten: adding one
+  run to a warehouse of N processes that run's rows only. New steps of a run still training
+  change its files, so that run (all of it) is rebuilt. `dbt build --full-refresh`, or
+  RUN_DIAGNOSIS_INCREMENTAL=0, rebuilds every run; so does an engine without
+  `file_fingerprints` (Spark builds every model as a table). A changed threshold var is not
+  part of the fingerprint: rebuild with --full-refresh after changing one.
+-#}
+
+{#- true when this invocation builds only the batch (DuckDB, not --full-refresh, not switched off) -#}
+{% macro incremental_runs_enabled() %}
+  {{ return(
+    target.type == 'duckdb'
+    and not flags.FULL_REFRESH
+    and env_var('RUN_DIAGNOSIS_INCREMENTAL', '1') != '0'
+  ) }}
+{% endmacro %}
+
+{% macro run_batch_relation() %}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema, identifier='run_batch')) }}
+{% endmacro %}
+
+{% macro built_runs_relation() %}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema, identifier='built_runs')) }}
+{% endmacro %}
+
+{#- the project's models, tests and seeds, as one text: a changed check changes every fingerprint
+    (dbt's graph has no macro checksums: after changing only a macro, build with --full-refresh) -#}
+{% macro project_checksum() %}
+  {% set parts = [] %}
+  {% for node in graph.nodes.values() if node.package_name == project_name %}
+    {% do parts.append(node.unique_id ~ ':' ~ (node.checksum.checksum if node.checksum else '')) %}
+  {% endfor %}
+  {{ return(parts | sort | join(',')) }}
+{% endmacro %}
+
+{#- select run_id, fingerprint: one row per run, from its five files -#}
+{% macro run_fingerprints_sql() %}
+  {% set parts = [] %}
+  {% for run in run_sources() %}
+    {% if run.dir is none %}
+      {#- the seeds: their checksums are part of project_checksum() -#}
+      {% do parts.append('select ' ~ sql_literal(run.run_id) ~ ' as run_id, ' ~ sql_literal('seeds') ~ ' as fingerprint') %}
+    {% else %}
+      {% set paths = [] %}
+      {% for kind in ['train', 'eval', 'shards', 'events', 'config'] %}{% do paths.append(run_file_path(kind, run)) %}{% endfor %}
+      {% do parts.append(adapter.dispatch('file_fingerprints', 'run_diagnosis')(run.run_id, paths)) %}
+    {% endif %}
+  {% endfor %}
+  {{ return(parts | join('\nunion all\n')) }}
+{% endmacro %}
+
+{% macro default__file_fingerprints(run_id, paths) %}
+  select {{ sql_literal(run_id) }} as run_id, md5(string_agg(md5(content), ',' order by filename)) as fingerprint
+  from read_blob([{% for path in paths %}{{ sql_literal(glob_literal(path)) }}{{ ',' if not loop.last }}{% endfor %}])
+{% endmacro %}
+
+{#- on-run-start: the runs to build in this invocation -#}
+{% macro start_run_batch() %}
+  {% if not execute or not incremental_runs_enabled() %}{{ return('') }}{% endif %}
+  {% set built = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_runs') %}
+  {% do run_query('create schema if not exists ' ~ target.schema) %}
+  {% do run_query(
+    'create or replace table ' ~ run_batch_relation() ~ ' as '
+    ~ 'with current_runs as (' ~ run_fingerprints_sql() ~ '), '
+    ~ 'coded as (select run_id, md5(fingerprint || ' ~ sql_literal(project_checksum()) ~ ') as fingerprint from current_runs) '
+    ~ 'select coded.run_id, coded.fingerprint from coded'
+    ~ ((' where not exists (select 1 from ' ~ built ~ ' as built where built.run_id = coded.run_id and built.fingerprint = coded.fingerprint)') if built else '')
+  ) %}
+  {% set counts = run_query('select count(*) from ' ~ run_batch_relation()) %}
+  {{ log('run_diagnosis: incremental build: ' ~ counts.columns[0].values()[0] ~ ' of ' ~ run_sources() | length ~ ' run(s) new or changed', info=true) }}
+  {{ return('') }}
+{% endmacro %}
+
+{#- on-run-end: remember what this build built, unless a model failed -#}
+{% macro record_built_runs(results) %}
+  {% if not execute or not incremental_runs_enabled() %}{{ return('') }}{% endif %}
+  {#- only a build of every model, none failed, brings the runs up to date -#}
+  {% set built_models = results | selectattr('node.resource_type', 'equalto', 'model') | selectattr('status', 'equalto', 'success') | list %}
+  {% set all_models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('package_name', 'equalto', project_name) | list %}
+  {% if built_models | length < all_models | length or not adapter.get_relation(database=target.database, schema=target.schema, identifier='run_batch') %}{{ return('') }}{% endif %}
+  {% do run_query('create table if not exists ' ~ built_runs_relation() ~ ' (run_id varchar, fingerprint varchar)') %}
+  {% do run_query('delete from ' ~ built_runs_relation() ~ ' where run_id in (select run_id from ' ~ run_batch_relation() ~ ')') %}
+  {% do run_query('insert into ' ~ built_runs_relation() ~ ' select run_id, fingerprint from ' ~ run_batch_relation()) %}
+  {{ return('') }}
+{% endmacro %}
+
+{#- the model is being built as an increment (its table exists, batches on) -#}
+{% macro building_increment() %}
+  {{ return(incremental_runs_enabled() and is_incremental()) }}
+{% endmacro %}
+
+{#- pre-hook of every model: drop the batch's runs before their new rows are appended -#}
+{% macro delete_batch_runs() %}
+  {% if execute and building_increment() %}
+    delete from {{ this }} where run_id in (select run_id from {{ run_batch_relation() }})
+  {% endif %}
+{% endmacro %}
+
+{#- an upstream model, limited to the batch's runs when this model is built as an increment -#}
+{% macro run_ref(model_name) %}
+  {% set upstream = ref(model_name) %}
+  {% if building_increment() %}
+    {{ return('(select * from ' ~ upstream ~ ' where run_id in (select run_id from ' ~ run_batch_relation() ~ '))') }}
+  {% endif %}
+  {{ return(upstream) }}
+{% endmacro %}
+
+{#- the run_ids staging reads in this invocation (None: every run) -#}
+{% macro batch_run_ids() %}
+  {% if not execute or not building_increment() %}{{ return(none) }}{% endif %}
+  {% set found = run_query('select run_id from ' ~ run_batch_relation()) %}
+  {{ return(found.columns[0].values() | list) }}
+{% endmacro %}
