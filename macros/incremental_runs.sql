@@ -3,12 +3,13 @@
   run's files (every model is partitioned by run_id), so a run is the unit of work:
 
   * on-run-start (`start_run_batch`): fingerprint every run's five files (an md5 of their
-    bytes, plus the checksums of the project's models, tests and seeds, so a new version of a
-    check rebuilds every run)
+    bytes, plus its baseline run's, since a run is compared with it, plus the checksums of the
+    project's models, tests and seeds, so a new version of a check rebuilds every run)
     and write the runs whose fingerprint is new or changed into the table `run_batch`;
   * every model is incremental (`append`) with a pre-hook (`delete_batch_runs`) that deletes
     the batch's runs from it; staging reads only the batch's run files, and every model reads
     its upstream models through `run_ref`, which keeps only the batch's runs;
+  * a run whose folder is gone is deleted from every model at the start;
   * on-run-end (`record_built_runs`): when no model failed, the batch's fingerprints go into
     `built_runs`, so the next build skips them. A failed build records nothing: the next build
     redoes its batch.
@@ -54,7 +55,7 @@
   {% for run in run_sources() %}
     {% if run.dir is none %}
       {#- the seeds: their checksums are part of project_checksum() -#}
-      {% do parts.append('select ' ~ sql_literal(run.run_id) ~ ' as run_id, ' ~ sql_literal('seeds') ~ ' as fingerprint') %}
+      {% do parts.append('select ' ~ sql_literal(run.run_id) ~ ' as run_id, ' ~ sql_literal('seeds') ~ ' as fingerprint, cast(null as varchar) as baseline_run_id') %}
     {% else %}
       {% set paths = [] %}
       {% for kind in ['train', 'eval', 'shards', 'events', 'config'] %}{% do paths.append(run_file_path(kind, run)) %}{% endfor %}
@@ -64,8 +65,13 @@
   {{ return(parts | join('\nunion all\n')) }}
 {% endmacro %}
 
+{#- one row: the run, an md5 of its files' bytes, and the baseline its config names (the last
+    path is the config) -#}
 {% macro default__file_fingerprints(run_id, paths) %}
-  select {{ sql_literal(run_id) }} as run_id, md5(string_agg(md5(content), ',' order by filename)) as fingerprint
+  select
+    {{ sql_literal(run_id) }} as run_id,
+    md5(string_agg(md5(content), ',' order by filename)) as fingerprint,
+    max(case when filename = {{ sql_literal(paths[-1]) }} then json_extract_string(cast(content as varchar), '$.baseline_run_id') end) as baseline_run_id
   from read_blob([{% for path in paths %}{{ sql_literal(glob_literal(path)) }}{{ ',' if not loop.last }}{% endfor %}])
 {% endmacro %}
 
@@ -77,10 +83,21 @@
   {% do run_query(
     'create or replace table ' ~ run_batch_relation() ~ ' as '
     ~ 'with current_runs as (' ~ run_fingerprints_sql() ~ '), '
-    ~ 'coded as (select run_id, md5(fingerprint || ' ~ sql_literal(project_checksum()) ~ ') as fingerprint from current_runs) '
+    ~ 'coded as (select current_runs.run_id, md5(current_runs.fingerprint || coalesce(baseline.fingerprint, ' ~ "''" ~ ') || ' ~ sql_literal(project_checksum()) ~ ') as fingerprint '
+    ~ 'from current_runs left join current_runs as baseline on baseline.run_id = current_runs.baseline_run_id) '
     ~ 'select coded.run_id, coded.fingerprint from coded'
     ~ ((' where not exists (select 1 from ' ~ built ~ ' as built where built.run_id = coded.run_id and built.fingerprint = coded.fingerprint)') if built else '')
   ) %}
+  {#- a run folder that is gone takes its rows with it -#}
+  {% set current = run_sources() | map(attribute='run_id') | map('string') | list %}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' %}
+    {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
+    {% if relation and relation.type == 'table' %}
+      {% set literals = [] %}
+      {% for run_id in current %}{% do literals.append(sql_literal(run_id)) %}{% endfor %}
+      {% do run_query('delete from ' ~ relation ~ ' where run_id not in (' ~ literals | join(', ') ~ ')') %}
+    {% endif %}
+  {% endfor %}
   {% set counts = run_query('select count(*) from ' ~ run_batch_relation()) %}
   {{ log('run_diagnosis: incremental build: ' ~ counts.columns[0].values()[0] ~ ' of ' ~ run_sources() | length ~ ' run(s) new or changed', info=true) }}
   {{ return('') }}
@@ -101,6 +118,8 @@
 
 {#- the model is being built as an increment (its table exists, batches on) -#}
 {% macro building_increment() %}
+  {#- a unit test (no relation of its own) is never an increment -#}
+  {% if this is none or model.resource_type != 'model' %}{{ return(false) }}{% endif %}
   {{ return(incremental_runs_enabled() and is_incremental()) }}
 {% endmacro %}
 

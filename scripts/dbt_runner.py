@@ -149,6 +149,7 @@ def dbt_arguments(
     command: str = "build",
     project_dir: Path = REPO_ROOT,
     threads: int | None = None,
+    full_refresh: bool = False,
 ) -> list[str]:
     """dbt's arguments (no executable): JSON console events, text log file, own target and log folders."""
     args = ["--log-format", "json", "--log-format-file", "debug", command]
@@ -166,6 +167,8 @@ def dbt_arguments(
         args += ["--exclude", exclude]
     if threads:
         args += ["--threads", str(threads)]
+    if full_refresh:
+        args += ["--full-refresh"]
     return args
 
 
@@ -215,6 +218,8 @@ class _EventReader:
             self.output.append(msg)
         if name == "FoundStats":
             self._say(f"dbt: found {data.get('stat_line', msg)}")
+        elif msg.startswith("run_diagnosis: incremental build"):
+            self._say(f"dbt: {msg.removeprefix('run_diagnosis: ')}")
         elif name == "LogStartLine":
             self.total = max(self.total, int(data.get("total") or 0))
         elif name in NODE_DONE_EVENTS:
@@ -468,6 +473,7 @@ def build_run(
     threads: int | None = None,
     project_dir: Path = REPO_ROOT,
     in_process: bool | None = None,
+    full_refresh: bool = False,
 ) -> BuildResult:
     """Run `dbt build` on run_dir (None: the seeds) into db_path; target and logs under work_dir.
 
@@ -476,7 +482,9 @@ def build_run(
 
     Raises DbtBuildError (with dbt's error lines) when dbt exits non-zero, unless check is
     False: then the failed result is returned (its `errors` say what went wrong).
-    in_process None: in-process unless RUN_DIAGNOSIS_DBT_SUBPROCESS=1.
+    in_process None: in-process unless RUN_DIAGNOSIS_DBT_SUBPROCESS=1. run_dir may hold one run
+    or a folder of run folders; a database built before is updated run by run (only new or
+    changed runs are rebuilt) unless full_refresh.
     """
     if run_dir is not None and not run_dir.is_dir():
         raise DbtBuildError(f"run folder {run_dir} does not exist or is not a folder")
@@ -487,7 +495,14 @@ def build_run(
     stale = target_path / "run_results.json"
     stale.unlink(missing_ok=True)  # never report a previous build's results as this one's
     args = dbt_arguments(
-        target_path, log_path, select, exclude, extra_vars, project_dir=project_dir, threads=threads
+        target_path,
+        log_path,
+        select,
+        exclude,
+        extra_vars,
+        project_dir=project_dir,
+        threads=threads,
+        full_refresh=full_refresh,
     )
     if in_process is None:
         in_process = os.environ.get(SUBPROCESS_ENV_VAR) != "1"

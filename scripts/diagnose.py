@@ -1,6 +1,6 @@
 """Diagnose one training run from its logs, end to end.
 
-    python scripts/diagnose.py SOURCE --out DIR [--format FMT] [--keep-going]
+    python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--keep-going]
 
 1. checks SOURCE's canonical files, if it has any (scripts/validate_run.py), then reads SOURCE
    (a file or a folder, in any format the importers know) as a run;
@@ -86,7 +86,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             "2 input unreadable or of an unknown format."
         ),
     )
-    parser.add_argument("source", type=Path, metavar="SOURCE", help="log file or folder of the run")
+    parser.add_argument(
+        "sources",
+        type=Path,
+        nargs="+",
+        metavar="SOURCE",
+        help="log file or folder of the run; several SOURCEs (or one holding several runs) are "
+        "built together, one report per run and a fleet page",
+    )
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="folder to write everything to"
     )
@@ -198,6 +205,33 @@ def fix_first_line(findings_path: Path) -> str:
     return f"fix first: [{first.get('severity')}] {title} ({first.get('finding_id')}{where})"
 
 
+def several_sources(sources: Sequence[Path], fmt: str | None) -> list[multi_run.RunSource]:
+    """The runs of several SOURCEs: a SOURCE holding several runs gives each of them."""
+    runs: list[multi_run.RunSource] = []
+    for source in sources:
+        if not source.exists():
+            raise BadInput(f"{source}: no such file or folder")
+        found = [] if fmt else multi_run.find_runs(source)
+        runs += found or [
+            multi_run.RunSource(
+                name=source.stem if source.is_file() else source.name,
+                describe=str(source),
+                load=lambda source=source: read_source(source, fmt),
+            )
+        ]
+    return runs
+
+
+def fleet_page(result: BuildResult, out: Path, unreadable: list[tuple[str, str]]) -> dict[str, Path]:
+    from report_data import ReportError
+    from report_fleet import write_fleet
+
+    try:
+        return write_fleet(result.db_path, out, unreadable)
+    except ReportError as error:
+        raise Failed(f"fleet page failed: {error}") from error
+
+
 def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: bool) -> int:
     """A source holding several runs: all written into out/warehouse/<run>/ and built together
     once; each run's report in out/runs/<run>/, then out/index.*"""
@@ -217,7 +251,7 @@ def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: boo
     outcomes = multi_run.report_runs(
         outcomes, lambda run_id, run_out: report(result, run_out, run_id)["findings"], say
     )
-    paths = multi_run.write_index(outcomes, out)
+    paths = fleet_page(result, out, [(o.run_id, o.error) for o in outcomes if o.error])
     print(f"index: {paths['html']}")
     print(f"       {paths['markdown']}")
     read = [o for o in outcomes if not o.error]
@@ -244,7 +278,9 @@ def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool =
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        return diagnose(args.source, args.out, args.format, args.keep_going)
+        if len(args.sources) > 1:
+            return diagnose_several(several_sources(args.sources, args.format), args.out, args.keep_going)
+        return diagnose(args.sources[0], args.out, args.format, args.keep_going)
     except BadInput as error:
         say(f"diagnose: error: {error}")
         return EXIT_BAD_INPUT

@@ -16,14 +16,14 @@ What counts as several runs (checked before the single-run importers, see ``find
 Every run is written as canonical files into ``DIR/warehouse/<run>/`` and all of them are
 built together, once, into ``DIR/diagnosis.duckdb`` (every model carries ``run_id``, the
 sub-folder's name). Each run's report goes to ``DIR/runs/<run>/`` (``report.md``,
-``report.html``, ``findings.json``), and ``DIR/index.md`` / ``DIR/index.html`` list the runs,
-worst problem first (the run's most severe finding, then how many findings are medium or
-worse). A run that cannot be read is listed with the reason, last; it does not stop the others.
+``report.html``, ``findings.json``), and ``DIR/index.md`` / ``DIR/index.html`` (the fleet page,
+scripts/report_fleet.py, from the fleet marts) list the runs, worst problem first, what keeps
+going wrong across them and each run against its baseline. A run that cannot be read is listed
+with the reason, last; it does not stop the others.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -39,7 +39,6 @@ SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
 CHECKPOINT_FOLDER = re.compile(r"^checkpoint-\d+$")
 RUNS_SUBDIR = "runs"
-TITLE_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -217,59 +216,3 @@ def report_runs(
             say(f"    {outcome.run_id}: {error}")
             outcome.error = f"{type(error).__name__}: {error}"
     return sorted(outcomes, key=RunOutcome.sort_key)
-
-
-def _row(outcome: RunOutcome, out: Path) -> dict[str, str]:
-    worst = outcome.worst
-    title = str(worst.get("title") or "") if worst else ""
-    title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
-    return {
-        "run": outcome.source.name,
-        "worst": "unreadable" if outcome.error else (str(worst["severity"]) if worst else "nothing"),
-        "serious": str(outcome.serious),
-        "finding": outcome.error or (f"{title} ({worst.get('finding_id')})" if worst else "no finding"),
-        "report": (outcome.out / "report.html").relative_to(out).as_posix() if not outcome.error else "",
-    }
-
-
-def write_index(outcomes: Sequence[RunOutcome], out: Path) -> dict[str, Path]:
-    """index.md and index.html: one line per run, worst problem first."""
-    rows = [_row(outcome, out) for outcome in outcomes]
-    lines = [
-        f"# {len(rows)} runs, worst problem first",
-        "",
-        "| # | run | worst | medium+ findings | worst finding | report |",
-        "|---|---|---|---|---|---|",
-    ]
-    for number, row in enumerate(rows, start=1):
-        link = f"[report]({row['report']})" if row["report"] else ""
-        cells = [
-            str(number),
-            row["run"],
-            row["worst"],
-            row["serious"],
-            row["finding"].replace("|", "\\|"),
-            link,
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    markdown = out / "index.md"
-    markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    body = "\n".join(
-        "<tr>"
-        + "".join(
-            f"<td>{html.escape(value)}</td>"
-            for value in (str(number), row["run"], row["worst"], row["serious"], row["finding"])
-        )
-        + (f'<td><a href="{html.escape(row["report"])}">report</a></td>' if row["report"] else "<td></td>")
-        + "</tr>"
-        for number, row in enumerate(rows, start=1)
-    )
-    page = out / "index.html"
-    page.write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>Runs</title></head><body>"
-        f"<h1>{len(rows)} runs, worst problem first</h1><table border='1' cellpadding='4'>"
-        "<tr><th>#</th><th>run</th><th>worst</th><th>medium+ findings</th><th>worst finding</th>"
-        f"<th>report</th></tr>{body}</table></body></html>\n",
-        encoding="utf-8",
-    )
-    return {"markdown": markdown, "html": page}

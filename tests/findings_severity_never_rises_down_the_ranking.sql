@@ -1,15 +1,17 @@
 -- Severity and rank never disagree: no finding is more severe than one ranked
--- above it. Returns the offending pairs (a finding and the one just above it).
+-- above it in the same run. Returns the offending pairs (a finding and the one
+-- just above it).
 with
 
 ranked as (
     select
+        run_id,
         finding_id,
         harm_rank,
         severity,
         {{ severity_rank('severity') }} as severity_order,
-        lag({{ severity_rank('severity') }}) over (order by harm_rank rows between 1 preceding and current row) as severity_order_above,
-        lag(finding_id) over (order by harm_rank rows between 1 preceding and current row) as finding_above
+        {{ previous_value(severity_rank('severity'), 'harm_rank', 'run_id') }} as severity_order_above,
+        {{ previous_value('finding_id', 'harm_rank', 'run_id') }} as finding_above
     from {{ ref('findings') }}
 )
 

@@ -1,28 +1,65 @@
--- Which checks could run on this run's data, and why not where they could not
--- (a format without grad_norm, a config without peak_lr, no evaluations, ...).
--- A check that cannot run says so here instead of silently passing.
+-- Which checks could run on each run's data (one row per run and check), and why
+-- not where they could not (a format without grad_norm, a config without peak_lr,
+-- no evaluations, ...). A check that cannot run says so here instead of silently
+-- passing. The config is the run spine: a run without rows in a file counts 0 there.
 with
 
 config as (
-    select * from {{ ref('stg_training__config') }}
+    select * from {{ run_ref('stg_training__config') }}
 ),
 
-available as (
+available_by_run as (
     select
+        run_id,
         count(*) as counted_steps,
         count(loss) as with_loss,
         count(grad_norm) as with_grad_norm,
         count(learning_rate) as with_learning_rate,
         count(step_time_sec) as with_step_time,
         count(shard_id) as with_shard_id
-    from {{ ref('int_train_steps_resolved') }}
+    from {{ run_ref('int_train_steps_resolved') }}
+    group by run_id
+),
+
+available as (
+    select
+        config.run_id,
+        coalesce(available_by_run.counted_steps, 0) as counted_steps,
+        coalesce(available_by_run.with_loss, 0) as with_loss,
+        coalesce(available_by_run.with_grad_norm, 0) as with_grad_norm,
+        coalesce(available_by_run.with_learning_rate, 0) as with_learning_rate,
+        coalesce(available_by_run.with_step_time, 0) as with_step_time,
+        coalesce(available_by_run.with_shard_id, 0) as with_shard_id
+    from config
+    left join available_by_run
+        on config.run_id = available_by_run.run_id
+),
+
+eval_counts as (
+    select run_id, count(*) as n_rows from {{ run_ref('int_evals_resolved') }} group by run_id
+),
+
+shard_counts as (
+    select run_id, count(*) as n_rows from {{ run_ref('int_shards_resolved') }} group by run_id
+),
+
+event_counts as (
+    select run_id, count(*) as n_rows from {{ run_ref('int_events_classified') }} group by run_id
 ),
 
 other_files as (
     select
-        (select count(*) from {{ ref('int_evals_resolved') }}) as evals,
-        (select count(*) from {{ ref('int_shards_resolved') }}) as shards,
-        (select count(*) from {{ ref('int_events_classified') }}) as events
+        config.run_id,
+        coalesce(eval_counts.n_rows, 0) as evals,
+        coalesce(shard_counts.n_rows, 0) as shards,
+        coalesce(event_counts.n_rows, 0) as events
+    from config
+    left join eval_counts
+        on config.run_id = eval_counts.run_id
+    left join shard_counts
+        on config.run_id = shard_counts.run_id
+    left join event_counts
+        on config.run_id = event_counts.run_id
 ),
 
 categories as (
@@ -31,6 +68,7 @@ categories as (
 
 reasons as (
     select
+        config.run_id,
         categories.category,
         case categories.category
             when 'lr_above_peak' then {{ reason_list([
@@ -63,13 +101,17 @@ reasons as (
             when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
         end as reason
     from categories
+    -- every check for every run: the seed's categories times the run spine
     cross join config
-    cross join available
-    cross join other_files
+    inner join available
+        on config.run_id = available.run_id
+    inner join other_files
+        on config.run_id = other_files.run_id
 ),
 
 final as (
     select
+        run_id,
         category,
         (reason is null) as could_run,
         case when reason like '%; ' then substring(reason, 1, length(reason) - 2) else reason end as reason

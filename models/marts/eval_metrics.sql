@@ -3,16 +3,17 @@
 with
 
 eval_rows as (
-    select * from {{ ref('stg_training__evals') }}
+    select * from {{ run_ref('stg_training__evals') }}
     where step is not null
 ),
 
 compared as (
-    select * from {{ ref('int_evals_compared') }}
+    select * from {{ run_ref('int_evals_compared') }}
 ),
 
 final as (
     select
+        eval_rows.run_id,
         eval_rows.eval_row_id,
         eval_rows.step,
         eval_rows.val_loss,
@@ -22,7 +23,8 @@ final as (
         compared.train_loss_smoothed
     from eval_rows
     left join compared
-        on eval_rows.eval_row_id = compared.eval_row_id
+        on eval_rows.run_id = compared.run_id
+        and eval_rows.eval_row_id = compared.eval_row_id
 )
 
 select * from final

@@ -1,4 +1,4 @@
--- One row per problem in the run, with its evidence, what it cost (see
+-- One row per problem in each run, with its evidence, what it cost (see
 -- int_findings_costed: model ledger in nats of final validation loss, compute
 -- ledger in seconds, records ledger at no cost) and its rank. The overall rank
 -- orders by severity (derived from the cost), then ledger (model, compute,
@@ -9,7 +9,7 @@
 with
 
 costed as (
-    select * from {{ ref('int_findings_costed') }}
+    select * from {{ run_ref('int_findings_costed') }}
 ),
 
 harmed as (
@@ -20,14 +20,15 @@ harmed as (
 ),
 
 symptom_harm as (
-    select caused_by as finding_id, sum(own_harm) as symptoms_harm, count(*) as symptom_count
+    select run_id, caused_by as finding_id, sum(own_harm) as symptoms_harm, count(*) as symptom_count
     from harmed
     where caused_by is not null
-    group by caused_by
+    group by run_id, caused_by
 ),
 
 scored as (
     select
+        harmed.run_id,
         harmed.finding_id,
         harmed.category,
         harmed.severity,
@@ -67,28 +68,31 @@ scored as (
         case harmed.ledger when 'model' then 1 when 'compute' then 2 else 3 end as ledger_order
     from harmed
     left join symptom_harm
-        on harmed.finding_id = symptom_harm.finding_id
+        on harmed.run_id = symptom_harm.run_id
+        and harmed.finding_id = symptom_harm.finding_id
 ),
 
-{#- within a severity: root causes first, then the cost, then the older harm score as a tie-breaker -#}
+{#- within a severity: root causes first, then the cost, then the older harm score as a tie-breaker;
+    a finding not tied to steps (first_step NULL) after those that are, on every engine -#}
 {%- set cost_order -%}
     case when is_root_cause then 0 else 1 end, coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc,
-    harm_score desc, first_step, finding_id
+    harm_score desc, first_step nulls last, finding_id
 {%- endset %}
 
 final as (
     select
-        finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
+        run_id, finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
         observed_value, expected_value, val_loss_cost, val_loss_cost_low, val_loss_cost_high, val_loss_cost_share,
         cost_estimator, cost_evidence, confirm_rerun, compute_seconds_lost, compute_share_lost,
         estimated_cost, cost_unit, cost_method, impact_kind, own_harm, symptom_count, harm_score, caused_by, is_root_cause,
         recommendation, test_name,
         row_number() over (
+            partition by run_id
             order by severity_order desc, ledger_order, {{ cost_order }}
             rows between unbounded preceding and current row
         ) as harm_rank,
         row_number() over (
-            partition by ledger order by severity_order desc, {{ cost_order }}
+            partition by run_id, ledger order by severity_order desc, {{ cost_order }}
             rows between unbounded preceding and current row
         ) as ledger_rank
     from scored

@@ -4,11 +4,12 @@
 with
 
 events as (
-    select * from {{ ref('int_events_classified') }}
+    select * from {{ run_ref('int_events_classified') }}
 ),
 
 final as (
     select
+        run_id,
         event_row_id,
         step,
         event_kind,

@@ -2,11 +2,12 @@
 with
 
 scored as (
-    select * from {{ ref('int_shards_scored') }}
+    select * from {{ run_ref('int_shards_scored') }}
 ),
 
 final as (
     select
+        run_id,
         shard_group_id,
         grouping_level,
         group_key,

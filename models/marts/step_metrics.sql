@@ -4,40 +4,41 @@
 with
 
 rows_resolved as (
-    select * from {{ ref('int_train_rows_resolved') }}
+    select * from {{ run_ref('int_train_rows_resolved') }}
     where step is not null
 ),
 
 baselines as (
-    select step, loss_baseline, is_loss_spike from {{ ref('int_loss_baselines_computed') }}
+    select run_id, step, loss_baseline, is_loss_spike from {{ run_ref('int_loss_baselines_computed') }}
 ),
 
 learning_rates as (
-    select step, expected_learning_rate from {{ ref('int_learning_rates_compared') }}
+    select run_id, step, expected_learning_rate from {{ run_ref('int_learning_rates_compared') }}
 ),
 
 gradients as (
-    select step, is_clip_violation from {{ ref('int_gradients_checked') }}
+    select run_id, step, is_clip_violation from {{ run_ref('int_gradients_checked') }}
 ),
 
 step_times as (
-    select step, is_slow, is_in_slow_stretch, is_stall, is_checkpoint_step from {{ ref('int_step_times_profiled') }}
+    select run_id, step, is_slow, is_in_slow_stretch, is_stall, is_checkpoint_step from {{ run_ref('int_step_times_profiled') }}
 ),
 
 epochs as (
-    select step, epoch_number from {{ ref('int_epochs_assigned') }}
+    select run_id, step, epoch_number from {{ run_ref('int_epochs_assigned') }}
 ),
 
 shards as (
-    select shard_id, source from {{ ref('int_shards_resolved') }}
+    select run_id, shard_id, source from {{ run_ref('int_shards_resolved') }}
 ),
 
 config as (
-    select grad_clip_norm, grad_norm_measured from {{ ref('stg_training__config') }}
+    select run_id, grad_clip_norm, grad_norm_measured from {{ run_ref('stg_training__config') }}
 ),
 
 final as (
     select
+        rows_resolved.run_id,
         rows_resolved.train_row_id,
         rows_resolved.step,
         rows_resolved.is_counted,
@@ -61,19 +62,26 @@ final as (
         coalesce(step_times.is_checkpoint_step, false) as is_checkpoint_step,
         case when rows_resolved.is_counted then epochs.epoch_number end as epoch_number
     from rows_resolved
-    cross join config
+    inner join config
+        on rows_resolved.run_id = config.run_id
     left join baselines
-        on rows_resolved.step = baselines.step
+        on rows_resolved.run_id = baselines.run_id
+        and rows_resolved.step = baselines.step
     left join learning_rates
-        on rows_resolved.step = learning_rates.step
+        on rows_resolved.run_id = learning_rates.run_id
+        and rows_resolved.step = learning_rates.step
     left join gradients
-        on rows_resolved.step = gradients.step
+        on rows_resolved.run_id = gradients.run_id
+        and rows_resolved.step = gradients.step
     left join step_times
-        on rows_resolved.step = step_times.step
+        on rows_resolved.run_id = step_times.run_id
+        and rows_resolved.step = step_times.step
     left join epochs
-        on rows_resolved.step = epochs.step
+        on rows_resolved.run_id = epochs.run_id
+        and rows_resolved.step = epochs.step
     left join shards
-        on rows_resolved.shard_id = shards.shard_id
+        on rows_resolved.run_id = shards.run_id
+        and rows_resolved.shard_id = shards.shard_id
 )
 
 select * from final

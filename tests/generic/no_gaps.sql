@@ -1,12 +1,15 @@
 {#- no_gaps: the integer values of column_name form an unbroken sequence with step interval.
-    arguments: interval (positive integer, default 1); group_by (column or list: one sequence
-    per group, optional). NULLs and repeated values are ignored (test those with not_null/unique).
+    arguments: interval (positive integer, default 1); partition_by (list of columns, default []:
+    one sequence per partition, e.g. [run_id] for one per run); group_by (column or list: one
+    sequence per group within the partition, optional). NULLs and repeated values are ignored
+    (test those with not_null/unique).
     fails with one row per gap: gap_start, gap_end (first and last missing value) and missing_count. -#}
-{% test no_gaps(model, column_name, interval=1, group_by=none) %}
+{% test no_gaps(model, column_name, interval=1, group_by=none, partition_by=[]) %}
 {%- if interval is not integer or interval < 1 -%}
   {{ exceptions.raise_compiler_error("no_gaps on " ~ column_name ~ ": interval must be a positive integer") }}
 {%- endif -%}
-{%- set group_columns = [group_by] if group_by is string else (group_by or []) -%}
+{%- set group_columns = (([partition_by] if partition_by is string else (partition_by or []) | list)
+    + ([group_by] if group_by is string else (group_by or []) | list)) | unique | list -%}
 
 with present_values as (
 

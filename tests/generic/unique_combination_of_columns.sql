@@ -1,5 +1,6 @@
 {#- unique_combination_of_columns: no two rows share the same values in combination_of_columns.
     arguments: combination_of_columns (list of column names; NULLs compare equal, as in group by).
+    An id unique only within a run is keyed with its run: [run_id, finding_id].
     fails with one row per duplicated combination and its occurrences. -#}
 {% test unique_combination_of_columns(model, combination_of_columns) %}
 {%- if combination_of_columns is string or not combination_of_columns -%}

@@ -1,10 +1,13 @@
 {#- values_increasing: column_name rises from row to row in sort_column order.
-    arguments: sort_column (the order, e.g. step); group_by (column or list: one sequence per
-    group, optional); strictly (default true: each value > the previous; false: >=).
+    arguments: sort_column (the order, e.g. step); partition_by (list of columns, default []:
+    one sequence per partition, e.g. [run_id] for one per run); group_by (column or list: one
+    sequence per group within the partition, optional); strictly (default true: each value > the
+    previous; false: >=).
     rows with a NULL value or sort key are skipped; ties on sort_column are ordered by the value.
     fails with every row not above (or, not strictly, below) the previous row, with previous_value. -#}
-{% test values_increasing(model, column_name, sort_column, group_by=none, strictly=true) %}
-{%- set group_columns = [group_by] if group_by is string else (group_by or []) -%}
+{% test values_increasing(model, column_name, sort_column, group_by=none, strictly=true, partition_by=[]) %}
+{%- set group_columns = (([partition_by] if partition_by is string else (partition_by or []) | list)
+    + ([group_by] if group_by is string else (group_by or []) | list)) | unique | list -%}
 
 with sequenced_values as (
 

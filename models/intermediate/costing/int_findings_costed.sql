@@ -16,66 +16,122 @@
 with
 
 linked as (
-    select * from {{ ref('int_findings_linked') }}
+    select * from {{ run_ref('int_findings_linked') }}
 ),
 
 evals as (
-    select step, val_loss, eval_index, eval_count, is_best from {{ ref('int_evals_compared') }}
+    select run_id, step, val_loss, eval_index, eval_count, is_best from {{ run_ref('int_evals_compared') }}
     where val_loss is not null
+),
+
+runs as (
+    -- the run spine: one row per run, so a per-run aggregate has a row even when the run has no input
+    select run_id from {{ run_ref('stg_training__config') }}
 ),
 
 evals_lagged as (
     select
+        run_id,
         step,
         val_loss,
-        lag(step) over (order by step rows between 1 preceding and current row) as previous_step,
-        lag(val_loss) over (order by step rows between 1 preceding and current row) as previous_val_loss
+        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
+        {{ previous_value('val_loss', 'step', 'run_id') }} as previous_val_loss
     from evals
 ),
 
-run_end as (
+run_end_by_run as (
     select
+        run_id,
         min(step) as first_eval_step,
         max(case when eval_index = eval_count then step end) as end_step,
         max(case when eval_index = eval_count then val_loss end) as final_val_loss,
         max(case when is_best then val_loss end) as best_val_loss
     from evals
+    group by run_id
+),
+
+run_end as (
+    -- one row per run (all NULL for a run without evaluations)
+    select
+        runs.run_id,
+        run_end_by_run.first_eval_step,
+        run_end_by_run.end_step,
+        run_end_by_run.final_val_loss,
+        run_end_by_run.best_val_loss
+    from runs
+    left join run_end_by_run
+        on runs.run_id = run_end_by_run.run_id
+),
+
+{#- a float sum depends on the order it adds the rows in, and a run built together with others is
+    stored in another order: where the engine has an aggregate order by (DuckDB, Postgres) the
+    wall clock adds the rows in file order, so a run gives the same last digits alone or with others -#}
+{%- set in_file_order = ' order by train_row_id' if target.type in ('duckdb', 'postgres') else '' %}
+
+wall_clock_by_run as (
+    select run_id, sum(step_time_sec{{ in_file_order }}) as wall_clock_sec
+    from {{ run_ref('int_train_rows_resolved') }}
+    where is_counted or is_superseded
+    group by run_id
 ),
 
 wall_clock as (
-    select sum(step_time_sec) as wall_clock_sec
-    from {{ ref('int_train_rows_resolved') }}
-    where is_counted or is_superseded
+    select runs.run_id, wall_clock_by_run.wall_clock_sec
+    from runs
+    left join wall_clock_by_run
+        on runs.run_id = wall_clock_by_run.run_id
 ),
 
-lr_excess as (
+lr_excess_by_run as (
     -- mean doublings of the logged LR above the rebuilt schedule, over the steps that have both
     select
+        run_id,
         avg(greatest(0.0, ln(lr_ratio) / ln(2.0))) as mean_doublings,
         max(lr_ratio) as max_lr_ratio,
         count(*) as compared_steps
-    from {{ ref('int_learning_rates_compared') }}
+    from {{ run_ref('int_learning_rates_compared') }}
     where lr_ratio > 0
+    group by run_id
+),
+
+lr_excess as (
+    select
+        runs.run_id,
+        lr_excess_by_run.mean_doublings,
+        lr_excess_by_run.max_lr_ratio,
+        coalesce(lr_excess_by_run.compared_steps, 0) as compared_steps
+    from runs
+    left join lr_excess_by_run
+        on runs.run_id = lr_excess_by_run.run_id
 ),
 
 replays as (
-    select * from {{ ref('int_replays_compared') }}
+    select * from {{ run_ref('int_replays_compared') }}
 ),
 
 spike_windows as (
     -- a bad shard is judged on its spikes: its val_trend window runs from its first to its last
     -- spike, so a normal-looking visit (in warmup, say) does not move the window
-    select 'bad_data_shard:' || baselines.shard_id as finding_id, min(baselines.step) as window_first, max(baselines.step) as window_last
-    from {{ ref('int_loss_baselines_computed') }} as baselines
+    select
+        baselines.run_id,
+        'bad_data_shard:' || baselines.shard_id as finding_id,
+        min(baselines.step) as window_first,
+        max(baselines.step) as window_last
+    from {{ run_ref('int_loss_baselines_computed') }} as baselines
     where baselines.is_loss_spike
-    group by baselines.shard_id
+    group by baselines.run_id, baselines.shard_id
     union all
-    select 'bad_data_shard:source_' || shards.source as finding_id, min(baselines.step) as window_first, max(baselines.step) as window_last
-    from {{ ref('int_loss_baselines_computed') }} as baselines
-    inner join {{ ref('int_shards_resolved') }} as shards
-        on baselines.shard_id = shards.shard_id
+    select
+        baselines.run_id,
+        'bad_data_shard:source_' || shards.source as finding_id,
+        min(baselines.step) as window_first,
+        max(baselines.step) as window_last
+    from {{ run_ref('int_loss_baselines_computed') }} as baselines
+    inner join {{ run_ref('int_shards_resolved') }} as shards
+        on baselines.run_id = shards.run_id
+        and baselines.shard_id = shards.shard_id
     where baselines.is_loss_spike
-    group by shards.source
+    group by baselines.run_id, shards.source
 ),
 
 assigned as (
@@ -98,25 +154,30 @@ assigned as (
             else 'none'
         end as cost_estimator
     from linked
-    cross join run_end
+    left join run_end
+        on linked.run_id = run_end.run_id
     left join spike_windows
-        on linked.finding_id = spike_windows.finding_id
+        on linked.run_id = spike_windows.run_id
+        and linked.finding_id = spike_windows.finding_id
     left join replays
-        on linked.first_step between replays.first_compared_step and replays.last_compared_step
+        on linked.run_id = replays.run_id
+        and linked.first_step between replays.first_compared_step and replays.last_compared_step
 ),
 
 trend_anchor as (
     -- val_trend: the last evaluation before the window (level before, and the interval before it for the slope)
-    select assigned.finding_id, max(evals.step) as before_step
+    select assigned.run_id, assigned.finding_id, max(evals.step) as before_step
     from assigned
     inner join evals
-        on evals.step < assigned.window_first
+        on evals.run_id = assigned.run_id
+        and evals.step < assigned.window_first
     where assigned.cost_estimator = 'val_trend'
-    group by assigned.finding_id
+    group by assigned.run_id, assigned.finding_id
 ),
 
 trend_before as (
     select
+        trend_anchor.run_id,
         trend_anchor.finding_id,
         trend_anchor.before_step,
         evals_lagged.val_loss as before_val_loss,
@@ -124,20 +185,24 @@ trend_before as (
             as slope_before
     from trend_anchor
     inner join evals_lagged
-        on trend_anchor.before_step = evals_lagged.step
+        on trend_anchor.run_id = evals_lagged.run_id
+        and trend_anchor.before_step = evals_lagged.step
 ),
 
 trend_after as (
     select
+        trend_before.run_id,
         trend_before.finding_id,
         max(case when evals.step >= assigned.window_first then evals.val_loss end) as peak_val_loss,
         min(case when evals.step > assigned.window_last and evals.val_loss <= trend_before.before_val_loss then evals.step end)
             as recovered_eval_step
     from trend_before
     inner join assigned
-        on trend_before.finding_id = assigned.finding_id
-    cross join evals
-    group by trend_before.finding_id
+        on trend_before.run_id = assigned.run_id
+        and trend_before.finding_id = assigned.finding_id
+    inner join evals
+        on evals.run_id = trend_before.run_id
+    group by trend_before.run_id, trend_before.finding_id
 ),
 
 trend as (
@@ -151,9 +216,11 @@ trend as (
         )) as recovered_step
     from trend_before
     inner join trend_after
-        on trend_before.finding_id = trend_after.finding_id
+        on trend_before.run_id = trend_after.run_id
+        and trend_before.finding_id = trend_after.finding_id
     left join evals_lagged as recovered
-        on trend_after.recovered_eval_step = recovered.step
+        on trend_after.run_id = recovered.run_id
+        and trend_after.recovered_eval_step = recovered.step
 ),
 
 trend_priced as (
@@ -166,7 +233,8 @@ trend_priced as (
             as slope_after,
         (trend.val_jump < {{ var('val_trend_min_jump') }} * trend.before_val_loss) as is_jump_noise
     from trend
-    cross join run_end
+    inner join run_end
+        on trend.run_id = run_end.run_id
 ),
 
 trend_costs as (
@@ -264,13 +332,18 @@ estimated as (
         case when assigned.ledger = 'compute' and assigned.cost_unit = 'seconds' then assigned.estimated_cost end as compute_seconds_lost,
         wall_clock.wall_clock_sec
     from assigned
-    cross join run_end
-    cross join lr_excess
-    cross join wall_clock
+    left join run_end
+        on assigned.run_id = run_end.run_id
+    left join lr_excess
+        on assigned.run_id = lr_excess.run_id
+    left join wall_clock
+        on assigned.run_id = wall_clock.run_id
     left join replays
-        on assigned.replay_id = replays.replay_id
+        on assigned.run_id = replays.run_id
+        and assigned.replay_id = replays.replay_id
     left join trend_costs
-        on assigned.finding_id = trend_costs.finding_id
+        on assigned.run_id = trend_costs.run_id
+        and assigned.finding_id = trend_costs.finding_id
 ),
 
 root_severity as (
@@ -303,7 +376,8 @@ final as (
         end as severity
     from root_severity
     left join root_severity as roots
-        on root_severity.root_cause = roots.finding_id
+        on root_severity.run_id = roots.run_id
+        and root_severity.root_cause = roots.finding_id
 )
 
 select * from final

@@ -4,9 +4,12 @@
 -- the root, so a cause carries all its symptoms.
 with
 
+{#- run_id first, whether or not the registry's column list names it -#}
+{%- set detector_columns = ['run_id'] + (finding_columns() | reject('equalto', 'run_id') | list) %}
+
 detected as (
     {% for model in finding_detectors() %}
-    select {{ finding_columns() | join(', ') }} from {{ ref(model) }}
+    select {{ detector_columns | join(', ') }} from {{ run_ref(model) }}
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
@@ -41,13 +44,15 @@ direct as (
     select with_category.*, causes.finding_id as direct_cause, causes.caused_by as cause_of_cause
     from with_category
     left join with_category as causes
-        on with_category.caused_by = causes.finding_id
+        on with_category.run_id = causes.run_id
+        and with_category.caused_by = causes.finding_id
 ),
 
 final as (
     -- two levels are all the detectors produce (spike -> shard, row -> restart); a cause
     -- of a cause that exists is followed once, so the root carries the symptom
     select
+        direct.run_id,
         direct.finding_id,
         direct.category,
         direct.severity as detector_severity,
@@ -71,7 +76,8 @@ final as (
         coalesce(roots.finding_id, direct.direct_cause) as root_cause
     from direct
     left join with_category as roots
-        on direct.cause_of_cause = roots.finding_id
+        on direct.run_id = roots.run_id
+        and direct.cause_of_cause = roots.finding_id
 )
 
 select * from final

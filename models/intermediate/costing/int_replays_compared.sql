@@ -8,20 +8,21 @@
 with
 
 restarts as (
-    select resume_step, attempt_number, crashed_after_step from {{ ref('int_restarts_detected') }}
+    select run_id, resume_step, attempt_number, crashed_after_step from {{ run_ref('int_restarts_detected') }}
 ),
 
 rows_resolved as (
-    select step, attempt_number, is_counted, is_superseded, loss, grad_norm
-    from {{ ref('int_train_rows_resolved') }}
+    select run_id, step, attempt_number, is_counted, is_superseded, loss, grad_norm
+    from {{ run_ref('int_train_rows_resolved') }}
 ),
 
 config as (
-    select grad_clip_norm from {{ ref('stg_training__config') }}
+    select run_id, grad_clip_norm from {{ run_ref('stg_training__config') }}
 ),
 
 paired as (
     select
+        restarts.run_id,
         restarts.resume_step,
         original.step,
         original.loss as loss_original,
@@ -31,13 +32,16 @@ paired as (
         (replay.grad_norm <= config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clipped_replay
     from restarts
     inner join rows_resolved as original
-        on original.is_superseded
+        on original.run_id = restarts.run_id
+        and original.is_superseded
         and original.attempt_number = restarts.attempt_number - 1
         and original.step between restarts.resume_step and restarts.crashed_after_step
     inner join rows_resolved as replay
-        on replay.is_counted
+        on replay.run_id = original.run_id
+        and replay.is_counted
         and replay.step = original.step
-    cross join config
+    inner join config
+        on config.run_id = restarts.run_id
     where original.loss is not null and replay.loss is not null
 ),
 
@@ -45,13 +49,14 @@ ordered as (
     select
         paired.*,
         row_number() over (
-            partition by resume_step order by step desc rows between unbounded preceding and current row
+            partition by run_id, resume_step order by step desc rows between unbounded preceding and current row
         ) as from_end
     from paired
 ),
 
 final as (
     select
+        run_id,
         resume_step as replay_id,
         resume_step,
         min(step) as first_compared_step,
@@ -63,7 +68,7 @@ final as (
         sum(case when is_clipped_original and not is_clipped_replay then 1 else 0 end) as steps_clipped_only_in_original,
         sum(case when is_clipped_replay and not is_clipped_original then 1 else 0 end) as steps_clipped_only_in_replay
     from ordered
-    group by resume_step
+    group by run_id, resume_step
 )
 
 select * from final
