@@ -46,7 +46,7 @@
   {% for node in graph.nodes.values() if node.package_name == project_name %}
     {% do parts.append(node.unique_id ~ ':' ~ (node.checksum.checksum if node.checksum else '')) %}
   {% endfor %}
-  {{ return(parts | sort | join(',')) }}
+  {{ return(local_md5(parts | sort | join(','))) }}
 {% endmacro %}
 
 {#- select run_id, fingerprint: one row per run, from its five files -#}
@@ -71,7 +71,7 @@
   select
     {{ sql_literal(run_id) }} as run_id,
     md5(string_agg(md5(content), ',' order by filename)) as fingerprint,
-    max(case when filename = {{ sql_literal(paths[-1]) }} then json_extract_string(cast(content as varchar), '$.baseline_run_id') end) as baseline_run_id
+    max(case when filename = {{ sql_literal(paths[-1]) }} then try(json_extract_string(decode(content), '$.baseline_run_id')) end) as baseline_run_id
   from read_blob([{% for path in paths %}{{ sql_literal(glob_literal(path)) }}{{ ',' if not loop.last }}{% endfor %}])
 {% endmacro %}
 
@@ -109,7 +109,8 @@
   {#- only a build of every model, none failed, brings the runs up to date -#}
   {% set built_models = results | selectattr('node.resource_type', 'equalto', 'model') | selectattr('status', 'equalto', 'success') | list %}
   {% set all_models = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model') | selectattr('package_name', 'equalto', project_name) | list %}
-  {% if built_models | length < all_models | length or not adapter.get_relation(database=target.database, schema=target.schema, identifier='run_batch') %}{{ return('') }}{% endif %}
+  {#- (run_batch was written by this invocation's on-run-start: the relation cache does not know it) -#}
+  {% if built_models | length < all_models | length %}{{ return('') }}{% endif %}
   {% do run_query('create table if not exists ' ~ built_runs_relation() ~ ' (run_id varchar, fingerprint varchar)') %}
   {% do run_query('delete from ' ~ built_runs_relation() ~ ' where run_id in (select run_id from ' ~ run_batch_relation() ~ ')') %}
   {% do run_query('insert into ' ~ built_runs_relation() ~ ' select run_id, fingerprint from ' ~ run_batch_relation()) %}
