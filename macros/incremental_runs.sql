@@ -128,6 +128,9 @@
 {% macro delete_batch_runs() %}
   {% if execute and building_increment() %}
     delete from {{ this }} where run_id in (select run_id from {{ run_batch_relation() }})
+  {% elif execute and this is not none and model.resource_type == 'model' and is_incremental() %}
+    {#- batches switched off (RUN_DIAGNOSIS_INCREMENTAL=0) on a table built before: every run is rebuilt -#}
+    delete from {{ this }}
   {% endif %}
 {% endmacro %}
 

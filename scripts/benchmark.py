@@ -3,6 +3,7 @@
     python scripts/benchmark.py                      # sample, 10k and 1M steps
     python scripts/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
     python scripts/benchmark.py --steps 10000 --no-sample
+    python scripts/benchmark.py --fleet 1000 --no-sample --steps   # 1,000 runs x 10k steps, + 1 run
 
 Three commands run as separate processes, each measured whole (wall seconds, CPU seconds
 and peak resident memory of the process tree, from wait4):
@@ -13,7 +14,10 @@ and peak resident memory of the process tree, from wait4):
   adapter: what any dbt project pays before its first row;
 - peer:    `benchmarks/pandas_peer.py RUN`, the pandas notebook doing the same checks.
 
-Plus a raw DuckDB scan of the train log (in-process) as the data's own floor. Runs are
+Plus a raw DuckDB scan of the train log (in-process) as the data's own floor. With --fleet N,
+N runs of --fleet-steps steps each are written into one folder of run folders and built
+together in one `dbt build` (the warehouse of runs), then one more run is added and the
+build repeated: the increment processes that run only. Runs are
 synthetic (canonical files; a spike, a slow stretch, a restart that replays 1%). Progress
 goes to stderr; the Markdown tables with the goals go to stdout. The machine's load
 average is printed with them: on a shared machine, wall times grow with the load, CPU
@@ -190,6 +194,36 @@ def duckdb_scan_seconds(run_dir: Path) -> float:
     return time.perf_counter() - started
 
 
+def measure_fleet_build(folder: Path, db_path: Path, work: Path) -> tuple[Measure, str]:
+    """`dbt build` (default selector) of every run folder in `folder`, into db_path; with the
+    increment line dbt printed ("incremental build: k of n run(s) new or changed")."""
+    dbt = Path(sys.executable).parent / "dbt"
+    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(work / "target")]
+    command += ["--log-path", str(work / "logs")]
+    env = {"RUN_DIAGNOSIS_RUN_DIR": str(folder), "RUN_DIAGNOSIS_DB": str(db_path)}
+    measure = run_measured(command, env=env)
+    log = (work / "logs" / "dbt.log").read_text(encoding="utf-8", errors="replace")
+    lines = [line for line in log.splitlines() if "incremental build:" in line]
+    return measure, lines[-1].split("incremental build:", 1)[1].strip() if lines else "?"
+
+
+def fleet(n_runs: int, steps: int, work: Path) -> list[str]:
+    """Build n_runs runs in one warehouse, then add one run; the README's table rows."""
+    folder, db_path = work / f"fleet_{n_runs}", work / f"fleet_{n_runs}.duckdb"
+    say(f"fleet: writing {n_runs} runs of {steps:,} steps ...")
+    rows = sum(synthetic_run(steps, folder / f"run_{i:05d}", seed=i) for i in range(n_runs))
+    say(f"fleet: {rows:,} train rows; building all {n_runs} runs at once ...")
+    whole, batch = measure_fleet_build(folder, db_path, work / "fleet_dbt")
+    say(f"fleet: {whole.cell()} ({batch}); adding one run ...")
+    synthetic_run(steps, folder / f"run_{n_runs:05d}", seed=n_runs)
+    added, added_batch = measure_fleet_build(folder, db_path, work / "fleet_dbt")
+    say(f"fleet: +1 run {added.cell()} ({added_batch})")
+    return [
+        f"| {n_runs:,} runs x {steps:,} steps ({rows:,} rows), one build | {whole.cell()} | {batch} |",
+        f"| + 1 run, incremental | {added.cell()} | {added_batch} |",
+    ]
+
+
 def load_average() -> str:
     return " / ".join(f"{value:.1f}" for value in os.getloadavg())
 
@@ -209,11 +243,15 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--steps", type=int, nargs="+", default=[TEN_K, ONE_M], help="run sizes (default: 10k and 1M)"
+        "--steps", type=int, nargs="*", default=[TEN_K, ONE_M], help="run sizes (default: 10k and 1M)"
     )
     parser.add_argument("--with-10m", action="store_true", help="add a 10M-step run (minutes, GBs)")
     parser.add_argument("--no-sample", action="store_true", help="skip the sample run and dbt's floor")
     parser.add_argument("--work-dir", type=Path, help="keep the generated runs and outputs here")
+    parser.add_argument(
+        "--fleet", type=int, default=0, metavar="N", help="also build N runs in one warehouse"
+    )
+    parser.add_argument("--fleet-steps", type=int, default=TEN_K, metavar="S", help="steps per fleet run")
     args = parser.parse_args(argv)
     sizes = sorted(set(args.steps) | ({TEN_M} if args.with_10m else set()))
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="run_diagnosis_bench_"))
@@ -275,6 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(rows))
     print("\n| goal | ratio | target | |\n|---|---:|---|---|")
     print("\n".join(goals))
+    if args.fleet:
+        print("\n| warehouse | wall / CPU / peak | runs rebuilt |\n|---|---|---|")
+        print("\n".join(fleet(args.fleet, args.fleet_steps, work)))
     return 0
 
 
