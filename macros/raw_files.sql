@@ -48,34 +48,44 @@
   {{ return(found.columns[0].values() | list) }}
 {% endmacro %}
 
+{#- true when a file name in paths ends with suffix -#}
+{% macro any_ends_with(paths, suffix) %}
+  {% for path in paths if path_name(path).endswith(suffix) %}{{ return(true) }}{% endfor %}
+  {{ return(false) }}
+{% endmacro %}
+
 {#- the folder part and the last name of a path -#}
 {% macro path_parent(path) %}{{ return(path.rsplit('/', 1)[0] if '/' in path else '.') }}{% endmacro %}
 {% macro path_name(path) %}{{ return(path.rstrip('/').rsplit('/', 1)[-1]) }}{% endmacro %}
 
 {#-
-  The runs to build, as a list of {run_id, dir}: the seeds (one run, `seed_run_id`) without a
-  run folder; the folder itself when it holds a *train_log.csv (one run, named after the
-  folder); else every sub-folder holding a *train_log.csv (many runs, each named after its
-  folder).
+  The runs to build, as a list of {run_id, dir, files}: the seeds (one run, `seed_run_id`)
+  without a run folder; the folder itself when it holds a *train_log.csv (one run, named after
+  the folder); else every sub-folder holding a *train_log.csv (many runs, each named after its
+  folder). One directory listing for all the runs (a warehouse may hold thousands).
 -#}
 {% macro run_sources() %}
   {% set dir = run_dir() %}
   {% if dir is none %}
-    {{ return([{'run_id': var('seed_run_id'), 'dir': none}]) }}
+    {{ return([{'run_id': var('seed_run_id'), 'dir': none, 'files': []}]) }}
   {% endif %}
   {% if not execute %}
-    {{ return([{'run_id': path_name(dir), 'dir': dir}]) }}
+    {{ return([{'run_id': path_name(dir), 'dir': dir, 'files': []}]) }}
   {% endif %}
   {% set suffix = run_file_spec('train').suffix %}
-  {% if matching_files(glob_literal(dir) ~ '/*' ~ suffix) %}
-    {{ return([{'run_id': path_name(dir), 'dir': dir}]) }}
+  {% set own = matching_files(glob_literal(dir) ~ '/*') %}
+  {% if any_ends_with(own, suffix) %}
+    {{ return([{'run_id': path_name(dir), 'dir': dir, 'files': own}]) }}
   {% endif %}
+  {% set by_folder = {} %}
+  {% for path in matching_files(glob_literal(dir) ~ '/*/*') %}
+    {% set folder = path_parent(path) %}
+    {% if folder not in by_folder %}{% do by_folder.update({folder: []}) %}{% endif %}
+    {% do by_folder[folder].append(path) %}
+  {% endfor %}
   {% set runs = [] %}
-  {% for path in matching_files(glob_literal(dir) ~ '/*/*' ~ suffix) %}
-    {% set run_folder = path_parent(path) %}
-    {% if runs | selectattr('dir', 'equalto', run_folder) | list | length == 0 %}
-      {% do runs.append({'run_id': path_name(run_folder), 'dir': run_folder}) %}
-    {% endif %}
+  {% for folder in by_folder | sort if any_ends_with(by_folder[folder], suffix) %}
+    {% do runs.append({'run_id': path_name(folder), 'dir': folder, 'files': by_folder[folder]}) %}
   {% endfor %}
   {% if runs | length == 0 %}
     {{ exceptions.raise_compiler_error("run_diagnosis: no run in '" ~ dir ~ "': expected a file ending in " ~ suffix ~ " in the folder (one run) or in its sub-folders (one run each), beside *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json") }}
@@ -89,9 +99,9 @@
   {% if run.dir is none %}
     {{ return('seeds/' ~ var('seed_prefix') ~ spec.suffix) }}
   {% endif %}
-  {% set path = glob_literal(run.dir) ~ '/*' ~ spec.suffix %}
-  {% if not execute %}{{ return(path) }}{% endif %}
-  {% set files = matching_files(path) %}
+  {% if not execute %}{{ return(glob_literal(run.dir) ~ '/*' ~ spec.suffix) }}{% endif %}
+  {% set files = [] %}
+  {% for path in run.files if path_name(path).endswith(spec.suffix) %}{% do files.append(path) %}{% endfor %}
   {% if files | length == 0 %}
     {{ exceptions.raise_compiler_error("run_diagnosis: missing run file: no file ending in " ~ spec.suffix ~ " in '" ~ run.dir ~ "' (every run folder needs *train_log.csv, *eval_log.csv, *shard_info.csv, *run_events.csv and *run_config.json)") }}
   {% elif files | length > 1 %}
