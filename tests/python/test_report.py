@@ -7,9 +7,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -584,17 +582,21 @@ def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
     assert main([str(tmp_path)]) == 1
 
 
-def test_diagnosing_the_same_run_twice_gives_the_same_bytes(
-    diagnose: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> None:
+    from dbt_runner import build_run
     from run_builder import RunBuilder
 
     outputs = []
     for attempt in ("first", "second"):
-        diagnosis = diagnose(RunBuilder().plant_lr_scale(3.0).plant_restart(130, 100, unclipped_after=True))
-        outputs.append(
-            write_report(diagnosis.db_path, diagnosis.target_path, tmp_path / attempt, progress=None)
+        # the same run in a folder of the same name (the folder's name is the run_id)
+        run_dir = (
+            RunBuilder()
+            .plant_lr_scale(3.0)
+            .plant_restart(130, 100, unclipped_after=True)
+            .write(tmp_path / attempt / "the-run")
         )
+        build = build_run(run_dir, tmp_path / attempt / "run.duckdb", tmp_path / attempt / "dbt")
+        outputs.append(write_report(build.db_path, build.target_path, tmp_path / attempt, progress=None))
     for kind in ("markdown", "findings"):
         assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind
     assert "## Fix first: " in read(outputs[0], "markdown")
