@@ -18,11 +18,37 @@
   {{ return(adapter.dispatch('parse_double', 'run_diagnosis')(column)) }}
 {% endmacro %}
 {% macro default__parse_double(column) %}try_cast(trim({{ column }}) as {{ type_double() }}){% endmacro %}
-{% macro spark__parse_double(column) %}cast(trim({{ column }}) as double){% endmacro %}
+{#- Spark: try_cast (NULL on bad text whatever spark.sql.ansi.enabled says), after a check of
+    the text's shape: Spark's cast alone also takes Java forms DuckDB refuses ('1.5d', '2f') -#}
+{% macro spark__parse_double(column) %}
+  case when trim({{ column }}) rlike '^(?i)[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)(e[+-]?[0-9]+)?$|^(?i)[+-]?(nan|inf|infinity)$'
+    then try_cast(trim({{ column }}) as double) end
+{% endmacro %}
 {% macro postgres__parse_double(column) %}
   case when trim({{ column }}) ~* '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)(e[+-]?[0-9]+)?$|^[+-]?(nan|inf|infinity)$'
     then cast(trim({{ column }}) as double precision) end
 {% endmacro %}
+
+{#- a double rounded to `digits` decimals, as text the way DuckDB writes it ('0.00015', '84.0', 'nan');
+    for fmt/fmt_pct (reason_list.sql): Spark's plain cast writes '1.5E-4' -#}
+{% macro rounded_double_text(expression, digits) %}
+  {{ return(adapter.dispatch('rounded_double_text', 'run_diagnosis')(expression, digits)) }}
+{% endmacro %}
+{% macro default__rounded_double_text(expression, digits) %}cast(round(cast({{ expression }} as {{ type_double() }}), {{ digits }}) as {{ dbt.type_string() }}){% endmacro %}
+{% macro spark__rounded_double_text(expression, digits) %}
+  {%- set value = 'round(cast(' ~ expression ~ ' as double), ' ~ digits ~ ')' -%}
+  case
+    when isnan({{ value }}) then 'nan'
+    when {{ value }} > 1e300 then 'inf'
+    when {{ value }} < -1e300 then '-inf'
+    when abs({{ value }}) >= 1e15 then cast({{ value }} as string)
+    {%- if digits | int > 0 %}
+    else regexp_replace(regexp_replace(cast(cast({{ value }} as decimal(38, {{ digits }})) as string), '0+$', ''), '[.]$', '.0')
+    {%- else %}
+    else cast(cast({{ value }} as decimal(38, 0)) as string) || '.0'
+    {%- endif %}
+  end
+{%- endmacro %}
 
 {#- parse text to an integer step; '12.0' is 12, '12.5' or '1e30' is NULL -#}
 {% macro parse_integer(column) %}
@@ -69,4 +95,7 @@
 {% endmacro %}
 
 {#- SQL string literal with quotes escaped: paths with quotes cannot inject SQL -#}
-{% macro sql_literal(text) %}'{{ text | replace("'", "''") }}'{% endmacro %}
+{% macro sql_literal(text) %}{{ return(adapter.dispatch('sql_literal', 'run_diagnosis')(text)) }}{% endmacro %}
+{% macro default__sql_literal(text) %}{{ return("'" ~ text | replace("'", "''") ~ "'") }}{% endmacro %}
+{#- Spark reads a backslash in a literal as an escape ('a\tb' is a tab): double it -#}
+{% macro spark__sql_literal(text) %}{{ return("'" ~ text | replace("\\", "\\\\") | replace("'", "''") ~ "'") }}{% endmacro %}

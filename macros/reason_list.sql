@@ -13,7 +13,7 @@
 
 {#- a number as text for titles and evidence, rounded to `digits` significant-looking decimals -#}
 {% macro fmt(expression, digits=4) -%}
-    coalesce(cast(round({{ stable_double(expression) }}, {{ digits }}) as {{ dbt.type_string() }}), 'n/a')
+    coalesce({{ rounded_double_text(stable_double(expression), digits) }}, 'n/a')
 {%- endmacro %}
 
 {#- an integer as text -#}
@@ -25,5 +25,5 @@
 {% macro fmt_pct(expression, digits=1) -%}
     {#- at least one decimal, whatever the caller asks: a double rounded to 0 digits still prints as 84.0, which misstates 84.2% -#}
     {%- set digits = [digits, 1] | max -%}
-    coalesce(cast(round(100 * {{ stable_double(expression) }}, {{ digits }}) as {{ dbt.type_string() }}) || '%', 'n/a')
+    coalesce({{ rounded_double_text('100 * ' ~ stable_double(expression), digits) }} || '%', 'n/a')
 {%- endmacro %}

@@ -24,6 +24,8 @@ import pandas as pd
 from dbt_runner import TEST_PROBLEM_STATUSES, FailedTest, failed_test, read_target_json
 
 SCHEMA = "main"
+# a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
+SPARK_SCHEMA_FOLDER = "run_diagnosis.db"
 
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
@@ -179,7 +181,10 @@ def is_above_low(finding: dict[str, Any]) -> bool:
 
 
 def connect(db_path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the build's database read-only, with a clear error when there is none."""
+    """Open the build's database read-only, with a clear error when there is none; a folder is
+    a Spark build's warehouse (scripts/spark_build.sh), read through DuckDB views."""
+    if db_path.is_dir():
+        return connect_spark_warehouse(db_path)
     if not db_path.is_file():
         raise ReportError(f"no build found at {db_path}: run dbt build first")
     try:
@@ -188,6 +193,19 @@ def connect(db_path: Path) -> duckdb.DuckDBPyConnection:
         raise ReportError(
             f"cannot open {db_path} read-only ({exc}); if dbt build is still running, wait for it"
         ) from exc
+
+
+def connect_spark_warehouse(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one view per table of a Spark build in schema `main`, as in the
+    DuckDB file: Spark leaves each table as parquet parts in <warehouse>/run_diagnosis.db/<table>/."""
+    tables = warehouse / SPARK_SCHEMA_FOLDER
+    if not tables.is_dir():
+        raise ReportError(f"no Spark build in {warehouse}: {tables} is missing; run scripts/spark_build.sh")
+    con = duckdb.connect()
+    for table in sorted(p for p in tables.iterdir() if p.is_dir() and any(p.glob("*.parquet"))):
+        pattern = str(table / "*.parquet").replace("'", "''")
+        con.execute(f"create view {SCHEMA}.\"{table.name}\" as select * from read_parquet('{pattern}')")
+    return con
 
 
 def existing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
