@@ -5,15 +5,11 @@ against the costs measured by retraining it without each fault."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pandas as pd
 import pytest
 
-from dbt_session import REPO, DbtSession, Diagnosis
+from dbt_session import REPO, Diagnosis, FixtureRuns, MakeRun, fixture_run
 from run_builder import RunBuilder
-
-Diagnose = Callable[[RunBuilder], Diagnosis]
 
 SEVERITY_ORDER = {"critical": 5, "high": 4, "medium": 3, "low": 2, "info": 1}
 ABOVE_LOW = {"critical", "high", "medium"}
@@ -52,16 +48,22 @@ def plant_bad_shard_first_seen_in_warmup(builder: RunBuilder) -> tuple[RunBuilde
     return builder, str(shard)
 
 
-@pytest.fixture(scope="module")
-def never_anneals(diagnose: Diagnose) -> Diagnosis:
-    builder = (
+# runs several tests read, built with the module's others (conftest.py)
+FIXTURE_RUNS: dict[str, MakeRun] = {
+    "never-anneals": lambda: (
         RunBuilder()
         .plant_config(decay_steps=24000)
         .plant_decay_length(24000)
         .plant_epochs(2)
         .plant_loss_spike(150, 2, 1.8)
-    )
-    return diagnose(builder)
+    ),
+    "sample": lambda: REPO / "seeds",  # the team's sample run
+}
+
+
+@pytest.fixture(scope="module")
+def never_anneals(fixture_runs: FixtureRuns) -> Diagnosis:
+    return fixture_runs["never-anneals"]
 
 
 def test_lr_that_never_anneals_ranks_first(never_anneals: Diagnosis) -> None:
@@ -79,9 +81,9 @@ def test_lr_that_never_anneals_ranks_first(never_anneals: Diagnosis) -> None:
     assert_severity_never_rises(never_anneals.findings())
 
 
-def test_bad_shard_with_a_normal_visit_is_flagged_and_carries_its_spikes(diagnose: Diagnose) -> None:
-    builder, shard = plant_bad_shard_first_seen_in_warmup(RunBuilder())
-    diagnosis = diagnose(builder)
+@fixture_run(lambda: plant_bad_shard_first_seen_in_warmup(RunBuilder())[0])
+def test_bad_shard_with_a_normal_visit_is_flagged_and_carries_its_spikes(diagnosis: Diagnosis) -> None:
+    _, shard = plant_bad_shard_first_seen_in_warmup(RunBuilder())
     findings = diagnosis.findings().set_index("finding_id")
     cause = f"bad_data_shard:{shard}"
     assert cause in findings.index, findings[["severity", "title"]].to_string()
@@ -95,8 +97,8 @@ def test_bad_shard_with_a_normal_visit_is_flagged_and_carries_its_spikes(diagnos
     assert_severity_never_rises(diagnosis.findings())
 
 
-def test_overfitting_cost_is_final_minus_best_exactly(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_overfitting(best_at=100, rise=0.08))
+@fixture_run(lambda: RunBuilder().plant_overfitting(best_at=100, rise=0.08))
+def test_overfitting_cost_is_final_minus_best_exactly(diagnosis: Diagnosis) -> None:
     row = diagnosis.findings().set_index("finding_id").loc["overfitting:100"]
     summary = summary_of(diagnosis)
     exact = summary["final_val_loss"] - summary["best_val_loss"]
@@ -116,8 +118,8 @@ def test_clean_run_has_nothing_above_low_and_a_clean_model_ledger(clean_run: Dia
     )
 
 
-def test_compute_only_run_says_the_model_ledger_is_clean(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_slow_stretch(100, 160, 8.0).plant_stall(70, 6))
+@fixture_run(lambda: RunBuilder().plant_slow_stretch(100, 160, 8.0).plant_stall(70, 6))
+def test_compute_only_run_says_the_model_ledger_is_clean(diagnosis: Diagnosis) -> None:
     findings = diagnosis.findings().set_index("finding_id")
     summary = summary_of(diagnosis)
     assert summary["model_ledger_is_clean"]
@@ -129,10 +131,8 @@ def test_compute_only_run_says_the_model_ledger_is_clean(diagnose: Diagnose) -> 
 
 
 @pytest.fixture(scope="module")
-def sample(dbt_session: DbtSession) -> Diagnosis:
-    diagnosis = dbt_session.build(REPO / "seeds", name="sample_costing")
-    assert diagnosis.success, diagnosis.errors
-    return diagnosis
+def sample(fixture_runs: FixtureRuns) -> Diagnosis:
+    return fixture_runs["sample"]
 
 
 @pytest.mark.parametrize("finding_id", sorted(MEASURED_SAMPLE_COSTS))

@@ -4,15 +4,12 @@ a healthy noisy run fire nothing above low."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pandas as pd
 import pytest
 
-from dbt_session import Diagnosis
+from dbt_session import Diagnosis, fixture_run
 from run_builder import RunBuilder
 
-Diagnose = Callable[[RunBuilder], Diagnosis]
 ABOVE_LOW = {"critical", "high", "medium"}
 
 
@@ -37,8 +34,8 @@ def test_clean_run_has_no_findings_and_no_failing_test(clean_run: Diagnosis) -> 
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13])
-def test_healthy_noisy_run_fires_nothing_above_low(diagnose: Diagnose, seed: int) -> None:
-    diagnosis = diagnose(RunBuilder(seed=seed, noise=0.05))
+@fixture_run(lambda seed: RunBuilder(seed=seed, noise=0.05))
+def test_healthy_noisy_run_fires_nothing_above_low(diagnosis: Diagnosis, seed: int) -> None:
     findings = diagnosis.findings()
     assert not findings["severity"].isin(ABOVE_LOW).any(), findings[["finding_id", "title"]].to_string()
     assert diagnosis.failing_tests() == {}
@@ -48,8 +45,8 @@ def test_healthy_noisy_run_fires_nothing_above_low(diagnose: Diagnose, seed: int
 
 
 @pytest.mark.parametrize(("factor", "severity"), [(1.5, "high"), (3.0, "high"), (8.0, "critical")])
-def test_lr_above_peak(diagnose: Diagnose, factor: float, severity: str) -> None:
-    diagnosis = diagnose(RunBuilder().plant_lr_scale(factor))
+@fixture_run(lambda factor: RunBuilder().plant_lr_scale(factor))
+def test_lr_above_peak(diagnosis: Diagnosis, factor: float, severity: str) -> None:
     found = findings_of(diagnosis, "lr_above_peak")
     assert len(found) == 1
     row = found.iloc[0]
@@ -64,8 +61,8 @@ def test_lr_above_peak(diagnose: Diagnose, factor: float, severity: str) -> None
     only_expected_above_low(diagnosis, {"lr_above_peak"})
 
 
-def test_lr_ratio_equal_to_worker_count_is_named(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_lr_scale(4.0).plant_config(data_parallel_workers=4))
+@fixture_run(lambda: RunBuilder().plant_lr_scale(4.0).plant_config(data_parallel_workers=4))
+def test_lr_ratio_equal_to_worker_count_is_named(diagnosis: Diagnosis) -> None:
     assert "data_parallel_workers = 4" in findings_of(diagnosis, "lr_above_peak").iloc[0]["evidence"]
 
 
@@ -77,8 +74,8 @@ def test_lr_ratio_equal_to_worker_count_is_named(diagnose: Diagnose) -> None:
         (lambda b: b.plant_decay_length(120), "different_decay"),
     ],
 )
-def test_lr_schedule_mismatch_kinds(diagnose: Diagnose, plant, kind: str) -> None:
-    diagnosis = diagnose(plant(RunBuilder()))
+@fixture_run(lambda plant: plant(RunBuilder()))
+def test_lr_schedule_mismatch_kinds(diagnosis: Diagnosis, plant, kind: str) -> None:
     found = findings_of(diagnosis, "lr_schedule_mismatch")
     assert list(found["finding_id"]) == [f"lr_schedule_mismatch:{kind}"]
     assert found.iloc[0]["severity"] in ABOVE_LOW
@@ -89,8 +86,8 @@ def test_lr_schedule_mismatch_kinds(diagnose: Diagnose, plant, kind: str) -> Non
 
 
 @pytest.mark.parametrize(("first", "last", "factor"), [(60, 64, 1.3), (150, 170, 3.0)])
-def test_grad_clip_violation(diagnose: Diagnose, first: int, last: int, factor: float) -> None:
-    diagnosis = diagnose(RunBuilder().plant_clip_violation(first, last, factor))
+@fixture_run(lambda first, last, factor: RunBuilder().plant_clip_violation(first, last, factor))
+def test_grad_clip_violation(diagnosis: Diagnosis, first: int, last: int, factor: float) -> None:
     found = findings_of(diagnosis, "grad_clip_violation")
     assert len(found) == 1
     row = found.iloc[0]
@@ -100,8 +97,8 @@ def test_grad_clip_violation(diagnose: Diagnose, first: int, last: int, factor: 
     assert "grad_norm_above_clip_norm" in diagnosis.failing_tests()
 
 
-def test_clip_violation_after_resume_is_its_own_root_cause(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_restart(crash_after=130, resume_from=100, unclipped_after=True))
+@fixture_run(lambda: RunBuilder().plant_restart(crash_after=130, resume_from=100, unclipped_after=True))
+def test_clip_violation_after_resume_is_its_own_root_cause(diagnosis: Diagnosis) -> None:
     clip = findings_of(diagnosis, "grad_clip_violation").iloc[0]
     restart = findings_of(diagnosis, "run_restart").iloc[0]
     assert restart["finding_id"] == "run_restart:101"
@@ -114,8 +111,8 @@ def test_clip_violation_after_resume_is_its_own_root_cause(diagnose: Diagnose) -
 @pytest.mark.parametrize(
     ("at", "length", "norm", "severity"), [(150, 2, 6.0, "medium"), (90, 1, 2.5, "low"), (5, 3, 8.0, "low")]
 )
-def test_grad_norm_bursts(diagnose: Diagnose, at: int, length: int, norm: float, severity: str) -> None:
-    diagnosis = diagnose(RunBuilder().plant_grad_burst(at, length, norm))
+@fixture_run(lambda at, length, norm: RunBuilder().plant_grad_burst(at, length, norm))
+def test_grad_norm_bursts(diagnosis: Diagnosis, at: int, length: int, norm: float, severity: str) -> None:
     found = findings_of(diagnosis, "grad_norm_spikes")
     assert len(found) == 1
     row = found.iloc[0]
@@ -126,8 +123,8 @@ def test_grad_norm_bursts(diagnose: Diagnose, at: int, length: int, norm: float,
     assert ("grad_norm_far_above_its_median" in diagnosis.failing_tests()) == (severity != "info")
 
 
-def test_grad_norm_burst_the_loss_reacts_to_is_high(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_grad_burst(150, 2, 6.0).plant_loss_spike(150, 3, 2.5))
+@fixture_run(lambda: RunBuilder().plant_grad_burst(150, 2, 6.0).plant_loss_spike(150, 3, 2.5))
+def test_grad_norm_burst_the_loss_reacts_to_is_high(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "grad_norm_spikes")
     # the detector judges the evidence high; the final severity follows what the 3-step spike cost
     assert list(found["detector_severity"]) == ["high"]
@@ -139,8 +136,8 @@ def test_grad_norm_burst_the_loss_reacts_to_is_high(diagnose: Diagnose) -> None:
 
 
 @pytest.mark.parametrize(("crash_after", "resume_from"), [(137, 100), (75, 50)])
-def test_run_restart_and_replay_resolution(diagnose: Diagnose, crash_after: int, resume_from: int) -> None:
-    diagnosis = diagnose(RunBuilder().plant_restart(crash_after, resume_from))
+@fixture_run(lambda crash_after, resume_from: RunBuilder().plant_restart(crash_after, resume_from))
+def test_run_restart_and_replay_resolution(diagnosis: Diagnosis, crash_after: int, resume_from: int) -> None:
     restart = findings_of(diagnosis, "run_restart")
     assert list(restart["finding_id"]) == [f"run_restart:{resume_from + 1}"]
     assert restart.iloc[0]["steps_affected"] == crash_after - resume_from
@@ -157,8 +154,8 @@ def test_run_restart_and_replay_resolution(diagnose: Diagnose, crash_after: int,
     assert "run_crashed_and_resumed" in diagnosis.failing_tests()
 
 
-def test_duplicates_and_swaps_are_step_sequence_findings(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_duplicate_row(40).plant_swap(150))
+@fixture_run(lambda: RunBuilder().plant_duplicate_row(40).plant_swap(150))
+def test_duplicates_and_swaps_are_step_sequence_findings(diagnosis: Diagnosis) -> None:
     ids = set(findings_of(diagnosis, "step_sequence")["finding_id"])
     assert ids == {"step_sequence:exact_duplicates", "step_sequence:out_of_order"}
     assert diagnosis.failing_tests()["step_sequence_not_monotonic"] == 2
@@ -169,8 +166,8 @@ def test_duplicates_and_swaps_are_step_sequence_findings(diagnose: Diagnose) -> 
 
 
 @pytest.mark.parametrize(("at", "length", "factor"), [(60, 3, 2.0), (150, 3, 3.5), (200, 1, 2.5)])
-def test_loss_spikes(diagnose: Diagnose, at: int, length: int, factor: float) -> None:
-    diagnosis = diagnose(RunBuilder().plant_loss_spike(at, length, factor))
+@fixture_run(lambda at, length, factor: RunBuilder().plant_loss_spike(at, length, factor))
+def test_loss_spikes(diagnosis: Diagnosis, at: int, length: int, factor: float) -> None:
     found = findings_of(diagnosis, "loss_spikes")
     assert list(found["first_step"]) == [at]
     assert found.iloc[0]["observed_value"] / found.iloc[0]["expected_value"] == pytest.approx(factor, rel=0.1)
@@ -178,9 +175,9 @@ def test_loss_spikes(diagnose: Diagnose, at: int, length: int, factor: float) ->
     only_expected_above_low(diagnosis, {"loss_spikes"})
 
 
-def test_bad_shard_is_the_cause_of_its_spikes(diagnose: Diagnose) -> None:
-    builder, shard = RunBuilder().plant_bad_shard(2.5)
-    diagnosis = diagnose(builder)
+@fixture_run(lambda: RunBuilder().plant_bad_shard(2.5)[0])
+def test_bad_shard_is_the_cause_of_its_spikes(diagnosis: Diagnosis) -> None:
+    _, shard = RunBuilder().plant_bad_shard(2.5)
     bad = findings_of(diagnosis, "bad_data_shard")
     assert list(bad["finding_id"]) == [f"bad_data_shard:{shard}"]
     spikes = findings_of(diagnosis, "loss_spikes")
@@ -191,22 +188,22 @@ def test_bad_shard_is_the_cause_of_its_spikes(diagnose: Diagnose) -> None:
 
 
 @pytest.mark.parametrize("steps", [[100], [230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240]])
-def test_nan_loss(diagnose: Diagnose, steps: list[int]) -> None:
-    diagnosis = diagnose(RunBuilder().plant_nan(steps))
+@fixture_run(lambda steps: RunBuilder().plant_nan(steps))
+def test_nan_loss(diagnosis: Diagnosis, steps: list[int]) -> None:
     found = findings_of(diagnosis, "nan_loss").iloc[0]
     assert found["first_step"] == steps[0]
     assert found["severity"] == ("critical" if steps[-1] == 240 else "high")
     assert "loss_is_not_finite" in diagnosis.failing_tests()
 
 
-def test_no_learning(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_flat_loss())
+@fixture_run(lambda: RunBuilder().plant_flat_loss())
+def test_no_learning(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "no_learning")["severity"]) == ["high"]
     assert "loss_flat_from_start" in diagnosis.failing_tests()
 
 
-def test_underfitting(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_shallow_loss(0.06))
+@fixture_run(lambda: RunBuilder().plant_shallow_loss(0.06))
+def test_underfitting(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "underfitting")["severity"]) == ["medium"]
     assert "loss_flattens_high" in diagnosis.failing_tests()
 
@@ -214,8 +211,8 @@ def test_underfitting(diagnose: Diagnose) -> None:
 # --- data ----------------------------------------------------------------------------
 
 
-def test_epochs_with_staircase(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_epochs(3, staircase_drop=0.15))
+@fixture_run(lambda: RunBuilder().plant_epochs(3, staircase_drop=0.15))
+def test_epochs_with_staircase(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "data_repetition").iloc[0]
     assert found["severity"] == "medium"
     assert found["observed_value"] == 3
@@ -223,8 +220,8 @@ def test_epochs_with_staircase(diagnose: Diagnose) -> None:
     assert "data_seen_more_than_once" in diagnosis.failing_tests()
 
 
-def test_epochs_without_staircase_is_low(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_epochs(2))
+@fixture_run(lambda: RunBuilder().plant_epochs(2))
+def test_epochs_without_staircase_is_low(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "data_repetition").iloc[0]
     assert found["severity"] == "low"
     assert found["first_step"] == 121
@@ -234,8 +231,8 @@ def test_epochs_without_staircase_is_low(diagnose: Diagnose) -> None:
 
 
 @pytest.mark.parametrize(("best_at", "rise", "severity"), [(100, 0.08, "high"), (180, 0.015, "low")])
-def test_overfitting(diagnose: Diagnose, best_at: int, rise: float, severity: str) -> None:
-    diagnosis = diagnose(RunBuilder().plant_overfitting(best_at, rise))
+@fixture_run(lambda best_at, rise: RunBuilder().plant_overfitting(best_at, rise))
+def test_overfitting(diagnosis: Diagnosis, best_at: int, rise: float, severity: str) -> None:
     found = findings_of(diagnosis, "overfitting")
     assert list(found["first_step"]) == [best_at]
     assert found.iloc[0]["severity"] == severity
@@ -244,17 +241,16 @@ def test_overfitting(diagnose: Diagnose, best_at: int, rise: float, severity: st
     assert summary["best_eval_step"] == best_at
 
 
-def test_eval_named_source_is_contamination(diagnose: Diagnose) -> None:
-    builder, _ = RunBuilder().plant_contaminated_source()
-    diagnosis = diagnose(builder)
+@fixture_run(lambda: RunBuilder().plant_contaminated_source()[0])
+def test_eval_named_source_is_contamination(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "eval_contamination")["finding_id"]) == [
         "eval_contamination:source_eval_holdout_set"
     ]
     assert "validation_data_likely_in_training" in diagnosis.failing_tests()
 
 
-def test_val_below_train_alone_is_low(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_val_below_train(0.15))
+@fixture_run(lambda: RunBuilder().plant_val_below_train(0.15))
+def test_val_below_train_alone_is_low(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "eval_contamination").set_index("finding_id")
     assert list(found.index) == ["eval_contamination:val_below_train"]
     assert found.loc["eval_contamination:val_below_train", "severity"] == "low"
@@ -264,8 +260,8 @@ def test_val_below_train_alone_is_low(diagnose: Diagnose) -> None:
 
 
 @pytest.mark.parametrize(("first", "last", "factor"), [(160, 185, 6.0), (30, 36, 2.5)])
-def test_slow_stretch(diagnose: Diagnose, first: int, last: int, factor: float) -> None:
-    diagnosis = diagnose(RunBuilder().plant_slow_stretch(first, last, factor))
+@fixture_run(lambda first, last, factor: RunBuilder().plant_slow_stretch(first, last, factor))
+def test_slow_stretch(diagnosis: Diagnosis, first: int, last: int, factor: float) -> None:
     found = findings_of(diagnosis, "slow_steps")
     assert list(found["finding_id"]) == [f"slow_steps:{first}"]
     assert found.iloc[0]["last_step"] == last
@@ -279,16 +275,16 @@ def test_checkpoint_saves_are_not_slow_steps(clean_run: Diagnosis) -> None:
     assert not profile["is_slow_step"].any()
 
 
-def test_isolated_stall(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_stall(70, 10))
+@fixture_run(lambda: RunBuilder().plant_stall(70, 10))
+def test_isolated_stall(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "slow_steps")["finding_id"]) == ["slow_steps:stalls"]
 
 
 # --- config and logs -------------------------------------------------------------------
 
 
-def test_config_mismatch(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_config(total_steps=300, eval_interval=25))
+@fixture_run(lambda: RunBuilder().plant_config(total_steps=300, eval_interval=25))
+def test_config_mismatch(diagnosis: Diagnosis) -> None:
     ids = set(findings_of(diagnosis, "config_mismatch")["finding_id"])
     assert {
         "config_mismatch:total_steps",
@@ -298,8 +294,8 @@ def test_config_mismatch(diagnose: Diagnose) -> None:
     assert "config_disagrees_with_run" in diagnosis.failing_tests()
 
 
-def test_log_quality(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_percent_accuracy([120, 140]))
+@fixture_run(lambda: RunBuilder().plant_percent_accuracy([120, 140]))
+def test_log_quality(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "log_quality")
     assert list(found["finding_id"]) == ["log_quality:accuracy_percent"]
     evals = diagnosis.table("eval_metrics")
@@ -310,37 +306,56 @@ def test_log_quality(diagnose: Diagnose) -> None:
 # --- judgement on real-log shapes (issue 9) ------------------------------------------------
 
 
-def test_eval_set_the_size_of_the_training_set_is_high(diagnose: Diagnose) -> None:
-    builder = RunBuilder().plant_val_below_train(0.15).plant_config(train_samples=31, eval_samples=31)
-    found = findings_of(diagnose(builder), "eval_contamination").set_index("finding_id")
+@fixture_run(lambda: RunBuilder().plant_val_below_train(0.15).plant_config(train_samples=31, eval_samples=31))
+def test_eval_set_the_size_of_the_training_set_is_high(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "eval_contamination").set_index("finding_id")
     assert list(found.index) == ["eval_contamination:eval_is_train"]
     assert found.loc["eval_contamination:eval_is_train", "severity"] == "high"
 
 
-def test_loss_collapsed_to_zero_is_critical(diagnose: Diagnose) -> None:
+def loss_collapsed_to_zero() -> RunBuilder:
     builder = RunBuilder()
     builder.train.loc[builder.train["step"] > 60, "loss"] = 0.0
-    found = findings_of(diagnose(builder), "no_learning").set_index("finding_id")
+    return builder
+
+
+@fixture_run(loss_collapsed_to_zero)
+def test_loss_collapsed_to_zero_is_critical(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
     assert found.loc["no_learning:zero_loss", "severity"] == "critical"
     assert found.loc["no_learning:zero_loss", "first_step"] == 61
 
 
-def test_accuracy_stuck_at_chance(diagnose: Diagnose) -> None:
+def accuracy_stuck_at_chance() -> RunBuilder:
     builder = RunBuilder()
     builder.evals["val_accuracy"] = 0.5
-    found = findings_of(diagnose(builder), "no_learning").set_index("finding_id")
+    return builder
+
+
+@fixture_run(accuracy_stuck_at_chance)
+def test_accuracy_stuck_at_chance(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
     assert found.loc["no_learning:chance_accuracy", "severity"] == "high"
     assert found.loc["no_learning:chance_accuracy", "expected_value"] == pytest.approx(0.5)
 
 
-def test_spikes_on_a_near_zero_loss_are_not_spikes(diagnose: Diagnose) -> None:
+def spike_on_a_near_zero_loss() -> RunBuilder:
     builder = RunBuilder()
     builder.train["loss"] = builder.train["loss"] * 0.001  # a classification loss near 0.003
-    diagnosis = diagnose(builder.plant_loss_spike(150, 3, 3.0))
+    return builder.plant_loss_spike(150, 3, 3.0)
+
+
+@fixture_run(spike_on_a_near_zero_loss)
+def test_spikes_on_a_near_zero_loss_are_not_spikes(diagnosis: Diagnosis) -> None:
     assert findings_of(diagnosis, "loss_spikes").empty
 
 
-def test_negative_critic_loss_is_not_judged(diagnose: Diagnose) -> None:
+def negative_critic_loss() -> RunBuilder:
     builder = RunBuilder()
     builder.train["loss"] = builder.train["loss"] - 3.2  # a WGAN critic oscillating around 0
-    assert findings_of(diagnose(builder), "no_learning").empty
+    return builder
+
+
+@fixture_run(negative_critic_loss)
+def test_negative_critic_loss_is_not_judged(diagnosis: Diagnosis) -> None:
+    assert findings_of(diagnosis, "no_learning").empty

@@ -5,16 +5,13 @@ closing report of a clean run says nothing is wrong above low."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from dbt_session import Diagnosis
+from dbt_session import Diagnosis, fixture_run
 from report import write_report
 from run_builder import RunBuilder
-
-Diagnose = Callable[[RunBuilder], Diagnosis]
 
 
 def ranked(diagnosis: Diagnosis) -> list[str]:
@@ -38,8 +35,8 @@ def ranked(diagnosis: Diagnosis) -> list[str]:
         ),
     ],
 )
-def test_strong_problem_ranks_above_weak_one(diagnose: Diagnose, plant, strong: str, weak: str) -> None:
-    diagnosis = diagnose(plant(RunBuilder()))
+@fixture_run(lambda plant: plant(RunBuilder()))
+def test_strong_problem_ranks_above_weak_one(diagnosis: Diagnosis, plant, strong: str, weak: str) -> None:
     order = ranked(diagnosis)
     assert strong in order and weak in order, order
     assert order.index(strong) < order.index(weak)
@@ -47,9 +44,9 @@ def test_strong_problem_ranks_above_weak_one(diagnose: Diagnose, plant, strong: 
     assert summary["fix_first_finding_id"] == strong
 
 
-def test_symptom_ranks_below_its_cause_even_when_larger(diagnose: Diagnose) -> None:
-    builder, shard = RunBuilder().plant_bad_shard(3.0)
-    diagnosis = diagnose(builder)
+@fixture_run(lambda: RunBuilder().plant_bad_shard(3.0)[0])
+def test_symptom_ranks_below_its_cause_even_when_larger(diagnosis: Diagnosis) -> None:
+    _, shard = RunBuilder().plant_bad_shard(3.0)
     findings = diagnosis.findings().set_index("finding_id")
     cause = f"bad_data_shard:{shard}"
     symptoms = findings[findings["caused_by"] == cause]
@@ -66,9 +63,11 @@ def test_clean_run_report_says_nothing_above_low(clean_run: Diagnosis, tmp_path:
     assert json.loads(paths["findings"].read_text()) == []
 
 
-def test_report_ranks_findings_json_like_the_mart(diagnose: Diagnose, tmp_path: Path) -> None:
-    diagnosis = diagnose(RunBuilder().plant_lr_scale(3.0).plant_restart(130, 100, unclipped_after=True))
-    paths = write_report(diagnosis.db_path, diagnosis.target_path, tmp_path, progress=None)
+@fixture_run(lambda: RunBuilder().plant_lr_scale(3.0).plant_restart(130, 100, unclipped_after=True))
+def test_report_ranks_findings_json_like_the_mart(diagnosis: Diagnosis, tmp_path: Path) -> None:
+    paths = write_report(
+        diagnosis.db_path, diagnosis.target_path, tmp_path, progress=None, run_id=diagnosis.run_id
+    )
     findings = json.loads(paths["findings"].read_text())
     assert [f["finding_id"] for f in findings] == ranked(diagnosis)
     assert [f["rank"] for f in findings] == list(range(1, len(findings) + 1))

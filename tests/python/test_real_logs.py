@@ -2,10 +2,10 @@
 
 The logs are read in place from ../shared/real-logs (not ours to redistribute: never copied
 into the repo); the module is skipped when they are absent. Each log is imported and built
-once (one `dbt build` into its own DuckDB file, without the data tests unless
-RUN_DIAGNOSIS_REAL_LOGS_FULL=1); the builds of the selected tests start together on a
-pool of one process per core when the module's first test asks for one, so the slow part
-overlaps, and each process parses the dbt project once (scripts/dbt_runner.py). Every test
+once: the logs of the selected tests are imported when the module's first test asks for
+one and built together in ONE `dbt build` (a folder of run folders, run_id = the log's key;
+without the data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1), so dbt's per-build cost is
+paid once; each log's diagnosis reads only its own rows (tests/python/dbt_session.py). Every test
 class checks one log against SOURCES.md; an expectation the current models do not meet is an
 `xfail(strict=True)` whose reason says what is produced instead,
 so fixing the detector turns it into an XPASS to clean up.
@@ -13,11 +13,10 @@ so fixing the detector turns it into an XPASS to clean up.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,13 +26,12 @@ import pytest
 
 import importers
 from dbt_runner import BuildResult, build_run
+from dbt_session import DB_NAME, run_connection
 from importers.canonical import RunData, write_run
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
 HIGH_OR_WORSE = frozenset({"critical", "high"})
-# one process per core: each parses the dbt project once and builds its logs in-process
-WORKERS = max(1, min(2, os.cpu_count() or 1))
 SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 # Left out of the real-log builds: unit tests always (fixed inputs: the same answer for every
 # log), data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are half of each build's CPU; the
@@ -147,7 +145,8 @@ REGULAR_INTERVAL_LOGS = [
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """One real log, imported and built: the run as imported and the marts as built."""
+    """One real log, imported and built: the run as imported and the marts as built (the
+    build holds the module's other logs too: `query` sees this log's rows only)."""
 
     key: str
     source_format: str
@@ -156,10 +155,7 @@ class Diagnosis:
     findings: list[dict[str, Any]]  # the findings mart, fix-first order
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        with duckdb.connect(str(self.build.db_path), read_only=True) as con:
-            cursor = con.execute(sql)
-            names = [column[0] for column in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return records(log_connection(self.build.db_path, self.key).execute(sql))
 
     def of(self, *categories: str) -> list[dict[str, Any]]:
         return [f for f in self.findings if f["category"] in categories]
@@ -181,49 +177,60 @@ class Diagnosis:
         return "\n".join(rows) or "  (no findings)"
 
 
-def diagnose_log(key: str, work: Path) -> Diagnosis:
-    """Import one real log, write its canonical files, build it; read the findings back."""
+def records(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [column[0] for column in cursor.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+@functools.cache
+def log_connection(db_path: Path, key: str) -> duckdb.DuckDBPyConnection:
+    """One log's rows of the shared build (views `main.<table>`), opened once per log."""
+    return run_connection(db_path, key)
+
+
+def import_log(key: str, runs: Path) -> tuple[str, RunData]:
+    """Import one real log and write its canonical files into runs/<key>/ (run_id = key)."""
     source = REAL_LOGS / LOGS[key]
     module = importers.detect(source)
     run = module.load(source)
-    write_run(run, work / "run")
-    build = build_run(work / "run", work / "diagnosis.duckdb", work / "dbt", exclude=EXCLUDE)
+    write_run(run, runs / key)
+    return module.FORMAT, run
+
+
+def diagnose_logs(keys: list[str], work: Path) -> dict[str, Diagnosis]:
+    """Import the logs, build them all in ONE dbt build (a folder of run folders), and read
+    each log's findings back."""
+    imported = {key: import_log(key, work / "runs") for key in keys}
+    build = build_run(work / "runs", work / DB_NAME, work / "dbt", exclude=EXCLUDE, threads=4)
+    diagnoses: dict[str, Diagnosis] = {}
     with duckdb.connect(str(build.db_path), read_only=True) as con:
-        cursor = con.execute("select * from main.findings order by harm_rank, finding_id")
-        names = [column[0] for column in cursor.description]
-        findings = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    diagnosis = Diagnosis(key, module.FORMAT, run, build, findings)
-    if SUMMARY:  # one block per log, for comparing rule changes across the corpus
-        with Path(SUMMARY).open("a", encoding="utf-8") as handle:
-            handle.write(f"== {key} [{module.FORMAT}] train={len(run.train)} evals={len(run.evals)}\n")
-            handle.write(diagnosis.table() + "\n")
-    return diagnosis
+        for key, (source_format, run) in imported.items():
+            sql = "select * from main.findings where run_id = ? order by harm_rank, finding_id"
+            findings = records(con.execute(sql, [key]))
+            diagnoses[key] = diagnosis = Diagnosis(key, source_format, run, build, findings)
+        if SUMMARY:  # one block per log, for comparing rule changes across the corpus
+            with Path(SUMMARY).open("a", encoding="utf-8") as handle:
+                handle.write(f"== {key} [{source_format}] train={len(run.train)} evals={len(run.evals)}\n")
+                handle.write(diagnosis.table() + "\n")
+    return diagnoses
 
 
 class Diagnoses:
-    """Builds real logs on a process pool: those the selected tests need start at once."""
+    """The real logs the selected tests need, imported and built together when the module's
+    first test asks for one (a log asked for later is built in a batch of its own)."""
 
     def __init__(self, work: Path, wanted: Iterable[str]) -> None:
         self._work = work
-        context = multiprocessing.get_context("spawn")  # fresh processes: no dbt state inherited
-        self._pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
-        self._futures: dict[str, Future[Diagnosis]] = {}
-        for key in wanted:
-            if (REAL_LOGS / LOGS[key]).exists():
-                self._submit(key)
-
-    def _submit(self, key: str) -> Future[Diagnosis]:
-        if key not in self._futures:
-            self._futures[key] = self._pool.submit(diagnose_log, key, self._work / key)
-        return self._futures[key]
+        self._wanted = [key for key in wanted if (REAL_LOGS / LOGS[key]).exists()]
+        self._built: dict[str, Diagnosis] = {}
 
     def get(self, key: str) -> Diagnosis:
         if not (REAL_LOGS / LOGS[key]).exists():
             pytest.skip(f"{REAL_LOGS / LOGS[key]} is absent")
-        return self._submit(key).result()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if key not in self._built:
+            batch = [k for k in self._wanted if k not in self._built] if key in self._wanted else [key]
+            self._built.update(diagnose_logs(batch, self._work / f"batch_{len(self._built)}"))
+        return self._built[key]
 
 
 def _log_of(item: pytest.Item) -> str | None:
@@ -235,15 +242,11 @@ def _log_of(item: pytest.Item) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def diagnoses(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Diagnoses]:
+def diagnoses(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Diagnoses:
     here = Path(__file__).resolve()
     selected = [_log_of(item) for item in request.session.items if Path(item.path).resolve() == here]
     wanted = list(dict.fromkeys(key for key in selected if key))
-    pool = Diagnoses(tmp_path_factory.mktemp("real-logs"), wanted)
-    yield pool
-    pool.close()
+    return Diagnoses(tmp_path_factory.mktemp("real-logs"), wanted)
 
 
 @pytest.fixture
@@ -638,17 +641,17 @@ def test_healthy_runs_get_nothing_above_low(diagnosis: Diagnosis, log_key: str) 
     assert not diagnosis.of("no_learning", "nan_loss", "eval_contamination", "overfitting"), diagnosis.table()
 
 
-def test_medical_overfitting_in_epoch_3(diagnoses: Diagnoses) -> None:
+@pytest.mark.parametrize("log_key", ["llamafactory-qwen7b-medical-overfit"])
+def test_medical_overfitting_in_epoch_3(diagnosis: Diagnosis, log_key: str) -> None:
     """SOURCES.md C17: eval loss minimum 1.5518 at step 4500, then 1.5776 at 6500."""
-    diagnosis = diagnoses.get("llamafactory-qwen7b-medical-overfit")
     finding = diagnosis.one("overfitting")
     assert finding["first_step"] == 4500
     assert finding["expected_value"] == pytest.approx(1.5518, abs=1e-4)
 
 
-def test_loss_collapsed_to_zero_is_critical(diagnoses: Diagnoses) -> None:
+@pytest.mark.parametrize("log_key", ["llamafactory-loss-zero-collapse"])
+def test_loss_collapsed_to_zero_is_critical(diagnosis: Diagnosis, log_key: str) -> None:
     """SOURCES.md C19: loss 122.14 at step 10, then exactly 0.0 for all 36 later logs."""
-    diagnosis = diagnoses.get("llamafactory-loss-zero-collapse")
     finding = diagnosis.one("no_learning")
     assert finding["finding_id"] == "no_learning:zero_loss"
     assert finding["severity"] == "critical"
@@ -701,16 +704,16 @@ class TestSmolvlmBigStart:
         ), diagnosis.table()
 
 
-def test_lora_flat_loss_is_no_progress(diagnoses: Diagnoses) -> None:
+@pytest.mark.parametrize("log_key", ["hf-lora-flat-loss"])
+def test_lora_flat_loss_is_no_progress(diagnosis: Diagnosis, log_key: str) -> None:
     """SOURCES.md C23: a plateau within batch-1 noise: "no progress", not "diverged"."""
-    diagnosis = diagnoses.get("hf-lora-flat-loss")
     assert diagnosis.one("no_learning")["severity"] == "high", diagnosis.table()
     assert not diagnosis.of("loss_spikes", "nan_loss", "grad_norm_spikes"), diagnosis.table()
 
 
-def test_ptuning_high_lr_is_not_an_alarm(diagnoses: Diagnoses) -> None:
+@pytest.mark.parametrize("log_key", ["hf-chatglm-ptuning-memorize"])
+def test_ptuning_high_lr_is_not_an_alarm(diagnosis: Diagnosis, log_key: str) -> None:
     """SOURCES.md C25: lr 2e-2 is the standard P-Tuning v2 setting; memorisation cannot be measured."""
-    diagnosis = diagnoses.get("hf-chatglm-ptuning-memorize")
     assert not diagnosis.above(ABOVE_LOW), diagnosis.table()
     assert not diagnosis.of("no_learning", "loss_spikes", "eval_contamination"), diagnosis.table()
 
@@ -755,9 +758,9 @@ def test_sweep_folder_is_diagnosed_run_by_run(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "index.html").is_file()
 
 
-def test_imdb_adam_run_hovers_at_chance(diagnoses: Diagnoses) -> None:
+@pytest.mark.parametrize("log_key", ["wandb-imdb-t2wihhdg"])
+def test_imdb_adam_run_hovers_at_chance(diagnosis: Diagnosis, log_key: str) -> None:
     """SOURCES.md C16: adam lr 1e-3 hovers at 0.70 (~ln 2, chance for 2 classes) for 2,912 steps."""
-    diagnosis = diagnoses.get("wandb-imdb-t2wihhdg")
     finding = diagnosis.one("no_learning")
     assert finding["finding_id"] == "no_learning:chance_loss"
     assert finding["severity"] in ABOVE_LOW, diagnosis.table()

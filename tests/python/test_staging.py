@@ -10,16 +10,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import DbtSession, Diagnosis
+from dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, fixture_run
 from run_builder import RunBuilder
-
-Diagnose = Callable[[RunBuilder], Diagnosis]
 
 
 def write_and_edit(builder: RunBuilder, folder: Path, edit: Callable[[Path], None]) -> Path:
     builder.write(folder)
     edit(folder)
     return folder
+
+
+def with_event(builder: RunBuilder, step: int, text: str) -> RunBuilder:
+    builder.events = pd.concat([builder.events, pd.DataFrame([(step, text)], columns=["step", "event"])])
+    return builder
 
 
 def replace_in(path: Path, old: str, new: str) -> None:
@@ -48,8 +51,7 @@ def test_audit_counts_add_up_to_raw_rows(clean_run: Diagnosis) -> None:
     assert totals.loc["eval", "raw_rows"] == 13
 
 
-@pytest.fixture(scope="module")
-def defective(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory) -> Diagnosis:
+def defective_run() -> RunBuilder:
     """One run with every staging defect planted once, each on its own row."""
     builder = RunBuilder().plant_duplicate_row(30).plant_swap(100).plant_percent_accuracy([60])
     builder.train["loss"] = builder.train["loss"].map(lambda v: f"{v:.6g}")
@@ -71,10 +73,18 @@ def defective(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory)
         ignore_index=True,
     )
     builder.events = pd.concat([builder.events, builder.events.tail(1)], ignore_index=True)
-    folder = builder.write(tmp_path_factory.mktemp("defects"))
-    diagnosis = dbt_session.build(folder, structural_tests=True)
-    assert diagnosis.success, diagnosis.errors
-    return diagnosis
+    return builder
+
+
+# the module's runs are built together, with the structural tests (keys, ranges, accepted
+# values): they must hold on every defect staging repairs or sets aside (conftest.py)
+FIXTURE_RUNS: dict[str, MakeRun] = {"defective": defective_run}
+FIXTURE_RUNS_STRUCTURAL = True
+
+
+@pytest.fixture(scope="module")
+def defective(fixture_runs: FixtureRuns) -> Diagnosis:
+    return fixture_runs["defective"]
 
 
 @pytest.mark.parametrize(
@@ -145,8 +155,8 @@ def test_audit_accounts_for_every_defect(defective: Diagnosis) -> None:
     assert "different values" in shards.loc[shards["outcome"] == "set_aside", "reason"].item()
 
 
-def test_event_kinds_and_resumed_step(diagnose: Diagnose) -> None:
-    diagnosis = diagnose(RunBuilder().plant_restart(crash_after=90, resume_from=50))
+@fixture_run(lambda: RunBuilder().plant_restart(crash_after=90, resume_from=50))
+def test_event_kinds_and_resumed_step(diagnosis: Diagnosis) -> None:
     events = diagnosis.table("int_events_classified").set_index("event_text")
     kinds = events["event_kind"].to_dict()
     assert kinds["run finished: exit code 0"] == "run_end"
@@ -171,12 +181,10 @@ def test_event_kinds_and_resumed_step(diagnose: Diagnose) -> None:
         ("the cat sat on the mat", "other", None),
     ],
 )
+@fixture_run(lambda text: with_event(RunBuilder(), 120, text))
 def test_event_phrasings_from_other_tools(
-    dbt_session: DbtSession, tmp_path: Path, text: str, kind: str, named_step: int | None
+    diagnosis: Diagnosis, text: str, kind: str, named_step: int | None
 ) -> None:
-    builder = RunBuilder()
-    builder.events = pd.concat([builder.events, pd.DataFrame([(120, text)], columns=["step", "event"])])
-    diagnosis = dbt_session.build(builder.write(tmp_path / "run"))
     events = diagnosis.table("int_events_classified").set_index("event_text")
     assert events.loc[text, "event_kind"] == kind
     got = events.loc[text, "named_step"]
@@ -261,8 +269,8 @@ def test_missing_config_key_is_an_error_naming_it(dbt_session: DbtSession, tmp_p
     assert "missing required key grad_clip_norm" in " ".join(diagnosis.errors)
 
 
-def test_null_config_key_is_a_declared_unknown(dbt_session: DbtSession, tmp_path: Path) -> None:
-    diagnosis = dbt_session.build(RunBuilder().plant_config(grad_clip_norm=None).write(tmp_path / "run"))
+@fixture_run(lambda: RunBuilder().plant_config(grad_clip_norm=None))
+def test_null_config_key_is_a_declared_unknown(diagnosis: Diagnosis) -> None:
     assert diagnosis.success, diagnosis.errors
     coverage = diagnosis.table("check_coverage").set_index("category")
     assert not coverage.loc["grad_clip_violation", "could_run"]
