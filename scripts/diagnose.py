@@ -248,10 +248,10 @@ def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: boo
     if not any(not o.error for o in outcomes):
         raise BadInput(f"none of the {len(outcomes)} runs could be read: {outcomes[0].error}")
     result = build(warehouse, out, keep_going)
-    outcomes = multi_run.report_runs(
-        outcomes, lambda run_id, run_out: report(result, run_out, run_id)["findings"], say
-    )
-    paths = fleet_page(result, out, [(o.run_id, o.error) for o in outcomes if o.error])
+    # the runs that never reached the build; a run whose report fails is in the marts already
+    unreadable = [(o.run_id, o.error) for o in outcomes if o.error]
+    multi_run.report_runs(outcomes, lambda run_id, run_out: report(result, run_out, run_id), say)
+    paths = fleet_page(result, out, unreadable)
     print(f"index: {paths['html']}")
     print(f"       {paths['markdown']}")
     read = [o for o in outcomes if not o.error]

@@ -24,7 +24,6 @@ with the reason, last; it does not stop the others.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ import importers
 from importers import text_logs, wandb_history
 from importers.canonical import RunData
 
-SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
 CHECKPOINT_FOLDER = re.compile(r"^checkpoint-\d+$")
 RUNS_SUBDIR = "runs"
@@ -52,32 +50,13 @@ class RunSource:
 
 @dataclass
 class RunOutcome:
-    """What diagnosing one run gave: its findings (or the error) and where its report is."""
+    """One run of a multi-run source: its name in the build, where its report goes, and why it
+    could not be read or reported (None when it was)."""
 
     source: RunSource
     out: Path
-    findings: list[dict[str, Any]]
+    run_id: str  # the run's name in the warehouse build (its folder name)
     error: str | None = None
-    run_id: str = ""  # the run's name in the warehouse build (its folder name)
-
-    @property
-    def worst(self) -> dict[str, Any] | None:
-        return min(self.findings, key=_severity_key) if self.findings else None
-
-    @property
-    def serious(self) -> int:
-        return sum(1 for f in self.findings if f.get("severity") in SEVERITY_ORDER[:3])
-
-    def sort_key(self) -> tuple[int, int, int, str]:
-        worst = self.worst
-        rank = len(SEVERITY_ORDER) + (1 if self.error else 0) if worst is None else _severity_key(worst)[0]
-        return (1 if self.error else 0, rank, -self.serious, self.source.name)
-
-
-def _severity_key(finding: dict[str, Any]) -> tuple[int, int]:
-    severity = str(finding.get("severity"))
-    rank = SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else len(SEVERITY_ORDER)
-    return rank, int(finding.get("rank") or 0)
 
 
 def _natural(name: str) -> list[Any]:
@@ -190,29 +169,27 @@ def load_runs(
         say(f"=== run {number}/{len(runs)}: {source.name} ({source.describe})")
         try:
             write_one(source.load(), run_id)
-            outcomes.append(RunOutcome(source, run_out, [], run_id=run_id))
+            outcomes.append(RunOutcome(source, run_out, run_id))
         except Exception as error:
             say(f"    {source.name}: {error}")
-            error_text = f"{type(error).__name__}: {error}"
-            outcomes.append(RunOutcome(source, run_out, [], error=error_text, run_id=run_id))
+            outcomes.append(RunOutcome(source, run_out, run_id, f"{type(error).__name__}: {error}"))
     return outcomes
 
 
 def report_runs(
     outcomes: Sequence[RunOutcome],
-    report_one: Callable[[str, Path], Path],
+    report_one: Callable[[str, Path], object],
     say: Callable[[str], None],
-) -> list[RunOutcome]:
-    """Write each built run's report into out/runs/<run_id>/ (``report_one(run_id, dir)`` returns
-    its findings.json), then rank the runs worst first."""
+) -> None:
+    """Write each built run's report into out/runs/<run_id>/ (``report_one(run_id, dir)``); a
+    report that fails is recorded as the run's error and does not stop the others. The runs are
+    ranked on the fleet page, from the marts (scripts/report_fleet.py)."""
     for outcome in outcomes:
         if outcome.error:
             continue
         say(f"=== report: {outcome.run_id}")
         try:
-            findings_path = report_one(outcome.run_id, outcome.out)
-            outcome.findings = json.loads(findings_path.read_text(encoding="utf-8"))
+            report_one(outcome.run_id, outcome.out)
         except Exception as error:
             say(f"    {outcome.run_id}: {error}")
             outcome.error = f"{type(error).__name__}: {error}"
-    return sorted(outcomes, key=RunOutcome.sort_key)
