@@ -10,9 +10,9 @@ each mart (default: findings) row by row per run_id: the rows in the mart's orde
 column, doubles within a relative 1e-9. Differences are printed; the exit code is 1 when
 there is one, 2 when a build fails.
 
-Spark leaves its tables as parquet in <warehouse>/run_diagnosis.db/<mart>/; open_spark_marts()
-gives a DuckDB connection with a view per mart in schema `main`, as in the DuckDB build's file,
-so a reader of the DuckDB marts (scripts/report_data.py) reads either engine.
+Spark leaves its tables as parquet in <warehouse>/run_diagnosis.db/<mart>/; both builds are
+opened with the report's reader (`report_data.connect`: a DuckDB file, or a Spark warehouse
+folder as one DuckDB view per mart in schema `main`), so what is compared is what the report reads.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from typing import Any
 
 import duckdb
 
+from report_data import ReportError, connect
+
 REPO = Path(__file__).resolve().parent.parent
-SPARK_SCHEMA = "run_diagnosis"
 # the order rows are compared in (a mart's key within a run)
 MART_ORDER: dict[str, str] = {
     "findings": "harm_rank nulls last, finding_id",
@@ -49,32 +50,6 @@ REL_TOLERANCE = 1e-9
 
 class CompareError(Exception):
     """A build failed or a mart is missing."""
-
-
-def spark_mart_folder(warehouse: Path, mart: str) -> Path:
-    """Where the Spark build leaves a mart's parquet parts."""
-    return warehouse / f"{SPARK_SCHEMA}.db" / mart
-
-
-def open_spark_marts(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with one view per table of the Spark build, in schema `main`
-    (the layout of the DuckDB build's file): readers of the DuckDB marts work unchanged."""
-    schema_folder = warehouse / f"{SPARK_SCHEMA}.db"
-    if not schema_folder.is_dir():
-        raise CompareError(
-            f"no Spark build in {warehouse}: {schema_folder} is missing (run scripts/spark_build.sh)"
-        )
-    con = duckdb.connect()
-    for table in sorted(p for p in schema_folder.iterdir() if p.is_dir() and any(p.glob("*.parquet"))):
-        pattern = str(table / "*.parquet").replace("'", "''")
-        con.execute(f"create view main.\"{table.name}\" as select * from read_parquet('{pattern}')")
-    return con
-
-
-def open_duckdb_marts(db_path: Path) -> duckdb.DuckDBPyConnection:
-    if not db_path.is_file():
-        raise CompareError(f"no DuckDB build at {db_path}")
-    return duckdb.connect(str(db_path), read_only=True)
 
 
 def broken_nodes(target_path: Path) -> list[str]:
@@ -254,10 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 db_path, warehouse = workdir / "duckdb.duckdb", workdir / "spark-warehouse"
             else:
                 db_path, warehouse = build_both(source, workdir, not args.no_tests)
-            duck, spark = open_duckdb_marts(db_path), open_spark_marts(warehouse)
+            # the report's own reader: a DuckDB file, or a Spark warehouse folder read as parquet
+            duck, spark = connect(db_path), connect(warehouse)
             for mart in [m.strip() for m in args.marts.split(",") if m.strip()]:
                 total += compare_mart(duck, spark, mart, label, args.max_shown)
-    except (CompareError, duckdb.Error) as exc:
+    except (CompareError, ReportError, duckdb.Error) as exc:
         print(f"compare_engines: {exc}", file=sys.stderr)
         return 2
     print("compare_engines: " + ("DuckDB and Spark agree" if total == 0 else f"{total} difference(s)"))
