@@ -49,10 +49,10 @@
   {{ return(local_md5(parts | sort | join(','))) }}
 {% endmacro %}
 
-{#- select run_id, fingerprint: one row per run, from its five files -#}
-{% macro run_fingerprints_sql() %}
+{#- select run_id, fingerprint, baseline_run_id: one row per run of `runs` (run_sources()), from its five files -#}
+{% macro run_fingerprints_sql(runs) %}
   {% set parts = [] %}
-  {% for run in run_sources() %}
+  {% for run in runs %}
     {% if run.dir is none %}
       {#- the seeds: their checksums are part of project_checksum() -#}
       {% do parts.append('select ' ~ sql_literal(run.run_id) ~ ' as run_id, ' ~ sql_literal('seeds') ~ ' as fingerprint, cast(null as varchar) as baseline_run_id') %}
@@ -78,18 +78,19 @@
 {#- on-run-start: the runs to build in this invocation -#}
 {% macro start_run_batch() %}
   {% if not execute or not incremental_runs_enabled() %}{{ return('') }}{% endif %}
+  {% set runs = run_sources() %}{#- one directory listing for the whole hook -#}
   {% set built = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_runs') %}
   {% do run_query('create schema if not exists ' ~ target.schema) %}
   {% do run_query(
     'create or replace table ' ~ run_batch_relation() ~ ' as '
-    ~ 'with current_runs as (' ~ run_fingerprints_sql() ~ '), '
+    ~ 'with current_runs as (' ~ run_fingerprints_sql(runs) ~ '), '
     ~ 'coded as (select current_runs.run_id, md5(current_runs.fingerprint || coalesce(baseline.fingerprint, ' ~ "''" ~ ') || ' ~ sql_literal(project_checksum()) ~ ') as fingerprint '
     ~ 'from current_runs left join current_runs as baseline on baseline.run_id = current_runs.baseline_run_id) '
     ~ 'select coded.run_id, coded.fingerprint from coded'
     ~ ((' where not exists (select 1 from ' ~ built ~ ' as built where built.run_id = coded.run_id and built.fingerprint = coded.fingerprint)') if built else '')
   ) %}
   {#- a run folder that is gone takes its rows with it -#}
-  {% set current = run_sources() | map(attribute='run_id') | map('string') | list %}
+  {% set current = runs | map(attribute='run_id') | map('string') | list %}
   {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' %}
     {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
     {% if relation and relation.type == 'table' %}
@@ -99,7 +100,7 @@
     {% endif %}
   {% endfor %}
   {% set counts = run_query('select count(*) from ' ~ run_batch_relation()) %}
-  {{ log('run_diagnosis: incremental build: ' ~ counts.columns[0].values()[0] ~ ' of ' ~ run_sources() | length ~ ' run(s) new or changed', info=true) }}
+  {{ log('run_diagnosis: incremental build: ' ~ counts.columns[0].values()[0] ~ ' of ' ~ runs | length ~ ' run(s) new or changed', info=true) }}
   {{ return('') }}
 {% endmacro %}
 
