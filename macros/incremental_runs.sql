@@ -14,6 +14,11 @@
     `built_runs`, so the next build skips them. A failed build records nothing: the next build
     redoes its batch.
 
+  * when the project itself changed since the last complete build (a new version of a model
+    or test: `project_checksum()` differs from the one kept in `built_project`, or a database
+    written before this bookkeeping existed), every model table is dropped first, so a model
+    whose columns changed is created afresh instead of failing to append (`reset_if_project_changed`).
+
   A run that was built before and has not changed is neither read nor rewritten: adding one
   run to a warehouse of N processes that run's rows only. New steps of a run still training
   change its files, so that run (all of it) is rebuilt. `dbt build --full-refresh`, or
@@ -77,7 +82,10 @@
 
 {#- on-run-start: the runs to build in this invocation -#}
 {% macro start_run_batch() %}
-  {% if not execute or not incremental_runs_enabled() %}{{ return('') }}{% endif %}
+  {% if not execute %}{{ return('') }}{% endif %}
+  {#- (also when batches are switched off: their pre-hook appends to the tables too) -#}
+  {% if target.type == 'duckdb' and not flags.FULL_REFRESH %}{% do reset_if_project_changed() %}{% endif %}
+  {% if not incremental_runs_enabled() %}{{ return('') }}{% endif %}
   {% set runs = run_sources() %}{#- one directory listing for the whole hook -#}
   {% set built = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_runs') %}
   {% do run_query('create schema if not exists ' ~ target.schema) %}
@@ -104,6 +112,40 @@
   {{ return('') }}
 {% endmacro %}
 
+{% macro built_project_relation() %}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema, identifier='built_project')) }}
+{% endmacro %}
+
+{#- the project's model tables in this database (the relation cache, filled before the hooks run) -#}
+{% macro project_model_relations() %}
+  {% set found = [] %}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name %}
+    {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
+    {% if relation %}{% do found.append(relation) %}{% endif %}
+  {% endfor %}
+  {{ return(found) }}
+{% endmacro %}
+
+{#- on-run-start: a database built by another version of the project starts over. Its tables
+    may lack columns this version writes (or run_id itself, before issue 14), and appending to
+    them would fail; every run is rebuilt anyway, since the fingerprints hold the project's
+    checksum. adapter.drop_relation keeps dbt's relation cache right, so each model is then
+    created as a new table. -#}
+{% macro reset_if_project_changed() %}
+  {% set existing = project_model_relations() %}
+  {% if existing | length == 0 %}{{ return('') }}{% endif %}
+  {% set kept = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_project') %}
+  {% set stored = run_query('select max(checksum) from ' ~ kept).columns[0].values()[0] if kept else none %}
+  {% if stored == project_checksum() %}{{ return('') }}{% endif %}
+  {{ log('run_diagnosis: the database was built by another version of the project: rebuilding every model', info=true) }}
+  {% for relation in existing %}{% do adapter.drop_relation(relation) %}{% endfor %}
+  {% for name in ['built_runs', 'built_project'] %}
+    {% set relation = adapter.get_relation(database=target.database, schema=target.schema, identifier=name) %}
+    {% if relation %}{% do adapter.drop_relation(relation) %}{% endif %}
+  {% endfor %}
+  {{ return('') }}
+{% endmacro %}
+
 {#- on-run-end: remember what this build built, unless a model failed -#}
 {% macro record_built_runs(results) %}
   {% if not execute or not incremental_runs_enabled() %}{{ return('') }}{% endif %}
@@ -115,6 +157,7 @@
   {% do run_query('create table if not exists ' ~ built_runs_relation() ~ ' (run_id varchar, fingerprint varchar)') %}
   {% do run_query('delete from ' ~ built_runs_relation() ~ ' where run_id in (select run_id from ' ~ run_batch_relation() ~ ')') %}
   {% do run_query('insert into ' ~ built_runs_relation() ~ ' select run_id, fingerprint from ' ~ run_batch_relation()) %}
+  {% do run_query('create or replace table ' ~ built_project_relation() ~ ' as select ' ~ sql_literal(project_checksum()) ~ ' as checksum') %}
   {{ return('') }}
 {% endmacro %}
 

@@ -1,0 +1,80 @@
+"""A database written by another version of the project is rebuilt, not appended to.
+
+Every model is an incremental table (macros/incremental_runs.sql). A user who upgrades the
+project and builds into the database of the previous version has tables whose columns may
+differ from what the new models write (before issue 14 they had no run_id at all): appending
+to them would fail. The on-run-start hook compares the project's checksum with the one kept
+by the last complete build and, when they differ, drops every model table first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from dbt_runner import build_run
+from dbt_session import DB_NAME, STRUCTURAL_TESTS
+from run_builder import RunBuilder
+
+EXCLUDE = " ".join(["path:seeds/anthropic_*", *STRUCTURAL_TESTS])
+RESET_MESSAGE = "built by another version of the project"
+
+
+def build(run_dir: Path, out: Path) -> str:
+    result = build_run(run_dir, out / DB_NAME, out, exclude=EXCLUDE, check=False)
+    assert result.ok, "\n".join(result.errors) or result.output[-3000:]
+    return result.output
+
+
+def findings(db_path: Path) -> pd.DataFrame:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return con.execute("select * from main.findings order by finding_id").df()
+
+
+def columns(db_path: Path, table: str) -> list[str]:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return [row[0] for row in con.execute(f"describe main.{table}").fetchall()]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, pd.DataFrame]:
+    root = tmp_path_factory.mktemp("upgrade")
+    run_dir = root / "run" / "lr-4x"
+    RunBuilder(seed=5).plant_lr_scale(4.0).write(run_dir)
+    output = build(run_dir, root / "out")
+    assert RESET_MESSAGE not in output  # a new database has nothing to reset
+    return run_dir, root / "out", findings(root / "out" / DB_NAME)
+
+
+def test_database_from_before_run_id_is_rebuilt(built: tuple[Path, Path, pd.DataFrame]) -> None:
+    run_dir, out, before = built
+    db_path = out / DB_NAME
+    # the previous version: tables without run_id, no record of the project that built them
+    with duckdb.connect(str(db_path)) as con:
+        for table in ("int_gradients_checked", "findings"):
+            legacy = f"select * exclude (run_id) from main.{table}"
+            con.execute(f"create or replace table main.{table} as {legacy}")
+        con.execute("drop table main.built_project")
+    output = build(run_dir, out)
+    assert RESET_MESSAGE in output
+    assert "run_id" in columns(db_path, "int_gradients_checked")
+    pd.testing.assert_frame_equal(findings(db_path), before)
+    # the next build finds the project unchanged: nothing is dropped, no run rebuilt
+    output = build(run_dir, out)
+    assert RESET_MESSAGE not in output
+    assert "0 of 1 run(s) new or changed" in output
+
+
+def test_changed_project_drops_stale_columns(built: tuple[Path, Path, pd.DataFrame]) -> None:
+    run_dir, out, before = built
+    db_path = out / DB_NAME
+    # a table with a column the current models no longer write, built by another project version
+    with duckdb.connect(str(db_path)) as con:
+        con.execute("alter table main.step_metrics add column retired_flag boolean")
+        con.execute("update main.built_project set checksum = 'an older version'")
+    output = build(run_dir, out)
+    assert RESET_MESSAGE in output
+    assert "retired_flag" not in columns(db_path, "step_metrics")
+    pd.testing.assert_frame_equal(findings(db_path), before)
