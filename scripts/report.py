@@ -91,7 +91,7 @@ def write_report(
     page = build_page_one(data, check.consistency)
     say("drawing plots")
     plots = make_plots(data, page)
-    missing = [p.plot_id for p in plots if p.png_base64 is None]
+    missing = [p.plot_id for p in plots if p.image_base64 is None]
     say(
         f"drew {len(plots) - len(missing)} plots"
         + (f" ({', '.join(missing)}: not logged)" if missing else "")

@@ -1,4 +1,4 @@
-"""report.html: one self-contained page (inline CSS, inline base64 PNG plots, no JS, no network).
+"""report.html: one self-contained page (inline CSS, inline base64 SVG plots, no JS, no network).
 
 Every string that comes from the data goes through `esc` (html.escape); markup is only
 ever built from literals here.
@@ -251,13 +251,10 @@ def appendix_section(data: ReportData, check: DoubleCheck) -> str:
 
 
 def figure(plot: Plot) -> str:
-    if plot.png_base64 is None:
+    if plot.image_base64 is None:
         body = f'<div class="not-logged" id="{esc(plot.plot_id)}" role="note">{esc(plot.not_logged)}</div>'
     else:
-        body = (
-            f'<img id="{esc(plot.plot_id)}" alt="{esc(plot.alt)}" '
-            f'src="data:image/png;base64,{plot.png_base64}">'
-        )
+        body = f'<img id="{esc(plot.plot_id)}" alt="{esc(plot.alt)}" src="{plot.data_uri}">'
     caption = f"<figcaption><strong>{esc(plot.title)}.</strong> {esc(plot.caption)}</figcaption>"
     return f"<figure>{body}{caption}</figure>"
 

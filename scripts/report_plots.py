@@ -1,4 +1,4 @@
-"""The report's plots: matplotlib (Agg) figures rendered to base64 PNG for inline <img>.
+"""The report's plots: hand-written SVG figures (svg_charts), base64-encoded for an inline <img>.
 
 Each plot function takes the ReportData and returns a Plot. When the run did not log
 what a plot needs (no evals, no grad_norm, ...) the Plot carries a "not logged" message
@@ -8,23 +8,16 @@ instead of an image, so an imported run with fewer columns still gets a report.
 from __future__ import annotations
 
 import base64
-import io
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
 from report_data import SEVERITY_ORDER, ReportData
 from report_story import PageOne
+from svg_charts import PT, Axes, Figure, LegendEntry, Note, Stroke
 
 SEVERITY_COLORS = {
     "critical": "#7b1fa2",
@@ -35,25 +28,32 @@ SEVERITY_COLORS = {
 }
 MAIN_COLOR = "#1f77b4"
 SUPERSEDED_COLOR = "#b0b0b0"
-FIG_SIZE = (9.0, 3.6)
+FIG_WIDTH = 900  # pixels (9 inches at 100 dpi)
+PLOT_HEIGHT = 260  # pixels of one plot area
+LANE_HEIGHT = 24  # pixels per finding under the loss plot
 MAX_LANES = 30  # findings drawn under the loss plot
 MIN_SPAN_SHARE = 0.006  # narrowest drawn span, as a share of the steps shown
-DPI = 100
+MEDIA_TYPE = "image/svg+xml"
 
 
 @dataclass(frozen=True)
 class Plot:
-    """One figure of the report: an inline PNG, or the reason there is none."""
+    """One figure of the report: an inline image (base64 of `media_type`), or the reason there is none."""
 
     plot_id: str
     title: str
     caption: str
-    png_base64: str | None = None
+    image_base64: str | None = None
     not_logged: str | None = None
+    media_type: str = MEDIA_TYPE
 
     @property
     def alt(self) -> str:
         return f"{self.title}. {self.caption}"
+
+    @property
+    def data_uri(self) -> str:
+        return f"data:{self.media_type};base64,{self.image_base64}"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -77,31 +77,22 @@ def has_values(values: np.ndarray) -> bool:
     return bool(np.isfinite(values).any())
 
 
-def to_base64_png(fig: Figure) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+def svg_plot(plot_id: str, title: str, caption: str, figure: Figure) -> Plot:
+    """The figure as a base64 SVG document (its <title> the plot's title, its <desc> the caption)."""
+    svg = figure.render(title, caption)
+    return Plot(plot_id, title, caption, base64.b64encode(svg.encode("utf-8")).decode("ascii"))
 
 
 def new_axes(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Axes]:
-    fig, ax = plt.subplots(figsize=FIG_SIZE)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
+    ax = Axes(title=title, xlabel=xlabel, ylabel=ylabel)
+    fig = Figure(width=FIG_WIDTH)
+    fig.add_row(PLOT_HEIGHT, ax)
     return fig, ax
 
 
-def outside_legend(
-    ax: Axes, handles: list | None = None, labels: list[str] | None = None, offset: float = 1.01
-) -> None:
-    """A legend right of the axes, so it never hides data."""
-    if handles is None:
-        handles, labels = ax.get_legend_handles_labels()
-    if labels is None:
-        labels = [h.get_label() for h in handles]
-    ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(offset, 1.0), borderaxespad=0)
+def marker_size(area: float) -> float:
+    """A matplotlib scatter size (area in points squared) as a marker diameter in pixels."""
+    return math.sqrt(area) * PT
 
 
 def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +102,7 @@ def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 FIX_FIRST_COLOR = "#9467bd"
+LANE_OPACITY = 0.75
 
 
 def finding_spans(findings: list[dict]) -> list[tuple[dict, float, float]]:
@@ -129,28 +121,24 @@ def finding_spans(findings: list[dict]) -> list[tuple[dict, float, float]]:
 def draw_finding_lanes(ax: Axes, spans: list[tuple[dict, float, float]]) -> None:
     """One lane per finding (rank 1 on top): its step span shaded in its severity's color."""
     used: list[str] = []
+    rows: list[tuple[str, float, float, str]] = []
     x_range = max(end for _, _, end in spans) - min(start for _, start, _ in spans)
     min_width = max(1.0, MIN_SPAN_SHARE * x_range)  # a one-step finding stays visible on a long run
-    for lane, (finding, start, end) in enumerate(spans):
+    for lane, (finding, start, end) in enumerate(spans, 1):
         if end - start < min_width:
             middle = (start + end) / 2
             start, end = middle - min_width / 2, middle + min_width / 2
         severity = str(finding.get("severity") or "info").lower()
         color = SEVERITY_COLORS.get(severity, SEVERITY_COLORS["info"])
-        ax.broken_barh([(start, end - start)], (lane - 0.4, 0.8), facecolors=color, alpha=0.75)
+        rows.append((f"{lane}. {finding.get('category')}", start, end, color))
         if severity not in used:
             used.append(severity)
-    ax.set_ylim(len(spans) - 0.5, -0.5)
-    ax.set_yticks(range(len(spans)))
-    ax.set_yticklabels([f"{i}. {f.get('category')}" for i, (f, _, _) in enumerate(spans, 1)], fontsize=7)
-    ax.set_xlabel("step")
-    ax.set_ylabel("findings")
-    ax.grid(True, axis="x", alpha=0.3)
-    handles = [
-        Patch(color=SEVERITY_COLORS.get(s, SEVERITY_COLORS["info"]), alpha=0.75, label=s)
+    ax.lanes(rows, opacity=LANE_OPACITY)
+    ax.xlabel, ax.ylabel, ax.grid = "step", "findings", "x"
+    ax.legend = [
+        LegendEntry(s, "patch", SEVERITY_COLORS.get(s, SEVERITY_COLORS["info"]), opacity=LANE_OPACITY)
         for s in sorted(used, key=lambda s: SEVERITY_ORDER.index(s) if s in SEVERITY_ORDER else 9)
     ]
-    outside_legend(ax, handles)
 
 
 def message_plot(plot_id: str, title: str, caption: str, message: str) -> Plot:
@@ -168,7 +156,7 @@ def mark_fix_first(ax: Axes, page: PageOne) -> str:
     if not spans:
         return ""
     _, start, end = spans[0]
-    ax.axvspan(start, end, color=FIX_FIRST_COLOR, alpha=0.10, label="fix first: its steps")
+    ax.vspan(start, end, FIX_FIRST_COLOR, opacity=0.10, label="fix first: its steps")
     return " The purple band marks the steps of the problem to fix first."
 
 
@@ -177,11 +165,9 @@ def mark_restarts(ax: Axes, data: ReportData) -> str:
         e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None
     ]
     for i, event in enumerate(restarts):
-        ax.axvline(
+        ax.vline(
             float(event["step"]),
-            color="black",
-            linestyle=":",
-            linewidth=1.0,
+            Stroke("black", 1.0 * PT, "dotted"),
             label="crash and resume" if i == 0 else None,
         )
     return " Dotted lines: the run crashed and resumed from a checkpoint." if restarts else ""
@@ -202,34 +188,31 @@ def plot_loss(data: ReportData, page: PageOne) -> Plot:
         caption += f" Only the first {MAX_LANES} of {len(spans)} causes with a step range are drawn."
         spans = spans[:MAX_LANES]
     counted, superseded = counted_split(frame)
-    lanes_height = 0.25 * len(spans) + 0.6 if spans else 0.0
-    fig = plt.figure(figsize=(FIG_SIZE[0], FIG_SIZE[1] + lanes_height))
+    ax = Axes(title=title, ylabel="training loss")
+    fig = Figure(width=FIG_WIDTH, share_x=True)
+    fig.add_row(PLOT_HEIGHT, ax)
     if spans:
-        grid = fig.add_gridspec(2, 1, height_ratios=[FIG_SIZE[1], lanes_height], hspace=0.08)
-        ax = fig.add_subplot(grid[0])
-        lanes = fig.add_subplot(grid[1], sharex=ax)
+        lanes = Axes()
         draw_finding_lanes(lanes, spans)
-        ax.tick_params(labelbottom=False)
+        fig.add_row(LANE_HEIGHT * len(spans) + 6, lanes)
+        ax.show_xticklabels = False
     else:
-        ax = fig.add_subplot()
-        ax.set_xlabel("step")
-    ax.set_title(title)
-    ax.set_ylabel("training loss")
-    ax.grid(True, alpha=0.3)
-    ax.plot(step[counted], loss[counted], color=MAIN_COLOR, linewidth=1.2, label="loss (counted rows)")
+        ax.xlabel = "step"
+    ax.line(step[counted], loss[counted], MAIN_COLOR, width=1.2 * PT, label="loss (counted rows)")
     baseline = num(frame, "loss_baseline")
     if has_values(baseline[counted]):
-        ax.plot(step[counted], baseline[counted], "--", color="black", linewidth=0.9, label="loss baseline")
+        ax.line(
+            step[counted], baseline[counted], "black", width=0.9 * PT, dash="dashed", label="loss baseline"
+        )
     if superseded.any():
-        ax.scatter(step[superseded], loss[superseded], s=12, color=SUPERSEDED_COLOR, label="superseded rows")
+        ax.scatter(
+            step[superseded], loss[superseded], SUPERSEDED_COLOR, marker_size(12), label="superseded rows"
+        )
     spikes = flag(frame, "is_loss_spike") & np.isfinite(loss)
     if spikes.any():
-        ax.scatter(
-            step[spikes], loss[spikes], s=30, marker="v", color="#d62728", zorder=5, label="loss spike"
-        )
+        ax.scatter(step[spikes], loss[spikes], "#d62728", marker_size(30), marker="v", label="loss spike")
     caption += mark_fix_first(ax, page) + mark_restarts(ax, data)
-    outside_legend(ax)
-    return Plot("plot-loss", title, caption, to_base64_png(fig))
+    return svg_plot("plot-loss", title, caption, fig)
 
 
 def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
@@ -245,33 +228,35 @@ def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
         return message_plot("plot-lr", title, caption, "Learning rate: not logged.")
     counted, superseded = counted_split(frame)
     fig, ax = new_axes(title, "step", "learning rate")
-    ax.plot(step[counted], logged[counted], color=MAIN_COLOR, linewidth=1.3, label="logged")
+    ax.line(step[counted], logged[counted], MAIN_COLOR, width=1.3 * PT, label="logged")
     if has_values(expected):
-        ax.plot(
-            step[counted], expected[counted], "--", color="black", linewidth=1.0, label="expected (config)"
+        ax.line(
+            step[counted],
+            expected[counted],
+            "black",
+            width=1.0 * PT,
+            dash="dashed",
+            label="expected (config)",
         )
         ratio = np.where(counted & (expected > 0), logged / np.where(expected > 0, expected, 1.0), np.nan)
         if has_values(ratio) and np.nanmax(ratio) > 1.1:
             # label the logged peak (where the gap shows), with the ratio there
             i = int(np.nanargmax(np.where(np.isfinite(ratio), logged, np.nan)))
-            ax.annotate(
-                f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})",
-                (step[i], logged[i]),
-                xytext=(20, -28),
-                textcoords="offset points",
-                fontsize=8,
-                arrowprops={"arrowstyle": "->", "linewidth": 0.8},
-            )
+            ax.note(
+                Note(
+                    f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})",
+                    float(step[i]), float(logged[i]), dx=20 * PT, dy=28 * PT, arrow=True,
+                )
+            )  # fmt: skip
             caption += f" At the logged peak: {ratio[i]:.1f}x the configured value (step {int(step[i])})."
     else:
         caption += " The expected schedule is not available (no schedule in the config)."
     if superseded.any():
         ax.scatter(
-            step[superseded], logged[superseded], s=12, color=SUPERSEDED_COLOR, label="superseded rows"
+            step[superseded], logged[superseded], SUPERSEDED_COLOR, marker_size(12), label="superseded rows"
         )
     caption += mark_fix_first(ax, page)
-    outside_legend(ax)
-    return Plot("plot-lr", title, caption, to_base64_png(fig))
+    return svg_plot("plot-lr", title, caption, fig)
 
 
 def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
@@ -285,22 +270,19 @@ def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
         )
     counted, _ = counted_split(frame)
     fig, ax = new_axes(title, "step", "gradient norm")
-    ax.plot(step[counted], grad[counted], color=MAIN_COLOR, linewidth=1.1, label="grad norm")
+    ax.line(step[counted], grad[counted], MAIN_COLOR, width=1.1 * PT, label="grad norm")
     limits = np.unique(clip[np.isfinite(clip)])
     if len(limits) == 1:
-        ax.axhline(limits[0], linestyle="--", color="black", linewidth=1.0, label=f"clip limit {limits[0]:g}")
+        ax.hline(limits[0], Stroke("black", 1.0 * PT, "dashed"), label=f"clip limit {limits[0]:g}")
     elif len(limits) > 1:
-        ax.plot(step[counted], clip[counted], "--", color="black", linewidth=1.0, label="clip limit")
+        ax.line(step[counted], clip[counted], "black", width=1.0 * PT, dash="dashed", label="clip limit")
     else:
         caption += " No clipping limit is configured."
     violations = flag(frame, "is_clip_violation") & counted & np.isfinite(grad)
     if violations.any():
-        ax.scatter(
-            step[violations], grad[violations], s=16, color="#d62728", zorder=5, label="above the limit"
-        )
+        ax.scatter(step[violations], grad[violations], "#d62728", marker_size(16), label="above the limit")
     caption += mark_restarts(ax, data)
-    outside_legend(ax)
-    return Plot("plot-grad", title, caption, to_base64_png(fig))
+    return svg_plot("plot-grad", title, caption, fig)
 
 
 def natural_key(text: str) -> tuple[int, float, str]:
@@ -312,6 +294,7 @@ def natural_key(text: str) -> tuple[int, float, str]:
 
 
 MAX_BARS = 40  # a large run has thousands of shards: plot the ones furthest from the trend
+ABOVE_COLOR, BELOW_COLOR = "#d62728", "#2ca02c"
 
 
 def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
@@ -322,16 +305,11 @@ def _residual_bars(ax: Axes, frame: pd.DataFrame, label: str) -> None:
     keys_raw = [str(k) for k in frame["group_key"]]
     order = sorted(range(len(keys_raw)), key=lambda i: natural_key(keys_raw[i]))
     frame = frame.iloc[order]
-    values = num(frame, "mean_loss_residual")
+    values = np.nan_to_num(num(frame, "mean_loss_residual"))
     keys = [keys_raw[i] for i in order]
-    colors = ["#d62728" if v > 0 else "#2ca02c" for v in np.nan_to_num(values)]
-    ax.bar(keys, np.nan_to_num(values), color=colors)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_title(f"by {label}")
-    ax.set_xlabel(label)
-    ax.set_ylabel("mean loss residual")
-    ax.tick_params(axis="x", labelrotation=45, labelsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+    ax.bars(keys, values, [ABOVE_COLOR if v > 0 else BELOW_COLOR for v in values], label_size=8 * PT)
+    ax.hline(0, Stroke("black", 0.8 * PT))
+    ax.title, ax.xlabel, ax.ylabel, ax.grid = f"by {label}", label, "mean loss residual", "y"
 
 
 def plot_shards(data: ReportData, page: PageOne) -> Plot:
@@ -346,17 +324,19 @@ def plot_shards(data: ReportData, page: PageOne) -> Plot:
             "plot-shards", title, caption, "Shards and sources: not logged (shard_metrics is empty)."
         )
     levels = [lvl for lvl in ("shard", "source") if (frame["grouping_level"] == lvl).any()]
-    fig, axes = plt.subplots(1, len(levels), figsize=FIG_SIZE, squeeze=False)
-    for ax, level in zip(axes[0], levels, strict=True):
-        _residual_bars(ax, frame[frame["grouping_level"] == level], level)
-    fig.suptitle(title)
-    fig.legend(
-        handles=[Patch(color="#d62728", label="above trend"), Patch(color="#2ca02c", label="below trend")],
-        fontsize=8,
-        loc="upper right",
+    fig = Figure(
+        width=FIG_WIDTH,
+        title=title,
+        legend=[
+            LegendEntry("above trend", "patch", ABOVE_COLOR),
+            LegendEntry("below trend", "patch", BELOW_COLOR),
+        ],
     )
-    fig.tight_layout()
-    return Plot("plot-shards", title, caption, to_base64_png(fig))
+    panels = [Axes() for _ in levels]
+    for ax, level in zip(panels, levels, strict=True):
+        _residual_bars(ax, frame[frame["grouping_level"] == level], level)
+    fig.add_row(PLOT_HEIGHT * 0.7, *panels)
+    return svg_plot("plot-shards", title, caption, fig)
 
 
 def plot_eval(data: ReportData, page: PageOne) -> Plot:
@@ -368,53 +348,56 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
         return message_plot("plot-eval", title, caption, "Validation loss: not logged (no evaluations).")
     counted, superseded = counted_split(frame)
     fig, ax = new_axes(title, "step", "validation loss")
-    ax.plot(step[counted], val[counted], "o-", color=MAIN_COLOR, markersize=4, label="validation loss")
+    ax.line(step[counted], val[counted], MAIN_COLOR, marker="o", marker_size=4 * PT, label="validation loss")
     smoothed = num(frame, "train_loss_smoothed")
     if has_values(smoothed[counted]):
-        ax.plot(step[counted], smoothed[counted], ":", color="black", label="training loss (smoothed)")
+        ax.line(step[counted], smoothed[counted], "black", dash="dotted", label="training loss (smoothed)")
     if superseded.any():
-        ax.scatter(step[superseded], val[superseded], s=14, color=SUPERSEDED_COLOR, label="superseded evals")
+        ax.scatter(
+            step[superseded], val[superseded], SUPERSEDED_COLOR, marker_size(14), label="superseded evals"
+        )
     best = flag(frame, "is_best") & np.isfinite(val)
     if best.any():
-        ax.scatter(
-            step[best], val[best], s=160, marker="*", color="#d62728", zorder=5, label="best evaluation"
-        )
+        ax.scatter(step[best], val[best], "#d62728", marker_size(160), marker="*", label="best evaluation")
     saved = sorted({int(e["checkpoint_step"]) for e in data.events if e.get("checkpoint_step") is not None})
     for i, checkpoint in enumerate(saved):
         last = checkpoint == saved[-1]
-        ax.axvline(
+        ax.vline(
             checkpoint,
-            color="#8c564b" if last else "#bbbbbb",
-            linestyle="--",
-            linewidth=1.2 if last else 0.8,
+            Stroke("#8c564b" if last else "#bbbbbb", (1.2 if last else 0.8) * PT, "dashed"),
             label="last saved checkpoint" if last else ("saved checkpoints" if i == 0 else None),
         )
     if saved:
-        ax.annotate(
-            f"last saved: step {saved[-1]}", (saved[-1], 1.0), xycoords=("data", "axes fraction"),
-            xytext=(-4, -12), textcoords="offset points", ha="right", fontsize=8, color="#8c564b",
-        )  # fmt: skip
+        ax.note(
+            Note(
+                f"last saved: step {saved[-1]}",
+                saved[-1],
+                None,
+                dx=-4 * PT,
+                dy=12 * PT,
+                anchor="end",
+                color="#8c564b",
+            )
+        )
         caption += f" Dashed lines: checkpoints saved (from the events); the last one is step {saved[-1]}."
     if best.any():
         i = int(np.flatnonzero(best)[0])
-        ax.annotate(
-            f"best evaluation {val[i]:.3f} (step {int(step[i])})", (step[i], val[i]),
-            xytext=(-10, 18), textcoords="offset points", ha="right", fontsize=8, color="#d62728",
+        ax.note(
+            Note(
+                f"best evaluation {val[i]:.3f} (step {int(step[i])})", float(step[i]), float(val[i]),
+                dx=-10 * PT, dy=-18 * PT, anchor="end", color="#d62728",
+            )
         )  # fmt: skip
     caption += mark_fix_first(ax, page)
-    handles, labels = ax.get_legend_handles_labels()
     accuracy = num(frame, "val_accuracy")
     if has_values(accuracy[counted]):
-        twin = ax.twinx()
-        twin.plot(
-            step[counted], accuracy[counted], "s--", color="#2ca02c", markersize=3, label="val accuracy"
-        )
-        twin.set_ylabel("validation accuracy (share)")
-        twin_handles, twin_labels = twin.get_legend_handles_labels()
-        handles, labels = handles + twin_handles, labels + twin_labels
+        twin = ax.twinx("validation accuracy (share)")
+        twin.line(
+            step[counted], accuracy[counted], "#2ca02c", dash="dashed", marker="s", marker_size=3 * PT,
+            label="val accuracy",
+        )  # fmt: skip
         caption += " Green squares: validation accuracy (right axis)."
-    outside_legend(ax, handles, labels, offset=1.12)
-    return Plot("plot-eval", title, caption, to_base64_png(fig))
+    return svg_plot("plot-eval", title, caption, fig)
 
 
 def plot_step_times(data: ReportData, page: PageOne) -> Plot:
@@ -426,13 +409,12 @@ def plot_step_times(data: ReportData, page: PageOne) -> Plot:
         return message_plot("plot-step-time", title, caption, "Step time: not logged.")
     counted, _ = counted_split(frame)
     fig, ax = new_axes(title, "step", "step time (s)")
-    ax.plot(step[counted], seconds[counted], color=MAIN_COLOR, linewidth=1.0, label="step time")
+    ax.line(step[counted], seconds[counted], MAIN_COLOR, width=1.0 * PT, label="step time")
     slow = flag(frame, "is_slow_step") & counted & np.isfinite(seconds)
     if slow.any():
-        ax.scatter(step[slow], seconds[slow], s=22, color="#d62728", zorder=5, label="slow step")
+        ax.scatter(step[slow], seconds[slow], "#d62728", marker_size(22), label="slow step")
     caption += mark_restarts(ax, data)
-    outside_legend(ax)
-    return Plot("plot-step-time", title, caption, to_base64_png(fig))
+    return svg_plot("plot-step-time", title, caption, fig)
 
 
 PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
@@ -447,5 +429,4 @@ PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
 
 def make_plots(data: ReportData, page: PageOne) -> list[Plot]:
     """All plots, in report order: the story first (loss, validation, learning rate)."""
-    with plt.rc_context({"figure.max_open_warning": 0, "svg.hashsalt": "report"}):
-        return [plotter(data, page) for plotter in PLOTTERS]
+    return [plotter(data, page) for plotter in PLOTTERS]

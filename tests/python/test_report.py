@@ -395,7 +395,7 @@ def test_html_plots_are_inline_figures_with_id_alt_and_caption(problem: dict[str
     ids = []
     for fig in figures:
         img = re.search(
-            r'<img id="([^"]+)" alt="([^"]+)" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}">', fig
+            r'<img id="([^"]+)" alt="([^"]+)" src="data:image/svg\+xml;base64,[A-Za-z0-9+/=]{200,}">', fig
         )
         assert img, fig[:200]
         ids.append(img.group(1))
@@ -520,7 +520,7 @@ def test_reports_render_in_headless_chromium(
     control = tmp_path / "control.html"
     control.write_text(
         '<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head><body>'
-        '<img id="broken" alt="broken" src="data:image/png;base64,AAAA">'
+        '<img id="broken" alt="broken" src="data:image/svg+xml;base64,AAAA">'
         '<script>console.error("control error")</script></body></html>'
     )
     checked_problem, checked_clean, checked_control = check_pages([problem["html"], clean["html"], control])
