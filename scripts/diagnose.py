@@ -177,7 +177,7 @@ def build(run_dir: Path, out: Path, keep_going: bool) -> BuildResult:
 
 
 def report(result: BuildResult, out: Path, run_id: str | None = None) -> dict[str, Path]:
-    from report import write_report  # matplotlib and friends: only once there is something to report
+    from report import write_report  # pandas and friends: only once there is something to report
     from report_data import ReportError
 
     step(4, f"writing the report to {out}")

@@ -460,7 +460,7 @@ def polyline_path(px: np.ndarray, py: np.ndarray) -> str:
 
 
 def unique_points(px: np.ndarray, py: np.ndarray, cell: float) -> tuple[list[str], list[str]]:
-    """Marker positions, one per `cell`-pixel square (markers that would overlap exactly are drawn once)."""
+    """Marker positions, one per `cell`-pixel square (half a marker: closer markers hide each other)."""
     finite = np.isfinite(px) & np.isfinite(py)
     px, py = px[finite], py[finite]
     if len(px) > 1:
@@ -750,7 +750,7 @@ def draw_panel(panel: Panel, clip_id: str) -> str:
             d = polyline_path(px, py)
             body.append(f'<path d="{d}" {item.stroke.attrs()} fill="none" stroke-linejoin="round"/>')
         if item.marker is not None:
-            xs, ys = unique_points(px, py, max(1.0, item.marker_size / 4))
+            xs, ys = unique_points(px, py, max(1.0, item.marker_size / 2))
             body.append(marker_element(item.marker, item.marker_size, item.marker_color, xs, ys))
     out.append(f'<g clip-path="url(#{clip_id})">' + "".join(body) + "</g>")
     out += draw_frame(panel)

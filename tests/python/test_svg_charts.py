@@ -90,3 +90,9 @@ def test_a_million_points_give_a_small_svg_quickly() -> None:
     assert time.process_time() - started < 5  # generous for a loaded machine; ~0.3 s alone
     assert len(svg.encode()) < 300_000
     ET.fromstring(svg)
+    # the worst case for markers: a million points of noise filling the plot area
+    cloud = Axes()
+    fig = Figure()
+    fig.add_row(260, cloud)
+    cloud.scatter(np.arange(1_000_000), np.random.default_rng(2).normal(0, 1, 1_000_000), "#b0b0b0", 4.8)
+    assert len(fig.render().encode()) < 300_000
