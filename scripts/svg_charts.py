@@ -105,7 +105,7 @@ def nice_ticks(low: float, high: float, max_ticks: int) -> list[float]:
 
 
 def tick_labels(ticks: list[float]) -> list[str]:
-    """Labels with the decimals the step needs; k/M suffixes from a million on."""
+    """Labels with the decimals the step needs; M and G suffixes from a million on."""
     if not ticks:
         return []
     step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(ticks[0]) or 1.0
@@ -204,13 +204,6 @@ class Note:
     color: str = "#000"
     size: float = LEGEND_SIZE
     arrow: bool = False
-
-
-@dataclass(frozen=True)
-class Bar:
-    start: float
-    end: float
-    color: str
 
 
 @dataclass(frozen=True)
@@ -370,8 +363,7 @@ def legend_entry(item: Item) -> LegendEntry | None:
         return LegendEntry(
             item.label, "marker", item.marker_color, marker=item.marker, marker_size=item.marker_size
         )
-    kind: Literal["line"] = "line"
-    return LegendEntry(item.label, kind, item.stroke.color, item.stroke, item.marker, item.marker_size)
+    return LegendEntry(item.label, "line", item.stroke.color, item.stroke, item.marker, item.marker_size)
 
 
 # --------------------------------------------------------------------------- drawing helpers
@@ -574,7 +566,7 @@ class Panel:
     twin_labels: list[str] = field(default_factory=list)
 
 
-def x_label_depth(axes: Axes, labels: list[str]) -> float:
+def x_label_depth(axes: Axes) -> float:
     """Height below the plot area taken by the x tick labels and the x label."""
     depth = 0.0
     if axes.show_xticklabels:
@@ -595,8 +587,11 @@ def x_label_depth(axes: Axes, labels: list[str]) -> float:
 def render_figure(figure: Figure, name: str, description: str) -> str:
     title_height = TITLE_SIZE * 1.8 if figure.title else 0.0
     _, fig_legend_h = legend_size(figure.legend)
-    every_x = [v for _, row in figure.rows for axes in row if not axes.x_categories for v in axes.x_values()]
-    shared_x = data_range(every_x) if figure.share_x else None
+    shared_x = None
+    if figure.share_x:
+        shared_x = data_range(
+            [v for _, row in figure.rows for a in row if not a.x_categories for v in a.x_values()]
+        )
 
     # horizontal layout: margins from the widest tick labels, per column (aligned across rows)
     columns = max(len(row) for _, row in figure.rows)
@@ -658,7 +653,7 @@ def render_figure(figure: Figure, name: str, description: str) -> str:
                 panel.twin_y = Scale(t_low, t_high, box.bottom, box.top)
                 panel.twin_ticks, panel.twin_labels = numeric_ticks(t_low, t_high, height, Y_TICK_SPACING)
             panels.append(panel)
-            foot = max(foot, x_label_depth(axes, x_labels))
+            foot = max(foot, x_label_depth(axes))
             _, legend_h = legend_size(axes.legend_entries())
             foot = max(foot, legend_h - height)
         top += head + height + foot + PAD * 2
@@ -854,7 +849,7 @@ def draw_frame(panel: Panel) -> list[str]:
     out.append("<g>" + "".join(labels) + "</g>")
     middle_y = (box.top + box.bottom) / 2
     if axes.xlabel:
-        depth = x_label_depth(axes, panel.x_labels) - FONT_SIZE * 0.2
+        depth = x_label_depth(axes) - FONT_SIZE * 0.2
         out.append(text((box.left + box.right) / 2, box.bottom + depth, axes.xlabel))
     if axes.ylabel:
         x = (
