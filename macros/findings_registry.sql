@@ -21,6 +21,7 @@
     'int_findings__config_mismatch': ['config_mismatch'],
     'int_findings__log_quality': ['log_quality'],
     'int_findings__learning_progress': ['no_learning', 'underfitting'],
+    'int_findings__initial_loss_too_high': ['initial_loss_too_high'],
     'int_findings__baseline_divergence': ['baseline_divergence', 'baseline_slowdown'],
   }) }}
 {% endmacro %}

@@ -56,6 +56,8 @@
     ('precision', '$.precision', 'text', false),
     ('steps_per_epoch', '$.steps_per_epoch', 'integer', false),
     ('grad_norm_measured', '$.grad_norm_measured', 'text', false),
+    ('step_time_is_interval_mean', '$.step_time_is_interval_mean', 'text', false),
+    ('vocab_size', '$.vocab_size', 'integer', false),
     ('source_format', '$.provenance.source_format', 'text', false),
     ('baseline_run_id', '$.baseline_run_id', 'name', false),
   ]) }}
@@ -68,7 +70,7 @@
     'peak_lr': (0, false), 'min_lr': (0, true), 'warmup_steps': (0, true), 'decay_steps': (0, false),
     'grad_clip_norm': (0, false), 'total_steps': (0, false), 'batch_size': (0, false),
     'eval_interval': (0, false), 'checkpoint_interval': (0, false), 'data_parallel_workers': (0, false),
-    'n_shards': (0, false), 'steps_per_epoch': (0, false),
+    'n_shards': (0, false), 'steps_per_epoch': (0, false), 'vocab_size': (0, false),
   }) }}
 {% endmacro %}
 

@@ -93,6 +93,7 @@ PLAIN_NAMES = {
     "eval_contamination": "evaluation data in training",
     "no_learning": "no learning",
     "underfitting": "underfitting",
+    "initial_loss_too_high": "a starting loss above a uniform guess",
     "config_mismatch": "a config mismatch",
 }
 CONFIRM_DEFAULT = "rerun with the fix and compare validation loss at the same evaluation steps"

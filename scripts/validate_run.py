@@ -66,6 +66,8 @@ CONFIG_TYPES = {
     "precision": "text",
     "steps_per_epoch": "integer",
     "grad_norm_measured": "text",
+    "step_time_is_interval_mean": "text",
+    "vocab_size": "integer",
 }
 REQUIRED_CONFIG_KEYS = (
     "lr_schedule.type",

@@ -1,17 +1,47 @@
 -- Step times against the run's median: slow steps, the stretches they form
 -- (a sustained level shift, not a one-step z-score), and the steps where a
 -- checkpoint was saved, which are expected to be slow and are left out.
+-- When the config says a logged step time is the mean over the steps since the
+-- previous logged row (step_time_is_interval_mean, e.g. Megatron), a row stands for
+-- that window: its excess over the median counts once per step of the window, a
+-- stall is a window that lost as much time as one stalled step would
+-- ((stall_factor - 1) x the median: for a one-step window exactly the old rule), and
+-- an evaluation run inside the window (at the previous logged step or after it) is
+-- named, since its time is in the mean.
 with
-
-steps as (
-    select run_id, step, step_time_sec
-    from {{ run_ref('int_train_steps_resolved') }}
-    where step_time_sec > 0
-),
 
 config as (
     -- one row per run: the run spine
-    select run_id, checkpoint_interval from {{ run_ref('stg_training__config') }}
+    select run_id, checkpoint_interval, coalesce(step_time_is_interval_mean, 'false') = 'true' as is_interval_mean
+    from {{ run_ref('stg_training__config') }}
+),
+
+steps as (
+    select
+        resolved.run_id,
+        resolved.step,
+        resolved.step_time_sec,
+        case
+            when config.is_interval_mean and resolved.previous_step < resolved.step then resolved.step - resolved.previous_step
+            else 1
+        end as window_steps,
+        case when config.is_interval_mean then resolved.previous_step end as window_start_step
+    from {{ run_ref('int_train_steps_resolved') }} as resolved
+    inner join config
+        on resolved.run_id = config.run_id
+    where resolved.step_time_sec > 0
+),
+
+evaluations_in_windows as (
+    -- interval windows (more than one step) holding an evaluation: it ran after the log line of
+    -- window_start_step or later, before this row's line
+    select distinct steps.run_id, steps.step
+    from steps
+    inner join {{ run_ref('int_evals_resolved') }} as evals
+        on steps.run_id = evals.run_id
+        and evals.step >= steps.window_start_step
+        and evals.step < steps.step
+    where steps.window_steps > 1
 ),
 
 checkpoint_events as (
@@ -39,6 +69,9 @@ flagged as (
         steps.run_id,
         steps.step,
         steps.step_time_sec,
+        steps.window_steps,
+        steps.window_steps * (steps.step_time_sec - run_median.median_step_time_sec) as window_excess_sec,
+        (evaluations_in_windows.step is not null) as has_evaluation_in_window,
         run_median.median_step_time_sec,
         {{ safe_divide('steps.step_time_sec', 'run_median.median_step_time_sec') }} as ratio_to_median,
         (
@@ -54,6 +87,9 @@ flagged as (
     left join checkpoint_events
         on steps.run_id = checkpoint_events.run_id
         and steps.step = checkpoint_events.step
+    left join evaluations_in_windows
+        on steps.run_id = evaluations_in_windows.run_id
+        and steps.step = evaluations_in_windows.step
 ),
 
 islands as (
@@ -77,6 +113,9 @@ final as (
         run_id,
         step,
         step_time_sec,
+        window_steps,
+        window_excess_sec,
+        has_evaluation_in_window,
         median_step_time_sec,
         ratio_to_median,
         is_checkpoint_step,
@@ -84,10 +123,12 @@ final as (
         (is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }}) as is_in_slow_stretch,
         case when is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }} then stretch_first_step end
             as slow_stretch_first_step,
+        -- outside a slow stretch, a window that lost what one step at stall_factor x the median
+        -- loses; for a one-step window: step time >= stall_factor x the median (which is slow)
         (
-            is_slow and stretch_length < {{ var('slow_stretch_min_steps') }}
+            not (is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }})
             and not is_checkpoint_step
-            and ratio_to_median >= {{ var('stall_factor') }}
+            and window_excess_sec >= ({{ var('stall_factor') }} - 1) * median_step_time_sec
         ) as is_stall
     from stretch_sizes
 )

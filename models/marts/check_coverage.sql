@@ -99,6 +99,8 @@ reasons as (
             when 'nan_loss' then {{ reason_list([('available.with_loss = 0', 'no loss in the log')]) }}
             when 'no_learning' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
             when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
+            when 'initial_loss_too_high' then {{ reason_list([
+                ('available.with_loss < ' ~ var('initial_loss_min_points'), 'fewer than ' ~ var('initial_loss_min_points') ~ ' loss values')]) }}
             {%- set baseline_reasons = [
                 ('config.baseline_run_id is null', 'no baseline run named in the config (baseline_run_id)'),
                 ('config.baseline_run_id = config.run_id', 'the config names the run itself as its baseline')] %}

@@ -40,7 +40,8 @@ step of the last logged train or validation line (0 before the first one).
 What cannot be known
 --------------------
 * Megatron iteration lines are averages over ``log_interval`` iterations; single-step spikes
-  inside an interval are invisible.
+  inside an interval are invisible. The config says so (``step_time_is_interval_mean: true``):
+  the slow-step check then judges each logged row by the time lost over its whole window.
 * llm.c ``main.log`` carries no config at all; the llm.c stdout table does not state the
   gradient clip (hard-coded in the trainer); nanoGPT prints only the settings that were
   overridden, not its defaults. Every unknown config value stays None with a note.
@@ -767,10 +768,13 @@ def _megatron_log_config(parsed: _Parsed) -> _Config:
         if parsed.total_steps:
             result.config["total_steps"] = parsed.total_steps[-1]
             result.notes.append("total_steps taken from the 'iteration N/ M' lines")
-        return result
-    total = parsed.total_steps[-1] if parsed.total_steps else None
-    schedule, config, notes = megatron_config(parsed.settings, "the arguments dump", total)
-    return _Config(schedule, config, notes)
+    else:
+        total = parsed.total_steps[-1] if parsed.total_steps else None
+        result = _Config(*megatron_config(parsed.settings, "the arguments dump", total))
+    # "elapsed time per iteration" is the mean over the iterations since the previous iteration line
+    result.config["step_time_is_interval_mean"] = True
+    result.notes.append("step_time_sec is Megatron's elapsed time per iteration: a log-interval mean")
+    return result
 
 
 # --------------------------------------------------------------------------- the shape table

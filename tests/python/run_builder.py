@@ -226,6 +226,26 @@ class RunBuilder:
         self.train.loc[self.train["step"] == step, "step_time_sec"] = 0.12 * factor
         return self
 
+    def plant_eval_time(self, seconds: float) -> RunBuilder:
+        """Each evaluation's time lands in the step after it (a loop that logs, then evaluates)."""
+        after = self.train["step"].isin(self.evals["step"] + 1)
+        self.train.loc[after, "step_time_sec"] = self.train.loc[after, "step_time_sec"] + seconds
+        return self
+
+    def plant_interval_mean_logging(self, interval: int, declared: bool = True) -> RunBuilder:
+        """Log every `interval`-th step only, its step time the mean over the steps since the previous
+        logged row (Megatron's "elapsed time per iteration"); `declared`: the config says so."""
+        window = (self.train["step"] - 1) // interval
+        self.train["step_time_sec"] = self.train.groupby(window)["step_time_sec"].transform("mean")
+        self.train = self.train[self.train["step"] % interval == 0].reset_index(drop=True)
+        self.config_overrides["step_time_is_interval_mean"] = declared
+        return self
+
+    def plant_initial_loss(self, losses: list[float]) -> RunBuilder:
+        """The first logged losses are `losses` (e.g. mis-scaled initial logits)."""
+        self.train.loc[self.train.index[: len(losses)], "loss"] = losses
+        return self
+
     def plant_flat_loss(self, level: float = 5.5) -> RunBuilder:
         self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
         return self

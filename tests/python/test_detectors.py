@@ -4,6 +4,7 @@ a healthy noisy run fire nothing above low."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -241,6 +242,32 @@ def test_overfitting(diagnosis: Diagnosis, best_at: int, rise: float, severity: 
     assert summary["best_eval_step"] == best_at
 
 
+def noisy_val_plateau(builder: RunBuilder, after: int) -> RunBuilder:
+    """Validation loss flat after `after`, with the fixture's 0.3% eval noise: no overfitting."""
+    level = builder.evals.loc[builder.evals["step"] == after, "val_loss"].iloc[0]
+    tail = builder.evals["step"] > after
+    builder.evals.loc[tail, "val_loss"] = level * np.exp(builder.rng.normal(0, 0.003, tail.sum()))
+    return builder
+
+
+@fixture_run(lambda: RunBuilder().plant_overfitting(100, 0.009))
+def test_sustained_rise_under_the_floor_is_low_overfitting(diagnosis: Diagnosis) -> None:
+    """+0.9% by the end (under overfit_min_relative_rise 1%), every evaluation after the minimum
+    higher than the one before: sustained beyond the eval noise, so reported, as low."""
+    found = findings_of(diagnosis, "overfitting")
+    assert list(found["first_step"]) == [100]
+    assert found.iloc[0]["severity"] == "low"
+    assert "reported because it is sustained" in found.iloc[0]["evidence"]
+    only_expected_above_low(diagnosis, set())
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+@fixture_run(lambda seed: noisy_val_plateau(RunBuilder(seed=seed), 100))
+def test_noisy_val_plateau_is_not_overfitting(diagnosis: Diagnosis, seed: int) -> None:
+    found = findings_of(diagnosis, "overfitting")
+    assert found.empty, found[["finding_id", "title", "evidence"]].to_string()
+
+
 @fixture_run(lambda: RunBuilder().plant_contaminated_source()[0])
 def test_eval_named_source_is_contamination(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "eval_contamination")["finding_id"]) == [
@@ -278,6 +305,74 @@ def test_checkpoint_saves_are_not_slow_steps(clean_run: Diagnosis) -> None:
 @fixture_run(lambda: RunBuilder().plant_stall(70, 10))
 def test_isolated_stall(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "slow_steps")["finding_id"]) == ["slow_steps:stalls"]
+
+
+@pytest.mark.parametrize(("declared", "found_ids"), [(True, ["slow_steps:stalls"]), (False, [])])
+@fixture_run(lambda declared: RunBuilder().plant_stall(73, 10).plant_interval_mean_logging(5, declared))
+def test_stall_inside_an_interval_mean(diagnosis: Diagnosis, declared: bool, found_ids: list[str]) -> None:
+    """Logged every 5 steps, each time the window's mean: a 10x step at 73 makes the step-75 row
+    only 2.8x the median, but the window lost 9x the median, more than one 5x stall loses.
+    Undeclared, the row reads as one step 2.8x the median: nothing."""
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == found_ids
+    if declared:
+        row = found.iloc[0]
+        assert (row["first_step"], row["last_step"]) == (75, 75)
+        assert row["estimated_cost"] == pytest.approx(9 * 0.12, rel=0.1)  # the whole window
+        assert "mean over 5 steps" in row["evidence"]
+        assert "step_time_slowdown" in diagnosis.failing_tests()
+
+
+@fixture_run(lambda: RunBuilder().plant_interval_mean_logging(5))
+def test_interval_mean_logging_alone_is_clean(diagnosis: Diagnosis) -> None:
+    assert findings_of(diagnosis, "slow_steps").empty
+    assert not diagnosis.table("step_metrics")["is_slow_step"].any()
+
+
+@fixture_run(lambda: RunBuilder().plant_eval_time(0.6).plant_interval_mean_logging(5))
+def test_evaluation_time_in_interval_means_is_low(diagnosis: Diagnosis) -> None:
+    """Each evaluation's 0.6 s lands in the next 5-step window: the evaluation's cost, reported
+    apart from stalls and at low (it takes under slow_high_share_lost of the run)."""
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == ["slow_steps:evaluation_windows"]
+    row = found.iloc[0]
+    assert row["severity"] == "low"
+    assert row["first_step"] == 25  # the evaluation at step 20 runs in the window 21-25
+    assert "an evaluation ran inside each of these windows" in row["evidence"]
+
+
+# --- initial loss -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("losses", "config", "severity"),
+    [
+        ([19.2, 14.4], {}, "medium"),  # 1.54x ln(262144), two points above it: strong
+        ([14.0], {}, "low"),  # 1.12x, one point
+        ([12.5, 12.0], {"vocab_size": 50257}, "low"),  # 1.16x ln(50257) = 10.82
+    ],
+)
+@fixture_run(lambda losses, config: RunBuilder().plant_initial_loss(losses).plant_config(**config))
+def test_initial_loss_above_uniform_guess(
+    diagnosis: Diagnosis, losses: list[float], config: dict, severity: str
+) -> None:
+    found = findings_of(diagnosis, "initial_loss_too_high")
+    assert list(found["finding_id"]) == ["initial_loss_too_high:start"]
+    row = found.iloc[0]
+    assert row["severity"] == severity
+    assert (row["first_step"], row["last_step"]) == (1, len(losses))
+    assert row["observed_value"] == pytest.approx(losses[0])
+    assert "first_loss_above_uniform_guess" in diagnosis.failing_tests()
+    only_expected_above_low(diagnosis, {"initial_loss_too_high"})
+
+
+@pytest.mark.parametrize(
+    ("losses", "config"),
+    [([], {}), ([11.0, 10.9], {"vocab_size": 50257}), ([13.2, 13.0], {})],  # random init: ln(V) + a little
+)
+@fixture_run(lambda losses, config: RunBuilder().plant_initial_loss(losses).plant_config(**config))
+def test_plausible_start_is_not_flagged(diagnosis: Diagnosis, losses: list[float], config: dict) -> None:
+    assert findings_of(diagnosis, "initial_loss_too_high").empty
 
 
 # --- config and logs -------------------------------------------------------------------

@@ -75,11 +75,24 @@ wall_clock_by_run as (
     group by run_id
 ),
 
+window_time_by_run as (
+    -- a logged step time that is the mean over a window of steps (step_time_is_interval_mean)
+    -- stands for window_steps steps: the time of the other steps of each window
+    select run_id, sum((window_steps - 1) * step_time_sec) as window_extra_sec
+    from {{ run_ref('int_step_times_profiled') }}
+    where window_steps > 1
+    group by run_id
+),
+
 wall_clock as (
-    select runs.run_id, wall_clock_by_run.wall_clock_sec
+    select
+        runs.run_id,
+        wall_clock_by_run.wall_clock_sec + coalesce(window_time_by_run.window_extra_sec, 0) as wall_clock_sec
     from runs
     left join wall_clock_by_run
         on runs.run_id = wall_clock_by_run.run_id
+    left join window_time_by_run
+        on runs.run_id = window_time_by_run.run_id
 ),
 
 lr_excess_by_run as (

@@ -1,6 +1,9 @@
 -- Finding: validation loss reached its minimum and then rose while training
 -- loss kept falling. Evidence: the held-out minimum (step, value: the
 -- checkpoint to keep), the final value, the gap, the training loss trend.
+-- A rise under overfit_min_relative_rise is reported as low only when it is
+-- sustained (the last evaluations all above the minimum by more than the eval
+-- curve's own noise) while training loss does not rise (the same tolerance).
 with
 
 evals as (
@@ -37,6 +40,31 @@ after_best as (
     group by best.run_id
 ),
 
+from_best as (
+    -- the evaluations from the minimum on, each with its change from the one before
+    select
+        evals.run_id,
+        evals.val_loss,
+        evals.eval_index,
+        evals.eval_count,
+        abs(evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }}) as eval_change
+    from evals
+    inner join best
+        on evals.run_id = best.run_id
+        and evals.step >= best.best_step
+),
+
+sustained as (
+    -- the eval-to-eval noise from the minimum on, and the lowest of the last evaluations
+    select
+        run_id,
+        percentile_cont(0.5) within group (order by eval_change) as eval_noise,
+        min(case when eval_index > eval_count - {{ var('overfit_sustained_min_evals') }} then val_loss end)
+            as lowest_of_last_evals
+    from from_best
+    group by run_id
+),
+
 totals as (
     select run_id, max(step) as last_step, count(*) as counted_steps
     from {{ run_ref('int_train_steps_resolved') }}
@@ -58,6 +86,16 @@ assessed as (
         last_eval.train_at_final,
         after_best.evals_after_best,
         after_best.worst_after_best,
+        sustained.eval_noise,
+        sustained.lowest_of_last_evals,
+        -- a rise under the overfit_min_relative_rise floor that is sustained beyond the eval noise
+        (
+            {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} < {{ var('overfit_min_relative_rise') }}
+            and after_best.evals_after_best >= {{ var('overfit_sustained_min_evals') }}
+            and sustained.lowest_of_last_evals - best.best_val_loss >= {{ var('overfit_sustained_noise_multiple') }} * sustained.eval_noise
+            and sustained.lowest_of_last_evals - best.best_val_loss
+                >= {{ var('overfit_sustained_min_relative_rise') }} * best.best_val_loss
+        ) as is_sustained_mild_rise,
         totals.last_step,
         coalesce(totals.counted_steps, 0) as counted_steps,
         {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise,
@@ -73,6 +111,8 @@ assessed as (
         on best.run_id = last_eval.run_id
     inner join after_best
         on best.run_id = after_best.run_id
+    inner join sustained
+        on best.run_id = sustained.run_id
     -- a run with no counted train steps keeps its row (the whole-log aggregate gave one)
     left join totals
         on best.run_id = totals.run_id
@@ -88,6 +128,7 @@ final as (
         'overfitting:' || {{ fmt_int('best_step') }} as finding_id,
         'overfitting' as category,
         case
+            when is_sustained_mild_rise then 'low'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
             when coalesce(share_of_gain_given_back, 1) < {{ var('overfit_mild_gain_share') }}
                 and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
@@ -107,7 +148,14 @@ final as (
             || coalesce('; gave back ' || {{ fmt_pct('share_of_gain_given_back') }} || ' of the held-out gain since the first evaluation'
                 || case when share_of_gain_given_back < {{ var('overfit_mild_gain_share') }} then ' (a mild late drift)' else '' end, '')
             || '; training loss (trailing median) ' || {{ fmt('train_at_best', 4) }} || ' at the minimum -> '
-            || {{ fmt('train_at_final', 4) }} || ' at the end' as evidence,
+            || {{ fmt('train_at_final', 4) }} || ' at the end'
+            || case when is_sustained_mild_rise
+                then '; under the ' || {{ fmt_pct(var('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '
+                    || {{ fmt_int(var('overfit_sustained_min_evals')) }} || ' evaluations all at least '
+                    || {{ fmt('lowest_of_last_evals - best_val_loss', 4) }} || ' above the minimum, '
+                    || {{ fmt(safe_divide('lowest_of_last_evals - best_val_loss', 'eval_noise'), 1) }}
+                    || 'x the eval-to-eval noise ' || {{ fmt('eval_noise', 4) }}
+                else '' end as evidence,
         best_step as first_step,
         final_step as last_step,
         last_step - best_step as steps_affected,
@@ -122,7 +170,7 @@ final as (
             || '; for the large run add early stopping on validation loss, more unique data or fewer epochs.' as recommendation
     from assessed
     where best_step < final_step
-        and relative_rise >= {{ var('overfit_min_relative_rise') }}
+        and (relative_rise >= {{ var('overfit_min_relative_rise') }} or is_sustained_mild_rise)
         and evals_after_best >= {{ var('overfit_min_evals_after_best') }}
         -- training loss fell or stayed level (within overfit_train_rise_tolerance): if both rise, it is instability
         and coalesce(train_at_final <= train_at_best * (1 + {{ var('overfit_train_rise_tolerance') }}), true)

@@ -3,6 +3,10 @@
 -- isolated stalls (a single non-checkpoint step stall_factor x the median).
 -- Checkpoint saves are expected to be slow and left out. Evidence: the stretch,
 -- its median vs the run's, the seconds lost, and events logged around it.
+-- A logged row that is the mean over a window of steps (step_time_is_interval_mean)
+-- counts its excess once per step of the window; such windows slowed by an
+-- evaluation run inside them are reported apart (slow_steps:evaluation_windows): the
+-- time evaluation costs, medium only from slow_high_share_lost, never high.
 with
 
 profiled as (
@@ -14,7 +18,7 @@ events as (
 ),
 
 run_time as (
-    select run_id, sum(step_time_sec) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
+    select run_id, sum(step_time_sec * window_steps) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
     from profiled
     group by run_id
 ),
@@ -26,7 +30,7 @@ stretches as (
         max(step) as last_step,
         count(*) as slow_steps,
         percentile_cont(0.5) within group (order by step_time_sec) as stretch_median_sec,
-        sum(step_time_sec - median_step_time_sec) as seconds_lost
+        sum(window_excess_sec) as seconds_lost
     from profiled
     where is_in_slow_stretch
     group by run_id, slow_stretch_first_step
@@ -48,16 +52,19 @@ stretch_events as (
 stalls as (
     select
         run_id,
+        has_evaluation_in_window,
         min(step) as first_step,
         max(step) as last_step,
         count(*) as slow_steps,
         max(step_time_sec) as stretch_median_sec,
-        sum(step_time_sec - median_step_time_sec) as seconds_lost,
-        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('step_time_sec', 3) ~ " || ' s)'", "', '", "order by step") }}
+        sum(window_excess_sec) as seconds_lost,
+        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('step_time_sec', 3) ~ " || ' s'"
+            ~ " || case when window_steps > 1 then ' mean over ' || " ~ fmt_int('window_steps') ~ " || ' steps' else '' end || ')'",
+            "', '", "order by step") }}
             as stall_list
     from profiled
     where is_stall
-    group by run_id
+    group by run_id, has_evaluation_in_window
     having count(*) > 0
 ),
 
@@ -104,16 +111,36 @@ stretch_findings as (
 ),
 
 stall_findings as (
+    -- isolated stalls; and, apart, logged windows slowed by the evaluation inside them
+    -- (has_evaluation_in_window): what evaluation costs, an expected cost, so medium only
+    -- when it takes slow_high_share_lost of the run, never high
     select
         stalls.run_id,
-        'slow_steps:stalls' as finding_id,
+        case when stalls.has_evaluation_in_window then 'slow_steps:evaluation_windows' else 'slow_steps:stalls' end
+            as finding_id,
         'slow_steps' as category,
-        case when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_medium_share_lost') }} then 'medium' else 'low' end
-            as severity,
-        {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
-            || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.' as title,
-        'stalled steps: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
-            || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval)' as evidence,
+        case
+            when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }}
+                >= case when stalls.has_evaluation_in_window then {{ var('slow_high_share_lost') }} else {{ var('slow_medium_share_lost') }} end
+                then 'medium'
+            else 'low'
+        end as severity,
+        case when stalls.has_evaluation_in_window
+            then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
+                || {{ fmt('stalls.stretch_median_sec / run_time.median_step_time_sec', 1) }} || 'x the median step time: evaluation costs about '
+                || {{ fmt('stalls.seconds_lost', 1) }} || ' s (' || {{ fmt_pct(safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec')) }}
+                || ' of the run''s step time).'
+            else {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
+                || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
+        end as title,
+        case when stalls.has_evaluation_in_window
+            then 'slow windows: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
+                || ' s; each logged step time is the mean over the steps since the previous logged row (step_time_is_interval_mean), '
+                || 'and an evaluation ran inside each of these windows, so its time is in the mean; each window lost at least what one step at '
+                || {{ var('stall_factor') }} || 'x the median would'
+            else 'stalled steps: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
+                || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval)'
+        end as evidence,
         stalls.first_step,
         stalls.last_step,
         stalls.slow_steps as steps_affected,
@@ -121,11 +148,17 @@ stall_findings as (
         run_time.median_step_time_sec as expected_value,
         stalls.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
-        'sum over the stalled steps of (step time - run median step time)' as cost_method,
+        case when stalls.has_evaluation_in_window
+            then 'sum over the windows of (mean step time - run median step time) x steps in the window'
+            else 'sum over the stalled steps of (step time - run median step time)'
+        end as cost_method,
         {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
-            as recommendation
+        case when stalls.has_evaluation_in_window
+            then 'If this share matters, evaluate less often or on fewer batches (Megatron: eval_interval, eval_iters); '
+                || 'a window much slower than the other evaluation windows points at the evaluation itself (data loading, I/O).'
+            else 'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
+        end as recommendation
     from stalls
     inner join run_time
         on stalls.run_id = run_time.run_id
