@@ -41,6 +41,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from dbt_runner import dbt_executable
+
 REPO = Path(__file__).resolve().parents[1]
 FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
 PEER = REPO / "benchmarks" / "pandas_peer.py"
@@ -175,9 +177,8 @@ def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str]:
 
 def measure_floor(work: Path) -> Measure:
     """`dbt build` of the one-model project, fresh target folder (as each diagnosis has)."""
-    dbt = Path(sys.executable).parent / "dbt"
     target = work / "floor"
-    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(target / "target")]
+    command = [dbt_executable(), "build", "--profiles-dir", ".", "--target-path", str(target / "target")]
     command += ["--log-path", str(target / "logs")]
     return run_measured(command, env={"DBT_FLOOR_DB": str(target / "floor.duckdb")}, cwd=FLOOR_PROJECT)
 
@@ -197,8 +198,7 @@ def duckdb_scan_seconds(run_dir: Path) -> float:
 def measure_fleet_build(folder: Path, db_path: Path, work: Path) -> tuple[Measure, str]:
     """`dbt build` (default selector) of every run folder in `folder`, into db_path; with the
     increment line dbt printed ("incremental build: k of n run(s) new or changed")."""
-    dbt = Path(sys.executable).parent / "dbt"
-    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(work / "target")]
+    command = [dbt_executable(), "build", "--profiles-dir", ".", "--target-path", str(work / "target")]
     command += ["--log-path", str(work / "logs")]
     # 10M rows in one build: DuckDB's budget as for one 10M-step run (the goal there is <= 4 GB);
     # the 1 GB default runs out in the per-shard medians (1.25M shard groups)

@@ -30,6 +30,7 @@ from typing import Any
 
 import duckdb
 
+from dbt_runner import dbt_executable
 from report_data import ReportError, connect
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,12 +97,11 @@ def build_both(source: Path | None, workdir: Path, with_tests: bool) -> tuple[Pa
     warehouse = workdir / "spark-warehouse"
     db_path.unlink(missing_ok=True)
     env_duckdb = {**env, "RUN_DIAGNOSIS_DB": str(db_path), "RUN_DIAGNOSIS_INCREMENTAL": "0"}
-    dbt = Path(sys.executable).parent / "dbt"
     no_tests = [] if with_tests else ["--exclude", "resource_type:test", "resource_type:unit_test"]
     run_build(
         "duckdb",
         [
-            str(dbt) if dbt.exists() else "dbt",
+            dbt_executable(),
             "build",
             "--profiles-dir",
             str(REPO),
