@@ -27,12 +27,12 @@ import pytest
 
 from dbt_runner import build_run, failed_tests, manifest_nodes
 from run_builder import RunBuilder
+from run_files import FILE_SUFFIXES
 
 REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "run_diagnosis.duckdb"
 MakeRun = Callable[..., RunBuilder | Path]  # a fixture run: its builder, or a run folder
 BUILT = "built"  # the name the built database is attached under in a run's view
-RUN_FILE_SUFFIXES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
 # Structural tests (keys, accepted values, invariants) guard the SQL; the sample
 # build and a few fixture builds run them. Most fixture builds only need the
 # models and the anomaly tests, which is about three times faster.
@@ -210,7 +210,7 @@ def write_run(run: RunBuilder | Path, folder: Path) -> None:
         run.write(folder)
         return
     folder.mkdir(parents=True)
-    for suffix in RUN_FILE_SUFFIXES:
+    for suffix in FILE_SUFFIXES.values():
         for path in run.glob(f"*{suffix}"):
             (folder / path.name).symlink_to(path.resolve())
 
