@@ -40,7 +40,7 @@ import yaml
 from importers import RunImportError
 from importers.aliases import load_aliases, resolve, to_float, to_step
 from importers.canonical import EVENT_COLUMNS, RunData
-from importers.hf_trainer import config_from
+from importers.training_args import config_from
 from importers.wandb_history import Table, read_table, split_wide
 
 FORMAT = "lightning_csv"

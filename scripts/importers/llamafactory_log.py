@@ -43,12 +43,12 @@ import pandas as pd
 from importers import RunImportError
 from importers.aliases import metric_column, read_jsonl, step_times_from_elapsed, to_float, to_step
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import (
+from importers.hf_trainer import load_state_run
+from importers.training_args import (
     STATE_FILE,
     config_from,
     explain_unknowns,
     find_training_args,
-    load_state_run,
     schedule_from_args,
 )
 

@@ -58,7 +58,7 @@ from tensorboard.util import tensor_util
 from importers import RunImportError
 from importers.aliases import load_aliases, metric_column, resolve
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import config_from, run_results, schedule_from_args
+from importers.training_args import config_from, run_results, schedule_from_args
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"

@@ -56,7 +56,7 @@ from importers.aliases import (
     to_step,
 )
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import config_from, explain_unknowns, find_training_args, schedule_from_args
+from importers.training_args import config_from, explain_unknowns, find_training_args, schedule_from_args
 from importers.units import cell_parser, column_unit
 
 FORMAT = "wandb_history"
