@@ -56,7 +56,13 @@ from importers.aliases import (
     to_step,
 )
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.training_args import config_from, explain_unknowns, find_training_args, schedule_from_args
+from importers.training_args import (
+    config_from,
+    explain_unknowns,
+    find_training_args,
+    positive_int,
+    schedule_from_args,
+)
 from importers.units import cell_parser, column_unit
 
 FORMAT = "wandb_history"
@@ -120,7 +126,7 @@ def load_table(
     wide = split_wide(table, resolve(table.frame.columns, alias_table), alias_table)
     notes = table.notes + wide.notes
     args, sources = find_training_args(config_dir or file.parent)
-    total_steps = _positive_int(args.get("max_steps"))
+    total_steps = positive_int(args.get("max_steps"))
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
     run = RunData(
@@ -424,11 +430,3 @@ def _missing_notes(columns: ColumnMap, aliases: dict[str, list[str]], eval_rows:
 
 def _text(cell: Any) -> str | None:
     return None if cell is None or str(cell) == "" else str(cell)
-
-
-def _positive_int(value: Any) -> int | None:
-    try:
-        number = to_float(value)
-    except ValueError:
-        return None
-    return int(number) if number is not None and number > 0 and number.is_integer() else None
