@@ -9,8 +9,9 @@ Each importer module exposes:
 The registry below is the one list of importers; order is the sniffing order
 (most specific first). The other modules here are shared by importers, not importers:
 ``canonical`` (RunData and its writer), ``aliases`` and ``units`` (metric names and units),
-``training_args`` (training arguments -> schedule and config), ``text_log_core`` and the
-``text_log_<family>`` modules (the shapes ``text_logs`` reads).
+``training_args`` (training arguments -> schedule and config), ``wide_table`` (a wide
+metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family>`` modules
+(the shapes ``text_logs`` reads).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ What is read
 ------------
 * ``metrics.csv``: Lightning's sparse wide CSV, one row per logging call and empty cells
   elsewhere (``epoch``, ``step``, ``train_loss_step``, ``val_loss``, ``lr-AdamW``...). It is cut
-  into train and eval rows by ``wandb_history.split_wide`` with the shared alias table
+  into train and eval rows by ``wide_table.split_wide`` with the shared alias table
   (``importers.aliases``): ``train_loss_step``/``train_loss``/``loss`` -> loss, ``val_loss``,
   ``lr-*`` (LearningRateMonitor) -> learning_rate, ``grad_norm``/``grad_2.0_norm_total`` ->
   grad_norm. Epoch aggregates (``train_loss_epoch``) are not steps and are not read.
@@ -41,7 +41,7 @@ from importers import RunImportError
 from importers.aliases import load_aliases, resolve, to_step
 from importers.canonical import EVENT_COLUMNS, RunData
 from importers.training_args import as_number, config_from, positive_int
-from importers.wandb_history import Table, read_table, split_wide
+from importers.wide_table import Table, read_table, split_wide
 
 FORMAT = "lightning_csv"
 DESCRIPTION = "PyTorch Lightning CSVLogger folder (metrics.csv + hparams.yaml), e.g. lightning_logs/version_0"

@@ -29,7 +29,7 @@ elapsed_time that goes backwards marks a new process (a resume) and is an event.
 
 What cannot be known from the jsonl alone: grad_norm, val_accuracy (its ``accuracy`` key
 is the DPO reward accuracy, not token accuracy), shard ids, and the LR schedule unless
-training arguments sit beside it (``training_args.yaml`` etc., read as in hf_trainer).
+training arguments sit beside it (``training_args.yaml`` etc., read by ``training_args``).
 """
 
 from __future__ import annotations
