@@ -18,7 +18,6 @@ folder as one DuckDB view per mart in schema `main`), so what is compared is wha
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -30,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from dbt_runner import dbt_executable
+from dbt_runner import dbt_executable, read_target_json
 from report_data import ReportError, connect
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,9 +55,8 @@ class CompareError(Exception):
 def broken_nodes(target_path: Path) -> list[str]:
     """Seeds and models of the last invocation that failed or were skipped (tests may fail: the
     marts are still built and compared)."""
-    try:
-        results = json.loads((target_path / "run_results.json").read_text())["results"]
-    except (OSError, ValueError, KeyError):
+    results = (read_target_json(target_path / "run_results.json", []) or {}).get("results")
+    if not isinstance(results, list):
         return ["(no run_results.json)"]
     return [
         str(r["unique_id"])
