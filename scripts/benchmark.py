@@ -41,11 +41,15 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from dbt_runner import dbt_executable
+from run_files import FILE_SUFFIXES, run_file
+
 REPO = Path(__file__).resolve().parents[1]
 FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
 PEER = REPO / "benchmarks" / "pandas_peer.py"
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
 GB = 1024**3
+PREFIX = "bench_"  # the synthetic runs' file-name prefix
 TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
 
 
@@ -121,7 +125,7 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
     train = pd.concat(
         [train[train["step"] <= crash], replay, train[train["step"] > crash]], ignore_index=True
     )
-    train.to_csv(folder / "bench_train_log.csv", index=False, float_format="%.6g")
+    train.to_csv(run_file(folder, "train", PREFIX), index=False, float_format="%.6g")
     eval_step = np.arange(0, steps + 1, max(1, steps // 50))
     pd.DataFrame(
         {
@@ -129,14 +133,14 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
             "val_loss": 3.1 + 2.7 * np.exp(-np.maximum(eval_step, 1) / (steps / 20)),
             "val_accuracy": 0.2,
         }
-    ).to_csv(folder / "bench_eval_log.csv", index=False, float_format="%.6g")
+    ).to_csv(run_file(folder, "eval", PREFIX), index=False, float_format="%.6g")
     pd.DataFrame(
         {
             "shard_id": range(n_shards),
             "n_examples": 256,
             "source": [f"source_{i % 7}" for i in range(n_shards)],
         }
-    ).to_csv(folder / "bench_shard_info.csv", index=False)
+    ).to_csv(run_file(folder, "shards", PREFIX), index=False)
     events = [(0, "run started")] + [
         (s, f"checkpoint saved: step_{s}.pt") for s in range(1000, steps + 1, 1000)
     ]
@@ -144,7 +148,7 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
         (crash, "worker exited unexpectedly"),
         (crash, f"job restarted; resuming from checkpoint step_{resume}.pt"),
     ]
-    pd.DataFrame(events, columns=["step", "event"]).to_csv(folder / "bench_run_events.csv", index=False)
+    pd.DataFrame(events, columns=["step", "event"]).to_csv(run_file(folder, "events", PREFIX), index=False)
     config = {
         "run_name": f"bench-{steps}",
         "lr_schedule": {
@@ -160,7 +164,7 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
         "eval_interval": max(1, steps // 50),
         "checkpoint_interval": 1000,
     }
-    (folder / "bench_run_config.json").write_text(json.dumps(config))
+    (run_file(folder, "config", PREFIX)).write_text(json.dumps(config))
     return len(train)
 
 
@@ -175,16 +179,15 @@ def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str]:
 
 def measure_floor(work: Path) -> Measure:
     """`dbt build` of the one-model project, fresh target folder (as each diagnosis has)."""
-    dbt = Path(sys.executable).parent / "dbt"
     target = work / "floor"
-    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(target / "target")]
+    command = [dbt_executable(), "build", "--profiles-dir", ".", "--target-path", str(target / "target")]
     command += ["--log-path", str(target / "logs")]
     return run_measured(command, env={"DBT_FLOOR_DB": str(target / "floor.duckdb")}, cwd=FLOOR_PROJECT)
 
 
 def duckdb_scan_seconds(run_dir: Path) -> float:
     """A raw DuckDB scan of the train log: parse every row and aggregate every column."""
-    path = next(run_dir.glob("*train_log.csv"))
+    path = next(run_dir.glob(f"*{FILE_SUFFIXES['train']}"))
     started = time.perf_counter()
     with duckdb.connect() as connection:
         connection.sql(
@@ -197,8 +200,7 @@ def duckdb_scan_seconds(run_dir: Path) -> float:
 def measure_fleet_build(folder: Path, db_path: Path, work: Path) -> tuple[Measure, str]:
     """`dbt build` (default selector) of every run folder in `folder`, into db_path; with the
     increment line dbt printed ("incremental build: k of n run(s) new or changed")."""
-    dbt = Path(sys.executable).parent / "dbt"
-    command = [str(dbt), "build", "--profiles-dir", ".", "--target-path", str(work / "target")]
+    command = [dbt_executable(), "build", "--profiles-dir", ".", "--target-path", str(work / "target")]
     command += ["--log-path", str(work / "logs")]
     # 10M rows in one build: DuckDB's budget as for one 10M-step run (the goal there is <= 4 GB);
     # the 1 GB default runs out in the per-shard medians (1.25M shard groups)

@@ -18,7 +18,6 @@ folder as one DuckDB view per mart in schema `main`), so what is compared is wha
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import subprocess
@@ -30,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from dbt_runner import dbt_executable, read_target_json
 from report_data import ReportError, connect
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,9 +55,8 @@ class CompareError(Exception):
 def broken_nodes(target_path: Path) -> list[str]:
     """Seeds and models of the last invocation that failed or were skipped (tests may fail: the
     marts are still built and compared)."""
-    try:
-        results = json.loads((target_path / "run_results.json").read_text())["results"]
-    except (OSError, ValueError, KeyError):
+    results = (read_target_json(target_path / "run_results.json", []) or {}).get("results")
+    if not isinstance(results, list):
         return ["(no run_results.json)"]
     return [
         str(r["unique_id"])
@@ -96,12 +95,11 @@ def build_both(source: Path | None, workdir: Path, with_tests: bool) -> tuple[Pa
     warehouse = workdir / "spark-warehouse"
     db_path.unlink(missing_ok=True)
     env_duckdb = {**env, "RUN_DIAGNOSIS_DB": str(db_path), "RUN_DIAGNOSIS_INCREMENTAL": "0"}
-    dbt = Path(sys.executable).parent / "dbt"
     no_tests = [] if with_tests else ["--exclude", "resource_type:test", "resource_type:unit_test"]
     run_build(
         "duckdb",
         [
-            str(dbt) if dbt.exists() else "dbt",
+            dbt_executable(),
             "build",
             "--profiles-dir",
             str(REPO),

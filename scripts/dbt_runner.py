@@ -432,17 +432,32 @@ def failed_test(result: Mapping[str, Any], node: Mapping[str, Any]) -> FailedTes
     )
 
 
+def is_failed_test(result: Mapping[str, Any]) -> bool:
+    """A run_results entry of a data test that failed or warned (an anomaly test "fired")."""
+    return str(result.get("unique_id", "")).startswith("test.") and (
+        str(result.get("status") or "").lower() in TEST_PROBLEM_STATUSES
+    )
+
+
+def manifest_nodes(target_path: Path, notes: list[str]) -> dict[str, Any]:
+    """The nodes of target_path/manifest.json ({} and a note when it is missing or unusable)."""
+    return (read_target_json(target_path / "manifest.json", notes) or {}).get("nodes") or {}
+
+
+def failed_tests_of(run_results: Mapping[str, Any], nodes: Mapping[str, Any]) -> list[FailedTest]:
+    """The failed or warned data tests of a run_results.json document, with their manifest meta."""
+    return [
+        failed_test(result, nodes.get(result.get("unique_id")) or {})
+        for result in run_results.get("results") or []
+        if is_failed_test(result)
+    ]
+
+
 def failed_tests(target_path: Path) -> list[FailedTest]:
     """The data tests of the last build in target_path that failed or warned."""
     notes: list[str] = []
     run_results = read_target_json(target_path / "run_results.json", notes) or {}
-    nodes = (read_target_json(target_path / "manifest.json", notes) or {}).get("nodes") or {}
-    return [
-        failed_test(result, nodes.get(result.get("unique_id")) or {})
-        for result in run_results.get("results") or []
-        if str(result.get("unique_id", "")).startswith("test.")
-        and str(result.get("status") or "").lower() in TEST_PROBLEM_STATUSES
-    ]
+    return failed_tests_of(run_results, manifest_nodes(target_path, notes))
 
 
 def error_lines(message: str) -> list[str]:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from report_content import build_double_check
+from report_content import build_double_check, build_findings_view
 from report_data import ReportData, ReportError, load_report_data
 from report_html import render_html
 from report_markdown import render_markdown
@@ -89,6 +89,7 @@ def write_report(
         say(f"note: {note}")
     check = build_double_check(data)
     page = build_page_one(data, check.consistency)
+    view = build_findings_view(data)  # every finding and failing test, for both renderers
     say("drawing plots")
     plots = make_plots(data, page)
     missing = [p.plot_id for p in plots if p.image_base64 is None]
@@ -98,8 +99,8 @@ def write_report(
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
-        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, check, plots)),
-        "html": write_text(out_dir / "report.html", render_html(data, page, check, plots)),
+        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, view, check, plots)),
+        "html": write_text(out_dir / "report.html", render_html(data, page, view, check, plots)),
         "findings": write_text(
             out_dir / "findings.json", json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n"
         ),

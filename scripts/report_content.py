@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from report_data import FailedTest, ReportData, is_above_low
+from report_data import FailedTest, ReportData, is_above_low, severity_index
 
 # --------------------------------------------------------------------------- formatting
 
@@ -347,3 +347,58 @@ def finding_facts(data: ReportData, finding: dict[str, Any]) -> list[tuple[str, 
     if test is not None:
         facts.append(("dbt test", test))
     return facts
+
+
+# --------------------------------------------------------------------------- the findings view
+
+
+def display_order(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Severity first, then rank: a list never shows a lower severity above a higher one."""
+    return sorted(findings, key=lambda f: (severity_index(f.get("severity")), f["rank"]))
+
+
+@dataclass(frozen=True)
+class FindingEntry:
+    """One finding as the appendix lists it ("Every finding"), the same in both renderers."""
+
+    number: int  # its place in display order, from 1
+    finding: dict[str, Any]
+    steps: str
+    estimate: str
+    facts: list[tuple[str, str]]
+    cause: dict[str, Any] | None  # the finding its caused_by names, when that is a finding
+    evidence: list[str]
+
+
+@dataclass(frozen=True)
+class FailedTestEntry:
+    """A dbt test that failed or warned, with the findings it is about."""
+
+    test: FailedTest
+    findings: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FindingsView:
+    """Every finding in display order and every failing dbt test: built once, read by both renderers."""
+
+    findings: list[FindingEntry]
+    failed_tests: list[FailedTestEntry]
+
+
+def build_findings_view(data: ReportData) -> FindingsView:
+    return FindingsView(
+        findings=[
+            FindingEntry(
+                number=i,
+                finding=f,
+                steps=fmt_steps(f.get("first_step"), f.get("last_step")),
+                estimate=estimate_text(f),
+                facts=finding_facts(data, f),
+                cause=data.finding(f.get("caused_by")),
+                evidence=split_evidence(f.get("evidence")),
+            )
+            for i, f in enumerate(display_order(data.findings), 1)
+        ],
+        failed_tests=[FailedTestEntry(t, findings_for_test(data, t)) for t in data.dbt.failed_tests],
+    )

@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from dbt_runner import TEST_PROBLEM_STATUSES, FailedTest, failed_test, read_target_json
+from dbt_runner import FailedTest, failed_tests_of, is_failed_test, manifest_nodes, read_target_json
 
 SCHEMA = "main"
 # a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
@@ -292,19 +292,17 @@ def read_dbt_results(target_path: Path) -> DbtResults:
     run_results = read_target_json(target_path / "run_results.json", results.notes)
     if run_results is None:
         return results
-    manifest = read_target_json(target_path / "manifest.json", results.notes) or {}
-    nodes: dict[str, Any] = manifest.get("nodes") or {}
+    nodes = manifest_nodes(target_path, results.notes)
     results.generated_at = str((run_results.get("metadata") or {}).get("generated_at") or "unknown time")
+    results.failed_tests = failed_tests_of(run_results, nodes)
     for result in run_results.get("results") or []:
         unique_id = str(result.get("unique_id") or "")
         status = str(result.get("status") or "").lower()
         resource_type = unique_id.split(".", 1)[0]
-        node = nodes.get(unique_id) or {}
         if resource_type == "test":
             results.n_tests += 1
-            if status in TEST_PROBLEM_STATUSES:
-                results.failed_tests.append(failed_test(result, node))
-                continue
+        if is_failed_test(result):
+            continue
         # a failing unit test means the project is broken, not the run
         if status in NODE_BROKEN_STATUSES or (resource_type == "unit_test" and status == "fail"):
             message = result.get("message")

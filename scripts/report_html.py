@@ -12,17 +12,16 @@ from typing import Any
 
 from report_content import (
     DoubleCheck,
+    FindingEntry,
+    FindingsView,
     anchor,
-    finding_facts,
     finding_label,
-    findings_for_test,
     fmt_num,
     fmt_steps,
-    split_evidence,
 )
 from report_data import ReportData
 from report_plots import SEVERITY_COLORS, Plot
-from report_story import Cause, PageOne, display_order, glitch_row, run_numbers, symptom_line
+from report_story import Cause, PageOne, glitch_row, run_numbers, symptom_line
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1b1b1b;
@@ -161,9 +160,9 @@ def causes_section(page: PageOne) -> str:
     return "".join(parts)
 
 
-def finding_details(data: ReportData, finding: dict[str, Any]) -> str:
-    facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in finding_facts(data, finding))
-    cause = data.finding(finding.get("caused_by"))
+def finding_details(entry: FindingEntry) -> str:
+    finding, cause = entry.finding, entry.cause
+    facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in entry.facts)
     if cause is not None:
         link = f'<a href="#{anchor(cause["finding_id"])}">{esc(finding_label(cause))}</a>'
         facts += f"<dt>Caused by</dt><dd>{link}</dd>"
@@ -171,10 +170,7 @@ def finding_details(data: ReportData, finding: dict[str, Any]) -> str:
         facts += (
             f"<dt>Caused by</dt><dd><code>{esc(finding['caused_by'])}</code> (not among the findings)</dd>"
         )
-    evidence = (
-        "".join(f"<li>{esc(e)}</li>" for e in split_evidence(finding.get("evidence")))
-        or "<li>none given</li>"
-    )
+    evidence = "".join(f"<li>{esc(e)}</li>" for e in entry.evidence) or "<li>none given</li>"
     return (
         f'<details class="finding" id="{anchor(finding["finding_id"])}"><summary>#{finding["rank"]} '
         f"{sev_badge(finding.get('severity'))} {esc(finding.get('title'))}</summary>"
@@ -183,30 +179,29 @@ def finding_details(data: ReportData, finding: dict[str, Any]) -> str:
     )
 
 
-def appendix_section(data: ReportData, check: DoubleCheck) -> str:
+def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -> str:
     parts = ['<section id="appendix"><h2>Appendix for the data team</h2><h3>The run\'s numbers</h3>']
     parts.append(table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)]))
     parts.append("<h3>Every finding</h3>")
-    parts += [finding_details(data, f) for f in display_order(data.findings)] or ["<p>No findings.</p>"]
+    parts += [finding_details(entry) for entry in view.findings] or ["<p>No findings.</p>"]
     parts.append('<h3 id="dbt-tests">dbt tests that failed</h3>')
     if not data.dbt.available:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in data.dbt.notes) + "</ul>")
-    elif not data.dbt.failed_tests:
+    elif not view.failed_tests:
         parts.append(f"<p>None of the {data.dbt.n_tests} tests of the last build failed or warned.</p>")
     else:
         rows = [
             [
-                f"<code>{esc(t.name)}</code>",
-                esc(t.status),
-                esc(fmt_num(t.failures)),
-                f"<code>{esc(t.category)}</code>" if t.category else "n/a",
+                f"<code>{esc(entry.test.name)}</code>",
+                esc(entry.test.status),
+                esc(fmt_num(entry.test.failures)),
+                f"<code>{esc(entry.test.category)}</code>" if entry.test.category else "n/a",
                 ", ".join(
-                    f'<a href="#{anchor(f["finding_id"])}">{esc(f["finding_id"])}</a>'
-                    for f in findings_for_test(data, t)
+                    f'<a href="#{anchor(f["finding_id"])}">{esc(f["finding_id"])}</a>' for f in entry.findings
                 )
                 or "none",
             ]
-            for t in data.dbt.failed_tests
+            for entry in view.failed_tests
         ]
         parts.append(
             table(["Test", "Status", "Failures", "Category", "Findings"], rows, numeric=frozenset({2}))
@@ -264,7 +259,12 @@ def plots_section(plots: list[Plot]) -> str:
 
 
 def render_html(
-    data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot], now: dt.datetime | None = None
+    data: ReportData,
+    page: PageOne,
+    view: FindingsView,
+    check: DoubleCheck,
+    plots: list[Plot],
+    now: dt.datetime | None = None,
 ) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
     written = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -281,7 +281,7 @@ def render_html(
             page_one_section(data, page),
             plots_section(plots),
             causes_section(page),
-            appendix_section(data, check),
+            appendix_section(data, view, check),
         ]
     )
     return (

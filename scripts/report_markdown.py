@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from report_content import (
-    DoubleCheck,
-    estimate_text,
-    fmt_steps,
-    plural,
-)
+from report_content import DoubleCheck, FindingEntry, FindingsView, fmt_steps, plural
 from report_data import ReportData
 from report_plots import Plot
-from report_story import PageOne, display_order, glitch_row, run_numbers, symptom_line
+from report_story import PageOne, glitch_row, run_numbers, symptom_line
 
 # `<` (raw HTML), emphasis, links, code and table pipes; `>` only matters at a line start, never ours
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<|"})
@@ -90,7 +85,21 @@ def page_two_lines(page: PageOne) -> list[str]:
     return [*lines, ""]
 
 
-def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> list[str]:
+def finding_row(entry: FindingEntry) -> list[str]:
+    """One finding's row of the appendix table: the estimate without its method."""
+    f = entry.finding
+    return [
+        str(entry.number),
+        esc(f.get("severity")),
+        code(f.get("finding_id")),
+        esc(entry.steps),
+        esc(entry.estimate.split(" (")[0]),
+        code(f["caused_by"]) if f.get("caused_by") else "root cause",
+        code(f["test_name"]) if f.get("test_name") else "",
+    ]
+
+
+def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plots: list[Plot]) -> list[str]:
     lines = [
         "## Appendix for the data team",
         "",
@@ -103,24 +112,14 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
         "Most severe first; full evidence per finding in report.html, every column in findings.json.",
         "",
     ]
-    rows = [
-        [
-            str(i),
-            esc(f.get("severity")),
-            code(f.get("finding_id")),
-            esc(fmt_steps(f.get("first_step"), f.get("last_step"))),
-            esc(estimate_text(f).split(" (")[0]),
-            code(f["caused_by"]) if f.get("caused_by") else "root cause",
-            code(f["test_name"]) if f.get("test_name") else "",
-        ]
-        for i, f in enumerate(display_order(data.findings), 1)
-    ]
+    rows = [finding_row(entry) for entry in view.findings]
     lines += table(["#", "Severity", "Finding", "Steps", "Estimate", "Caused by", "dbt test"], rows)
     lines += ["", "### Checks", ""]
     if data.dbt.available:
-        failed = data.dbt.failed_tests
-        names = ", ".join(code(t.name) for t in failed)
-        lines.append(f"- dbt tests that failed or warned: {len(failed)}" + (f": {names}" if names else ""))
+        names = ", ".join(code(entry.test.name) for entry in view.failed_tests)
+        lines.append(
+            f"- dbt tests that failed or warned: {len(view.failed_tests)}" + (f": {names}" if names else "")
+        )
     lines += [f"- {esc(p)}" for p in check.dbt_problems]
     if check.files:
         lines.append("- Rows per file: " + " · ".join(esc(f.text) for f in check.files))
@@ -136,11 +135,13 @@ def appendix_lines(data: ReportData, check: DoubleCheck, plots: list[Plot]) -> l
     return [*lines, "", "</details>", ""]
 
 
-def render_markdown(data: ReportData, page: PageOne, check: DoubleCheck, plots: list[Plot]) -> str:
+def render_markdown(
+    data: ReportData, page: PageOne, view: FindingsView, check: DoubleCheck, plots: list[Plot]
+) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
     lines = [f"# Run diagnosis: {esc(run_name)}", ""]
     lines += page_one_lines(page)
     lines += ["---", ""]
     lines += page_two_lines(page)
-    lines += appendix_lines(data, check, plots)
+    lines += appendix_lines(data, view, check, plots)
     return "\n".join(lines).rstrip() + "\n"

@@ -20,6 +20,7 @@ import pandas as pd
 from report_content import (
     all_symptoms,
     direct_symptoms,
+    display_order,
     estimate_text,
     fmt_compute_cost,
     fmt_loss,
@@ -30,7 +31,7 @@ from report_content import (
     plural,
     split_evidence,
 )
-from report_data import ReportData, is_above_low, severity_index
+from report_data import ReportData, is_above_low
 
 # Findings about how the run was logged, not about the training itself (without a `ledger` column).
 GLITCH_CATEGORIES = frozenset({"log_quality", "step_sequence"})
@@ -127,11 +128,6 @@ def is_glitch(finding: dict[str, Any]) -> bool:
     if finding.get("ledger") is not None:
         return finding["ledger"] == "records"
     return finding.get("category") in GLITCH_CATEGORIES
-
-
-def display_order(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Severity first, then rank: a list never shows a lower severity above a higher one."""
-    return sorted(findings, key=lambda f: (severity_index(f.get("severity")), f["rank"]))
 
 
 def num_column(frame: pd.DataFrame, column: str) -> np.ndarray:

@@ -31,53 +31,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS
+
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 MAX_CONFIG_DEPTH = 64
 SNIFF_BYTES = 4096
 SHOWN_CHARS = 40
 
 # kind -> (file-name suffix, columns); the dbt project finds each file by the same suffix
-CSV_FILES = {
-    "train": ("train_log.csv", ("step", "shard_id", "loss", "grad_norm", "learning_rate", "step_time_sec")),
-    "eval": ("eval_log.csv", ("step", "val_loss", "val_accuracy")),
-    "shards": ("shard_info.csv", ("shard_id", "n_examples", "source")),
-    "events": ("run_events.csv", ("step", "event")),
-}
-CONFIG_SUFFIX = "run_config.json"
+CSV_FILES = {kind: (FILE_SUFFIXES[kind], tuple(columns)) for kind, columns in CSV_COLUMNS.items()}
+CONFIG_SUFFIX = FILE_SUFFIXES["config"]
 # columns an importer cannot do without (the rest may be absent in a source and is written empty)
 SOURCE_REQUIRED = {"train": ("step", "loss")}
-
-# config key path -> expected type; the keys stg_training__config reads (macro config_fields)
-CONFIG_TYPES = {
-    "lr_schedule.type": "text",
-    "lr_schedule.peak_lr": "number",
-    "lr_schedule.min_lr": "number",
-    "lr_schedule.warmup_steps": "integer",
-    "lr_schedule.decay_steps": "integer",
-    "grad_clip_norm": "number",
-    "total_steps": "integer",
-    "run_name": "text",
-    "batch_size": "integer",
-    "eval_interval": "integer",
-    "checkpoint_interval": "integer",
-    "data_parallel_workers": "integer",
-    "data.n_shards": "integer",
-    "data.shuffle_shards_each_epoch": "text",
-    "precision": "text",
-    "steps_per_epoch": "integer",
-    "grad_norm_measured": "text",
-    "step_time_is_interval_mean": "text",
-    "vocab_size": "integer",
-}
-REQUIRED_CONFIG_KEYS = (
-    "lr_schedule.type",
-    "lr_schedule.peak_lr",
-    "lr_schedule.min_lr",
-    "lr_schedule.warmup_steps",
-    "lr_schedule.decay_steps",
-    "grad_clip_norm",
-    "total_steps",
-)
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
 
 BOMS = (  # longest first: the UTF-32 LE BOM starts with the UTF-16 LE one

@@ -7,7 +7,11 @@ Each importer module exposes:
 - ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input.
 
 The registry below is the one list of importers; order is the sniffing order
-(most specific first).
+(most specific first). The other modules here are shared by importers, not importers:
+``canonical`` (RunData and its writer), ``aliases`` and ``units`` (metric names and units),
+``training_args`` (training arguments -> schedule and config), ``wide_table`` (a wide
+metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family>`` modules
+(the shapes ``text_logs`` reads).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The canonical run: the five files every importer writes and the dbt project reads.
+"""The canonical run in memory (RunData) and its writer: the five files every importer writes.
 
-One place defines the file names, the column order and the config keys, so the
-importers, `diagnose.py` and the tests agree on what a run folder holds.
+The file names, column order and config keys are those of `run_files` (the one contract,
+checked against the dbt macros that read the files); they are re-exported here for the importers.
 """
 
 from __future__ import annotations
@@ -14,25 +14,30 @@ from typing import Any
 
 import pandas as pd
 
-# file suffix -> column order (the dbt project finds each file by its suffix)
-TRAIN_COLUMNS = ["step", "shard_id", "loss", "grad_norm", "learning_rate", "step_time_sec"]
-EVAL_COLUMNS = ["step", "val_loss", "val_accuracy"]
-SHARD_COLUMNS = ["shard_id", "n_examples", "source"]
-EVENT_COLUMNS = ["step", "event"]
+from run_files import (
+    EVAL_COLUMNS,
+    EVENT_COLUMNS,
+    FILE_SUFFIXES,
+    OPTIONAL_TOP_KEYS,
+    REQUIRED_SCHEDULE_KEYS,
+    REQUIRED_TOP_KEYS,
+    SHARD_COLUMNS,
+    TRAIN_COLUMNS,
+    run_file,
+)
 
-FILE_SUFFIXES = {
-    "train": "train_log.csv",
-    "eval": "eval_log.csv",
-    "shards": "shard_info.csv",
-    "events": "run_events.csv",
-    "config": "run_config.json",
-}
-
-# keys the config must carry; an importer that cannot know one writes it as null
-# (a declared unknown) and says why in provenance.notes
-REQUIRED_SCHEDULE_KEYS = ["type", "peak_lr", "min_lr", "warmup_steps", "decay_steps"]
-REQUIRED_TOP_KEYS = ["grad_clip_norm", "total_steps"]
-OPTIONAL_TOP_KEYS = ["batch_size", "eval_interval", "checkpoint_interval", "data_parallel_workers"]
+__all__ = [
+    "EVAL_COLUMNS",
+    "EVENT_COLUMNS",
+    "FILE_SUFFIXES",
+    "REQUIRED_SCHEDULE_KEYS",
+    "REQUIRED_TOP_KEYS",
+    "SHARD_COLUMNS",
+    "TRAIN_COLUMNS",
+    "RunData",
+    "config_document",
+    "write_run",
+]
 
 
 @dataclass
@@ -103,10 +108,10 @@ def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
     }
     paths: dict[str, Path] = {}
     for kind, (frame, columns) in frames.items():
-        path = out_dir / f"{prefix}{FILE_SUFFIXES[kind]}"
+        path = run_file(out_dir, kind, prefix)
         _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
         paths[kind] = path
-    path = out_dir / f"{prefix}{FILE_SUFFIXES['config']}"
+    path = run_file(out_dir, "config", prefix)
     path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")
     paths["config"] = path
     return paths

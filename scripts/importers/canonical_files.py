@@ -26,19 +26,12 @@ from typing import Any
 import pandas as pd
 
 from importers import RunImportError
-from importers.canonical import (
-    EVAL_COLUMNS,
-    EVENT_COLUMNS,
-    FILE_SUFFIXES,
-    SHARD_COLUMNS,
-    TRAIN_COLUMNS,
-    RunData,
-)
+from importers.canonical import FILE_SUFFIXES, TRAIN_COLUMNS, RunData
+from run_files import CSV_COLUMNS, run_file
 
 FORMAT = "canonical"
 DESCRIPTION = "the five canonical files (*train_log.csv, *eval_log.csv, ...): their folder or one of them"
 
-COLUMNS = {"train": TRAIN_COLUMNS, "eval": EVAL_COLUMNS, "shards": SHARD_COLUMNS, "events": EVENT_COLUMNS}
 EXPECTED = ", ".join(f"*{suffix}" for suffix in FILE_SUFFIXES.values())
 
 
@@ -46,7 +39,7 @@ def sniff(path: Path) -> bool:
     """A folder with one *train_log.csv (or one of the five files) whose header has step and loss."""
     try:
         folder, prefix = locate(path)
-        header = pd.read_csv(folder / f"{prefix}{FILE_SUFFIXES['train']}", nrows=0, dtype=str).columns
+        header = pd.read_csv(run_file(folder, "train", prefix), nrows=0, dtype=str).columns
     except (RunImportError, OSError, ValueError, pd.errors.EmptyDataError, pd.errors.ParserError):
         return False
     return "step" in header and "loss" in header
@@ -82,19 +75,19 @@ def load(path: Path) -> RunData:
     """Read the five files as they are (see the module docstring)."""
     folder, prefix = locate(path)
     notes: list[str] = []
-    frames = {kind: _read_csv(folder / f"{prefix}{FILE_SUFFIXES[kind]}", kind, notes) for kind in COLUMNS}
+    frames = {kind: _read_csv(run_file(folder, kind, prefix), kind, notes) for kind in CSV_COLUMNS}
     missing = [c for c in ("step", "loss") if c not in frames["train"].columns]
     if missing:
-        train_path = folder / f"{prefix}{FILE_SUFFIXES['train']}"
+        train_path = run_file(folder, "train", prefix)
         raise RunImportError(
             f"{train_path}: no {' or '.join(missing)} column: expected columns {','.join(TRAIN_COLUMNS)}; "
             f"found {','.join(frames['train'].columns)}"
         )
-    document = _read_config(folder / f"{prefix}{FILE_SUFFIXES['config']}", notes)
+    document = _read_config(run_file(folder, "config", prefix), notes)
     schedule = document.pop("lr_schedule", None) or {}
     if not isinstance(schedule, dict):
         raise RunImportError(
-            f"{folder / (prefix + FILE_SUFFIXES['config'])}: key 'lr_schedule': expected an object; "
+            f"{run_file(folder, 'config', prefix)}: key 'lr_schedule': expected an object; "
             f"found {schedule!r:.60}"
         )
     run_name = document.pop("run_name", None)
@@ -114,7 +107,7 @@ def load(path: Path) -> RunData:
 
 
 def _read_csv(path: Path, kind: str, notes: list[str]) -> pd.DataFrame:
-    columns = COLUMNS[kind]
+    columns = CSV_COLUMNS[kind]
     if not path.is_file():
         if kind == "train":
             raise RunImportError(f"{path.parent}: no {path.name}: expected the canonical files {EXPECTED}")

@@ -4,7 +4,7 @@ What is read
 ------------
 * ``metrics.csv``: Lightning's sparse wide CSV, one row per logging call and empty cells
   elsewhere (``epoch``, ``step``, ``train_loss_step``, ``val_loss``, ``lr-AdamW``...). It is cut
-  into train and eval rows by ``wandb_history.split_wide`` with the shared alias table
+  into train and eval rows by ``wide_table.split_wide`` with the shared alias table
   (``importers.aliases``): ``train_loss_step``/``train_loss``/``loss`` -> loss, ``val_loss``,
   ``lr-*`` (LearningRateMonitor) -> learning_rate, ``grad_norm``/``grad_2.0_norm_total`` ->
   grad_norm. Epoch aggregates (``train_loss_epoch``) are not steps and are not read.
@@ -38,10 +38,10 @@ import pandas as pd
 import yaml
 
 from importers import RunImportError
-from importers.aliases import load_aliases, resolve, to_float, to_step
+from importers.aliases import load_aliases, resolve, to_step
 from importers.canonical import EVENT_COLUMNS, RunData
-from importers.hf_trainer import config_from
-from importers.wandb_history import Table, read_table, split_wide
+from importers.training_args import as_number, config_from, positive_int
+from importers.wide_table import Table, read_table, split_wide
 
 FORMAT = "lightning_csv"
 DESCRIPTION = "PyTorch Lightning CSVLogger folder (metrics.csv + hparams.yaml), e.g. lightning_logs/version_0"
@@ -101,7 +101,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
     picked = _pick_hparams(hparams, notes)
-    total_steps = _positive_int(picked.get("total_steps"))
+    total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
     run = RunData(
@@ -173,7 +173,7 @@ def _pick_hparams(hparams: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     picked: dict[str, Any] = {}
     for target, keys in HPARAM_KEYS.items():
         for key in keys:
-            number = _number(hparams.get(key))
+            number = as_number(hparams.get(key))
             if number is not None and target == "grad_clip_norm" and number <= 0:
                 notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]}: gradient clipping disabled")
                 break
@@ -204,7 +204,7 @@ def _epoch_ends(table: Table) -> list[int]:
 
 
 def _total_from_epochs(table: Table, num_epochs: Any, notes: list[str]) -> int | None:
-    epochs = _positive_int(num_epochs)
+    epochs = positive_int(num_epochs)
     ends = _epoch_ends(table)
     gaps = {b - a for a, b in itertools.pairwise(ends)}
     if epochs is None or len(ends) < 2 or len(gaps) != 1 or ends[0] != next(iter(gaps)) - 1:
@@ -229,10 +229,10 @@ def _schedule_notes(run: RunData, picked: dict[str, Any]) -> None:
 
 
 def _ended_early_note(run: RunData, table: Table, num_epochs: Any) -> None:
-    epochs = _positive_int(num_epochs)
+    epochs = positive_int(num_epochs)
     if epochs is None or "epoch" not in table.frame.columns:
         return
-    logged = [e for e in (_number(v) for v in table.frame["epoch"]) if e is not None]
+    logged = [e for e in (as_number(v) for v in table.frame["epoch"]) if e is not None]
     if logged and max(logged) + 1 < epochs:
         run.notes.append(
             f"the log ends in epoch {int(max(logged))} (counting from 0) of num_epochs {epochs}: "
@@ -257,18 +257,3 @@ def _json_safe(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
-
-
-def _number(value: Any) -> int | float | None:
-    try:
-        number = to_float(value) if not isinstance(value, bool) else None
-    except ValueError:
-        return None
-    if number is None:
-        return None
-    return int(number) if number.is_integer() else number
-
-
-def _positive_int(value: Any) -> int | None:
-    number = _number(value)
-    return int(number) if isinstance(number, int) and number > 0 else None

@@ -29,7 +29,7 @@ elapsed_time that goes backwards marks a new process (a resume) and is an event.
 
 What cannot be known from the jsonl alone: grad_norm, val_accuracy (its ``accuracy`` key
 is the DPO reward accuracy, not token accuracy), shard ids, and the LR schedule unless
-training arguments sit beside it (``training_args.yaml`` etc., read as in hf_trainer).
+training arguments sit beside it (``training_args.yaml`` etc., read by ``training_args``).
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ import pandas as pd
 from importers import RunImportError
 from importers.aliases import metric_column, read_jsonl, step_times_from_elapsed, to_float, to_step
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import (
+from importers.hf_trainer import load_state_run
+from importers.training_args import (
     STATE_FILE,
     config_from,
     explain_unknowns,
     find_training_args,
-    load_state_run,
     schedule_from_args,
 )
 

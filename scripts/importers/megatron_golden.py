@@ -35,7 +35,7 @@ import yaml
 from importers import RunImportError
 from importers.aliases import metric_column
 from importers.canonical import EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.text_logs import megatron_config
+from importers.text_log_megatron import megatron_config
 
 FORMAT = "megatron_golden_values"
 DESCRIPTION = (

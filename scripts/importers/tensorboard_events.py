@@ -23,7 +23,7 @@ event file after the first in the run folder that holds training scalars means a
 i.e. the training process was restarted, and is written as such at the step the new file
 starts (a later file with only evaluation/test tags is the test phase after ``fit()``).
 A Hugging Face ``args`` text summary (``TrainingArguments`` as JSON) gives the config
-through ``hf_trainer``'s rules.
+through the Hugging Face rules of ``training_args``.
 
 Only one run folder is read: event files in several folders (``lightning_logs/version_0``,
 ``version_1`` ...) are an error naming them; folders without scalars (``add_hparams``
@@ -58,7 +58,7 @@ from tensorboard.util import tensor_util
 from importers import RunImportError
 from importers.aliases import load_aliases, metric_column, resolve
 from importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from importers.hf_trainer import config_from, run_results, schedule_from_args
+from importers.training_args import config_from, run_results, schedule_from_args
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"

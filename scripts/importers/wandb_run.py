@@ -33,7 +33,8 @@ import pandas as pd
 
 from importers import RunImportError
 from importers.canonical import EVENT_COLUMNS, RunData
-from importers.wandb_history import Table, load_table
+from importers.wandb_history import load_table
+from importers.wide_table import Table
 
 FORMAT = "wandb_run"
 DESCRIPTION = "W&B run folder (run-*.wandb datastore file, with files/config.yaml)"

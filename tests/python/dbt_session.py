@@ -25,14 +25,14 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_runner import build_run, failed_tests, read_target_json
+from dbt_runner import build_run, failed_tests, manifest_nodes
 from run_builder import RunBuilder
+from run_files import FILE_SUFFIXES
 
 REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "run_diagnosis.duckdb"
 MakeRun = Callable[..., RunBuilder | Path]  # a fixture run: its builder, or a run folder
 BUILT = "built"  # the name the built database is attached under in a run's view
-RUN_FILE_SUFFIXES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
 # Structural tests (keys, accepted values, invariants) guard the SQL; the sample
 # build and a few fixture builds run them. Most fixture builds only need the
 # models and the anomaly tests, which is about three times faster.
@@ -90,9 +90,9 @@ def run_connection(db_path: Path, run_id: str) -> duckdb.DuckDBPyConnection:
 
 
 @functools.cache
-def manifest_nodes(target_path: Path) -> dict[str, Any]:
+def built_nodes(target_path: Path) -> dict[str, Any]:
     """The nodes of a build's manifest.json, read once per build."""
-    return (read_target_json(target_path / "manifest.json", []) or {}).get("nodes") or {}
+    return manifest_nodes(target_path, [])
 
 
 @dataclass
@@ -136,7 +136,7 @@ class Diagnosis:
         failed = [t for t in failed_tests(self.target_path) if t.category]
         if self.run_id is None:
             return {t.name: t.failures or 0 for t in failed}
-        nodes = manifest_nodes(self.target_path)
+        nodes = built_nodes(self.target_path)
         counts = {t.name: self._stored_failures(nodes.get(t.unique_id) or {}, t.name) for t in failed}
         return {name: count for name, count in counts.items() if count}
 
@@ -210,7 +210,7 @@ def write_run(run: RunBuilder | Path, folder: Path) -> None:
         run.write(folder)
         return
     folder.mkdir(parents=True)
-    for suffix in RUN_FILE_SUFFIXES:
+    for suffix in FILE_SUFFIXES.values():
         for path in run.glob(f"*{suffix}"):
             (folder / path.name).symlink_to(path.resolve())
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from run_files import run_file
+
 SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
 
 
@@ -307,9 +309,9 @@ class RunBuilder:
 
     def write(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
-        self.train.to_csv(folder / f"{self.prefix}train_log.csv", index=False, float_format="%.6g")
-        self.evals.to_csv(folder / f"{self.prefix}eval_log.csv", index=False, float_format="%.6g")
-        self.shards.to_csv(folder / f"{self.prefix}shard_info.csv", index=False)
-        self.events.to_csv(folder / f"{self.prefix}run_events.csv", index=False)
-        (folder / f"{self.prefix}run_config.json").write_text(json.dumps(self.config(), indent=2))
+        self.train.to_csv(run_file(folder, "train", self.prefix), index=False, float_format="%.6g")
+        self.evals.to_csv(run_file(folder, "eval", self.prefix), index=False, float_format="%.6g")
+        self.shards.to_csv(run_file(folder, "shards", self.prefix), index=False)
+        self.events.to_csv(run_file(folder, "events", self.prefix), index=False)
+        run_file(folder, "config", self.prefix).write_text(json.dumps(self.config(), indent=2))
         return folder

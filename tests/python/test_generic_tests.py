@@ -9,14 +9,13 @@ test node) and the failing rows the tests stored in that DuckDB file.
 from __future__ import annotations
 
 import csv
-import json
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from dbt_runner import build_run
+from dbt_runner import build_run, read_run_results
 
 REPO = Path(__file__).resolve().parents[2]
 MACRO_FILES = ("portability.sql", "rolling_stats.sql")
@@ -246,10 +245,9 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict:
     _write_project(root, database)
     built = build_run(None, database, root, project_dir=root, check=False)
     assert built.ok, built.output[-6000:] + "\n".join(built.errors)
-    run_results = json.loads((built.target_path / "run_results.json").read_text())
     tests = {
         result["unique_id"].split(".")[2]: result
-        for result in run_results["results"]
+        for result in read_run_results(built.target_path)
         if result["unique_id"].startswith("test.")
     }
     return {"tests": tests, "database": database}

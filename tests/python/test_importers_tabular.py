@@ -22,6 +22,7 @@ from importers import (
     hf_trainer,
     lightning_csv,
     llamafactory_log,
+    training_args,
     wandb_history,
 )
 from importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
@@ -302,14 +303,14 @@ def test_arguments_dump_regex_handles_old_enum_style() -> None:
         "evaluation_strategy=IntervalStrategy.STEPS,\nlogging_dir=runs\\Mar22,\nreport_to=[],\n)\n"
         "  Total train batch size (w. parallel, distributed & accumulation) = 1,024\n"
     )
-    args = hf_trainer.parse_arguments_dump(text)
+    args = training_args.parse_arguments_dump(text)
     assert args is not None
     assert (
         args["learning_rate"] == 0.0001 and args["report_to"] == [] and args["logging_dir"] == "runs\\Mar22"
     )
     assert args["_total_train_batch_size"] == 1024
-    assert hf_trainer._normalise_enum("lr_scheduler_type", args["lr_scheduler_type"]) == "cosine"
-    assert hf_trainer.parse_arguments_dump("no dump here") is None
+    assert training_args.normalise_enum("lr_scheduler_type", args["lr_scheduler_type"]) == "cosine"
+    assert training_args.parse_arguments_dump("no dump here") is None
 
 
 def test_binary_text_file_is_not_parsed_for_arguments(tmp_path: Path) -> None:

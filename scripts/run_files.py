@@ -1,0 +1,64 @@
+"""The canonical run folder: the five files every writer writes and the dbt project reads.
+
+The one place that names the files, their columns and the config keys. Every writer (the
+importers through ``importers.canonical.write_run``, the benchmark's synthetic runs, the
+tests' ``RunBuilder``) and every checker before dbt (``validate_run.py``) takes them from
+here; ``tests/python/test_run_files.py`` checks them against the macros that read the files
+(``run_file_spec`` and ``config_fields``). Standard library only: ``validate_run.py`` runs
+before pandas is imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# kind -> column order of the CSV files (the dbt project finds each file by its suffix)
+TRAIN_COLUMNS = ["step", "shard_id", "loss", "grad_norm", "learning_rate", "step_time_sec"]
+EVAL_COLUMNS = ["step", "val_loss", "val_accuracy"]
+SHARD_COLUMNS = ["shard_id", "n_examples", "source"]
+EVENT_COLUMNS = ["step", "event"]
+CSV_COLUMNS = {"train": TRAIN_COLUMNS, "eval": EVAL_COLUMNS, "shards": SHARD_COLUMNS, "events": EVENT_COLUMNS}
+
+# kind -> file-name suffix (any common prefix before it)
+FILE_SUFFIXES = {
+    "train": "train_log.csv",
+    "eval": "eval_log.csv",
+    "shards": "shard_info.csv",
+    "events": "run_events.csv",
+    "config": "run_config.json",
+}
+
+# keys the config must carry; an importer that cannot know one writes it as null
+# (a declared unknown) and says why in provenance.notes
+REQUIRED_SCHEDULE_KEYS = ["type", "peak_lr", "min_lr", "warmup_steps", "decay_steps"]
+REQUIRED_TOP_KEYS = ["grad_clip_norm", "total_steps"]
+OPTIONAL_TOP_KEYS = ["batch_size", "eval_interval", "checkpoint_interval", "data_parallel_workers"]
+REQUIRED_CONFIG_KEYS = tuple([f"lr_schedule.{key}" for key in REQUIRED_SCHEDULE_KEYS] + REQUIRED_TOP_KEYS)
+
+# config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)
+CONFIG_TYPES = {
+    "lr_schedule.type": "text",
+    "lr_schedule.peak_lr": "number",
+    "lr_schedule.min_lr": "number",
+    "lr_schedule.warmup_steps": "integer",
+    "lr_schedule.decay_steps": "integer",
+    "grad_clip_norm": "number",
+    "total_steps": "integer",
+    "run_name": "text",
+    "batch_size": "integer",
+    "eval_interval": "integer",
+    "checkpoint_interval": "integer",
+    "data_parallel_workers": "integer",
+    "data.n_shards": "integer",
+    "data.shuffle_shards_each_epoch": "text",
+    "precision": "text",
+    "steps_per_epoch": "integer",
+    "grad_norm_measured": "text",
+    "step_time_is_interval_mean": "text",
+    "vocab_size": "integer",
+}
+
+
+def run_file(folder: Path, kind: str, prefix: str = "") -> Path:
+    """The path of one canonical file of a run: <folder>/<prefix><suffix of kind>."""
+    return folder / f"{prefix}{FILE_SUFFIXES[kind]}"
