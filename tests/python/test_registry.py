@@ -43,9 +43,10 @@ models:
 def plant(project: Path) -> None:
     with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:
         seed.write(PLANTED_SEED_ROW)
-    findings = project / "models" / "intermediate" / "findings"
-    (findings / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
-    (findings / "_orphan__models.yml").write_text(PLANTED_YAML)
+    check = project / "models" / "checks" / "orphan"
+    check.mkdir()
+    (check / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
+    (check / "_orphan__models.yml").write_text(PLANTED_YAML)
 
 
 def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
