@@ -1,10 +1,13 @@
 """The registry test (tests/findings_registry_agrees_with_seed.sql) can fail.
 
-A temporary copy of the project gets three planted disagreements: a category in the seed
-with no detector and no anomaly test, a detector model missing from finding_detectors(),
-and an anomaly test whose meta.category the seed does not list. Building the seed and the
-registry test must fail with exactly the rows those plants explain: nothing else in the
-project disagrees (the sample build runs the same test and passes).
+A temporary copy of the project gets planted disagreements: a category in the seed with
+no detector and no anomaly test; a detector model missing from finding_detectors(), in a
+check folder not named after it, that reads a var its meta.vars does not name and names
+one dbt_project.yml does not define; an anomaly test whose meta.category the seed does
+not list; and one on a known category under another name than the seed's test_name.
+Building the seed and the registry test must fail with exactly the rows those plants
+explain: nothing else in the project disagrees (the sample build runs the same test and
+passes).
 """
 
 from __future__ import annotations
@@ -25,28 +28,36 @@ PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
 REGISTRY_TEST = "findings_registry_agrees_with_seed"
 
 PLANTED_SEED_ROW = "mystery_check,1.0,model,medium,mystery_check_fires,A planted check without a detector\n"
-PLANTED_MODEL = "select * from {{ ref('int_findings__nan_loss') }}\n"
+PLANTED_MODEL = "select *, {{ var('spike_window') }} as planted from {{ ref('int_findings__nan_loss') }}\n"
 PLANTED_YAML = """\
 version: 2
 models:
   - name: int_findings__orphan
     description: "A planted detector the registry does not list."
+    config:
+      meta:
+        vars: [no_such_var]
     data_tests:
       - is_empty:
           name: orphan_fires
           config:
             meta:
               category: not_a_category
+      - is_empty:
+          name: nan_loss_again
+          config:
+            meta:
+              category: nan_loss
 """
 
 
 def plant(project: Path) -> None:
     with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:
         seed.write(PLANTED_SEED_ROW)
-    check = project / "models" / "checks" / "orphan"
+    check = project / "models" / "checks" / "orphans"  # not int_findings__orphan's folder name
     check.mkdir()
     (check / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
-    (check / "_orphan__models.yml").write_text(PLANTED_YAML)
+    (check / "_orphans__models.yml").write_text(PLANTED_YAML)
 
 
 def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
@@ -85,6 +96,22 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
             ("mystery_check", "category has no detector in finding_detectors()"),
             ("mystery_check", "seed test_name mystery_check_fires is no anomaly test of this category"),
             (None, "model int_findings__orphan is not in finding_detectors()"),
+            (
+                None,
+                "model int_findings__orphan is not in its check folder"
+                " (models/checks/<check>/int_findings__<check>.sql)",
+            ),
+            (None, "check orphans reads var spike_window, which its meta.vars does not name"),
+            (None, "check orphans names var no_such_var in meta.vars, which dbt_project.yml does not define"),
+            (
+                "nan_loss",
+                "anomaly test nan_loss_again is on int_findings__orphan,"
+                " which the registry does not credit with this category",
+            ),
+            (
+                "nan_loss",
+                "anomaly test nan_loss_again is not the seed test_name of its category (loss_is_not_finite)",
+            ),
             ("not_a_category", "anomaly test orphan_fires names a category the seed does not list"),
             (
                 "not_a_category",
