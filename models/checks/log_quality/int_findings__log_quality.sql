@@ -143,7 +143,7 @@ issues as (
     select
         run_id,
         'missing_{{ column }}',
-        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= 0.05 * count(*) then 'medium' else 'low' end,
+        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= {{ var('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
         {{ fmt_int('sum(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then 1 else 0 end)') }}
             || ' counted step(s) have no readable {{ column }} (e.g. step '
             || {{ fmt_int('min(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then step end)') }} || ').',
@@ -165,7 +165,7 @@ issues as (
     select
         train_rows.run_id,
         'train_rows_set_aside',
-        case when count(*) >= 0.05 * max(totals.raw_rows) then 'medium' else 'low' end,
+        case when count(*) >= {{ var('log_defect_medium_share') }} * max(totals.raw_rows) then 'medium' else 'low' end,
         {{ fmt_int('count(*)') }} || ' train row(s) were set aside because their step cannot be trusted ('
             || min(set_aside_reason) || case when count(distinct set_aside_reason) > 1 then '; and other reasons' else '' end || ').',
         'file rows ' || {{ fmt_int('min(file_row_number)') }} || '-' || {{ fmt_int('max(file_row_number)') }}
