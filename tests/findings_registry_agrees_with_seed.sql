@@ -1,13 +1,18 @@
 -- The category seed (seeds/reference/finding_categories.csv), the registry of
--- detectors (finding_detectors() in macros/findings_registry.sql), the detector
--- models (models named int_findings__*) and the anomaly tests (tests with
--- meta.category) must agree; one row per disagreement with what is wrong:
+-- detectors (finding_detectors() in macros/findings_registry.sql), the check folders
+-- (models/checks/<check>/, models/checks/checks.md), the anomaly tests (tests with
+-- meta.category) and the vars each check names (meta.vars on its detector) must agree;
+-- one row per disagreement with what is wrong:
 --   - a category of the seed that no detector in the registry emits;
 --   - a registry category the seed does not list;
---   - an int_findings__ model missing from the registry;
---   - an anomaly test whose meta.category the seed does not list, or that sits
---     on a detector the registry does not credit with that category;
---   - a seed test_name that is no anomaly test of its category.
+--   - an int_findings__ model missing from the registry, or not in its check folder
+--     (models/checks/<check>/int_findings__<check>.sql);
+--   - an anomaly test whose meta.category the seed does not list, that sits on a
+--     detector the registry does not credit with that category, or whose name is not
+--     the seed's test_name for that category;
+--   - a seed test_name that is no anomaly test of its category;
+--   - a var a check folder's SQL reads that its detector's meta.vars does not name, or a
+--     var meta.vars names that dbt_project.yml does not define.
 -- Structural: an error means the project is broken (a category that can never
 -- fire, a finding no test reports), not that the run is bad.
 -- tests/python/test_registry.py plants each disagreement and shows this test fails.
@@ -19,10 +24,24 @@
 {%- endfor -%}
 {%- set model_rows = [] -%}
 {%- set test_rows = [] -%}
+{%- set read_var_rows = [] -%}
+{%- set named_var_rows = [] -%}
 {%- if execute -%}
   {%- for node in graph.nodes.values() -%}
+    {%- set path_parts = node.original_file_path.split('/') -%}
+    {%- set check_folder = path_parts[2] if node.resource_type == 'model' and path_parts[:2] == ['models', 'checks'] else '' -%}
+    {%- if check_folder -%}
+      {#- every var('...') the check folder's SQL reads (vars are always written var('name')) -#}
+      {%- for read in node.raw_code.split("var('")[1:] -%}
+        {%- set read_var = [check_folder, read.split("'")[0]] -%}
+        {%- if read_var not in read_var_rows -%}{%- do read_var_rows.append(read_var) -%}{%- endif -%}
+      {%- endfor -%}
+    {%- endif -%}
     {%- if node.resource_type == 'model' and node.name.startswith('int_findings__') -%}
-      {%- do model_rows.append([node.name]) -%}
+      {%- do model_rows.append([node.name, check_folder]) -%}
+      {%- for named in node.config.meta.get('vars', []) -%}
+        {%- do named_var_rows.append([check_folder, named, 'defined' if var.has_var(named) else 'undefined']) -%}
+      {%- endfor -%}
     {%- elif node.resource_type == 'test' and node.config.meta.get('category') -%}
       {%- set tested = [] -%}
       {%- for dependency in node.depends_on.nodes if dependency.startswith('model.') -%}
@@ -44,7 +63,15 @@ registered as (
 ),
 
 detector_models as (
-    {{ text_rows(['detector_model'], model_rows) }}
+    {{ text_rows(['detector_model', 'check_folder'], model_rows) }}
+),
+
+vars_read as (
+    {{ text_rows(['check_folder', 'var_name'], read_var_rows) }}
+),
+
+vars_named as (
+    {{ text_rows(['check_folder', 'var_name', 'definition'], named_var_rows) }}
 ),
 
 anomaly_tests as (
@@ -65,6 +92,8 @@ anomaly_tests as (
         "'anomaly test ' || test_name || ' is on ' || detector_model || ', which the registry does not credit with this category'"),
     ('categories', 'anomaly_tests', ['test_name', 'category'], 'category',
         "'seed test_name ' || test_name || ' is no anomaly test of this category'"),
+    ('vars_read', 'vars_named', ['check_folder', 'var_name'], 'cast(null as ' ~ dbt.type_string() ~ ')',
+        "'check ' || check_folder || ' reads var ' || var_name || ', which its meta.vars does not name'"),
 ] %}
 
 disagreements as (
@@ -75,8 +104,30 @@ disagreements as (
         select 1 from {{ listed }}
         where {% for key in keys %}{{ listed }}.{{ key }} = {{ rows }}.{{ key }}{% if not loop.last %} and {% endif %}{% endfor %}
     )
-    {% if not loop.last %}union all{% endif %}
+    union all
     {%- endfor %}
+
+    select anomaly_tests.category,
+        'anomaly test ' || anomaly_tests.test_name || ' is not the seed test_name of its category ('
+            || categories.test_name || ')' as problem
+    from anomaly_tests
+    inner join categories
+        on anomaly_tests.category = categories.category
+    where anomaly_tests.test_name <> categories.test_name
+
+    union all
+
+    select cast(null as {{ dbt.type_string() }}) as category,
+        'model ' || detector_model || ' is not in its check folder (models/checks/<check>/int_findings__<check>.sql)' as problem
+    from detector_models
+    where detector_model <> 'int_findings__' || check_folder
+
+    union all
+
+    select cast(null as {{ dbt.type_string() }}) as category,
+        'check ' || check_folder || ' names var ' || var_name || ' in meta.vars, which dbt_project.yml does not define' as problem
+    from vars_named
+    where definition = 'undefined'
 )
 
 select * from disagreements

@@ -1,7 +1,19 @@
 -- Every raw row of every file, once, with what was done with it: kept as is,
--- repaired (how), or set aside (why). Counts per file add up to the raw row
--- counts; the report's "double-check before relying on the numbers" reads this.
+-- repaired (how: its defects, from int_raw_row_defects), or set aside (why). Counts per
+-- file add up to the raw row counts; the report's "double-check before relying on the
+-- numbers" reads this.
 with
+
+row_defects as (
+    -- what was done with each used row's defects (int_raw_row_defects), in catalogue order
+    select
+        run_id,
+        file_kind,
+        file_row_number,
+        {{ dbt.listagg('action', "'; '", 'order by defect_rank') }} as defect_reasons
+    from {{ run_ref('int_raw_row_defects') }}
+    group by run_id, file_kind, file_row_number
+),
 
 train_rows as (
     select * from {{ run_ref('int_train_rows_resolved') }}
@@ -28,29 +40,16 @@ train_audited as (
         end as outcome,
         case
             when train_rows.resolution <> 'counted' then train_rows.resolution_reason
-            else {{ reason_list([
-                ('train_rows.is_loss_missing', 'loss empty: read as missing'),
-                ('train_rows.is_loss_non_numeric', 'loss not a number: read as missing'),
-                ('train_rows.is_loss_non_finite', 'loss non-finite (nan/inf): read as missing, counted as a NaN step'),
-                ('train_rows.is_grad_norm_missing', 'grad_norm empty: read as missing'),
-                ('train_rows.is_grad_norm_non_numeric', 'grad_norm not a number: read as missing'),
-                ('train_rows.is_grad_norm_non_finite', 'grad_norm non-finite: read as missing'),
-                ('train_rows.is_grad_norm_negative', 'grad_norm negative: impossible for a norm, kept as logged'),
-                ('train_rows.is_learning_rate_negative', 'learning_rate negative: kept as logged'),
-                ('train_rows.is_learning_rate_missing', 'learning_rate empty: read as missing'),
-                ('train_rows.is_learning_rate_non_numeric or train_rows.is_learning_rate_non_finite', 'learning_rate unreadable: read as missing'),
-                ('train_rows.is_step_time_sec_missing', 'step_time_sec empty: left out of timing checks'),
-                ('train_rows.is_step_time_sec_non_numeric or train_rows.is_step_time_sec_non_finite', 'step_time_sec unreadable: left out of timing checks'),
-                ('train_rows.is_step_time_non_positive', 'step_time_sec zero or negative: left out of timing checks'),
-                ('train_rows.is_shard_id_missing', 'shard_id empty: step not attributed to a shard'),
-                ('known_shards.shard_id is null and train_rows.shard_id is not null', 'shard_id not in shard_info: source unknown'),
-                ('train_rows.is_out_of_order_in_attempt', 'logged out of step order: placed by its step number'),
-            ]) }}
+            else train_defects.defect_reasons
         end as reason
     from train_rows
     left join known_shards
         on train_rows.run_id = known_shards.run_id
         and train_rows.shard_id = known_shards.shard_id
+    left join row_defects as train_defects
+        on train_rows.run_id = train_defects.run_id
+        and train_defects.file_kind = 'train'
+        and train_rows.file_row_number = train_defects.file_row_number
 ),
 
 eval_rows as (
@@ -77,18 +76,16 @@ eval_audited as (
             when eval_rows.is_exact_duplicate then 'exact duplicate of an earlier row'
             when evals_kept.eval_row_id is null and eval_rows.val_loss is null then 'val_loss unreadable'
             when evals_kept.eval_row_id is null then 'step evaluated again later in the file: the later row is used'
-            else {{ reason_list([
-                ('eval_rows.is_accuracy_percent', 'val_accuracy logged in percent: divided by 100'),
-                ('eval_rows.is_accuracy_out_of_range', 'val_accuracy outside 0..100: read as missing'),
-                ('eval_rows.is_val_accuracy_non_numeric or eval_rows.is_val_accuracy_non_finite', 'val_accuracy unreadable: read as missing'),
-                ('eval_rows.is_step_repeated', 'step evaluated more than once: this later row is used'),
-                ('eval_rows.is_out_of_file_order', 'logged out of step order: placed by its step number'),
-            ]) }}
+            else eval_defects.defect_reasons
         end as reason
     from eval_rows
     left join evals_kept
         on eval_rows.run_id = evals_kept.run_id
         and eval_rows.eval_row_id = evals_kept.eval_row_id
+    left join row_defects as eval_defects
+        on eval_rows.run_id = eval_defects.run_id
+        and eval_defects.file_kind = 'eval'
+        and eval_rows.file_row_number = eval_defects.file_row_number
 ),
 
 shard_rows as (
@@ -97,9 +94,9 @@ shard_rows as (
 
 shard_audited as (
     select
-        run_id,
+        shard_rows.run_id,
         'shards' as file_kind,
-        file_row_number,
+        shard_rows.file_row_number,
         cast(null as {{ dbt.type_bigint() }}) as step,
         case
             when shard_id is null or is_duplicate_shard_row then 'set_aside'
@@ -111,15 +108,13 @@ shard_audited as (
             when is_duplicate_shard_row and is_conflicting_duplicate
                 then 'repeats shard ' || shard_id || ' with different values: the first row is used'
             when is_duplicate_shard_row then 'repeats shard ' || shard_id || ' (same values once normalised)'
-            else {{ reason_list([
-                ('is_source_label_variant', 'source label differs only in case/spaces: normalised'),
-                ('is_conflicting_duplicate', 'a later row contradicts this one: this first row is used'),
-                ('is_n_examples_missing or is_n_examples_invalid', 'n_examples unreadable: read as missing'),
-                ('is_n_examples_non_positive', 'n_examples zero or negative: kept as logged'),
-                ('is_source_missing', 'source empty'),
-            ]) }}
+            else shard_defects.defect_reasons
         end as reason
     from shard_rows
+    left join row_defects as shard_defects
+        on shard_rows.run_id = shard_defects.run_id
+        and shard_defects.file_kind = 'shards'
+        and shard_rows.file_row_number = shard_defects.file_row_number
 ),
 
 event_rows as (

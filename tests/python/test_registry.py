@@ -1,10 +1,13 @@
 """The registry test (tests/findings_registry_agrees_with_seed.sql) can fail.
 
-A temporary copy of the project gets three planted disagreements: a category in the seed
-with no detector and no anomaly test, a detector model missing from finding_detectors(),
-and an anomaly test whose meta.category the seed does not list. Building the seed and the
-registry test must fail with exactly the rows those plants explain: nothing else in the
-project disagrees (the sample build runs the same test and passes).
+A temporary copy of the project gets planted disagreements: a category in the seed with
+no detector and no anomaly test; a detector model missing from finding_detectors(), in a
+check folder not named after it, that reads a var its meta.vars does not name and names
+one dbt_project.yml does not define; an anomaly test whose meta.category the seed does
+not list; and one on a known category under another name than the seed's test_name.
+Building the seed and the registry test must fail with exactly the rows those plants
+explain: nothing else in the project disagrees (the sample build runs the same test and
+passes).
 """
 
 from __future__ import annotations
@@ -25,47 +28,60 @@ PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
 REGISTRY_TEST = "findings_registry_agrees_with_seed"
 
 PLANTED_SEED_ROW = "mystery_check,1.0,model,medium,mystery_check_fires,A planted check without a detector\n"
-PLANTED_MODEL = "select * from {{ ref('int_findings__nan_loss') }}\n"
+PLANTED_MODEL = "select *, {{ var('spike_window') }} as planted from {{ ref('int_findings__nan_loss') }}\n"
 PLANTED_YAML = """\
 version: 2
 models:
   - name: int_findings__orphan
     description: "A planted detector the registry does not list."
+    config:
+      meta:
+        vars: [no_such_var]
     data_tests:
       - is_empty:
           name: orphan_fires
           config:
             meta:
               category: not_a_category
+      - is_empty:
+          name: nan_loss_again
+          config:
+            meta:
+              category: nan_loss
 """
 
 
 def plant(project: Path) -> None:
     with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:
         seed.write(PLANTED_SEED_ROW)
-    findings = project / "models" / "intermediate" / "findings"
-    (findings / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
-    (findings / "_orphan__models.yml").write_text(PLANTED_YAML)
+    check = project / "models" / "checks" / "orphans"  # not int_findings__orphan's folder name
+    check.mkdir()
+    (check / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
+    (check / "_orphans__models.yml").write_text(PLANTED_YAML)
 
 
-def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
+def copy_project(tmp_path: Path) -> Path:
+    """The dbt project's parts in tmp_path/project, to plant things in."""
     project = tmp_path / "project"
     for folder in PROJECT_FOLDERS:
         skipped = shutil.ignore_patterns("python", "__pycache__")
         shutil.copytree(REPO / folder, project / folder, ignore=skipped)
     for part in PROJECT_PARTS:
         shutil.copy(REPO / part, project / part)
-    plant(project)
+    return project
 
-    db_path = tmp_path / "registry.duckdb"
+
+def dbt_build(project: Path, *selection: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`dbt build --select selection` of the sample in the copied project: the process and its database."""
+    db_path = project.parent / "registry.duckdb"
     environment = {**os.environ, "RUN_DIAGNOSIS_DB": str(db_path)}
     environment.pop("RUN_DIAGNOSIS_RUN_DIR", None)
     completed = subprocess.run(
         [
             *(sys.executable, "-m", "dbt.cli.main", "build"),
             *("--project-dir", str(project), "--profiles-dir", str(project)),
-            *("--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")),
-            *("--select", "finding_categories", REGISTRY_TEST),
+            *("--target-path", str(project.parent / "target"), "--log-path", str(project.parent / "logs")),
+            *("--select", *selection),
         ],
         cwd=project,
         env=environment,
@@ -73,6 +89,14 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
+    return completed, db_path
+
+
+def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
+    project = copy_project(tmp_path)
+    plant(project)
+
+    completed, db_path = dbt_build(project, "finding_categories", REGISTRY_TEST)
     assert completed.returncode != 0, completed.stdout[-3000:]
     assert f"Failure in test {REGISTRY_TEST}" in completed.stdout, completed.stdout[-3000:]
 
@@ -84,6 +108,22 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
             ("mystery_check", "category has no detector in finding_detectors()"),
             ("mystery_check", "seed test_name mystery_check_fires is no anomaly test of this category"),
             (None, "model int_findings__orphan is not in finding_detectors()"),
+            (
+                None,
+                "model int_findings__orphan is not in its check folder"
+                " (models/checks/<check>/int_findings__<check>.sql)",
+            ),
+            (None, "check orphans reads var spike_window, which its meta.vars does not name"),
+            (None, "check orphans names var no_such_var in meta.vars, which dbt_project.yml does not define"),
+            (
+                "nan_loss",
+                "anomaly test nan_loss_again is on int_findings__orphan,"
+                " which the registry does not credit with this category",
+            ),
+            (
+                "nan_loss",
+                "anomaly test nan_loss_again is not the seed test_name of its category (loss_is_not_finite)",
+            ),
             ("not_a_category", "anomaly test orphan_fires names a category the seed does not list"),
             (
                 "not_a_category",
@@ -106,3 +146,80 @@ def test_readme_category_table_matches_the_seed() -> None:
     for categories, tests in row.findall(readme):
         listed += zip(re.findall(r"`([a-z_]+)`", categories), re.findall(r"`([a-z_]+)`", tests), strict=True)
     assert sorted(listed) == sorted(seed.items())
+
+
+NEW_CHECK_SEED_ROW = "loss_above_ceiling,1.0,model,medium,loss_above_planted_ceiling,Loss above a ceiling\n"
+NEW_CHECK_VAR = """\
+  # A planted check's threshold: a logged loss above this is a finding.
+  planted_loss_ceiling: 0
+"""
+NEW_CHECK_DETECTOR = """\
+-- a planted detector: the finding shape of finding_columns()
+select
+    run_id,
+    'loss_above_ceiling:run' as finding_id,
+    'loss_above_ceiling' as category,
+    'medium' as severity,
+    'Training loss above the planted ceiling' as title,
+    'the highest loss logged' as evidence,
+    min(step) as first_step,
+    max(step) as last_step,
+    count(*) as steps_affected,
+    max(loss) as observed_value,
+    cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
+    cast(null as {{ type_double() }}) as estimated_cost,
+    cast(null as {{ dbt.type_string() }}) as cost_unit,
+    cast(null as {{ dbt.type_string() }}) as cost_method,
+    cast(0.5 as {{ type_double() }}) as impact_score,
+    cast(null as {{ dbt.type_string() }}) as caused_by,
+    'Lower the loss.' as recommendation
+from {{ run_ref('int_train_steps_resolved') }}
+where loss > {{ var('planted_loss_ceiling') }}
+group by run_id
+"""
+NEW_CHECK_YAML = """\
+version: 2
+models:
+  - name: int_findings__loss_above_ceiling
+    description: "A planted check: training loss above planted_loss_ceiling."
+    config:
+      meta:
+        vars: [planted_loss_ceiling]
+    data_tests:
+      - is_empty:
+          name: loss_above_planted_ceiling
+          config:
+            meta:
+              category: loss_above_ceiling
+"""
+NEW_CHECK_REGISTRY_LINE = "    'int_findings__loss_above_ceiling': ['loss_above_ceiling'],\n"
+
+
+def test_a_new_check_is_one_folder_one_seed_row_its_var_and_a_registry_line(tmp_path: Path) -> None:
+    """What "Add a check" in the README says, done on a copy: the registry test passes and
+    the new check's anomaly test fires on the sample, with the folder's test config."""
+    project = copy_project(tmp_path)
+    with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:
+        seed.write(NEW_CHECK_SEED_ROW)
+    check = project / "models" / "checks" / "loss_above_ceiling"
+    check.mkdir()
+    (check / "int_findings__loss_above_ceiling.sql").write_text(NEW_CHECK_DETECTOR)
+    (check / "_loss_above_ceiling__models.yml").write_text(NEW_CHECK_YAML)
+    project_file = project / "dbt_project.yml"
+    project_file.write_text(project_file.read_text().replace("\nvars:\n", "\nvars:\n" + NEW_CHECK_VAR, 1))
+    registry = project / "macros" / "findings_registry.sql"
+    opening = "  {{ return({\n"
+    registry.write_text(registry.read_text().replace(opening, opening + NEW_CHECK_REGISTRY_LINE, 1))
+
+    # the new detector, what it reads, its anomaly test and the registry test (cautious: no
+    # test of an unselected model)
+    selection = ("finding_categories", REGISTRY_TEST, "+int_findings__loss_above_ceiling")
+    completed, db_path = dbt_build(project, *selection, "--indirect-selection", "cautious")
+    assert completed.returncode == 0, completed.stdout[-3000:]
+    assert "Warning in test loss_above_planted_ceiling" in completed.stdout, completed.stdout[-3000:]
+    with duckdb.connect(str(db_path), read_only=True) as connection:
+        registry_rows = connection.sql(f"select * from main_dbt_test__audit.{REGISTRY_TEST}").fetchall()
+        stored = "main_dbt_test__audit.loss_above_planted_ceiling"
+        fired = connection.sql(f"select finding_id from {stored}").fetchall()
+    assert registry_rows == []
+    assert fired == [("loss_above_ceiling:run",)]

@@ -55,7 +55,7 @@ resume_before as (
     from resumes
     inner join summary
         on resumes.run_id = summary.run_id
-    where resumes.resume_step <= summary.first_step and resumes.resume_step >= summary.first_step - 2
+    where resumes.resume_step <= summary.first_step and resumes.resume_step >= summary.first_step - {{ var('lr_resume_attribution_steps') }}
     group by resumes.run_id
 ),
 

@@ -5,7 +5,8 @@
 -- at the clip limit, are left out (clipping explains them), and events inside the
 -- warmup are told apart: large early
 -- norms are common, large norms after warmup often precede loss spikes (OLMo 2).
--- A burst the loss does not react to (no loss spike event within two logging
+-- A burst the loss does not react to (no loss spike event within
+-- grad_norm_loss_reaction_intervals logging
 -- intervals) is at most medium, and low below grad_norm_high_ratio: a single large
 -- gradient that the optimizer absorbs costs little.
 with
@@ -58,7 +59,7 @@ lr_peak as (
     from {{ run_ref('int_train_steps_resolved') }} as train_steps
     inner join lr_max
         on train_steps.run_id = lr_max.run_id
-    where train_steps.learning_rate >= 0.99 * lr_max.max_learning_rate
+    where train_steps.learning_rate >= {{ var('lr_peak_reached_share') }} * lr_max.max_learning_rate
     group by train_steps.run_id
 ),
 
@@ -125,7 +126,7 @@ events as (
     select
         outliers.*,
         sum(case when outliers.previous_outlier_step is null
-            or outliers.step - outliers.previous_outlier_step > 2 * log_interval.median_interval
+            or outliers.step - outliers.previous_outlier_step > {{ var('grad_norm_burst_gap_intervals') }} * log_interval.median_interval
             then 1 else 0 end)
             over (partition by outliers.run_id order by outliers.step rows between unbounded preceding and current row) as event_number
     from outliers
@@ -153,15 +154,15 @@ bursts as (
 ),
 
 near_loss_spikes as (
-    -- loss spike events starting or running within two logging intervals of the burst
+    -- loss spike events starting or running within grad_norm_loss_reaction_intervals logging intervals of the burst
     select bursts.run_id, bursts.burst_key, count(loss_spikes.onset_step) as loss_spike_steps
     from bursts
     inner join log_interval
         on bursts.run_id = log_interval.run_id
     left join loss_spikes
         on bursts.run_id = loss_spikes.run_id
-        and loss_spikes.onset_step <= bursts.last_step + 2 * log_interval.median_interval
-        and loss_spikes.last_step >= bursts.first_step - 2 * log_interval.median_interval
+        and loss_spikes.onset_step <= bursts.last_step + {{ var('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
+        and loss_spikes.last_step >= bursts.first_step - {{ var('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
     group by bursts.run_id, bursts.burst_key
 ),
 

@@ -196,7 +196,7 @@ gap_findings as (
         on gap_summary.run_id = strong_evidence.run_id
     left join train_loss_counts
         on gap_summary.run_id = train_loss_counts.run_id
-    where evals_compared >= 3
+    where evals_compared >= {{ var('contamination_min_evals') }}
         -- too few training losses to compare with (a 1-row log): check_coverage says it could not run
         and coalesce(train_loss_counts.train_losses, 0) >= {{ var('contamination_min_train_losses') }}
         and not strong_evidence.is_same_sample_count

@@ -62,6 +62,29 @@ restarts as (
     select run_id, resume_step, crashed_after_step from {{ run_ref('int_restarts_detected') }} where is_seen_in_log
 ),
 
+row_defects as (
+    select run_id, file_kind, file_row_number, defect from {{ run_ref('int_raw_row_defects') }}
+),
+
+{#- the rows carrying one defect of the catalogue (macros/raw_row_defects.sql): (CTE, rows, file, defect) -#}
+{%- set defect_rows = [
+    ('evals_in_percent', 'eval_rows', 'eval', 'accuracy_percent'),
+    ('unknown_shard_rows', 'train_rows', 'train', 'shard_id_unknown'),
+    ('counted_with_non_positive_time', 'counted', 'train', 'step_time_non_positive'),
+    ('shard_rows_with_label_variant', 'shard_rows', 'shards', 'source_label_variant'),
+] %}
+{%- for name, rows, file_kind, defect in defect_rows %}
+
+{{ name }} as (
+    select {{ rows }}.*
+    from {{ rows }}
+    inner join row_defects
+        on {{ rows }}.run_id = row_defects.run_id
+        and {{ rows }}.file_row_number = row_defects.file_row_number
+    where row_defects.file_kind = '{{ file_kind }}' and row_defects.defect = '{{ defect }}'
+),
+{%- endfor %}
+
 issues as (
     select
         run_id,
@@ -76,8 +99,7 @@ issues as (
         count(*) as affected,
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Log val_accuracy in one unit (a share 0..1) everywhere.' as recommendation
-    from eval_rows
-    where is_accuracy_percent
+    from evals_in_percent
     group by run_id
     having count(*) > 0
 
@@ -109,32 +131,28 @@ issues as (
     union all
 
     select
-        train_rows.run_id,
+        unknown_shard_rows.run_id,
         'unknown_shard_ids',
         'low',
         {{ fmt_int('count(*)') }} || ' train row(s) name shard ids that shard_info does not list ('
-            || {{ dbt.listagg("'shard ' || train_rows.shard_id || ' at step ' || " ~ fmt_int('train_rows.step'), "', '", "order by train_rows.file_row_number") }} || ').',
+            || {{ dbt.listagg("'shard ' || unknown_shard_rows.shard_id || ' at step ' || " ~ fmt_int('unknown_shard_rows.step'), "', '", "order by unknown_shard_rows.file_row_number") }} || ').',
         'rows with a shard id missing from shard_info: their source is unknown; '
             || {{ fmt_int('sum(case when counted.train_row_id is null then 1 else 0 end)') }}
             || ' of them are not counted (superseded or set aside) and do not affect the results',
-        min(train_rows.step),
-        max(train_rows.step),
+        min(unknown_shard_rows.step),
+        max(unknown_shard_rows.step),
         count(*),
         cast(null as {{ dbt.type_string() }}),
         'Check the data loader''s shard index against shard_info; a shard id outside the table can mean a wrong mapping.'
-    from train_rows
+    from unknown_shard_rows
     -- only runs whose shard table lists shards
     inner join known_shard_counts
-        on train_rows.run_id = known_shard_counts.run_id
-    left join known_shards
-        on train_rows.run_id = known_shards.run_id
-        and train_rows.shard_id = known_shards.shard_id
+        on unknown_shard_rows.run_id = known_shard_counts.run_id
     left join counted
-        on train_rows.run_id = counted.run_id
-        and train_rows.train_row_id = counted.train_row_id
-    where train_rows.shard_id is not null and known_shards.shard_id is null
-        and known_shard_counts.known_shards > 0
-    group by train_rows.run_id
+        on unknown_shard_rows.run_id = counted.run_id
+        and unknown_shard_rows.train_row_id = counted.train_row_id
+    where known_shard_counts.known_shards > 0
+    group by unknown_shard_rows.run_id
     having count(*) > 0
 
     {% for column in ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
@@ -143,7 +161,7 @@ issues as (
     select
         run_id,
         'missing_{{ column }}',
-        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= 0.05 * count(*) then 'medium' else 'low' end,
+        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= {{ var('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
         {{ fmt_int('sum(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then 1 else 0 end)') }}
             || ' counted step(s) have no readable {{ column }} (e.g. step '
             || {{ fmt_int('min(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then step end)') }} || ').',
@@ -165,7 +183,7 @@ issues as (
     select
         train_rows.run_id,
         'train_rows_set_aside',
-        case when count(*) >= 0.05 * max(totals.raw_rows) then 'medium' else 'low' end,
+        case when count(*) >= {{ var('log_defect_medium_share') }} * max(totals.raw_rows) then 'medium' else 'low' end,
         {{ fmt_int('count(*)') }} || ' train row(s) were set aside because their step cannot be trusted ('
             || min(set_aside_reason) || case when count(distinct set_aside_reason) > 1 then '; and other reasons' else '' end || ').',
         'file rows ' || {{ fmt_int('min(file_row_number)') }} || '-' || {{ fmt_int('max(file_row_number)') }}
@@ -192,8 +210,7 @@ issues as (
         min(step), max(step), count(*),
         cast(null as {{ dbt.type_string() }}),
         'Check the step timer (clock source, asynchronous CUDA timing).'
-    from counted
-    where is_step_time_non_positive
+    from counted_with_non_positive_time
     group by run_id
     having count(*) > 0
 
@@ -209,8 +226,7 @@ issues as (
         cast(null as {{ dbt.type_bigint() }}), cast(null as {{ dbt.type_bigint() }}), count(*),
         cast(null as {{ dbt.type_string() }}),
         'Write source labels from one controlled list.'
-    from shard_rows
-    where is_source_label_variant
+    from shard_rows_with_label_variant
     group by run_id
     having count(*) > 0
 

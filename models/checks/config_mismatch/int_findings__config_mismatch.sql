@@ -92,7 +92,7 @@ checks as (
     select
         config.run_id,
         'total_steps' as field_name,
-        case when steps.last_step < config.total_steps * 0.95 then 'medium' else 'low' end as severity,
+        case when steps.last_step < config.total_steps * {{ var('early_end_medium_share') }} then 'medium' else 'low' end as severity,
         'The config says total_steps ' || {{ fmt_int('config.total_steps') }} || ' but the log ends at step '
             || {{ fmt_int('steps.last_step') }} || '.' as title,
         cast(config.total_steps as {{ type_double() }}) as config_value,
