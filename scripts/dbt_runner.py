@@ -150,6 +150,7 @@ def dbt_arguments(
     project_dir: Path = REPO_ROOT,
     threads: int | None = None,
     full_refresh: bool = False,
+    indirect_selection: str | None = None,
 ) -> list[str]:
     """dbt's arguments (no executable): JSON console events, text log file, own target and log folders."""
     args = ["--log-format", "json", "--log-format-file", "debug", command]
@@ -165,6 +166,8 @@ def dbt_arguments(
         args += ["--select", select]
     if exclude:
         args += ["--exclude", exclude]
+    if indirect_selection:
+        args += ["--indirect-selection", indirect_selection]
     if threads:
         args += ["--threads", str(threads)]
     if full_refresh:
@@ -489,11 +492,13 @@ def build_run(
     project_dir: Path = REPO_ROOT,
     in_process: bool | None = None,
     full_refresh: bool = False,
+    indirect_selection: str | None = None,
 ) -> BuildResult:
     """Run `dbt build` on run_dir (None: the seeds) into db_path; target and logs under work_dir.
 
     select/exclude are dbt node selections (e.g. exclude="resource_type:unit_test": the unit
-    tests check the SQL on fixed inputs, so they give the same answer for every run).
+    tests check the SQL on fixed inputs, so they give the same answer for every run);
+    indirect_selection is dbt's --indirect-selection (eager, cautious, buildable, empty).
 
     Raises DbtBuildError (with dbt's error lines) when dbt exits non-zero, unless check is
     False: then the failed result is returned (its `errors` say what went wrong).
@@ -518,6 +523,7 @@ def build_run(
         project_dir=project_dir,
         threads=threads,
         full_refresh=full_refresh,
+        indirect_selection=indirect_selection,
     )
     if in_process is None:
         in_process = os.environ.get(SUBPROCESS_ENV_VAR) != "1"

@@ -264,8 +264,8 @@ def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool =
     runs = [] if fmt else multi_run.find_runs(source)
     if runs:
         return diagnose_several(runs, out, keep_going)
-    run = read_source(source, fmt)
-    run_dir = write_canonical(run, out / RUN_SUBDIR, source)
+    # the imported frames are not kept through the build (a 10M-row log is GBs of text in pandas)
+    run_dir = write_canonical(read_source(source, fmt), out / RUN_SUBDIR, source)
     result = build(run_dir, out, keep_going)
     paths = report(result, out)
     print(f"report: {paths['html']}")

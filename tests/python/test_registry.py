@@ -13,14 +13,13 @@ passes).
 from __future__ import annotations
 
 import csv
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
+
+from dbt_runner import BuildResult, build_run
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "selectors.yml")
@@ -71,36 +70,29 @@ def copy_project(tmp_path: Path) -> Path:
     return project
 
 
-def dbt_build(project: Path, *selection: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`dbt build --select selection` of the sample in the copied project: the process and its database."""
-    db_path = project.parent / "registry.duckdb"
-    environment = {**os.environ, "RUN_DIAGNOSIS_DB": str(db_path)}
-    environment.pop("RUN_DIAGNOSIS_RUN_DIR", None)
-    completed = subprocess.run(
-        [
-            *(sys.executable, "-m", "dbt.cli.main", "build"),
-            *("--project-dir", str(project), "--profiles-dir", str(project)),
-            *("--target-path", str(project.parent / "target"), "--log-path", str(project.parent / "logs")),
-            *("--select", *selection),
-        ],
-        cwd=project,
-        env=environment,
-        capture_output=True,
-        text=True,
+def dbt_build(project: Path, *selection: str, indirect_selection: str | None = None) -> BuildResult:
+    """`dbt build --select selection` of the sample in the copied project, through the one harness."""
+    work = project.parent / "dbt"
+    return build_run(
+        None,
+        project.parent / "registry.duckdb",
+        work,
+        select=" ".join(selection),
+        project_dir=project,
         check=False,
+        indirect_selection=indirect_selection,
     )
-    return completed, db_path
 
 
 def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
     project = copy_project(tmp_path)
     plant(project)
 
-    completed, db_path = dbt_build(project, "finding_categories", REGISTRY_TEST)
-    assert completed.returncode != 0, completed.stdout[-3000:]
-    assert f"Failure in test {REGISTRY_TEST}" in completed.stdout, completed.stdout[-3000:]
+    built = dbt_build(project, "finding_categories", REGISTRY_TEST)
+    assert not built.ok, built.output[-3000:]
+    assert f"Failure in test {REGISTRY_TEST}" in built.output, built.output[-3000:]
 
-    with duckdb.connect(str(db_path), read_only=True) as connection:
+    with duckdb.connect(str(built.db_path), read_only=True) as connection:
         stored = f"main_dbt_test__audit.{REGISTRY_TEST}"
         rows = connection.sql(f"select category, problem from {stored}").fetchall()
     assert sorted(rows, key=str) == sorted(
@@ -214,10 +206,10 @@ def test_a_new_check_is_one_folder_one_seed_row_its_var_and_a_registry_line(tmp_
     # the new detector, what it reads, its anomaly test and the registry test (cautious: no
     # test of an unselected model)
     selection = ("finding_categories", REGISTRY_TEST, "+int_findings__loss_above_ceiling")
-    completed, db_path = dbt_build(project, *selection, "--indirect-selection", "cautious")
-    assert completed.returncode == 0, completed.stdout[-3000:]
-    assert "Warning in test loss_above_planted_ceiling" in completed.stdout, completed.stdout[-3000:]
-    with duckdb.connect(str(db_path), read_only=True) as connection:
+    built = dbt_build(project, *selection, indirect_selection="cautious")
+    assert built.ok, built.output[-3000:]
+    assert "Warning in test loss_above_planted_ceiling" in built.output, built.output[-3000:]
+    with duckdb.connect(str(built.db_path), read_only=True) as connection:
         registry_rows = connection.sql(f"select * from main_dbt_test__audit.{REGISTRY_TEST}").fetchall()
         stored = "main_dbt_test__audit.loss_above_planted_ceiling"
         fired = connection.sql(f"select finding_id from {stored}").fetchall()
