@@ -22,7 +22,8 @@ mkdir -p "$sample"
 RUN_DIAGNOSIS_DB="$sample/run_diagnosis.duckdb" \
   dbt build --selector ci --profiles-dir . --target-path "$sample/target" --log-path "$sample/logs" \
   | tee "$sample/output.txt"
-# two workers, each test file on one worker (a file's fixtures build once per file);
-# each worker parses the dbt project once and reuses the manifest for its builds
-RUN_DIAGNOSIS_TEST_SAMPLE="$sample" \
-  python -m pytest tests/python -q -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile "$@"
+# two workers, each test file on one worker (a file's fixtures build once per file), the
+# slowest files first (tests/python/slowest_first.py); each worker parses the dbt project
+# once and reuses the manifest for its builds
+RUN_DIAGNOSIS_TEST_SAMPLE="$sample" python -m pytest tests/python -q \
+  -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"
