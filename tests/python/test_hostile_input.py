@@ -34,7 +34,7 @@ from run_builder import RunBuilder
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
 TRAIN, CONFIG = "fixture_train_log.csv", "fixture_run_config.json"
-VALIDATOR_BUDGET_SEC = 1.0
+VALIDATOR_BUDGET_SEC = 1.0  # CPU seconds of this process: other processes on the machine do not count
 # a folder name with Jinja, glob metacharacters, a quote, shell syntax and an emoji
 HOSTILE_NAME = "run {{ 7*7 }} {% if true %}x{% endif %} [x] ? * 'q' $(echo hi) 🙂"
 PAYLOAD_FILE = "pwned_by_folder_name.csv"
@@ -63,10 +63,10 @@ def edit_config(**changes: object) -> Callable[[Path], None]:
 def run_cli(source: Path, out: Path) -> tuple[int, str, float]:
     """diagnose.main in this process, stderr captured: exit 2 must come before any dbt."""
     buffer = io.StringIO()
-    started = time.monotonic()
+    started = time.process_time()
     with contextlib.redirect_stderr(buffer):
         code = diagnose.main([str(source), "--out", str(out)])
-    return code, buffer.getvalue(), time.monotonic() - started
+    return code, buffer.getvalue(), time.process_time() - started
 
 
 # --- exit 2, named, before the build ---------------------------------------------------------
@@ -146,9 +146,9 @@ def test_validator_is_fast_on_a_200k_row_log(tmp_path: Path) -> None:
     folder = written(tmp_path / "big")
     rows = "".join(f"{s},{s % 30},3.0,0.5,0.0003,0.12\n" for s in range(1, 200_001))
     (folder / TRAIN).write_text("step,shard_id,loss,grad_norm,learning_rate,step_time_sec\n" + rows)
-    started = time.monotonic()
+    started = time.process_time()
     validate_run.validate_run(folder)
-    assert time.monotonic() - started < VALIDATOR_BUDGET_SEC
+    assert time.process_time() - started < VALIDATOR_BUDGET_SEC
 
 
 def test_bom_is_accepted_in_csv_and_config(tmp_path: Path) -> None:
