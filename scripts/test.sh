@@ -14,9 +14,16 @@ fi
 ruff check scripts tests/python
 ruff format --check scripts tests/python
 # the `ci` selector (selectors.yml): every node, the hygiene and unit tests included;
-# a plain `dbt build` runs the default `diagnosis` selector only
-RUN_DIAGNOSIS_DB="$REPO/.dbt_state/test_sample.duckdb" \
-  dbt build --selector ci --profiles-dir . --target-path target/test_sample --log-path logs/test_sample
-# two workers, each test file on one worker (a file's fixtures build once per file);
-# each worker parses the dbt project once and reuses the manifest for its builds
-python -m pytest tests/python -q -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile "$@"
+# a plain `dbt build` runs the default `diagnosis` selector only. The tests that read the
+# sample (test_sample_run, test_diagnose) reuse this build: RUN_DIAGNOSIS_TEST_SAMPLE names
+# its folder (database, target, logs, console output; tests/python/sample_build.py)
+sample="$REPO/.dbt_state/test_sample"
+mkdir -p "$sample"
+RUN_DIAGNOSIS_DB="$sample/run_diagnosis.duckdb" \
+  dbt build --selector ci --profiles-dir . --target-path "$sample/target" --log-path "$sample/logs" \
+  | tee "$sample/output.txt"
+# two workers, each test file on one worker (a file's fixtures build once per file), the
+# slowest files first (tests/python/slowest_first.py); each worker parses the dbt project
+# once and reuses the manifest for its builds
+RUN_DIAGNOSIS_TEST_SAMPLE="$sample" python -m pytest tests/python -q \
+  -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

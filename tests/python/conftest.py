@@ -22,6 +22,7 @@ import pytest
 
 from dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, run_folder_name
 from run_builder import RunBuilder
+from slowest_first import slowest_first
 
 PATH_FIELDS = ("folder", "db_path", "target_path")
 
@@ -30,6 +31,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "fixture_run(make): the test's fixture run, built with its module's others"
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slowest_first(items)  # the order scripts/test.sh's workers take the files in
 
 
 @pytest.fixture(scope="session")

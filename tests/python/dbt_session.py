@@ -169,12 +169,23 @@ class DbtSession:
         self.count += 1
         return self.work_dir / (name or f"build_{self.count}")
 
-    def build(self, run_dir: Path, name: str | None = None, *, structural_tests: bool = False) -> Diagnosis:
-        return self._build(run_dir, self._out(name), structural_tests)
+    def build(
+        self,
+        run_dir: Path,
+        name: str | None = None,
+        *,
+        structural_tests: bool = False,
+        select: str | None = None,
+    ) -> Diagnosis:
+        return self._build(run_dir, self._out(name), structural_tests, select)
 
-    def _build(self, run_dir: Path, out: Path, structural_tests: bool) -> Diagnosis:
+    def _build(
+        self, run_dir: Path, out: Path, structural_tests: bool, select: str | None = None
+    ) -> Diagnosis:
         excluded = ["path:seeds/anthropic_*", *([] if structural_tests else STRUCTURAL_TESTS)]
-        result = build_run(run_dir, out / DB_NAME, out, exclude=" ".join(excluded), threads=4, check=False)
+        result = build_run(
+            run_dir, out / DB_NAME, out, select=select, exclude=" ".join(excluded), threads=4, check=False
+        )
         return Diagnosis(
             out, result.db_path, result.target_path, result.output, result.ok, list(result.errors)
         )

@@ -1,10 +1,10 @@
-"""diagnose.py end to end: the same findings as a plain `dbt build` of the seeds, and a usable CLI.
+"""diagnose.py end to end: the same findings as a `dbt build` of the seeds, and a usable CLI.
 
-The seeds are built once with `dbt_runner.build_run(run_dir=None, ...)` into a temporary
-DuckDB file; diagnose.py then runs, at the same time and into two different --out folders,
-on the shared sample run (read in place) and on a copy of the repo's own seed files. Both
-must give the plain build's findings (finding_id, category, severity, first_step), and each
-must keep to its own folder.
+The seeds are built once with `dbt build --selector ci` (scripts/test.sh's build, reused
+through sample_build.py, or made here when this file runs alone); diagnose.py then runs, at
+the same time and into two different --out folders, on the shared sample run (read in place)
+and on a copy of the repo's own seed files. Both must give the seed build's findings
+(finding_id, category, severity, first_step), and each must keep to its own folder.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import pytest
 import diagnose
 import importers
 from dbt_runner import BuildResult, DbtBuildError, build_run
+from dbt_session import DB_NAME
+from sample_build import sample_build
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
@@ -75,10 +77,10 @@ def finish(process: subprocess.Popen[str], source: Path, out: Path) -> CliRun:
 
 
 @pytest.fixture(scope="module")
-def seeds_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
-    """The plain `dbt build` of the seeds, in its own database and target folder."""
-    work = tmp_path_factory.mktemp("seeds-build")
-    return build_run(None, work / "seeds.duckdb", work / "dbt")
+def seeds_build() -> BuildResult:
+    """The `dbt build --selector ci` of the seeds, in its own database and target folder:
+    scripts/test.sh's, or made once here (sample_build.py)."""
+    return sample_build()
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +236,7 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
     lines = eval_log.read_text(encoding="utf-8").splitlines(keepends=True)
     eval_log.write_text(lines[0].replace("val_loss", "validation") + "".join(lines[1:]), encoding="utf-8")
     with pytest.raises(DbtBuildError) as raised:
-        build_run(folder, tmp_path / "bad.duckdb", tmp_path / "dbt", select="stg_training__evals")
+        build_run(folder, tmp_path / "bad" / DB_NAME, tmp_path / "dbt", select="stg_training__evals")
     message = str(raised.value)
     assert f"run_diagnosis: {eval_log} row 1 (header): missing column(s) val_loss" in message
     assert raised.value.result is not None and raised.value.result.n_error == 1

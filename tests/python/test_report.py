@@ -595,7 +595,8 @@ def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> N
             .plant_restart(130, 100, unclipped_after=True)
             .write(tmp_path / attempt / "the-run")
         )
-        build = build_run(run_dir, tmp_path / attempt / "run.duckdb", tmp_path / attempt / "dbt")
+        # the fixture builds' database name: the build reuses the worker's parse (dbt_runner)
+        build = build_run(run_dir, tmp_path / attempt / "run_diagnosis.duckdb", tmp_path / attempt / "dbt")
         outputs.append(write_report(build.db_path, build.target_path, tmp_path / attempt, progress=None))
     for kind in ("markdown", "findings"):
         assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind

@@ -1,0 +1,53 @@
+"""The team's sample run (the seeds) built once for the whole test run.
+
+`scripts/test.sh` builds the sample with `dbt build --selector ci` (every node: seeds, models,
+anomaly, hygiene and unit tests) before pytest starts, the build `scripts/diagnose_sample.sh`
+makes for the committed diagnosis. It writes the database, target and logs into one folder,
+keeps dbt's console output in `output.txt` there, and names the folder in
+RUN_DIAGNOSIS_TEST_SAMPLE; the tests that read the sample (test_sample_run, test_diagnose) use
+that build instead of building the sample again. Without the variable (one test file run on
+its own) the same build is made once per process with the harness (`select="fqn:*"` is the
+`ci` selector's definition).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from dbt_runner import ERROR_STATUSES, BuildResult, build_run, read_run_results
+
+SAMPLE_BUILD_ENV_VAR = "RUN_DIAGNOSIS_TEST_SAMPLE"
+SAMPLE_DB = "run_diagnosis.duckdb"  # the file name scripts/test.sh gives the sample's database
+OUTPUT_FILE = "output.txt"  # dbt's console output, as scripts/test.sh keeps it
+ALL_NODES = "fqn:*"  # selectors.yml: the `ci` selector
+
+
+@functools.cache
+def sample_build() -> BuildResult:
+    """The sample's `ci` build: scripts/test.sh's (RUN_DIAGNOSIS_TEST_SAMPLE), else one made here."""
+    folder = os.environ.get(SAMPLE_BUILD_ENV_VAR)
+    if not folder:
+        work = Path(tempfile.mkdtemp(prefix="sample_build_"))
+        return build_run(None, work / SAMPLE_DB, work, select=ALL_NODES, threads=4)
+    return prebuilt(Path(folder))
+
+
+def prebuilt(folder: Path) -> BuildResult:
+    """The build scripts/test.sh made in folder, read back from its files."""
+    target = folder / "target"
+    results = read_run_results(target)
+    assert results, f"{target / 'run_results.json'} is missing or empty: rerun scripts/test.sh"
+    counts = Counter(str(result.get("status")) for result in results)
+    errors = tuple(
+        str(result.get("message") or result.get("unique_id"))
+        for result in results
+        if result.get("status") in ERROR_STATUSES
+    )
+    output = (folder / OUTPUT_FILE).read_text(encoding="utf-8")
+    return BuildResult(
+        1 if errors else 0, folder / SAMPLE_DB, target, folder / "logs", 0.0, counts, errors, (), output
+    )

@@ -1,0 +1,37 @@
+"""The order scripts/test.sh's workers take the test files in: the slowest first.
+
+pytest-xdist (`--dist loadfile`) gives each worker one whole file at a time from a queue and
+the next when it is almost done; by default the queue is sorted by the number of tests, which
+puts the files with few but long tests (a dbt build each) last, where one worker runs them
+while the other waits. Longest first, the short files fill the gaps at the end instead.
+conftest.py sorts the collected tests by file in this order (the others after, as collected;
+each file's tests keep their order) and scripts/test.sh passes --no-loadscope-reorder.
+Measured per-file times are in the README ("Performance").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SLOWEST_FIRST = (
+    "test_fleet.py",
+    "test_diagnose.py",
+    "test_detectors.py",
+    "test_hostile_input.py",
+    "test_real_logs.py",
+    "test_warehouse.py",
+    "test_staging.py",
+    "test_report.py",
+    "test_fuzz_input.py",
+    "test_registry.py",
+    "test_ranking.py",
+    "test_costing.py",
+)
+
+
+def slowest_first(items: list[pytest.Item]) -> None:
+    """Sort items in place: the listed files first, in the list's order, then the others."""
+    rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.path).name, len(rank)))
