@@ -26,6 +26,7 @@ SLOWEST_FIRST = (
     "test_report.py",
     "test_fuzz_input.py",
     "test_registry.py",
+    "test_upgrade.py",
     "test_ranking.py",
     "test_costing.py",
 )
