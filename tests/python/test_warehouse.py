@@ -104,7 +104,8 @@ def test_every_model_carries_run_id(warehouse: dict[str, Path]) -> None:
     with duckdb.connect(str(warehouse["together"]), read_only=True) as con:
         tables = con.execute(
             "select table_name from information_schema.tables where table_schema = 'main' "
-            "and table_name not in ('run_batch', 'built_runs', 'built_project') and table_name not like 'anthropic_%' "
+            "and table_name not in ('run_batch', 'built_runs', 'built_project') "
+            "and table_name not like 'anthropic_%' "
             "and table_name not in "
             "(select table_name from information_schema.columns where column_name = 'run_id')"
         ).df()["table_name"]
