@@ -731,15 +731,11 @@ def step_time(data: ReportData) -> StepTime | None:
         return None
     counted = flag_column(frame, "is_counted", True)
     attempt, steps = num_column(frame, "attempt_number"), num_column(frame, "step")
-    kept_attempt = dict(zip(steps[counted], attempt[counted], strict=True))
+    # the attempt whose row counts for each step (one counted row a step), looked up for every row
+    kept = pd.Series(attempt[counted], index=steps[counted])
+    kept_attempt = pd.Series(steps).map(kept[~kept.index.duplicated(keep="last")]).to_numpy(dtype="float64")
     # superseded rows of another attempt (work redone after a resume); duplicates of the kept one are not
-    replayed = ~counted & np.array(
-        [
-            np.isfinite(a) and np.isfinite(kept_attempt.get(s, np.nan)) and a != kept_attempt[s]
-            for s, a in zip(steps, attempt, strict=True)
-        ],
-        dtype=bool,
-    )
+    replayed = ~counted & np.isfinite(attempt) & np.isfinite(kept_attempt) & (attempt != kept_attempt)
     known = np.isfinite(seconds)
     median = float(np.median(seconds[counted & known])) if (counted & known).any() else 0.0
     n_missing = int((counted & ~known).sum())
