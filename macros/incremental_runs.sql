@@ -84,7 +84,8 @@
 {% macro start_run_batch() %}
   {% if not execute %}{{ return('') }}{% endif %}
   {#- (also when batches are switched off: their pre-hook appends to the tables too) -#}
-  {% if target.type == 'duckdb' and not flags.FULL_REFRESH %}{% do reset_if_project_changed() %}{% endif %}
+  {% set checksum = project_checksum() %}
+  {% if target.type == 'duckdb' and not flags.FULL_REFRESH %}{% do reset_if_project_changed(checksum) %}{% endif %}
   {% if not incremental_runs_enabled() %}{{ return('') }}{% endif %}
   {% set runs = run_sources() %}{#- one directory listing for the whole hook -#}
   {% set built = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_runs') %}
@@ -92,7 +93,7 @@
   {% do run_query(
     'create or replace table ' ~ run_batch_relation() ~ ' as '
     ~ 'with current_runs as (' ~ run_fingerprints_sql(runs) ~ '), '
-    ~ 'coded as (select current_runs.run_id, md5(current_runs.fingerprint || coalesce(baseline.fingerprint, ' ~ "''" ~ ') || ' ~ sql_literal(project_checksum()) ~ ') as fingerprint '
+    ~ 'coded as (select current_runs.run_id, md5(current_runs.fingerprint || coalesce(baseline.fingerprint, ' ~ "''" ~ ') || ' ~ sql_literal(checksum) ~ ') as fingerprint '
     ~ 'from current_runs left join current_runs as baseline on baseline.run_id = current_runs.baseline_run_id) '
     ~ 'select coded.run_id, coded.fingerprint from coded'
     ~ ((' where not exists (select 1 from ' ~ built ~ ' as built where built.run_id = coded.run_id and built.fingerprint = coded.fingerprint)') if built else '')
@@ -131,12 +132,12 @@
     them would fail; every run is rebuilt anyway, since the fingerprints hold the project's
     checksum. adapter.drop_relation keeps dbt's relation cache right, so each model is then
     created as a new table. -#}
-{% macro reset_if_project_changed() %}
+{% macro reset_if_project_changed(checksum) %}
   {% set existing = project_model_relations() %}
   {% if existing | length == 0 %}{{ return('') }}{% endif %}
   {% set kept = adapter.get_relation(database=target.database, schema=target.schema, identifier='built_project') %}
   {% set stored = run_query('select max(checksum) from ' ~ kept).columns[0].values()[0] if kept else none %}
-  {% if stored == project_checksum() %}{{ return('') }}{% endif %}
+  {% if stored == checksum %}{{ return('') }}{% endif %}
   {{ log('run_diagnosis: the database was built by another version of the project: rebuilding every model', info=true) }}
   {% for relation in existing %}{% do adapter.drop_relation(relation) %}{% endfor %}
   {% for name in ['built_runs', 'built_project'] %}

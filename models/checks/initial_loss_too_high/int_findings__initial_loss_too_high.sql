@@ -29,6 +29,7 @@ losses as (
         resolved.run_id,
         resolved.step,
         resolved.loss,
+        ceilings.vocab_size,
         ceilings.chance_loss,
         row_number() over (partition by resolved.run_id order by resolved.step) as position,
         -- how many logged losses so far were at or under the ceiling: 0 on the abnormal start
@@ -42,22 +43,21 @@ losses as (
 ),
 
 measured as (
+    -- (vocab_size and chance_loss are the same on every row of a run)
     select
-        losses.run_id,
-        max(ceilings.vocab_size) as vocab_size,
-        max(ceilings.chance_loss) as chance_loss,
+        run_id,
+        max(vocab_size) as vocab_size,
+        max(chance_loss) as chance_loss,
         count(*) as n_losses,
-        min(case when losses.position = 1 then losses.step end) as first_step,
-        max(case when losses.position = 1 then losses.loss end) as first_loss,
-        max(case when losses.position = 2 then losses.loss end) as second_loss,
-        sum(case when losses.points_under_so_far = 0 then 1 else 0 end) as points_above,
-        max(case when losses.points_under_so_far = 0 then losses.step end) as last_step_above,
-        min(case when losses.points_under_so_far > 0 then losses.step end) as first_step_under,
-        percentile_cont(0.5) within group (order by losses.loss) as median_loss
+        min(case when position = 1 then step end) as first_step,
+        max(case when position = 1 then loss end) as first_loss,
+        max(case when position = 2 then loss end) as second_loss,
+        sum(case when points_under_so_far = 0 then 1 else 0 end) as points_above,
+        max(case when points_under_so_far = 0 then step end) as last_step_above,
+        min(case when points_under_so_far > 0 then step end) as first_step_under,
+        percentile_cont(0.5) within group (order by loss) as median_loss
     from losses
-    inner join ceilings
-        on losses.run_id = ceilings.run_id
-    group by losses.run_id
+    group by run_id
 ),
 
 starts as (

@@ -27,26 +27,14 @@ last_eval as (
     where eval_index = eval_count
 ),
 
-after_best as (
-    -- one row per run with a best evaluation, a count of 0 when none came after it
-    select
-        best.run_id,
-        count(evals.run_id) as evals_after_best,
-        max(evals.val_loss) as worst_after_best
-    from best
-    left join evals
-        on best.run_id = evals.run_id
-        and evals.step > best.best_step
-    group by best.run_id
-),
-
 from_best as (
-    -- the evaluations from the minimum on, each with its change from the one before
+    -- the evaluations from the minimum on (the minimum included), each with its change from the one before
     select
         evals.run_id,
         evals.val_loss,
         evals.eval_index,
         evals.eval_count,
+        evals.step > best.best_step as is_after_best,
         abs(evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }}) as eval_change
     from evals
     inner join best
@@ -54,10 +42,14 @@ from_best as (
         and evals.step >= best.best_step
 ),
 
-sustained as (
-    -- the eval-to-eval noise from the minimum on, and the lowest of the last evaluations
+after_best as (
+    -- one row per run with a best evaluation (0 evaluations after it when the minimum is the last):
+    -- what came after the minimum, the eval-to-eval noise from the minimum on, and the lowest of
+    -- the last evaluations
     select
         run_id,
+        sum(case when is_after_best then 1 else 0 end) as evals_after_best,
+        max(case when is_after_best then val_loss end) as worst_after_best,
         percentile_cont(0.5) within group (order by eval_change) as eval_noise,
         min(case when eval_index > eval_count - {{ var('overfit_sustained_min_evals') }} then val_loss end)
             as lowest_of_last_evals
@@ -86,14 +78,14 @@ assessed as (
         last_eval.train_at_final,
         after_best.evals_after_best,
         after_best.worst_after_best,
-        sustained.eval_noise,
-        sustained.lowest_of_last_evals,
+        after_best.eval_noise,
+        after_best.lowest_of_last_evals,
         -- a rise under the overfit_min_relative_rise floor that is sustained beyond the eval noise
         (
             {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} < {{ var('overfit_min_relative_rise') }}
             and after_best.evals_after_best >= {{ var('overfit_sustained_min_evals') }}
-            and sustained.lowest_of_last_evals - best.best_val_loss >= {{ var('overfit_sustained_noise_multiple') }} * sustained.eval_noise
-            and sustained.lowest_of_last_evals - best.best_val_loss
+            and after_best.lowest_of_last_evals - best.best_val_loss >= {{ var('overfit_sustained_noise_multiple') }} * after_best.eval_noise
+            and after_best.lowest_of_last_evals - best.best_val_loss
                 >= {{ var('overfit_sustained_min_relative_rise') }} * best.best_val_loss
         ) as is_sustained_mild_rise,
         totals.last_step,
@@ -111,8 +103,6 @@ assessed as (
         on best.run_id = last_eval.run_id
     inner join after_best
         on best.run_id = after_best.run_id
-    inner join sustained
-        on best.run_id = sustained.run_id
     -- a run with no counted train steps keeps its row (the whole-log aggregate gave one)
     left join totals
         on best.run_id = totals.run_id
