@@ -3,7 +3,7 @@
 -- staging model of that file holds (staging drops no row). Returns one row per
 -- run and file where a count disagrees, with all the counts. Structural: an error means
 -- a model lost or invented rows, not that the run is bad.
-{{ config(severity='error') }}
+{{ config(severity='error', tags=['invariant']) }}
 
 with
 

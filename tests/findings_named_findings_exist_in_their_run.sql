@@ -3,7 +3,7 @@
 -- (finding_ids repeat across runs, so a plain relationships test would pass on
 -- an id borrowed from another run.) Returns one row per dangling reference.
 -- Structural: an error means a join lost its run_id, not that the run is bad.
-{{ config(severity='error') }}
+{{ config(severity='error', tags=['invariant']) }}
 
 with
 

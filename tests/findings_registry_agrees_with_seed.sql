@@ -16,7 +16,7 @@
 -- Structural: an error means the project is broken (a category that can never
 -- fire, a finding no test reports), not that the run is bad.
 -- tests/python/test_registry.py plants each disagreement and shows this test fails.
-{{ config(severity='error') }}
+{{ config(severity='error', tags=['invariant']) }}
 
 {%- set registry_rows = [] -%}
 {%- for model, categories in finding_detectors().items() -%}

@@ -1,6 +1,7 @@
 -- Severity and rank never disagree: no finding is more severe than one ranked
 -- above it in the same run. Returns the offending pairs (a finding and the one
 -- just above it).
+{{ config(tags=['invariant']) }}
 with
 
 ranked as (

@@ -134,6 +134,27 @@ def test_diagnosis_writes_its_own_folder(diagnoses: dict[str, CliRun], name: str
     assert Path(config["provenance"]["source_path"]).resolve() == run.source.resolve()
 
 
+def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
+    diagnoses: dict[str, CliRun], seeds_build: BuildResult
+) -> None:
+    """A diagnosis (plain `dbt build`: selectors.yml's default) runs every anomaly test and every
+    test tagged `invariant`, and none of the hygiene or unit tests that `ci` adds."""
+    run = cli_run(diagnoses, "seeds_copy")
+    results = json.loads((run.out / "dbt" / "target" / "run_results.json").read_text(encoding="utf-8"))
+    kinds = ("test", "unit_test")
+    ran = {r["unique_id"] for r in results["results"] if r["unique_id"].split(".")[0] in kinds}
+    manifest = json.loads((seeds_build.target_path / "manifest.json").read_text(encoding="utf-8"))
+    tests = {uid: node for uid, node in manifest["nodes"].items() if node["resource_type"] == "test"}
+    wanted = {
+        uid
+        for uid, node in tests.items()
+        if (node.get("test_metadata") or {}).get("name") == "is_empty" or "invariant" in node["tags"]
+    }
+    assert len(wanted) >= 30 and any("invariant" in tests[uid]["tags"] for uid in wanted)
+    assert ran == wanted, (sorted(ran - wanted), sorted(wanted - ran))
+    assert len(tests) > 2 * len(wanted)  # the hygiene tests exist, in `ci`
+
+
 def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> None:
     if len(diagnoses) < 2:
         pytest.skip(f"{SAMPLE_RUN} is absent: only one diagnosis ran")
