@@ -16,14 +16,29 @@ ruff format --check scripts tests/python
 # the `ci` selector (selectors.yml): every node, the hygiene and unit tests included;
 # a plain `dbt build` runs the default `diagnosis` selector only. The tests that read the
 # sample (test_sample_run, test_diagnose) reuse this build: RUN_DIAGNOSIS_TEST_SAMPLE names
-# its folder (database, target, logs, console output; tests/python/sample_build.py)
+# its folder (database, target, logs, console output, exit code; tests/python/sample_build.py).
+# It runs in the background while pytest starts on the other files (dbt keeps about one core
+# busy; the two workers take the rest) and its output, the sample's problem list, is printed
+# after pytest's.
 sample="$REPO/.dbt_state/test_sample"
+rm -rf "$sample"
 mkdir -p "$sample"
-RUN_DIAGNOSIS_DB="$sample/run_diagnosis.duckdb" \
-  dbt build --selector ci --profiles-dir . --target-path "$sample/target" --log-path "$sample/logs" \
-  | tee "$sample/output.txt"
+(
+  code=0
+  RUN_DIAGNOSIS_DB="$sample/run_diagnosis.duckdb" \
+    dbt build --selector ci --profiles-dir . --target-path "$sample/target" --log-path "$sample/logs" \
+    > "$sample/output.txt" 2>&1 || code=$?
+  echo "$code" > "$sample/exit_code.tmp" && mv "$sample/exit_code.tmp" "$sample/exit_code"
+) &
+build=$!
 # two workers, each test file on one worker (a file's fixtures build once per file), the
 # slowest files first (tests/python/slowest_first.py); each worker parses the dbt project
 # once and reuses the manifest for its builds
+status=0
 RUN_DIAGNOSIS_TEST_SAMPLE="$sample" python -m pytest tests/python -q \
-  -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"
+  -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" || status=$?
+wait "$build"
+echo "--- dbt build --selector ci on the sample (exit code $(cat "$sample/exit_code")) ---"
+cat "$sample/output.txt"
+[ "$(cat "$sample/exit_code")" = 0 ] || status=1
+exit "$status"

@@ -1,13 +1,14 @@
 """The team's sample run (the seeds) built once for the whole test run.
 
 `scripts/test.sh` builds the sample with `dbt build --selector ci` (every node: seeds, models,
-anomaly, hygiene and unit tests) before pytest starts, the build `scripts/diagnose_sample.sh`
-makes for the committed diagnosis. It writes the database, target and logs into one folder,
-keeps dbt's console output in `output.txt` there, and names the folder in
-RUN_DIAGNOSIS_TEST_SAMPLE; the tests that read the sample (test_sample_run, test_diagnose) use
-that build instead of building the sample again. Without the variable (one test file run on
-its own) the same build is made once per process with the harness (`select="fqn:*"` is the
-`ci` selector's definition).
+anomaly, hygiene and unit tests), the build `scripts/diagnose_sample.sh` makes for the
+committed diagnosis, in the background while pytest starts on the other test files. It writes
+the database, target and logs into one folder, keeps dbt's console output in `output.txt`
+there, writes dbt's exit code into `exit_code` when it is done, and names the folder in
+RUN_DIAGNOSIS_TEST_SAMPLE; the tests that read the sample (test_sample_run, test_diagnose) wait
+for that file and use that build instead of building the sample again. Without the variable
+(one test file run on its own) the same build is made once per process with the harness
+(`select="fqn:*"` is the `ci` selector's definition).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -23,6 +25,8 @@ from dbt_runner import ERROR_STATUSES, BuildResult, build_run, read_run_results
 SAMPLE_BUILD_ENV_VAR = "RUN_DIAGNOSIS_TEST_SAMPLE"
 SAMPLE_DB = "run_diagnosis.duckdb"  # the file name scripts/test.sh gives the sample's database
 OUTPUT_FILE = "output.txt"  # dbt's console output, as scripts/test.sh keeps it
+EXIT_CODE_FILE = "exit_code"  # written by scripts/test.sh when its build of the sample is done
+WAIT_SECONDS = 900.0  # how long a test waits for that build (it takes about 40 s alone)
 ALL_NODES = "fqn:*"  # selectors.yml: the `ci` selector
 
 
@@ -37,7 +41,10 @@ def sample_build() -> BuildResult:
 
 
 def prebuilt(folder: Path) -> BuildResult:
-    """The build scripts/test.sh made in folder, read back from its files."""
+    """The build scripts/test.sh made in folder, read back from its files once it is done."""
+    exit_code = wait_for(folder / EXIT_CODE_FILE, WAIT_SECONDS)
+    output = (folder / OUTPUT_FILE).read_text(encoding="utf-8")
+    assert exit_code in ("0", "1"), f"scripts/test.sh's sample build exited {exit_code}:\n{output[-3000:]}"
     target = folder / "target"
     results = read_run_results(target)
     assert results, f"{target / 'run_results.json'} is missing or empty: rerun scripts/test.sh"
@@ -47,7 +54,15 @@ def prebuilt(folder: Path) -> BuildResult:
         for result in results
         if result.get("status") in ERROR_STATUSES
     )
-    output = (folder / OUTPUT_FILE).read_text(encoding="utf-8")
     return BuildResult(
         1 if errors else 0, folder / SAMPLE_DB, target, folder / "logs", 0.0, counts, errors, (), output
     )
+
+
+def wait_for(path: Path, seconds: float) -> str:
+    """The text of path once it exists (written whole by one `echo`), waiting up to seconds."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear within {seconds:.0f} s"
+        time.sleep(0.5)
+    return path.read_text(encoding="utf-8").strip()
