@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -168,13 +169,51 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
     return len(train)
 
 
-def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str]:
-    """diagnose.py end to end; also dbt's own elapsed time and its three slowest nodes."""
+@dataclass
+class Breakdown:
+    """Where one diagnosis's time went, from dbt's run_results.json and its debug log."""
+
+    wall_s: float  # the whole diagnose.py process
+    node_phase_s: float  # dbt's node phase (run_results elapsed_time): the nodes, 2 threads
+    node_sum_s: float  # the nodes' own times, summed over both threads
+    sql_s: float  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
+    nodes: int
+
+    def row(self, name: str) -> str:
+        outside = self.wall_s - self.node_phase_s
+        per_node = (self.node_sum_s - self.sql_s) / max(self.nodes, 1)
+        return (
+            f"| {name} | {self.wall_s:.1f} s | {outside:.1f} s | {self.node_phase_s:.1f} s | {self.nodes} "
+            f"| {self.node_sum_s:.1f} s | {self.sql_s:.1f} s | {self.node_sum_s - self.sql_s:.1f} s "
+            f"({per_node * 1000:.0f} ms a node) |"
+        )
+
+
+BREAKDOWN_HEADER = (
+    "| run | diagnose.py wall | outside the node phase (imports, reading and writing the run, "
+    "dbt start-up, report) | node phase | nodes | node time summed (2 threads) | of it SQL in DuckDB "
+    "| of it dbt's own work |\n|---|---|---|---|---|---|---|---|"
+)
+SQL_STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
+
+
+def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str, Breakdown]:
+    """diagnose.py end to end; also dbt's own elapsed time, its three slowest nodes and where
+    the time went."""
     measure = run_measured([sys.executable, str(DIAGNOSE), str(run_dir), "--out", str(out)])
     results = json.loads((out / "dbt" / "target" / "run_results.json").read_text())
     slowest = sorted(results["results"], key=lambda r: -r["execution_time"])[:3]
     nodes = ", ".join(f"{r['unique_id'].split('.')[-1]} {r['execution_time']:.1f} s" for r in slowest)
-    return measure, float(results["elapsed_time"]), f"{len(results['results'])} nodes; slowest: {nodes}"
+    log = (out / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8", errors="replace")
+    breakdown = Breakdown(
+        wall_s=measure.wall_s,
+        node_phase_s=float(results["elapsed_time"]),
+        node_sum_s=sum(float(r["execution_time"]) for r in results["results"]),
+        sql_s=sum(float(seconds) for seconds in SQL_STATUS.findall(log)),
+        nodes=len(results["results"]),
+    )
+    summary = f"{len(results['results'])} nodes; slowest: {nodes}"
+    return measure, float(results["elapsed_time"]), summary, breakdown
 
 
 def measure_floor(work: Path) -> Measure:
@@ -271,11 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     project: dict[int, Measure] = {}
     peer: dict[int, Measure] = {}
     scans: dict[int, float] = {}
+    breakdowns: dict[str, Breakdown] = {}
     if not args.no_sample:
         say("dbt's floor (one-model project) ...")
         floor = measure_floor(work)
         say(f"floor: {floor.cell()}; the sample run, end to end ...")
-        sample, dbt_s, nodes = measure_project(REPO / "seeds", work / "sample")
+        sample, dbt_s, nodes, breakdowns["sample"] = measure_project(REPO / "seeds", work / "sample")
         say(f"sample: {sample.cell()} (dbt {dbt_s:.1f} s, {nodes})")
         sample_peer = run_measured([sys.executable, str(PEER), str(REPO / "seeds")])
         rows.append(
@@ -291,7 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{steps:,} steps: pandas peer ...")
         peer[steps] = run_measured([sys.executable, str(PEER), str(run_dir)])
         say(f"{steps:,} steps: peer {peer[steps].cell()}; project ...")
-        project[steps], dbt_s, nodes = measure_project(run_dir, work / f"diagnosis_{steps}")
+        project[steps], dbt_s, nodes, breakdowns[f"{steps:,}"] = measure_project(
+            run_dir, work / f"diagnosis_{steps}"
+        )
         say(f"{steps:,} steps: project {project[steps].cell()} (dbt {dbt_s:.1f} s, {nodes})")
         rows.append(
             f"| {steps:,} ({raw_rows:,} rows) | {project[steps].cell()} | {peer[steps].cell()} "
@@ -321,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(rows))
     print("\n| goal | ratio | target | |\n|---|---:|---|---|")
     print("\n".join(goals))
+    print("\nWhere the time goes:\n")
+    print(BREAKDOWN_HEADER)
+    print("\n".join(breakdown.row(name) for name, breakdown in breakdowns.items()))
     if args.fleet:
         print("\n| warehouse | wall / CPU / peak | runs rebuilt |\n|---|---|---|")
         print("\n".join(fleet(args.fleet, args.fleet_steps, work)))
