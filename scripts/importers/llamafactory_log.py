@@ -61,6 +61,9 @@ TIMING_NOTE = (
     "i.e. the average over each logging interval (whole-second clock, checkpoint saves included); "
     "the first interval has no earlier time and is empty"
 )
+# the config field that tells the diagnosis each step_time_sec is such an interval mean
+# (run_files.CONFIG_TYPES; slow_steps judges a stall by its window: int_step_times_profiled)
+INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 
 
 def sniff(path: Path) -> bool:
@@ -150,6 +153,7 @@ def _merged(folder: Path, records: list[_Record]) -> RunData:
         note += f"; {repeated} steps appear twice in the jsonl (resumed run): the later time is used"
     run = load_state_run(folder, by_step, note)
     run.source_format = FORMAT
+    run.config[INTERVAL_MEAN_KEY] = True
     run.notes.insert(
         0, f"train/eval rows, grad_norm and config from {STATE_FILE}; step times from {LOG_FILE}"
     )
@@ -205,6 +209,7 @@ def _standalone(path: Path, log_path: Path, records: list[_Record]) -> RunData:
         notes=notes,
     )
     run.config = config_from({}, args, list(train["step"]), list(evals["step"]), total_steps, notes)
+    run.config[INTERVAL_MEAN_KEY] = True
     _standalone_notes(run, log_path, sources)
     return run
 

@@ -167,7 +167,7 @@ def megatron_log_config(parsed: ParsedLog) -> LogConfig:
         total = parsed.total_steps[-1] if parsed.total_steps else None
         result = LogConfig(*megatron_config(parsed.settings, "the arguments dump", total))
     # "elapsed time per iteration" is the mean over the iterations since the previous iteration line
-    result.config["step_time_is_interval_mean"] = True
+    result.config["step_time_is_interval_mean"] = True  # as llamafactory_log does
     result.notes.append("step_time_sec is Megatron's elapsed time per iteration: a log-interval mean")
     return result
 
