@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dbt_runner import build_run, read_run_results
+from run_diagnosis.dbt_runner import build_run, read_run_results
 
 REPO = Path(__file__).resolve().parents[2]
 MACRO_FILES = ("portability.sql", "rolling_stats.sql")
