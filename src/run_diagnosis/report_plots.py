@@ -11,13 +11,14 @@ import base64
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from run_diagnosis.report_data import SEVERITY_ORDER, ReportData
 from run_diagnosis.report_story import PageOne
-from run_diagnosis.svg_charts import PT, Axes, Figure, LegendEntry, Note, Stroke
+from run_diagnosis.svg_charts import PT, Axes, Figure, LegendEntry, Marker, Note, Stroke
 
 SEVERITY_COLORS = {
     "critical": "#7b1fa2",
@@ -101,6 +102,48 @@ def counted_split(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return counted, ~counted
 
 
+@dataclass(frozen=True)
+class StepSeries:
+    """One column of a per-step mart against its steps, with the masks of counted and superseded rows."""
+
+    frame: pd.DataFrame
+    step: np.ndarray
+    values: np.ndarray
+    counted: np.ndarray
+    superseded: np.ndarray
+
+    def line(self, ax: Axes, values: np.ndarray, color: str, label: str, **style: Any) -> None:
+        """A line through the counted rows of `values` (this series' or another column of its frame)."""
+        ax.line(self.step[self.counted], values[self.counted], color, label=label, **style)
+
+    def points(
+        self, ax: Axes, rows: np.ndarray, color: str, area: float, label: str, marker: Marker = "o"
+    ) -> None:
+        """Scatter the values of `rows` (a mask), if any: `area` in points squared, as matplotlib's."""
+        if rows.any():
+            ax.scatter(
+                self.step[rows], self.values[rows], color, marker_size(area), marker=marker, label=label
+            )
+
+
+def step_plot(
+    plot_id: str,
+    title: str,
+    caption: str,
+    frame: pd.DataFrame,
+    column: str,
+    not_logged: str,
+    draw: Callable[[StepSeries], tuple[Figure, str]],
+) -> Plot:
+    """A plot of `column` over the steps of `frame`: the `not_logged` message when the frame is empty or
+    the column has no value, else the figure `draw` makes (with the sentences it adds to the caption)."""
+    step, values = num(frame, "step"), num(frame, column)
+    if not len(frame) or not has_values(values):
+        return message_plot(plot_id, title, caption, not_logged)
+    figure, more_caption = draw(StepSeries(frame, step, values, *counted_split(frame)))
+    return svg_plot(plot_id, title, caption + more_caption, figure)
+
+
 FIX_FIRST_COLOR = "#9467bd"
 LANE_OPACITY = 0.75
 
@@ -175,114 +218,93 @@ def mark_restarts(ax: Axes, data: ReportData) -> str:
 
 def plot_loss(data: ReportData, page: PageOne) -> Plot:
     title = "Training loss with the causes marked"
+
+    def draw(s: StepSeries) -> tuple[Figure, str]:
+        caption = ""
+        spans = finding_spans([c.finding for c in page.causes])
+        if len(spans) > MAX_LANES:
+            caption += f" Only the first {MAX_LANES} of {len(spans)} causes with a step range are drawn."
+            spans = spans[:MAX_LANES]
+        ax = Axes(title=title, ylabel="training loss")
+        fig = Figure(width=FIG_WIDTH, share_x=True)
+        fig.add_row(PLOT_HEIGHT, ax)
+        if spans:
+            lanes = Axes()
+            draw_finding_lanes(lanes, spans)
+            fig.add_row(LANE_HEIGHT * len(spans) + 6, lanes)
+            ax.show_xticklabels = False
+        else:
+            ax.xlabel = "step"
+        loss = s.values
+        s.line(ax, loss, MAIN_COLOR, "loss (counted rows)", width=1.2 * PT)
+        baseline = num(s.frame, "loss_baseline")
+        if has_values(baseline[s.counted]):
+            s.line(ax, baseline, "black", "loss baseline", width=0.9 * PT, dash="dashed")
+        s.points(ax, s.superseded, SUPERSEDED_COLOR, 12, "superseded rows")
+        s.points(ax, flag(s.frame, "is_loss_spike") & np.isfinite(loss), "#d62728", 30, "loss spike", "v")
+        return fig, caption + mark_fix_first(ax, page) + mark_restarts(ax, data)
+
     caption = (
         "Top: training loss per logged row; red markers are loss spikes, grey points replayed or duplicate "
         "rows. Bottom: the steps of each cause (page two order), colored by severity."
     )
-    frame = data.step_metrics
-    step, loss = num(frame, "step"), num(frame, "loss")
-    if not len(frame) or not has_values(loss):
-        return message_plot("plot-loss", title, caption, "Training loss: not logged (step_metrics is empty).")
-    spans = finding_spans([c.finding for c in page.causes])
-    if len(spans) > MAX_LANES:
-        caption += f" Only the first {MAX_LANES} of {len(spans)} causes with a step range are drawn."
-        spans = spans[:MAX_LANES]
-    counted, superseded = counted_split(frame)
-    ax = Axes(title=title, ylabel="training loss")
-    fig = Figure(width=FIG_WIDTH, share_x=True)
-    fig.add_row(PLOT_HEIGHT, ax)
-    if spans:
-        lanes = Axes()
-        draw_finding_lanes(lanes, spans)
-        fig.add_row(LANE_HEIGHT * len(spans) + 6, lanes)
-        ax.show_xticklabels = False
-    else:
-        ax.xlabel = "step"
-    ax.line(step[counted], loss[counted], MAIN_COLOR, width=1.2 * PT, label="loss (counted rows)")
-    baseline = num(frame, "loss_baseline")
-    if has_values(baseline[counted]):
-        ax.line(
-            step[counted], baseline[counted], "black", width=0.9 * PT, dash="dashed", label="loss baseline"
-        )
-    if superseded.any():
-        ax.scatter(
-            step[superseded], loss[superseded], SUPERSEDED_COLOR, marker_size(12), label="superseded rows"
-        )
-    spikes = flag(frame, "is_loss_spike") & np.isfinite(loss)
-    if spikes.any():
-        ax.scatter(step[spikes], loss[spikes], "#d62728", marker_size(30), marker="v", label="loss spike")
-    caption += mark_fix_first(ax, page) + mark_restarts(ax, data)
-    return svg_plot("plot-loss", title, caption, fig)
+    not_logged = "Training loss: not logged (step_metrics is empty)."
+    return step_plot("plot-loss", title, caption, data.step_metrics, "loss", not_logged, draw)
 
 
 def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
     title = "Learning rate: logged vs expected from the config"
-    caption = "Logged learning rate per counted step against the schedule rebuilt from the run's config."
-    frame = data.step_metrics
-    step, logged, expected = (
-        num(frame, "step"),
-        num(frame, "learning_rate"),
-        num(frame, "expected_learning_rate"),
-    )
-    if not len(frame) or not has_values(logged):
-        return message_plot("plot-lr", title, caption, "Learning rate: not logged.")
-    counted, superseded = counted_split(frame)
-    fig, ax = new_axes(title, "step", "learning rate")
-    ax.line(step[counted], logged[counted], MAIN_COLOR, width=1.3 * PT, label="logged")
-    if has_values(expected):
-        ax.line(
-            step[counted],
-            expected[counted],
-            "black",
-            width=1.0 * PT,
-            dash="dashed",
-            label="expected (config)",
-        )
-        ratio = np.where(counted & (expected > 0), logged / np.where(expected > 0, expected, 1.0), np.nan)
-        if has_values(ratio) and np.nanmax(ratio) > 1.1:
-            # label the logged peak (where the gap shows), with the ratio there
-            i = int(np.nanargmax(np.where(np.isfinite(ratio), logged, np.nan)))
-            ax.note(
-                Note(
-                    f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})",
-                    float(step[i]), float(logged[i]), dx=20 * PT, dy=28 * PT, arrow=True,
+
+    def draw(s: StepSeries) -> tuple[Figure, str]:
+        caption = ""
+        step, logged, counted = s.step, s.values, s.counted
+        expected = num(s.frame, "expected_learning_rate")
+        fig, ax = new_axes(title, "step", "learning rate")
+        s.line(ax, logged, MAIN_COLOR, "logged", width=1.3 * PT)
+        if has_values(expected):
+            s.line(ax, expected, "black", "expected (config)", width=1.0 * PT, dash="dashed")
+            ratio = np.where(counted & (expected > 0), logged / np.where(expected > 0, expected, 1.0), np.nan)
+            if has_values(ratio) and np.nanmax(ratio) > 1.1:
+                # label the logged peak (where the gap shows), with the ratio there
+                i = int(np.nanargmax(np.where(np.isfinite(ratio), logged, np.nan)))
+                peak = (
+                    f"logged peak {logged[i]:.3g} = {ratio[i]:.1f}x the configured LR (step {int(step[i])})"
                 )
-            )  # fmt: skip
-            caption += f" At the logged peak: {ratio[i]:.1f}x the configured value (step {int(step[i])})."
-    else:
-        caption += " The expected schedule is not available (no schedule in the config)."
-    if superseded.any():
-        ax.scatter(
-            step[superseded], logged[superseded], SUPERSEDED_COLOR, marker_size(12), label="superseded rows"
-        )
-    caption += mark_fix_first(ax, page)
-    return svg_plot("plot-lr", title, caption, fig)
+                ax.note(Note(peak, float(step[i]), float(logged[i]), dx=20 * PT, dy=28 * PT, arrow=True))
+                caption += f" At the logged peak: {ratio[i]:.1f}x the configured value (step {int(step[i])})."
+        else:
+            caption += " The expected schedule is not available (no schedule in the config)."
+        s.points(ax, s.superseded, SUPERSEDED_COLOR, 12, "superseded rows")
+        return fig, caption + mark_fix_first(ax, page)
+
+    caption = "Logged learning rate per counted step against the schedule rebuilt from the run's config."
+    not_logged = "Learning rate: not logged."
+    return step_plot("plot-lr", title, caption, data.step_metrics, "learning_rate", not_logged, draw)
 
 
 def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
     title = "Gradient norm vs clipping limit"
+
+    def draw(s: StepSeries) -> tuple[Figure, str]:
+        caption = ""
+        grad = s.values
+        clip = num(s.frame, "grad_clip_norm")
+        fig, ax = new_axes(title, "step", "gradient norm")
+        s.line(ax, grad, MAIN_COLOR, "grad norm", width=1.1 * PT)
+        limits = np.unique(clip[np.isfinite(clip)])
+        if len(limits) == 1:
+            ax.hline(limits[0], Stroke("black", 1.0 * PT, "dashed"), label=f"clip limit {limits[0]:g}")
+        elif len(limits) > 1:
+            s.line(ax, clip, "black", "clip limit", width=1.0 * PT, dash="dashed")
+        else:
+            caption += " No clipping limit is configured."
+        violations = flag(s.frame, "is_clip_violation") & s.counted & np.isfinite(grad)
+        s.points(ax, violations, "#d62728", 16, "above the limit")
+        return fig, caption + mark_restarts(ax, data)
+
     caption = "Gradient norm per counted step; the dashed line is grad_clip_norm, red points exceed it."
-    frame = data.step_metrics
-    step, grad, clip = num(frame, "step"), num(frame, "grad_norm"), num(frame, "grad_clip_norm")
-    if not len(frame) or not has_values(grad):
-        return message_plot(
-            "plot-grad", title, caption, "Gradient norm: not logged (no grad_norm in the log)."
-        )
-    counted, _ = counted_split(frame)
-    fig, ax = new_axes(title, "step", "gradient norm")
-    ax.line(step[counted], grad[counted], MAIN_COLOR, width=1.1 * PT, label="grad norm")
-    limits = np.unique(clip[np.isfinite(clip)])
-    if len(limits) == 1:
-        ax.hline(limits[0], Stroke("black", 1.0 * PT, "dashed"), label=f"clip limit {limits[0]:g}")
-    elif len(limits) > 1:
-        ax.line(step[counted], clip[counted], "black", width=1.0 * PT, dash="dashed", label="clip limit")
-    else:
-        caption += " No clipping limit is configured."
-    violations = flag(frame, "is_clip_violation") & counted & np.isfinite(grad)
-    if violations.any():
-        ax.scatter(step[violations], grad[violations], "#d62728", marker_size(16), label="above the limit")
-    caption += mark_restarts(ax, data)
-    return svg_plot("plot-grad", title, caption, fig)
+    not_logged = "Gradient norm: not logged (no grad_norm in the log)."
+    return step_plot("plot-grad", title, caption, data.step_metrics, "grad_norm", not_logged, draw)
 
 
 def natural_key(text: str) -> tuple[int, float, str]:
@@ -341,80 +363,77 @@ def plot_shards(data: ReportData, page: PageOne) -> Plot:
 
 def plot_eval(data: ReportData, page: PageOne) -> Plot:
     title = "Validation loss: best evaluation and saved checkpoints"
+
+    def draw(s: StepSeries) -> tuple[Figure, str]:
+        caption = ""
+        step, val, counted = s.step, s.values, s.counted
+        fig, ax = new_axes(title, "step", "validation loss")
+        s.line(ax, val, MAIN_COLOR, "validation loss", marker="o", marker_size=4 * PT)
+        smoothed = num(s.frame, "train_loss_smoothed")
+        if has_values(smoothed[counted]):
+            s.line(ax, smoothed, "black", "training loss (smoothed)", dash="dotted")
+        s.points(ax, s.superseded, SUPERSEDED_COLOR, 14, "superseded evals")
+        best = flag(s.frame, "is_best") & np.isfinite(val)
+        s.points(ax, best, "#d62728", 160, "best evaluation", "*")
+        saved = sorted(
+            {int(e["checkpoint_step"]) for e in data.events if e.get("checkpoint_step") is not None}
+        )
+        for i, checkpoint in enumerate(saved):
+            last = checkpoint == saved[-1]
+            ax.vline(
+                checkpoint,
+                Stroke("#8c564b" if last else "#bbbbbb", (1.2 if last else 0.8) * PT, "dashed"),
+                label="last saved checkpoint" if last else ("saved checkpoints" if i == 0 else None),
+            )
+        if saved:
+            ax.note(
+                Note(
+                    f"last saved: step {saved[-1]}",
+                    saved[-1],
+                    None,
+                    dx=-4 * PT,
+                    dy=12 * PT,
+                    anchor="end",
+                    color="#8c564b",
+                )
+            )
+            caption += (
+                f" Dashed lines: checkpoints saved (from the events); the last one is step {saved[-1]}."
+            )
+        if best.any():
+            i = int(np.flatnonzero(best)[0])
+            ax.note(
+                Note(
+                    f"best evaluation {val[i]:.3f} (step {int(step[i])})", float(step[i]), float(val[i]),
+                    dx=-10 * PT, dy=-18 * PT, anchor="end", color="#d62728",
+                )
+            )  # fmt: skip
+        caption += mark_fix_first(ax, page)
+        accuracy = num(s.frame, "val_accuracy")
+        if has_values(accuracy[counted]):
+            twin = ax.twinx("validation accuracy (share)")
+            s.line(twin, accuracy, "#2ca02c", "val accuracy", dash="dashed", marker="s", marker_size=3 * PT)
+            caption += " Green squares: validation accuracy (right axis)."
+        return fig, caption
+
     caption = "Validation loss per evaluation; the star marks the best evaluation (lowest validation loss)."
-    frame = data.eval_metrics
-    step, val = num(frame, "step"), num(frame, "val_loss")
-    if not len(frame) or not has_values(val):
-        return message_plot("plot-eval", title, caption, "Validation loss: not logged (no evaluations).")
-    counted, superseded = counted_split(frame)
-    fig, ax = new_axes(title, "step", "validation loss")
-    ax.line(step[counted], val[counted], MAIN_COLOR, marker="o", marker_size=4 * PT, label="validation loss")
-    smoothed = num(frame, "train_loss_smoothed")
-    if has_values(smoothed[counted]):
-        ax.line(step[counted], smoothed[counted], "black", dash="dotted", label="training loss (smoothed)")
-    if superseded.any():
-        ax.scatter(
-            step[superseded], val[superseded], SUPERSEDED_COLOR, marker_size(14), label="superseded evals"
-        )
-    best = flag(frame, "is_best") & np.isfinite(val)
-    if best.any():
-        ax.scatter(step[best], val[best], "#d62728", marker_size(160), marker="*", label="best evaluation")
-    saved = sorted({int(e["checkpoint_step"]) for e in data.events if e.get("checkpoint_step") is not None})
-    for i, checkpoint in enumerate(saved):
-        last = checkpoint == saved[-1]
-        ax.vline(
-            checkpoint,
-            Stroke("#8c564b" if last else "#bbbbbb", (1.2 if last else 0.8) * PT, "dashed"),
-            label="last saved checkpoint" if last else ("saved checkpoints" if i == 0 else None),
-        )
-    if saved:
-        ax.note(
-            Note(
-                f"last saved: step {saved[-1]}",
-                saved[-1],
-                None,
-                dx=-4 * PT,
-                dy=12 * PT,
-                anchor="end",
-                color="#8c564b",
-            )
-        )
-        caption += f" Dashed lines: checkpoints saved (from the events); the last one is step {saved[-1]}."
-    if best.any():
-        i = int(np.flatnonzero(best)[0])
-        ax.note(
-            Note(
-                f"best evaluation {val[i]:.3f} (step {int(step[i])})", float(step[i]), float(val[i]),
-                dx=-10 * PT, dy=-18 * PT, anchor="end", color="#d62728",
-            )
-        )  # fmt: skip
-    caption += mark_fix_first(ax, page)
-    accuracy = num(frame, "val_accuracy")
-    if has_values(accuracy[counted]):
-        twin = ax.twinx("validation accuracy (share)")
-        twin.line(
-            step[counted], accuracy[counted], "#2ca02c", dash="dashed", marker="s", marker_size=3 * PT,
-            label="val accuracy",
-        )  # fmt: skip
-        caption += " Green squares: validation accuracy (right axis)."
-    return svg_plot("plot-eval", title, caption, fig)
+    not_logged = "Validation loss: not logged (no evaluations)."
+    return step_plot("plot-eval", title, caption, data.eval_metrics, "val_loss", not_logged, draw)
 
 
 def plot_step_times(data: ReportData, page: PageOne) -> Plot:
     title = "Step time with slow steps highlighted"
+
+    def draw(s: StepSeries) -> tuple[Figure, str]:
+        fig, ax = new_axes(title, "step", "step time (s)")
+        s.line(ax, s.values, MAIN_COLOR, "step time", width=1.0 * PT)
+        slow = flag(s.frame, "is_slow_step") & s.counted & np.isfinite(s.values)
+        s.points(ax, slow, "#d62728", 22, "slow step")
+        return fig, mark_restarts(ax, data)
+
     caption = "Seconds per counted step; red points are the steps flagged slow."
-    frame = data.step_metrics
-    step, seconds = num(frame, "step"), num(frame, "step_time_sec")
-    if not len(frame) or not has_values(seconds):
-        return message_plot("plot-step-time", title, caption, "Step time: not logged.")
-    counted, _ = counted_split(frame)
-    fig, ax = new_axes(title, "step", "step time (s)")
-    ax.line(step[counted], seconds[counted], MAIN_COLOR, width=1.0 * PT, label="step time")
-    slow = flag(frame, "is_slow_step") & counted & np.isfinite(seconds)
-    if slow.any():
-        ax.scatter(step[slow], seconds[slow], "#d62728", marker_size(22), label="slow step")
-    caption += mark_restarts(ax, data)
-    return svg_plot("plot-step-time", title, caption, fig)
+    not_logged = "Step time: not logged."
+    return step_plot("plot-step-time", title, caption, data.step_metrics, "step_time_sec", not_logged, draw)
 
 
 PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
