@@ -35,10 +35,10 @@ import fnmatch
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 import yaml
@@ -248,14 +248,58 @@ def step_times_from_elapsed(
     return times, resets
 
 
-def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; RunImportError naming the bad line."""
+def sniff_file(path: Path, name: str, suffix: str, looks_right: Callable[[TextIO], bool]) -> bool:
+    """Whether a file is in a format: its usual `name` says yes, another `suffix` no, else
+    `looks_right` on the open file (read leniently as UTF-8); unreadable or unparseable: no."""
+    if path.name == name:
+        return True
+    if path.suffix != suffix:
+        return False
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return looks_right(handle)
+    except (OSError, ValueError):  # ValueError: a JSON error
+        return False
+
+
+def sniff_path(
+    path: Path, candidates: Callable[[Path], list[Path]], sniff_one: Callable[[Path], bool]
+) -> bool:
+    """A file `sniff_one` accepts, or a folder with such a file among its `candidates`."""
+    try:
+        if path.is_dir():
+            return any(sniff_one(p) for p in candidates(path))
+        return path.is_file() and sniff_one(path)
+    except OSError:
+        return False
+
+
+def files_to_read(
+    path: Path, candidates: Callable[[Path], list[Path]], sniff_one: Callable[[Path], bool]
+) -> list[Path]:
+    """[path] for a file; for a folder, its `candidates` that `sniff_one` accepts (the caller says
+    what none or several mean); RunImportError when the path does not exist."""
+    if not path.exists():
+        raise RunImportError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        return [path]
+    return [p for p in candidates(path) if sniff_one(p)]
+
+
+def read_text(path: Path, expected: str) -> str:
+    """The file as UTF-8 text; RunImportError naming the file when it cannot be read or decoded
+    (`expected`: what the file should hold, for the message)."""
+    try:
+        return path.read_text(encoding="utf-8")
     except OSError as error:
         raise RunImportError(f"{path}: cannot read ({error.strerror})") from error
     except UnicodeDecodeError as error:
-        raise RunImportError(f"{path}: not UTF-8 text (byte {error.start}): expected JSON lines") from error
+        raise RunImportError(f"{path}: not UTF-8 text (byte {error.start}): expected {expected}") from error
+
+
+def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; RunImportError naming the bad line."""
+    text = read_text(path, "JSON lines")
     records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

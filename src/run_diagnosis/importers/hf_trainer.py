@@ -54,7 +54,7 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import metric_column
+from run_diagnosis.importers.aliases import metric_column, read_text, sniff_file
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.training_args import (
     STATE_FILE,
@@ -87,15 +87,7 @@ def sniff(path: Path) -> bool:
         if (path / LLAMAFACTORY_LOG).is_file():
             return False
         return (path / STATE_FILE).is_file() or bool(_checkpoint_states(path))
-    if path.name == STATE_FILE:
-        return True
-    if path.suffix != ".json":
-        return False
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return '"log_history"' in handle.read(4096)
-    except OSError:
-        return False
+    return sniff_file(path, STATE_FILE, ".json", lambda handle: '"log_history"' in handle.read(4096))
 
 
 def load(path: Path) -> RunData:
@@ -203,12 +195,7 @@ def _best_checkpoint_event(state: dict[str, Any]) -> list[tuple[int, str]]:
 
 def read_state(path: Path) -> dict[str, Any]:
     """The parsed state; RunImportError on unreadable, invalid, truncated or empty input."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise RunImportError(f"{path}: cannot read ({error.strerror})") from error
-    except UnicodeDecodeError as error:
-        raise RunImportError(f"{path}: not UTF-8 text (byte {error.start}): expected JSON") from error
+    text = read_text(path, "JSON")
     if not text.strip():
         raise RunImportError(f"{path}: the file is empty: expected a trainer_state.json JSON object")
     try:

@@ -44,6 +44,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     metric_column,
     read_jsonl,
+    sniff_file,
     step_times_from_elapsed,
     to_float,
     to_step,
@@ -73,15 +74,11 @@ def sniff(path: Path) -> bool:
     """trainer_log.jsonl, a .jsonl whose first line has current_steps/total_steps, or a folder with one."""
     if path.is_dir():
         return (path / LOG_FILE).is_file()
-    if path.name == LOG_FILE:
-        return True
-    if path.suffix != ".jsonl":
-        return False
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            first = json.loads(handle.readline() or "null")
-    except (OSError, json.JSONDecodeError):
-        return False
+    return sniff_file(path, LOG_FILE, ".jsonl", lambda handle: _is_log_line(handle.readline()))
+
+
+def _is_log_line(line: str) -> bool:
+    first = json.loads(line or "null")
     return isinstance(first, dict) and "current_steps" in first and "total_steps" in first
 
 

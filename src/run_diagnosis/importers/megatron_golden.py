@@ -33,7 +33,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import metric_column
+from run_diagnosis.importers.aliases import files_to_read, metric_column, sniff_path
 from run_diagnosis.importers.canonical import EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.text_log_megatron import megatron_config
 
@@ -66,22 +66,17 @@ def _sniff_file(path: Path) -> bool:
         return False
 
 
+def _json_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json"))
+
+
 def sniff(path: Path) -> bool:
     """True for a golden-values JSON, or a folder holding one."""
-    try:
-        if path.is_dir():
-            return any(_sniff_file(p) for p in sorted(path.glob("*.json")))
-        return _sniff_file(path)
-    except OSError:
-        return False
+    return sniff_path(path, _json_files, _sniff_file)
 
 
 def _resolve(path: Path) -> Path:
-    if not path.exists():
-        raise RunImportError(f"{path}: no such file or folder")
-    if not path.is_dir():
-        return path
-    found = [p for p in sorted(path.glob("*.json")) if _sniff_file(p)]
+    found = files_to_read(path, _json_files, _sniff_file)
     if len(found) == 1:
         return found[0]
     if not found:

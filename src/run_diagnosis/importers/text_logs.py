@@ -65,7 +65,7 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import metric_column
+from run_diagnosis.importers.aliases import files_to_read, metric_column, sniff_path
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.text_log_core import LogParser, ParsedLog, Shape
 from run_diagnosis.importers.text_log_llmc import LLMC_MAIN_LOG, LLMC_STDOUT
@@ -218,20 +218,11 @@ def _sniff_file(path: Path) -> bool:
 
 def sniff(path: Path) -> bool:
     """True for a text file (or a folder with such a file) in which a shape of SHAPES matches."""
-    try:
-        if path.is_dir():
-            return any(_sniff_file(p) for p in _candidates(path))
-        return path.is_file() and _sniff_file(path)
-    except OSError:
-        return False
+    return sniff_path(path, _candidates, _sniff_file)
 
 
 def _resolve(path: Path) -> Path:
-    if not path.exists():
-        raise RunImportError(f"{path}: no such file or folder")
-    if not path.is_dir():
-        return path
-    matching = [p for p in _candidates(path) if _sniff_file(p)]
+    matching = files_to_read(path, _candidates, _sniff_file)
     if len(matching) == 1:
         return matching[0]
     if not matching:
