@@ -325,7 +325,3 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| warehouse | wall / CPU / peak | runs rebuilt |\n|---|---|---|")
         print("\n".join(fleet(args.fleet, args.fleet_steps, work)))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

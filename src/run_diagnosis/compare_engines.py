@@ -236,7 +236,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print("compare_engines: " + ("DuckDB and Spark agree" if total == 0 else f"{total} difference(s)"))
     return 0 if total == 0 else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -288,7 +288,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failed as error:
         say(f"diagnose: error: {error}")
         return EXIT_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

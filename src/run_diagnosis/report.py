@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.report_content import build_double_check, build_findings_view
-from run_diagnosis.report_data import ReportData, ReportError, load_report_data
+from run_diagnosis.report_data import ReportData, load_report_data, run_command
 from run_diagnosis.report_html import render_html
 from run_diagnosis.report_markdown import render_markdown
 from run_diagnosis.report_plots import make_plots
@@ -154,14 +154,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        paths = write_report(args.db, args.target_path, args.out, run_id=args.run_id)
-    except ReportError as exc:
-        print(f"report: error: {exc}", file=sys.stderr)
-        return 1
-    print(paths["html"])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return run_command(
+        "report", lambda: write_report(args.db, args.target_path, args.out, run_id=args.run_id)
+    )

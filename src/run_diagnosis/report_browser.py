@@ -21,7 +21,6 @@ import os
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -274,7 +273,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         print(f"  problem: {problem}")
     return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

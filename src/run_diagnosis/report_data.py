@@ -13,7 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,20 @@ MESSAGE_CHARS = 300  # dbt error messages can be pages long: the report keeps th
 
 class ReportError(Exception):
     """A problem the user can fix (no build, a missing mart): shown without a traceback."""
+
+
+def run_command(
+    prog: str, write: Callable[[], dict[str, Path]], errors: tuple[type[Exception], ...] = (ReportError,)
+) -> int:
+    """A report command's end: write, print the HTML page's path and exit 0, or on one of
+    `errors` print `prog: error: ...` to stderr (no traceback) and exit 1."""
+    try:
+        paths = write()
+    except errors as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
+    print(paths["html"])
+    return 0
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import argparse
 import html
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from run_diagnosis.report_data import ReportError, connect, existing_columns, plain_value, severity_index
+from run_diagnosis.report_data import (
+    ReportError,
+    connect,
+    existing_columns,
+    plain_value,
+    run_command,
+    severity_index,
+)
 
 RUNS_SUBDIR = "runs"
 FLEET_MARTS = ("runs", "recurring_findings", "run_comparisons")
@@ -227,14 +233,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build (one run or many)")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="folder for index.md / index.html")
     args = parser.parse_args(argv)
-    try:
-        paths = write_fleet(args.db, args.out)
-    except ReportError as exc:
-        print(f"report_fleet: error: {exc}", file=sys.stderr)
-        return 1
-    print(paths["html"])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return run_command("report_fleet", lambda: write_fleet(args.db, args.out))

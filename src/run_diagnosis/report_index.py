@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import html
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from run_diagnosis.report_data import severity_index
+from run_diagnosis.report_data import run_command, severity_index
 
 REPORT_FILES = ("findings.json", "report.md")
 WHAT_HAPPENED = "## What happened"
@@ -123,14 +122,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="report_index.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="folder holding one report folder per run")
     args = parser.parse_args(argv)
-    try:
-        paths = write_index(args.folder)
-    except (OSError, ValueError) as exc:
-        print(f"report_index: error: {exc}", file=sys.stderr)
-        return 1
-    print(paths["html"])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return run_command("report_index", lambda: write_index(args.folder), errors=(OSError, ValueError))

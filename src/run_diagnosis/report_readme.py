@@ -51,7 +51,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.readme.write_text(updated, encoding="utf-8")
         print(f"report_readme: page one updated in {args.readme}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -306,7 +306,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"validate_run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())
