@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,11 @@ class RunData:
     schedule: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
+    """(step, event) pairs as the canonical events frame, in step order (ties keep their order)."""
+    return pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS)
 
 
 def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -55,7 +55,7 @@ import pandas as pd
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import metric_column, read_text, sniff_file
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.training_args import (
     STATE_FILE,
     config_from,
@@ -120,7 +120,7 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
         source_path=str(path),
         train=train,
         evals=evals,
-        events=pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS),
+        events=events_frame(events),
         run_name=_run_name(args, state_path),
         notes=notes,
     )

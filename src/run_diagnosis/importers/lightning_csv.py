@@ -38,8 +38,8 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import load_aliases, resolve, to_step
-from run_diagnosis.importers.canonical import EVENT_COLUMNS, RunData
+from run_diagnosis.importers.aliases import to_step
+from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.training_args import as_number, config_from, positive_int
 from run_diagnosis.importers.wide_table import Table, read_table, split_wide
 
@@ -94,8 +94,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     """Read one Lightning CSVLogger version (see the module docstring)."""
     metrics, notes = _metrics_file(path)
     table = read_table(metrics)
-    alias_table = load_aliases(aliases)
-    wide = split_wide(table, resolve(table.frame.columns, alias_table), alias_table)
+    wide = split_wide(table, aliases)
     notes += table.notes + wide.notes
     if "epoch_time" in table.frame.columns:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
@@ -104,12 +103,9 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
-    run = RunData(
-        source_format=FORMAT,
-        source_path=str(path),
-        train=wide.train,
-        evals=wide.evals,
-        events=pd.DataFrame(sorted(wide.events, key=lambda e: e[0]), columns=EVENT_COLUMNS),
+    run = wide.run(
+        FORMAT,
+        path,
         run_name=_run_name(metrics),
         schedule={key: picked.get(key) for key in SCHEDULE_KEYS if picked.get(key) is not None},
         notes=notes,

@@ -49,7 +49,7 @@ from run_diagnosis.importers.aliases import (
     to_float,
     to_step,
 )
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.hf_trainer import load_state_run
 from run_diagnosis.importers.training_args import (
     STATE_FILE,
@@ -162,7 +162,7 @@ def _merged(folder: Path, records: list[_Record]) -> RunData:
         run.notes.append(f"{absent} train rows of {STATE_FILE} have no line in {LOG_FILE}: no step time")
     if resume_events:
         events = list(run.events.itertuples(index=False, name=None)) + resume_events
-        run.events = pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS)
+        run.events = events_frame(events)
     return run
 
 
@@ -202,7 +202,7 @@ def _standalone(path: Path, log_path: Path, records: list[_Record]) -> RunData:
         source_path=str(path),
         train=train.reindex(columns=TRAIN_COLUMNS),
         evals=evals,
-        events=pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS),
+        events=events_frame(events),
         run_name=log_path.parent.name,
         schedule=schedule_from_args(args, total_steps, notes) if args else {},
         notes=notes,

@@ -46,7 +46,7 @@ from run_diagnosis.importers.aliases import (
     load_aliases,
     resolve,
 )
-from run_diagnosis.importers.canonical import EVENT_COLUMNS, RunData
+from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.training_args import (
     config_from,
     explain_unknowns,
@@ -97,19 +97,15 @@ def load_table(
 ) -> RunData:
     """One run from its wide table (``file``: where it came from, for names; training arguments
     from ``config_dir``, by default the file's folder)."""
-    alias_table = load_aliases(aliases)
-    wide = split_wide(table, resolve(table.frame.columns, alias_table), alias_table)
+    wide = split_wide(table, aliases)
     notes = table.notes + wide.notes
     args, sources = find_training_args(config_dir or file.parent)
     total_steps = positive_int(args.get("max_steps"))
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
-    run = RunData(
-        source_format=FORMAT,
-        source_path=str(path),
-        train=wide.train,
-        evals=wide.evals,
-        events=pd.DataFrame(sorted(wide.events, key=lambda e: e[0]), columns=EVENT_COLUMNS),
+    run = wide.run(
+        FORMAT,
+        path,
         run_name=table.run_name or args.get("run_name") or file.stem,
         schedule=schedule_from_args(args, total_steps, notes) if args else {},
         notes=notes,

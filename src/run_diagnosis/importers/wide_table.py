@@ -21,13 +21,15 @@ import pandas as pd
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
+    load_aliases,
     metric_column,
     read_jsonl,
+    resolve,
     step_times_from_elapsed,
     to_float,
     to_step,
 )
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.units import cell_parser, column_unit
 
 CHART_COLUMN = re.compile(r"^(?P<run>.+?) - (?P<key>.+)$")
@@ -53,6 +55,12 @@ class WideFrames:
     evals: pd.DataFrame
     events: list[tuple[int, str]]
     notes: list[str]
+
+    def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
+        """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
+        return RunData(
+            source_format, str(path), self.train, self.evals, events=events_frame(self.events), **fields
+        )
 
 
 def read_table(path: Path) -> Table:
@@ -107,8 +115,11 @@ def _normalised(table: Table) -> Table:
 # ---------------------------------------------------------------- wide table -> frames
 
 
-def split_wide(table: Table, columns: ColumnMap, aliases: dict[str, list[str]]) -> WideFrames:
-    """Train rows (loss present) and eval rows (val_loss present) of a wide table."""
+def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
+    """Train rows (loss present) and eval rows (val_loss present) of a wide table, its columns
+    named through the alias table (``aliases.load_aliases``: the shared one, or `alias_file`)."""
+    aliases = load_aliases(alias_file)
+    columns = resolve(table.frame.columns, aliases)
     notes = list(columns.notes)
     frame = table.frame
     if frame.empty:
