@@ -213,6 +213,18 @@ def metric_column(values: Sequence[float | None]) -> pd.Series:
     return pd.Series([None if v is None else _text(v) for v in values], dtype="object")
 
 
+def metric_frame(steps: list[int], rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """A canonical frame of `columns`: `step` from `steps` (int64), each other column from the row
+    dicts (a metric_column; a key a row lacks is a gap), `shard_id` all null (no shards logged)."""
+    data: dict[str, pd.Series] = {"step": pd.Series(steps, dtype="int64")}
+    for column in columns[1:]:
+        if column == "shard_id":
+            data[column] = pd.Series([None] * len(rows), dtype=object)
+        else:
+            data[column] = metric_column([row.get(column) for row in rows])
+    return pd.DataFrame(data, columns=columns)
+
+
 def _text(value: float) -> str:
     if math.isnan(value):
         return "nan"

@@ -33,7 +33,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import files_to_read, metric_column, sniff_path
+from run_diagnosis.importers.aliases import files_to_read, metric_frame, sniff_path
 from run_diagnosis.importers.canonical import EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.text_log_megatron import megatron_config
 
@@ -141,13 +141,7 @@ def _train_frame(series: dict[str, list[tuple[int, float]]]) -> pd.DataFrame:
     for metric, column in METRICS.items():
         for step, value in series.get(metric, []):
             steps.setdefault(step, {})[column] = value
-    data: dict[str, pd.Series] = {"step": pd.Series(list(steps), dtype="int64")}
-    for column in TRAIN_COLUMNS[1:]:
-        if column == "shard_id":
-            data[column] = pd.Series([None] * len(steps), dtype=object)
-        else:
-            data[column] = metric_column([row.get(column) for row in steps.values()])
-    return pd.DataFrame(data, columns=TRAIN_COLUMNS)
+    return metric_frame(list(steps), list(steps.values()), TRAIN_COLUMNS)
 
 
 def _model_args(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

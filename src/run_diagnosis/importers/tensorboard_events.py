@@ -56,7 +56,7 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.util import tensor_util
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import load_aliases, metric_column, resolve
+from run_diagnosis.importers.aliases import load_aliases, metric_frame, resolve
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.training_args import config_from, run_results, schedule_from_args
 
@@ -240,13 +240,7 @@ def _rows(points: list[tuple[str, int, float]], fields: dict[str, str], columns:
         occurrence = seen.get((name, step), 0)
         seen[(name, step)] = occurrence + 1
         rows.setdefault((step, occurrence), {})[name] = value
-    data: dict[str, Any] = {"step": pd.Series([step for step, _ in rows], dtype="int64")}
-    for column in columns[1:]:
-        if column == "shard_id":
-            data[column] = pd.Series([None] * len(rows), dtype=object)
-        else:
-            data[column] = metric_column([row.get(column) for row in rows.values()])
-    return pd.DataFrame(data, columns=columns)
+    return metric_frame([step for step, _ in rows], list(rows.values()), columns)
 
 
 def _run_folder(files: list[_EventFile], root: Path, notes: list[str]) -> list[_EventFile]:
