@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create (or update) the project's virtual environment from requirements.txt.
+# Create (or update) the project's virtual environment from requirements.txt, with the
+# project's package (src/run_diagnosis) installed editable into it.
 # Sourced by the other scripts; needs only python3.11 on the machine.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -7,21 +8,24 @@ VENV="${RUN_DIAGNOSIS_VENV:-$REPO/.venv}"
 PYTHON="${PYTHON:-python3}"
 stamp="$VENV/.requirements.sha1"
 UV_VERSION=0.13.9  # the installer (not a dependency of the project)
-want="$(sha1sum "$REPO/requirements.txt" | cut -c1-40)"
+# what the venv was made from: the pinned requirements and the package's pyproject.toml
+want="$(cat "$REPO/requirements.txt" "$REPO/pyproject.toml" | sha1sum | cut -c1-40)"
 if [ ! -x "$VENV/bin/python" ]; then
   echo "bootstrap: creating $VENV" >&2
   "$PYTHON" -m venv "$VENV"
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "bootstrap: installing requirements.txt" >&2
+  echo "bootstrap: installing requirements.txt and the run_diagnosis package (editable)" >&2
   # uv resolves and installs the pinned requirements in parallel (about 4x faster than pip
   # on a fresh venv here: 20 s against 85 s, the same packages); pip is the fallback when uv
   # cannot be installed
   if "$VENV/bin/python" -m pip install --quiet "uv==$UV_VERSION" 2>/dev/null; then
     "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -r "$REPO/requirements.txt"
+    "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --no-deps -e "$REPO"
   else
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     "$VENV/bin/python" -m pip install --quiet -r "$REPO/requirements.txt"
+    "$VENV/bin/python" -m pip install --quiet -e "$REPO" --no-deps
   fi
   echo "$want" > "$stamp"
 fi

@@ -1,6 +1,6 @@
 """Run the dbt project on fixture runs from pytest, fast, through the project's dbt harness.
 
-`scripts/dbt_runner.py` parses the project once per process (a partial parse from a stable
+`run_diagnosis.dbt_runner` parses the project once per process (a partial parse from a stable
 folder) and every build reuses that manifest in-process, so a fixture build costs the models
 and tests, not a parse. Each build writes its own DuckDB file (same file name, its own folder:
 the manifest names the database after the file) and its own target folder.
@@ -25,9 +25,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_runner import build_run, failed_tests, manifest_nodes
 from run_builder import RunBuilder
-from run_files import FILE_SUFFIXES
+from run_diagnosis.dbt_runner import build_run, failed_tests, manifest_nodes
+from run_diagnosis.run_files import FILE_SUFFIXES
 
 REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "run_diagnosis.duckdb"

@@ -118,53 +118,70 @@ def base_loss(step: int) -> float:
     return 2.2 + 3.3 * math.exp(-step / 12) + 0.04 * math.sin(step * 1.7)
 
 
-def finding(**values: Any) -> dict[str, Any]:
-    return dict(zip(FINDING_KEYS, as_row("findings", **values), strict=True))
+def finding(
+    finding_id: str,
+    severity: str,
+    steps: tuple[int, int],
+    measured: tuple[float, float],
+    cost: tuple[float, str, str],
+    harm: tuple[float, int],
+    **texts: str | None,
+) -> dict[str, Any]:
+    """A findings row: `measured` (observed, expected), `cost` (estimated cost, its unit, its method),
+    `harm` (harm score, harm rank); `texts` the title, evidence, recommendation, test_name and
+    caused_by (others null). As in the mart: the category is the id before its step, steps_affected
+    counts the step range and a finding that nothing caused is a root cause."""
+    (first, last), (observed, expected), (estimate, unit, method), (score, rank) = steps, measured, cost, harm
+    row = as_row(
+        "findings", finding_id=finding_id, category=finding_id.rsplit("-", 1)[0], severity=severity,
+        first_step=first, last_step=last, steps_affected=last - first + 1, observed_value=observed,
+        expected_value=expected, estimated_cost=estimate, cost_unit=unit, cost_method=method,
+        harm_score=score, harm_rank=rank, is_root_cause=texts.get("caused_by") is None, **texts,
+    )  # fmt: skip
+    return dict(zip(FINDING_KEYS, row, strict=True))
 
 
+# (id, severity, steps, (observed, expected), (cost, unit, method), (harm score, rank)), then the texts
 PROBLEM_FINDINGS = [
     finding(
-        finding_id="run_restart-040", category="run_restart", severity="high",
+        "run_restart-040", "high", (36, 60), (2.0, 1.0),
+        (5.0, "steps", "replayed steps x 1 (work redone)"), (3.2, 1),
         title="The run restarted at step 40 and replayed steps 36-40 from the last checkpoint.",
         evidence="event at step 40: worker exited unexpectedly; "
-        "steps 36-40 logged twice (5 rows superseded); "
-        "learning rate after the restart restarted its warmup",
-        first_step=36, last_step=60, steps_affected=25, observed_value=2.0, expected_value=1.0,
-        estimated_cost=5.0, cost_unit="steps", cost_method="replayed steps x 1 (work redone)",
-        harm_score=3.2, caused_by=None, is_root_cause=True,
+        "steps 36-40 logged twice (5 rows superseded); learning rate after the restart restarted its warmup",
         recommendation="Resume from the checkpoint with the optimizer and scheduler state restored.",
-        test_name="assert_no_run_restarts", harm_rank=1,
+        test_name="assert_no_run_restarts",
     ),
     finding(
-        finding_id="loss_spikes-025", category="loss_spikes", severity="high",
+        "loss_spikes-025", "high", (25, 26), (3.41, 2.52),
+        (0.031, "val_loss", "val loss excess after the spike vs trend"), (2.4, 2),
         title="Training loss spiked at steps 25-26, 0.9 above its baseline.",
         evidence="2 spikes above 3.5 rolling MADs; both on shard 3 (code); grad_norm 2.4 at the spikes",
-        first_step=25, last_step=26, steps_affected=2, observed_value=3.41, expected_value=2.52,
-        estimated_cost=0.031, cost_unit="val_loss", cost_method="val loss excess after the spike vs trend",
-        harm_score=2.4, caused_by=None, is_root_cause=True,
-        recommendation="Inspect shard 3 and lower the peak learning rate.",
-        test_name="assert_no_loss_spikes", harm_rank=2,
+        recommendation="Inspect shard 3 and lower the peak learning rate.", test_name="assert_no_loss_spikes",
     ),
     finding(
-        finding_id="lr_schedule_mismatch-036", category="lr_schedule_mismatch", severity="medium",
+        "lr_schedule_mismatch-036", "medium", (36, 60), (0.0003, 0.0018),
+        (0.2, "share_of_updates", "share of steps more than 10% off"), (2.6, 3),
+        caused_by="run_restart-040", test_name="assert_lr_matches_schedule",
         title="Logged learning rate departs from the configured cosine schedule after step 36.",
         evidence="25 steps off schedule; max relative error 0.92 at step 41",
-        first_step=36, last_step=60, steps_affected=25, observed_value=0.0003, expected_value=0.0018,
-        estimated_cost=0.2, cost_unit="share_of_updates", cost_method="share of steps more than 10% off",
-        harm_score=2.6, caused_by="run_restart-040", is_root_cause=False,
         recommendation="Restore the scheduler state on resume.",
-        test_name="assert_lr_matches_schedule", harm_rank=3,
     ),
     finding(
-        finding_id="log_quality-010", category="log_quality", severity="low",
+        "log_quality-010", "low", (10, 10), (1.0, 0.0), (0.0, "steps", "none: logging only"), (0.1, 4),
         title="One train-log row is an exact duplicate.",
         evidence=f"row 11 repeats step 10 exactly; the copy is set aside; raw text {XSS}",
-        first_step=10, last_step=10, steps_affected=1, observed_value=1.0, expected_value=0.0,
-        estimated_cost=0.0, cost_unit="steps", cost_method="none: logging only",
-        harm_score=0.1, caused_by=None, is_root_cause=True,
-        recommendation="Deduplicate on (step, attempt) when logging.", test_name=None, harm_rank=4,
+        recommendation="Deduplicate on (step, attempt) when logging.",
     ),
 ]  # fmt: skip
+
+
+def run_summary(run_name: str, source_format: str, steps_logged: int, steps: int, **values: Any) -> tuple:
+    """A run_summary row of a run that counted steps 1..`steps`, as many as its config says."""
+    return as_row(
+        "run_summary", run_name=run_name, source_format=source_format, steps_logged=steps_logged,
+        steps_counted=steps, first_step=1, last_step=steps, total_steps_config=steps, **values,
+    )  # fmt: skip
 
 
 def problem_steps() -> list[tuple[Any, ...]]:
@@ -202,24 +219,10 @@ def problem_tables() -> dict[str, list[tuple[Any, ...]]]:
     return {
         "findings": [tuple(f[k] for k in FINDING_KEYS) for f in PROBLEM_FINDINGS],
         "run_summary": [
-            as_row(
-                "run_summary",
-                run_name="fixture-60",
-                source_format="canonical",
-                steps_logged=len(steps),
-                steps_counted=TOTAL,
-                first_step=1,
-                last_step=TOTAL,
-                total_steps_config=TOTAL,
-                best_eval_step=40,
-                best_val_loss=2.61,
-                final_eval_step=60,
-                final_val_loss=2.63,
-                final_train_loss=2.41,
-                wall_clock_sec=14.2,
-                n_findings=4,
-                n_findings_above_low=3,
-                fix_first_finding_id="run_restart-040",
+            run_summary(
+                "fixture-60", "canonical", len(steps), TOTAL, best_eval_step=40, best_val_loss=2.61,
+                final_eval_step=60, final_val_loss=2.63, final_train_loss=2.41, wall_clock_sec=14.2,
+                n_findings=4, n_findings_above_low=3, fix_first_finding_id="run_restart-040",
                 runner_up_finding_id="loss_spikes-025",
             )
         ],
@@ -289,15 +292,11 @@ def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
     return {
         "findings": [],
         "run_summary": [
-            as_row(
-                "run_summary",
-                run_name="imported-clean",
-                source_format="hf_trainer_state",
-                steps_logged=30,
-                steps_counted=30,
-                first_step=1,
-                last_step=30,
-                total_steps_config=30,
+            run_summary(
+                "imported-clean",
+                "hf_trainer_state",
+                30,
+                30,
                 final_train_loss=2.61,
                 wall_clock_sec=6.0,
                 n_findings=0,
@@ -340,11 +339,9 @@ COST_FINDINGS: dict[str, dict[str, Any]] = {
     ),
 }  # fmt: skip
 SLOW_FINDING = finding(
-    finding_id="slow_steps-041", category="slow_steps", severity="medium",
+    "slow_steps-041", "medium", (41, 44), (2.5, 0.15), (2.35, "seconds", "excess over the median"), (0.05, 5),
     title="Steps 41-44 ran 10x slower than usual.", evidence="4 steps at 2.5 s vs 0.15 s",
-    first_step=41, last_step=44, steps_affected=4, observed_value=2.5, expected_value=0.15,
-    estimated_cost=2.35, cost_unit="seconds", cost_method="excess over the median", harm_score=0.05,
-    caused_by=None, is_root_cause=True, recommendation="Find the straggler.", test_name=None, harm_rank=5,
+    recommendation="Find the straggler.",
 )  # fmt: skip
 
 

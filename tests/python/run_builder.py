@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from run_files import run_file
+from run_diagnosis.run_files import run_file
 
 SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
 

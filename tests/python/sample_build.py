@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dbt_runner import ERROR_STATUSES, BuildResult, build_run, read_run_results
+from run_diagnosis.dbt_runner import ERROR_STATUSES, BuildResult, build_run, read_run_results
 
 SAMPLE_BUILD_ENV_VAR = "RUN_DIAGNOSIS_TEST_SAMPLE"
 SAMPLE_DB = "run_diagnosis.duckdb"  # the file name scripts/test.sh gives the sample's database

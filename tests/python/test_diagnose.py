@@ -21,10 +21,9 @@ from typing import Any
 import duckdb
 import pytest
 
-import diagnose
-import importers
-from dbt_runner import BuildResult, DbtBuildError, build_run
 from dbt_session import DB_NAME
+from run_diagnosis import diagnose, importers
+from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run
 from sample_build import sample_build
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import multi_run
 from dbt_session import DbtSession, Diagnosis
-from importers.canonical import write_run
 from run_builder import RunBuilder
+from run_diagnosis import multi_run
+from run_diagnosis.importers.canonical import write_run
 
 BASELINE, DIVERGED, CLEAN = "baseline", "diverged", "clean-seed"
 DIVERGE_FROM, DIVERGE_RAMP, DIVERGE_EXCESS = 150, 30, 0.25

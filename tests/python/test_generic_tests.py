@@ -8,14 +8,13 @@ test node) and the failing rows the tests stored in that DuckDB file.
 
 from __future__ import annotations
 
-import csv
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from dbt_runner import build_run, read_run_results
+from run_diagnosis.dbt_runner import build_run, read_run_results
 
 REPO = Path(__file__).resolve().parents[2]
 MACRO_FILES = ("portability.sql", "rolling_stats.sql")
@@ -177,44 +176,49 @@ EXPECTED_RESULTS = {
 }
 
 
-SEEDS: dict[str, tuple[tuple[str, ...], list[tuple]]] = {
-    "step_sequences": (
-        ("run_id", "step", "tokens_seen", "tokens_clean"),
-        [
-            ("a", 1, 100, 100),
-            ("a", 2, 200, 200),
-            ("a", 3, 300, 300),
-            ("a", 4, 250, 400),
-            ("a", 8, 400, 500),
-            ("a", 9, 500, 600),
-            ("a", 10, 450, 700),
-            ("a", 11, None, 800),
-            ("a", 12, 600, 900),
-            ("b", 1, 10, 10),
-            ("b", 2, 20, 20),
-            ("b", 3, 30, 30),
-            ("b", 3, 30, 35),
-            ("b", 4, 40, 40),
-            ("b", 5, 50, 50),
-            ("b", 6, 60, 60),
-            ("b", None, 70, 70),
-        ],
-    ),
-    "checkpoint_steps": (
-        ("run_id", "checkpoint_step"),
-        [("a", 0), ("a", 10), ("a", 20), ("a", 50), ("a", 60), ("b", 0), ("b", 10), ("b", 20), ("b", 30)],
-    ),
-    "metric_values": (
-        ("row_id", "learning_rate", "loss"),
-        [
-            (1, 0.0, 2.5),
-            (2, 0.0003, 2.4),
-            (3, 0.001, 0.0),
-            (4, -0.0001, -1.0),
-            (5, 0.5, 2.3),
-            (6, None, None),
-        ],
-    ),
+# the fixture seeds, as the CSV files dbt reads (an empty field is null)
+SEEDS: dict[str, str] = {
+    "step_sequences": """\
+run_id,step,tokens_seen,tokens_clean
+a,1,100,100
+a,2,200,200
+a,3,300,300
+a,4,250,400
+a,8,400,500
+a,9,500,600
+a,10,450,700
+a,11,,800
+a,12,600,900
+b,1,10,10
+b,2,20,20
+b,3,30,30
+b,3,30,35
+b,4,40,40
+b,5,50,50
+b,6,60,60
+b,,70,70
+""",
+    "checkpoint_steps": """\
+run_id,checkpoint_step
+a,0
+a,10
+a,20
+a,50
+a,60
+b,0
+b,10
+b,20
+b,30
+""",
+    "metric_values": """\
+row_id,learning_rate,loss
+1,0.0,2.5
+2,0.0003,2.4
+3,0.001,0.0
+4,-0.0001,-1.0
+5,0.5,2.3
+6,,
+""",
 }
 
 
@@ -226,11 +230,8 @@ def _write_project(root: Path, database: Path) -> None:
     (root / "dbt_project.yml").write_text(DBT_PROJECT_YML)
     (root / "profiles.yml").write_text(PROFILES_YML.format(path=database.as_posix()))
     (root / "seeds").mkdir()
-    for seed, (header, rows) in SEEDS.items():
-        with (root / "seeds" / f"{seed}.csv").open("w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(["" if cell is None else cell for cell in row] for row in rows)
+    for seed, text in SEEDS.items():
+        (root / "seeds" / f"{seed}.csv").write_text(text)
     (root / "models").mkdir()
     for model, sql in MODELS.items():
         (root / "models" / f"{model}.sql").write_text(sql + "\n")

@@ -23,13 +23,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import diagnose
-import validate_run
-from dbt_runner import DB_ENV_VAR, RUN_DIR_ENV_VAR, DbtBuildError, dbt_command, invoke, parsed_manifest
 from dbt_session import DB_NAME, DbtSession, Diagnosis
-from importers import canonical_files
-from importers.canonical import write_run
 from run_builder import RunBuilder
+from run_diagnosis import diagnose, validate_run
+from run_diagnosis.dbt_runner import (
+    DB_ENV_VAR,
+    RUN_DIR_ENV_VAR,
+    DbtBuildError,
+    dbt_command,
+    invoke,
+    parsed_manifest,
+)
+from run_diagnosis.importers import canonical_files
+from run_diagnosis.importers.canonical import write_run
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"

@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import importers
-from importers import (
+from run_diagnosis import importers
+from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
     hf_trainer,
@@ -25,8 +25,8 @@ from importers import (
     training_args,
     wandb_history,
 )
-from importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
-from importers.canonical import (
+from run_diagnosis.importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
+from run_diagnosis.importers.canonical import (
     EVAL_COLUMNS,
     EVENT_COLUMNS,
     REQUIRED_SCHEDULE_KEYS,

@@ -17,9 +17,9 @@ from tensorboard.summary import Writer
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tensorboard.util import tensor_util
 
-import importers
-from importers import RunImportError, megatron_golden, tensorboard_events, text_logs
-from importers.canonical import write_run
+from run_diagnosis import importers
+from run_diagnosis.importers import RunImportError, megatron_golden, tensorboard_events, text_logs
+from run_diagnosis.importers.canonical import write_run
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 LLMC = REAL_LOGS / "llmc-gpt2-124m" / "main.log"

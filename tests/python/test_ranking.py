@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dbt_session import Diagnosis, fixture_run
-from report import write_report
 from run_builder import RunBuilder
+from run_diagnosis.report import write_report
 
 
 def ranked(diagnosis: Diagnosis) -> list[str]:

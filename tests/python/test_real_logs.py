@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 import duckdb
 import pytest
 
-import importers
-from dbt_runner import BuildResult, build_run
 from dbt_session import DB_NAME, run_connection
-from importers.canonical import RunData, write_run
+from run_diagnosis import importers
+from run_diagnosis.dbt_runner import BuildResult, build_run
+from run_diagnosis.importers.canonical import RunData, write_run
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
@@ -720,7 +720,7 @@ class TestNanogptResume:
 
 def test_sweep_folder_is_diagnosed_run_by_run(tmp_path: Path) -> None:
     """SOURCES.md C11: a folder of Lightning versions gets one report per run and an index, worst first."""
-    import diagnose
+    from run_diagnosis import diagnose
 
     folder = tmp_path / "lightning_logs"
     folder.mkdir()
@@ -751,8 +751,8 @@ def test_imdb_adam_run_hovers_at_chance(diagnosis: Diagnosis, log_key: str) -> N
 
 def test_wandb_sweep_folder_lists_every_run() -> None:
     """SOURCES.md C16: 31 run folders, 4 with a .wandb file; the rest are listed as unreadable."""
-    import multi_run
-    from importers import wandb_run
+    from run_diagnosis import multi_run
+    from run_diagnosis.importers import wandb_run
 
     sweep = REAL_LOGS / "wandb-imdb-optimizer-sweep"
     runs = multi_run.find_runs(sweep)

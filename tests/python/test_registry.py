@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from dbt_runner import BuildResult, build_run
+from run_diagnosis.dbt_runner import BuildResult, build_run
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "selectors.yml")

@@ -1,4 +1,4 @@
-"""scripts/report.py: the report written from the marts of a dbt build (fixtures in report_fixtures.py)."""
+"""run_diagnosis.report: the report written from the marts of a dbt build (fixtures in report_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import report_fixtures as fx
-from report import write_report
-from report_data import ReportError
+from run_diagnosis.report import write_report
+from run_diagnosis.report_data import ReportError
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "report.py"
@@ -262,7 +262,7 @@ def test_symptoms_sit_under_their_causes_and_glitches_are_one_table(problem: dic
 
 
 def test_severity_never_rises_down_a_list(problem: dict[str, Path]) -> None:
-    from report_data import severity_index
+    from run_diagnosis.report_data import severity_index
 
     md = read(problem, "markdown")
     severities = re.findall(r"^### \d+\. .* \((\w+); [^)]*\)$", md, flags=re.M)
@@ -280,7 +280,7 @@ def test_labels_say_what_the_numbers_are(problem: dict[str, Path]) -> None:
 
 
 def test_split_evidence_keeps_quoted_text_and_percentages_keep_one_decimal() -> None:
-    from report_content import fmt_pct, split_evidence
+    from run_diagnosis.report_content import fmt_pct, split_evidence
 
     evidence = (
         'crash: step 137 "worker exited (timeout on rank 5); job terminated"; resumed from step 100 (a; b)'
@@ -514,7 +514,7 @@ def test_cli_without_a_build_fails_with_the_message(tmp_path: Path) -> None:
 def test_reports_render_in_headless_chromium(
     problem: dict[str, Path], clean: dict[str, Path], tmp_path: Path
 ) -> None:
-    from report_browser import check_pages
+    from run_diagnosis.report_browser import check_pages
 
     # a page that must fail every check, to prove the checks can fail
     control = tmp_path / "control.html"
@@ -541,8 +541,8 @@ def test_reports_render_in_headless_chromium(
 
 
 def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
-    from report_readme import page_one as readme_page_one
-    from report_readme import with_page_one
+    from run_diagnosis.report_readme import page_one as readme_page_one
+    from run_diagnosis.report_readme import with_page_one
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     sample = (REPO / "analyses" / "sample_run_diagnosis.md").read_text(encoding="utf-8")
@@ -558,7 +558,7 @@ def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
 
 
 def test_an_index_lists_several_runs_with_their_fix_first(tmp_path: Path) -> None:
-    from report_index import write_index
+    from run_diagnosis.report_index import write_index
 
     for name, tables in (("b-problem", fx.problem_tables()), ("a-clean", fx.clean_tables())):
         root = tmp_path / "runs" / name
@@ -577,14 +577,14 @@ def test_an_index_lists_several_runs_with_their_fix_first(tmp_path: Path) -> Non
 
 
 def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
-    from report_index import main
+    from run_diagnosis.report_index import main
 
     assert main([str(tmp_path)]) == 1
 
 
 def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> None:
-    from dbt_runner import build_run
     from run_builder import RunBuilder
+    from run_diagnosis.dbt_runner import build_run
 
     outputs = []
     for attempt in ("first", "second"):
@@ -604,7 +604,7 @@ def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> N
 
 
 def test_causes_are_named_plainly_in_running_text() -> None:
-    from report_story import short
+    from run_diagnosis.report_story import short
 
     shard = {
         "finding_id": "bad_data_shard:8",

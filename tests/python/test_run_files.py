@@ -1,4 +1,4 @@
-"""The canonical-files contract (scripts/run_files.py) agrees with the dbt macros that read the files.
+"""The canonical-files contract (run_diagnosis.run_files) agrees with the dbt macros that read the files.
 
 The macros are read as text (no dbt build): `run_file_spec` names each file's suffix and
 columns, `config_fields` the config keys staging reads (JSON path, type, required or not).
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS, run_file
+from run_diagnosis.run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS, run_file
 
 MACROS = Path(__file__).resolve().parents[2] / "macros"
 # macro config_fields type -> the JSON type validate_run expects

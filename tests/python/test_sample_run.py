@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dbt_session import REPO, Diagnosis
-from report import write_report
+from run_diagnosis.report import write_report
 from sample_build import sample_build
 
 

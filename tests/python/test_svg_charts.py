@@ -1,4 +1,4 @@
-"""scripts/svg_charts.py: ticks, decimation of long series, and a valid, small, deterministic SVG."""
+"""run_diagnosis.svg_charts: ticks, decimation of long series, and a valid, small, deterministic SVG."""
 
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from svg_charts import Axes, Figure, LegendEntry, Note, Stroke, decimate, nice_ticks, tick_labels
+from run_diagnosis.svg_charts import (
+    Axes,
+    Figure,
+    LegendEntry,
+    Note,
+    Stroke,
+    decimate,
+    nice_ticks,
+    tick_labels,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import importers
-import multi_run
-from importers import RunImportError, text_logs, wandb_history, wandb_run
-from importers.units import (
+from run_diagnosis import importers, multi_run
+from run_diagnosis.importers import RunImportError, text_logs, wandb_history, wandb_run
+from run_diagnosis.importers.units import (
     UnitError,
     accuracy_to_share,
     canonical_unit,

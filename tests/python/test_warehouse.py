@@ -11,9 +11,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_runner import build_run
 from dbt_session import DB_NAME
 from run_builder import RunBuilder
+from run_diagnosis.dbt_runner import build_run
 
 # the marts a report reads, compared run by run (every column but run_id)
 MARTS = ("findings", "run_summary", "check_coverage", "audit_summary", "step_metrics", "eval_metrics")

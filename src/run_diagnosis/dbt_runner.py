@@ -1,0 +1,580 @@
+"""Run `dbt build` of this project on one run folder, in its own DuckDB file and target folder.
+
+    result = build_run(run_dir, db_path, work_dir, progress=print)
+
+`run_dir` holds the five canonical files (None: the seeds, the team's sample run). The
+build reads the folder from the environment variable RUN_DIAGNOSIS_RUN_DIR (never from
+--vars: a var is rendered as Jinja, so a folder named `{{ 7*7 }}` would run code), writes
+the DuckDB file named by RUN_DIAGNOSIS_DB and keeps dbt's target and logs under `work_dir`,
+so two builds never clobber each other or the repository's own `target/`. A database path
+with characters DuckDB or dbt read specially (`?`, `#`, `{`, quotes, non-ASCII) is built in
+a temporary folder and moved into place. dbt runs from the repository root (the profile's relative
+paths are resolved from there).
+
+dbt runs in-process (`dbtRunner`) and parses the project once per process: the run folder and
+the database come from environment variables read at run time, so one manifest serves every
+build with the same database file name (the manifest names the catalog after it), the same mode
+(run folder or seeds: the seeds are `ref`s only then) and the same --vars. That parse is itself a
+partial parse from a stable folder (.dbt_state/parse/<key>/, locked while in use), so the next
+process re-parses only changed files. In-process builds take a process-wide lock (dbt and
+dbt-duckdb keep global state) and set, then restore, the environment variables. With
+`in_process=False` (or RUN_DIAGNOSIS_DBT_SUBPROCESS=1) dbt runs as a subprocess instead: the dbt
+next to the running Python, else the one on PATH.
+
+Progress comes from dbt's structured events (JSON console lines, or callbacks in-process); the
+counts and "which anomaly tests fired" (`failed_tests`) come from `run_results.json` joined to
+`manifest.json`. A failed build raises `DbtBuildError` carrying dbt's own error lines
+(for bad input, the project's "run_diagnosis: <file> row N: ..." messages).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the dbt project
+DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
+RUN_DIR_ENV_VAR = "RUN_DIAGNOSIS_RUN_DIR"
+SUBPROCESS_ENV_VAR = "RUN_DIAGNOSIS_DBT_SUBPROCESS"  # "1": run dbt as a subprocess, not in-process
+PARSE_SUBDIR = Path(".dbt_state") / "parse"  # under the project: one stable parse folder per key
+# characters a DuckDB file path may hold as is; anything else is built elsewhere and moved
+SAFE_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+ ")
+
+Progress = Callable[[str], None]
+
+# run_results.json statuses, grouped as dbt's own "Done. PASS=.. WARN=.. ERROR=.." line
+PASS_STATUSES = frozenset({"success", "pass"})
+ERROR_STATUSES = frozenset({"error", "fail", "runtime error"})
+SKIP_STATUSES = frozenset({"skipped"})
+# console events that mark one node (seed, model, test) as finished
+NODE_DONE_EVENTS = frozenset({"LogModelResult", "LogSeedResult", "LogTestResult", "SkippingDetails"})
+PROGRESS_STEPS = 4  # say "n of N done" this many times during the build
+MAX_ERROR_LINES = 20
+# test statuses that mean the test found rows (an anomaly test "fired")
+TEST_PROBLEM_STATUSES = ("fail", "warn")
+
+
+class DbtBuildError(Exception):
+    """dbt could not build the project: the message holds dbt's relevant error lines."""
+
+    def __init__(self, message: str, result: BuildResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one `dbt build` did: exit code, where its files are, and its node statuses."""
+
+    exit_code: int
+    db_path: Path
+    target_path: Path
+    log_path: Path
+    elapsed_sec: float
+    status_counts: Mapping[str, int] = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+    warned_tests: tuple[str, ...] = ()
+    output: str = ""  # dbt's console messages (info and above), one per line
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def n_pass(self) -> int:
+        return self._count(PASS_STATUSES)
+
+    @property
+    def n_warn(self) -> int:
+        return self._count({"warn"})
+
+    @property
+    def n_error(self) -> int:
+        return self._count(ERROR_STATUSES)
+
+    @property
+    def n_skip(self) -> int:
+        return self._count(SKIP_STATUSES)
+
+    def _count(self, statuses: Iterable[str]) -> int:
+        return sum(self.status_counts.get(status, 0) for status in statuses)
+
+    def failed_tests(self) -> list[FailedTest]:
+        """The data tests that failed or warned in this build (with their meta.category)."""
+        return failed_tests(self.target_path)
+
+    def summary(self) -> str:
+        return (
+            f"PASS={self.n_pass} WARN={self.n_warn} ERROR={self.n_error} SKIP={self.n_skip} "
+            f"in {self.elapsed_sec:.1f} s"
+        )
+
+
+def dbt_executable() -> str:
+    """The dbt next to the running Python (the project venv), else the one on PATH."""
+    beside = Path(sys.executable).parent / "dbt"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("dbt")
+    if found is None:
+        raise DbtBuildError(
+            f"dbt not found: neither {beside} nor `dbt` on PATH; install requirements.txt in the venv"
+        )
+    return found
+
+
+def dbt_arguments(
+    target_path: Path,
+    log_path: Path,
+    select: str | None = None,
+    exclude: str | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+    *,
+    command: str = "build",
+    project_dir: Path = REPO_ROOT,
+    threads: int | None = None,
+    full_refresh: bool = False,
+    indirect_selection: str | None = None,
+) -> list[str]:
+    """dbt's arguments (no executable): JSON console events, text log file, own target and log folders."""
+    args = ["--log-format", "json", "--log-format-file", "debug", command]
+    args += ["--profiles-dir", str(project_dir), "--project-dir", str(project_dir)]
+    args += ["--target-path", str(target_path), "--log-path", str(log_path)]
+    if "run_dir" in (extra_vars or {}):
+        raise DbtBuildError(
+            "run_dir is not a var: pass the folder as build_run(run_dir=...) (env RUN_DIAGNOSIS_RUN_DIR)"
+        )
+    if extra_vars:
+        args += ["--vars", json.dumps(dict(extra_vars))]  # JSON is YAML
+    if select:
+        args += ["--select", select]
+    if exclude:
+        args += ["--exclude", exclude]
+    if indirect_selection:
+        args += ["--indirect-selection", indirect_selection]
+    if threads:
+        args += ["--threads", str(threads)]
+    if full_refresh:
+        args += ["--full-refresh"]
+    return args
+
+
+def dbt_command(
+    target_path: Path,
+    log_path: Path,
+    select: str | None = None,
+    exclude: str | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """The `dbt build` command line for a subprocess (the dbt of this environment)."""
+    return [dbt_executable(), *dbt_arguments(target_path, log_path, select, exclude, extra_vars)]
+
+
+@dataclass
+class _EventReader:
+    """Turns dbt's JSON console events into short progress lines and collects error messages."""
+
+    progress: Progress | None
+    total: int = 0
+    done: int = 0
+    next_report: int = 1
+    error_messages: list[str] = field(default_factory=list)
+    warned_tests: list[str] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)
+
+    def feed_event(self, event: Any) -> None:
+        """An in-process dbt event (EventMsg), read like its JSON console line."""
+        from dbt_common.events.functions import msg_to_dict
+
+        message = msg_to_dict(event)
+        info, data = message.get("info", {}), message.get("data", {})
+        self._handle(info.get("name", ""), info.get("level", ""), info.get("msg", ""), data)
+
+    def feed(self, line: str) -> None:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            if line.strip():
+                self.error_messages.append(line.strip())  # not an event: a crash before logging started
+            return
+        info, data = event.get("info", {}), event.get("data", {})
+        self._handle(info.get("name", ""), info.get("level", ""), info.get("msg", ""), data)
+
+    def _handle(self, name: str, level: str, msg: str, data: dict[str, Any]) -> None:
+        if level not in ("", "debug") and msg:
+            self.output.append(msg)
+        if name == "FoundStats":
+            self._say(f"dbt: found {data.get('stat_line', msg)}")
+        elif msg.startswith("run_diagnosis: incremental build"):
+            self._say(f"dbt: {msg.removeprefix('run_diagnosis: ')}")
+        elif name == "LogStartLine":
+            self.total = max(self.total, int(data.get("total") or 0))
+        elif name in NODE_DONE_EVENTS:
+            self._node_done(name, level, data)
+        elif name == "RunResultError" or (level == "error" and name not in {"RunResultFailure"}):
+            self.error_messages.append(str(data.get("msg") or msg))
+
+    def _node_done(self, name: str, level: str, data: dict[str, Any]) -> None:
+        self.done += 1
+        if name == "LogTestResult" and level == "warn":
+            self.warned_tests.append(str(data.get("name", "")))
+        if self.total and self.done * PROGRESS_STEPS >= self.next_report * self.total:
+            self.next_report += 1
+            warned = f", {len(self.warned_tests)} anomaly test(s) warned" if self.warned_tests else ""
+            self._say(f"dbt: {self.done} of {self.total} nodes done{warned}")
+
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+
+def _run_streaming(
+    command: list[str], env: Mapping[str, str], reader: _EventReader, cwd: Path = REPO_ROOT
+) -> int:
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+    except OSError as error:
+        raise DbtBuildError(f"could not start dbt ({command[0]}): {error}") from error
+    assert process.stdout is not None
+    with process:
+        for line in process.stdout:
+            reader.feed(line)
+    return process.returncode
+
+
+# ------------------------------------------------------------------ in-process dbt
+
+_LOCK = threading.RLock()  # dbt and dbt-duckdb keep process-wide state: one in-process dbt at a time
+_MANIFESTS: dict[tuple[str, ...], Any] = {}  # parsed manifests by (project, db name, mode, vars)
+
+
+@contextmanager
+def _environment(env: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (None: unset) the given environment variables and the cwd, restoring both after."""
+    saved = {name: os.environ.get(name) for name in env}
+    cwd = Path.cwd()
+    try:
+        for name, value in env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        os.chdir(cwd)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def release_database() -> None:
+    """Close the DuckDB database dbt-duckdb keeps open in this process, so the report (and
+    the next build, of another file) can open files the way a separate process would."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        if DuckDBConnectionManager._ENV is not None:
+            DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None
+
+
+def invoke(args: list[str], env: Mapping[str, str | None], manifest: Any = None, callbacks: Any = ()) -> Any:
+    """One in-process dbt command (dbtRunnerResult) with env set and cwd the project; stdout captured."""
+    from dbt.cli.main import dbtRunner
+
+    project_dir = Path(args[args.index("--project-dir") + 1]) if "--project-dir" in args else REPO_ROOT
+    with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()):
+        os.chdir(project_dir)
+        try:
+            return dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(args)
+        finally:
+            release_database()
+
+
+def parsed_manifest(
+    project_dir: Path, db_name: str, run_dir_mode: bool, extra_vars: Mapping[str, Any]
+) -> Any:
+    """The project parsed for this key, once per process; the parse is a partial parse from a
+    stable folder, locked so two processes never write its state at once."""
+    vars_json = json.dumps(dict(extra_vars), sort_keys=True)
+    key = (str(project_dir), db_name, "run_dir" if run_dir_mode else "seeds", vars_json)
+    with _LOCK:
+        if key in _MANIFESTS:
+            return _MANIFESTS[key]
+        digest = hashlib.sha1(vars_json.encode()).hexdigest()[:8]
+        folder = project_dir / PARSE_SUBDIR / f"{db_name}-{key[2]}-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        args = dbt_arguments(
+            folder / "target",
+            folder / "logs",
+            extra_vars=extra_vars,
+            command="parse",
+            project_dir=project_dir,
+        )
+        # a fixed database path and run folder: dbt's partial parse needs the same profile and env
+        env = {
+            DB_ENV_VAR: str(folder / f"{db_name}.duckdb"),
+            RUN_DIR_ENV_VAR: str(folder) if run_dir_mode else None,
+        }
+        with (folder / ".lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            result = invoke(args, env)
+        if not result.success:
+            raise DbtBuildError(f"dbt parse failed: {result.exception or result.result}")
+        _MANIFESTS[key] = result.result
+        return result.result
+
+
+def _run_in_process(
+    args: list[str], env: Mapping[str, str | None], reader: _EventReader, extra_vars: Mapping[str, Any]
+) -> int:
+    """dbt in this process on the cached manifest; the exit code dbt's CLI would give."""
+    project_dir = Path(args[args.index("--project-dir") + 1])
+    db_name = Path(str(env[DB_ENV_VAR])).stem
+    try:
+        manifest = parsed_manifest(project_dir, db_name, env.get(RUN_DIR_ENV_VAR) is not None, extra_vars)
+    except DbtBuildError as error:  # a project that does not parse: exit code 2, as dbt's CLI
+        reader.error_messages.append(str(error))
+        return 2
+    result = invoke(args, env, manifest, [reader.feed_event])
+    if result.exception is not None:
+        reader.error_messages.append(str(result.exception))
+        return 2
+    return 0 if result.success else 1
+
+
+def read_run_results(target_path: Path) -> list[dict[str, Any]]:
+    """The `results` of target/run_results.json ([] when dbt wrote none, e.g. a parse error)."""
+    path = target_path / "run_results.json"
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text(encoding="utf-8")).get("results", []))
+
+
+# ------------------------------------------------------------------ which tests fired
+
+
+@dataclass(frozen=True)
+class FailedTest:
+    """One dbt data test that failed or warned in the last build."""
+
+    name: str
+    unique_id: str
+    status: str
+    failures: int | None
+    category: str | None
+    severity: str | None
+    message: str | None
+
+
+def read_target_json(path: Path, notes: list[str]) -> dict[str, Any] | None:
+    """A JSON object dbt wrote (run_results.json, manifest.json); None (and a note) when unusable."""
+    if not path.is_file():
+        notes.append(f"{path} not found: the dbt test results are not in this report")
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        notes.append(f"{path} could not be read ({exc}): the dbt test results are not in this report")
+        return None
+    if not isinstance(data, dict):
+        notes.append(f"{path} is not a JSON object: ignored")
+        return None
+    return data
+
+
+def node_meta(node: Mapping[str, Any]) -> dict[str, Any]:
+    """config.meta (dbt >= 1.10), falling back to the node's top-level meta."""
+    config = node.get("config") or {}
+    meta = dict(node.get("meta") or {})
+    meta.update(config.get("meta") or {})
+    return meta
+
+
+def failed_test(result: Mapping[str, Any], node: Mapping[str, Any]) -> FailedTest:
+    """A run_results entry of a failed/warned test, with its node's meta.category and severity."""
+    unique_id = str(result.get("unique_id"))
+    failures = result.get("failures")
+    category = node_meta(node).get("category")
+    severity = (node.get("config") or {}).get("severity")
+    return FailedTest(
+        name=str(node.get("name") or unique_id.split(".")[-1]),
+        unique_id=unique_id,
+        status=str(result.get("status")),
+        failures=int(failures) if isinstance(failures, int | float) else None,
+        category=str(category) if category is not None else None,
+        severity=str(severity).lower() if severity is not None else None,
+        message=result.get("message"),
+    )
+
+
+def is_failed_test(result: Mapping[str, Any]) -> bool:
+    """A run_results entry of a data test that failed or warned (an anomaly test "fired")."""
+    return str(result.get("unique_id", "")).startswith("test.") and (
+        str(result.get("status") or "").lower() in TEST_PROBLEM_STATUSES
+    )
+
+
+def manifest_nodes(target_path: Path, notes: list[str]) -> dict[str, Any]:
+    """The nodes of target_path/manifest.json ({} and a note when it is missing or unusable)."""
+    return (read_target_json(target_path / "manifest.json", notes) or {}).get("nodes") or {}
+
+
+def failed_tests_of(run_results: Mapping[str, Any], nodes: Mapping[str, Any]) -> list[FailedTest]:
+    """The failed or warned data tests of a run_results.json document, with their manifest meta."""
+    return [
+        failed_test(result, nodes.get(result.get("unique_id")) or {})
+        for result in run_results.get("results") or []
+        if is_failed_test(result)
+    ]
+
+
+def failed_tests(target_path: Path) -> list[FailedTest]:
+    """The data tests of the last build in target_path that failed or warned."""
+    notes: list[str] = []
+    run_results = read_target_json(target_path / "run_results.json", notes) or {}
+    return failed_tests_of(run_results, manifest_nodes(target_path, notes))
+
+
+def error_lines(message: str) -> list[str]:
+    """The useful lines of a dbt error message: not blank, not the '> in macro' call trace."""
+    return [
+        line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith(">")
+    ]
+
+
+def _collect_errors(results: list[dict[str, Any]], streamed: list[str]) -> tuple[str, ...]:
+    messages = [str(r.get("message") or "") for r in results if r.get("status") in ERROR_STATUSES]
+    lines: list[str] = []
+    for message in messages or streamed:
+        lines += [line for line in error_lines(message) if line not in lines]
+    return tuple(lines[:MAX_ERROR_LINES])
+
+
+def build_run(
+    run_dir: Path | None,
+    db_path: Path,
+    work_dir: Path,
+    *,
+    select: str | None = None,
+    exclude: str | None = None,
+    progress: Progress | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+    check: bool = True,
+    threads: int | None = None,
+    project_dir: Path = REPO_ROOT,
+    in_process: bool | None = None,
+    full_refresh: bool = False,
+    indirect_selection: str | None = None,
+) -> BuildResult:
+    """Run `dbt build` on run_dir (None: the seeds) into db_path; target and logs under work_dir.
+
+    select/exclude are dbt node selections (e.g. exclude="resource_type:unit_test": the unit
+    tests check the SQL on fixed inputs, so they give the same answer for every run);
+    indirect_selection is dbt's --indirect-selection (eager, cautious, buildable, empty).
+
+    Raises DbtBuildError (with dbt's error lines) when dbt exits non-zero, unless check is
+    False: then the failed result is returned (its `errors` say what went wrong).
+    in_process None: in-process unless RUN_DIAGNOSIS_DBT_SUBPROCESS=1. run_dir may hold one run
+    or a folder of run folders; a database built before is updated run by run (only new or
+    changed runs are rebuilt) unless full_refresh.
+    """
+    if run_dir is not None and not run_dir.is_dir():
+        raise DbtBuildError(f"run folder {run_dir} does not exist or is not a folder")
+    db_path, work_dir = db_path.resolve(), work_dir.resolve()
+    target_path, log_path = work_dir / "target", work_dir / "logs"
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    stale = target_path / "run_results.json"
+    stale.unlink(missing_ok=True)  # never report a previous build's results as this one's
+    args = dbt_arguments(
+        target_path,
+        log_path,
+        select,
+        exclude,
+        extra_vars,
+        project_dir=project_dir,
+        threads=threads,
+        full_refresh=full_refresh,
+        indirect_selection=indirect_selection,
+    )
+    if in_process is None:
+        in_process = os.environ.get(SUBPROCESS_ENV_VAR) != "1"
+    env: dict[str, str | None] = {RUN_DIR_ENV_VAR: str(run_dir.resolve()) if run_dir is not None else None}
+    reader = _EventReader(progress)
+    started = time.monotonic()
+    with _buildable_db_path(db_path) as build_db:
+        env[DB_ENV_VAR] = str(build_db)
+        if in_process:
+            exit_code = _run_in_process(args, env, reader, extra_vars or {})
+        else:
+            full_env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+            exit_code = _run_streaming([dbt_executable(), *args], full_env, reader, project_dir)
+    results = read_run_results(target_path)
+    result = BuildResult(
+        exit_code=exit_code,
+        db_path=db_path,
+        target_path=target_path,
+        log_path=log_path,
+        elapsed_sec=time.monotonic() - started,
+        status_counts=dict(Counter(str(r.get("status")) for r in results)),
+        errors=_collect_errors(results, reader.error_messages) if exit_code else (),
+        warned_tests=tuple(reader.warned_tests),
+        output="\n".join(reader.output),
+    )
+    if progress is not None:
+        progress(f"dbt: {'done' if result.ok else 'FAILED'}: {result.summary()}")
+    if check and not result.ok:
+        raise DbtBuildError(failure_message(result), result)
+    return result
+
+
+@contextmanager
+def _buildable_db_path(db_path: Path) -> Iterator[Path]:
+    """db_path itself when DuckDB can open it as written, else a temporary file moved there after."""
+    if set(str(db_path)) <= SAFE_PATH_CHARS:
+        yield db_path
+        return
+    with tempfile.TemporaryDirectory(prefix="run_diagnosis_db_") as folder:
+        built = Path(folder) / "".join(c if c in SAFE_PATH_CHARS else "_" for c in db_path.name)
+        try:
+            yield built
+        finally:
+            if built.exists():
+                shutil.move(str(built), db_path)
+
+
+def failure_message(result: BuildResult) -> str:
+    """What went wrong, in dbt's words, and where the full log is."""
+    lines = list(result.errors) or [f"dbt exited with code {result.exit_code} without an error message"]
+    body = "\n".join(f"  {line}" for line in lines)
+    return (
+        f"dbt build failed (exit code {result.exit_code}):\n{body}\nfull log: {result.log_path / 'dbt.log'}"
+    )

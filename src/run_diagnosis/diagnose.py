@@ -1,0 +1,290 @@
+"""Diagnose one training run from its logs, end to end.
+
+    python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--keep-going]
+
+1. checks SOURCE's canonical files, if it has any (run_diagnosis.validate_run), then reads SOURCE
+   (a file or a folder, in any format the importers know) as a run;
+2. writes it as the five canonical files into DIR/run/ and checks them (encoding, headers,
+   config depth and types, at least one train row): a file that cannot be used is exit 2,
+   named, before the build;
+3. builds the dbt project on them into DIR/diagnosis.duckdb (dbt's target and logs in DIR/dbt/);
+4. writes the ranked report into DIR: report.md, report.html, findings.json.
+
+A SOURCE holding several runs (Lightning version_N/ folders side by side, W&B run folders,
+a W&B chart export naming several runs) is written run by run into DIR/warehouse/<run>/ and
+built once, all runs together (every model carries run_id); each run's report goes to
+DIR/runs/<run>/, with DIR/index.md and DIR/index.html ranking the runs by their worst
+finding (run_diagnosis.multi_run).
+
+Progress goes to stderr; stdout gets the report's paths and the fix-first finding.
+Exit status: 0 the diagnosis was made (whatever it found); 1 the build or the report
+failed; 2 the input could not be read (the message says what was expected and found).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from run_diagnosis import importers, multi_run
+from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run
+from run_diagnosis.importers.canonical import FILE_SUFFIXES, RunData, write_run
+from run_diagnosis.validate_run import RunValidationError, carry_cut_off_row, validate_run, validate_source
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+STEPS = 4
+TITLE_CHARS = 200  # a finding title can list hundreds of steps: the closing line keeps the start
+RUN_SUBDIR, DBT_SUBDIR, DB_FILE, WAREHOUSE_SUBDIR = "run", "dbt", "diagnosis.duckdb", "warehouse"
+
+
+class BadInput(Exception):
+    """SOURCE or --out cannot be used; the message says why (exit status 2)."""
+
+
+class Failed(Exception):
+    """The build or the report failed (exit status 1)."""
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def step(number: int, message: str) -> None:
+    say(f"[{number}/{STEPS}] {message}")
+
+
+def detail(message: str) -> None:
+    say(f"      {message}")
+
+
+def formats_help() -> str:
+    """One line per importer in the registry, in sniffing order."""
+    lines = [f"  {m.FORMAT:<24} {m.DESCRIPTION}" for m in importers.importers()]
+    return "formats (auto-detected in this order unless --format is given):\n" + "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="diagnose.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Diagnose a language-model training run from its logs: convert SOURCE to the canonical "
+            "run files, build the dbt diagnosis on them and write the ranked report."
+        ),
+        epilog=(
+            f"{formats_help()}\n\n"
+            "output in DIR: run/ (the canonical files), diagnosis.duckdb (the marts), dbt/ (dbt's "
+            "target and logs), report.md, report.html, findings.json (ranked, rank 1 = fix first).\n"
+            "exit status: 0 diagnosis made (whatever it found), 1 build or report failed, "
+            "2 input unreadable or of an unknown format."
+        ),
+    )
+    parser.add_argument(
+        "sources",
+        type=Path,
+        nargs="+",
+        metavar="SOURCE",
+        help="log file or folder of the run; several SOURCEs (or one holding several runs) are "
+        "built together, one report per run and a fleet page",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="folder to write everything to"
+    )
+    parser.add_argument(
+        "--format",
+        choices=[m.FORMAT for m in importers.importers()],
+        metavar="FMT",
+        help="read SOURCE in this format instead of detecting it (see the list below)",
+    )
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when the dbt build fails, still write the report from what was built (exit status 1)",
+    )
+    return parser.parse_args(argv)
+
+
+def choose_importer(source: Path, fmt: str | None) -> ModuleType:
+    try:
+        return importers.by_format(fmt) if fmt else importers.detect(source)
+    except importers.RunImportError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{source}: cannot be read: {error.strerror or error}") from error
+
+
+def checked(check: Any, path: Path) -> None:
+    """Run a validate_run check; an unusable file is BadInput (exit 2) before any build."""
+    try:
+        check(path)
+    except RunValidationError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{path}: cannot be read: {error.strerror or error}") from error
+
+
+def read_source(source: Path, fmt: str | None) -> RunData:
+    checked(validate_source, source)
+    module = choose_importer(source, fmt)
+    step(1, f"reading {source} as {module.FORMAT}")
+    try:
+        run = module.load(source)
+    except importers.RunImportError as error:
+        raise BadInput(str(error)) from error
+    except OSError as error:
+        raise BadInput(f"{source}: cannot be read as {module.FORMAT}: {error.strerror or error}") from error
+    detail(f"{len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+    for note in run.notes:
+        detail(f"note: {note}")
+    return run
+
+
+def write_canonical(run: RunData, run_dir: Path, source: Path | None = None) -> Path:
+    step(2, f"writing the canonical run files to {run_dir}")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for suffix in FILE_SUFFIXES.values():  # a stale file with another prefix would be a second match
+            for stale in run_dir.glob(f"*{suffix}"):
+                stale.unlink()
+        write_run(run, run_dir)
+        if source is not None and run.source_format == "canonical" and carry_cut_off_row(source, run_dir):
+            detail("note: the train log ends mid-row: its last row is set aside")
+    except OSError as error:
+        raise BadInput(f"cannot write to {run_dir}: {error.strerror or error}") from error
+    checked(validate_run, run_dir)
+    return run_dir
+
+
+def build(run_dir: Path, out: Path, keep_going: bool) -> BuildResult:
+    db_path = out / DB_FILE
+    step(3, f"building the diagnosis (dbt) into {db_path}")
+    try:
+        result = build_run(run_dir, db_path, out / DBT_SUBDIR, progress=detail, check=not keep_going)
+    except DbtBuildError as error:
+        raise Failed(str(error)) from error
+    if not result.ok:
+        say("dbt build failed; --keep-going: writing the report from what was built")
+        for line in result.errors:
+            detail(line)
+    return result
+
+
+def report(result: BuildResult, out: Path, run_id: str | None = None) -> dict[str, Path]:
+    from run_diagnosis.report import (
+        write_report,  # pandas and friends: only once there is something to report
+    )
+    from run_diagnosis.report_data import ReportError
+
+    step(4, f"writing the report to {out}")
+    try:
+        return write_report(
+            result.db_path,
+            result.target_path,
+            out,
+            progress=lambda m: detail(f"report: {m}"),
+            run_id=run_id,
+        )
+    except ReportError as error:
+        raise Failed(f"report failed: {error}") from error
+
+
+def fix_first_line(findings_path: Path) -> str:
+    """The rank-1 finding, in one line, from findings.json."""
+    findings: list[dict[str, Any]] = json.loads(findings_path.read_text(encoding="utf-8"))
+    if not findings:
+        return "fix first: nothing: no finding in this run's logs"
+    first = min(findings, key=lambda f: f.get("rank") or len(findings) + 1)
+    title = str(first.get("title") or "")
+    title = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
+    where = f", from step {first['first_step']}" if first.get("first_step") is not None else ""
+    return f"fix first: [{first.get('severity')}] {title} ({first.get('finding_id')}{where})"
+
+
+def several_sources(sources: Sequence[Path], fmt: str | None) -> list[multi_run.RunSource]:
+    """The runs of several SOURCEs: a SOURCE holding several runs gives each of them."""
+    runs: list[multi_run.RunSource] = []
+    for source in sources:
+        if not source.exists():
+            raise BadInput(f"{source}: no such file or folder")
+        found = [] if fmt else multi_run.find_runs(source)
+        runs += found or [
+            multi_run.RunSource(
+                name=source.stem if source.is_file() else source.name,
+                describe=str(source),
+                load=lambda source=source: read_source(source, fmt),
+            )
+        ]
+    return runs
+
+
+def fleet_page(result: BuildResult, out: Path, unreadable: list[tuple[str, str]]) -> dict[str, Path]:
+    from run_diagnosis.report_data import ReportError
+    from run_diagnosis.report_fleet import write_fleet
+
+    try:
+        return write_fleet(result.db_path, out, unreadable)
+    except ReportError as error:
+        raise Failed(f"fleet page failed: {error}") from error
+
+
+def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: bool) -> int:
+    """A source holding several runs: all written into out/warehouse/<run>/ and built together
+    once; each run's report in out/runs/<run>/, then out/index.*"""
+    warehouse = out / WAREHOUSE_SUBDIR
+    say(f"{len(runs)} runs found: written into {warehouse} and built together")
+    if warehouse.is_dir():  # runs of an earlier diagnosis into the same folder are not this one's
+        shutil.rmtree(warehouse)
+
+    def write_one(run: RunData, run_id: str) -> None:
+        say(f"      {len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+        write_canonical(run, warehouse / run_id)
+
+    outcomes = multi_run.load_runs(runs, out, write_one, say)
+    if not any(not o.error for o in outcomes):
+        raise BadInput(f"none of the {len(outcomes)} runs could be read: {outcomes[0].error}")
+    result = build(warehouse, out, keep_going)
+    # the runs that never reached the build; a run whose report fails is in the marts already
+    unreadable = [(o.run_id, o.error) for o in outcomes if o.error]
+    multi_run.report_runs(outcomes, lambda run_id, run_out: report(result, run_out, run_id), say)
+    paths = fleet_page(result, out, unreadable)
+    print(f"index: {paths['html']}")
+    print(f"       {paths['markdown']}")
+    read = [o for o in outcomes if not o.error]
+    print(f"{len(read)} of {len(outcomes)} runs diagnosed")
+    return EXIT_OK if read and result.ok else EXIT_FAILED
+
+
+def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:
+    """Run the four steps; returns the exit status (raises BadInput / Failed)."""
+    runs = [] if fmt else multi_run.find_runs(source)
+    if runs:
+        return diagnose_several(runs, out, keep_going)
+    # the imported frames are not kept through the build (a 10M-row log is GBs of text in pandas)
+    run_dir = write_canonical(read_source(source, fmt), out / RUN_SUBDIR, source)
+    result = build(run_dir, out, keep_going)
+    paths = report(result, out)
+    print(f"report: {paths['html']}")
+    print(f"        {paths['markdown']}")
+    print(f"        {paths['findings']}")
+    print(fix_first_line(paths["findings"]))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        if len(args.sources) > 1:
+            return diagnose_several(several_sources(args.sources, args.format), args.out, args.keep_going)
+        return diagnose(args.sources[0], args.out, args.format, args.keep_going)
+    except BadInput as error:
+        say(f"diagnose: error: {error}")
+        return EXIT_BAD_INPUT
+    except Failed as error:
+        say(f"diagnose: error: {error}")
+        return EXIT_FAILED

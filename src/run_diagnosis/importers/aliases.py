@@ -1,0 +1,333 @@
+"""The shared column vocabulary of the tabular importers (Lightning CSV, W&B history, LLaMA-Factory).
+
+Three things live here because every "wide metrics table" importer needs them the same way:
+
+1. ``DEFAULT_ALIASES``, the one alias table: canonical field -> accepted source column
+   names, in priority order (the first name present in a file wins). A name may be a
+   shell-style glob (``lr-*`` matches Lightning's ``lr-AdamW``); when a glob matches
+   several columns the shortest name wins (``lr-AdamW`` before ``lr-AdamW-momentum``)
+   and the importer says so in its notes.
+
+   Users extend it with a YAML or JSON file, passed as the ``aliases`` argument of an
+   importer's ``load`` or named by the environment variable ``RUN_DIAGNOSIS_ALIASES``::
+
+       loss: [my_train_loss]          # tried before the built-in names
+       grad_norm: [optim/total_norm]
+
+   The file's names for a field are tried *before* the built-in ones; fields it does not
+   mention keep the defaults. Unknown fields or non-string names are an error.
+
+2. Cell parsing: ``to_float`` / ``to_step`` turn a cell (CSV text or a JSON value) into a
+   number, keeping ``nan``/``inf`` (a NaN loss is a finding, not a missing value), and
+   ``metric_column`` builds a column that keeps them visible after ``write_run`` (which
+   writes a float NaN as an empty cell, the same as "not logged").
+
+3. ``read_jsonl``: one JSON object per line, with errors that name the line.
+
+4. ``step_times_from_elapsed``: the canonical ``step_time_sec`` derived from an elapsed-time
+   counter (W&B ``_runtime``, LLaMA-Factory ``elapsed_time``), i.e. the average seconds per
+   step over each logging interval.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+import yaml
+
+from run_diagnosis.importers import RunImportError
+
+ENV_VAR = "RUN_DIAGNOSIS_ALIASES"
+
+# canonical field -> accepted source column names, highest priority first.
+# step: the trainer's own optimizer step beats W&B's `_step` (a count of wandb.log calls).
+# loss: `train_loss_step` (Lightning on_step=True) beats `train_loss`; `train_loss_epoch` is an
+#   epoch mean, not a step's loss, so it is deliberately absent.
+# elapsed_sec / timestamp_sec: counters from which step_time_sec is derived.
+DEFAULT_ALIASES: dict[str, list[str]] = {
+    "step": ["step", "global_step", "train/global_step", "trainer/global_step", "Step", "iteration", "_step"],
+    "shard_id": ["shard_id", "shard", "train/shard_id"],
+    # names stating a unit (bits, perplexity) come last; importers.units converts them to nats
+    "loss": [
+        "loss",
+        "train_loss_step",
+        "train_loss",
+        "train/loss",
+        "train/loss_step",
+        "training_loss",
+        "train_loss_local",
+        "train_bpc",
+        "train/bpc",
+        "train_loss_bits",
+        # a GAN logs no single loss: its critic/discriminator loss shows whether it learns
+        "train_disc_loss",
+        "train/disc_loss",
+        "train_d_loss",
+        "d_loss",
+    ],
+    "grad_norm": [
+        "grad_norm",
+        "train/grad_norm",
+        "grad_2.0_norm_total",
+        "train/grad_2.0_norm_total",
+        "gradient_norm",
+        "train/gradient_norm",
+    ],
+    "learning_rate": ["learning_rate", "train/learning_rate", "lr", "train/lr", "lr-*"],
+    "step_time_sec": ["step_time_sec", "step_time", "train/step_time_sec", "train/step_time"],
+    "elapsed_sec": ["_runtime", "elapsed_sec", "runtime"],
+    "timestamp_sec": ["_timestamp", "timestamp"],
+    "val_loss": [
+        "val_loss",
+        "eval/loss",
+        "eval_loss",
+        "val/loss",
+        "valid/loss",
+        "validation_loss",
+        "val_bpc",
+        "val/bpc",
+        "eval/bpc",
+        "val_loss_bits",
+        "val_ppl",
+        "val/ppl",
+        "val_perplexity",
+        "eval/perplexity",
+    ],
+    "val_accuracy": [
+        "val_accuracy",
+        "val_acc",
+        "eval/accuracy",
+        "eval_accuracy",
+        "eval/mean_token_accuracy",
+        "val/accuracy",
+        "val/acc",
+    ],
+}
+
+
+def load_aliases(path: Path | None = None) -> dict[str, list[str]]:
+    """The alias table: the defaults, extended by ``path`` or else by ``$RUN_DIAGNOSIS_ALIASES``."""
+    table = {name: list(names) for name, names in DEFAULT_ALIASES.items()}
+    if path is None and os.environ.get(ENV_VAR):
+        path = Path(os.environ[ENV_VAR])
+    if path is None:
+        return table
+    for name, names in _read_user_table(path).items():
+        table[name] = names + [n for n in table[name] if n not in names]
+    return table
+
+
+def _read_user_table(path: Path) -> dict[str, list[str]]:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunImportError(f"{path}: cannot read the alias file ({error.strerror})") from error
+    except yaml.YAMLError as error:
+        raise RunImportError(f"{path}: not valid YAML/JSON: {error}") from error
+    if not isinstance(document, dict):
+        found = type(document).__name__
+        raise RunImportError(f"{path}: expected a mapping canonical_field -> [source names]; found a {found}")
+    table: dict[str, list[str]] = {}
+    for key, names in document.items():
+        if key not in DEFAULT_ALIASES:
+            known = ", ".join(DEFAULT_ALIASES)
+            raise RunImportError(f"{path}: key {key!r} is not a canonical field; expected one of: {known}")
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise RunImportError(f"{path}: key {key!r}: expected a list of column names; found {names!r}")
+        table[key] = names
+    return table
+
+
+@dataclass
+class ColumnMap:
+    """Which source column feeds which canonical field, plus notes on ambiguous choices."""
+
+    columns: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> str | None:
+        return self.columns.get(name)
+
+
+def resolve(columns: Iterable[str], aliases: Mapping[str, Sequence[str]]) -> ColumnMap:
+    """Pick, for each canonical field, the highest-priority alias present in ``columns``."""
+    present = [str(c) for c in columns]
+    result = ColumnMap()
+    for name, accepted in aliases.items():
+        for alias in accepted:
+            matches = sorted(fnmatch.filter(present, alias), key=lambda c: (len(c), c))
+            if not matches:
+                continue
+            result.columns[name] = matches[0]
+            if len(matches) > 1:
+                result.notes.append(
+                    f"{name}: pattern {alias!r} matches {', '.join(matches)}; used {matches[0]!r}"
+                )
+            break
+    return result
+
+
+def to_float(value: Any) -> float | None:
+    """A cell as a float: None for an empty cell, nan/inf kept; ValueError for text or objects."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"not a number: {value!r}")
+    if isinstance(value, float) and math.isnan(value):
+        return value
+    try:
+        return float(value)  # also reads "nan", "inf", "1e-5"
+    except ValueError:
+        raise ValueError(f"not a number: {value!r}") from None
+
+
+def to_step(value: Any) -> int | None:
+    """A cell as an integer step: None when empty; ValueError when not a whole number."""
+    number = to_float(value)
+    if number is None:
+        return None
+    if not math.isfinite(number) or number != int(number):
+        raise ValueError(f"not a whole step number: {value!r}")
+    return int(number)
+
+
+def metric_column(values: Sequence[float | None]) -> pd.Series:
+    """A canonical metric column that survives write_run: NaN/inf stay visible as text.
+
+    With only finite values (or gaps) the column is float (written with write_run's format);
+    if any value is NaN or infinite, every value becomes text, formatted like write_run
+    formats floats (``%.10g``), with ``nan``/``inf``/``-inf`` spelled out and gaps empty.
+    """
+    if all(v is None or math.isfinite(v) for v in values):
+        return pd.Series([math.nan if v is None else v for v in values], dtype="float64")
+    return pd.Series([None if v is None else _text(v) for v in values], dtype="object")
+
+
+def metric_frame(steps: list[int], rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    """A canonical frame of `columns`: `step` from `steps` (int64), each other column from the row
+    dicts (a metric_column; a key a row lacks is a gap), `shard_id` all null (no shards logged)."""
+    data: dict[str, pd.Series] = {"step": pd.Series(steps, dtype="int64")}
+    for column in columns[1:]:
+        if column == "shard_id":
+            data[column] = pd.Series([None] * len(rows), dtype=object)
+        else:
+            data[column] = metric_column([row.get(column) for row in rows])
+    return pd.DataFrame(data, columns=columns)
+
+
+def _text(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.10g}"
+
+
+def step_times_from_elapsed(
+    steps: Sequence[int], elapsed: Sequence[float | None]
+) -> tuple[list[float | None], list[int]]:
+    """Seconds per step for each logged row, from an elapsed-time counter.
+
+    ``steps``/``elapsed`` are every logged row in file order (train and eval rows alike,
+    so that evaluation time recorded by an eval row is not charged to the next train row).
+    A row's value is (elapsed - previous elapsed) / (step - previous step): the *average*
+    over the logging interval, including any checkpoint save in that interval. The first
+    row, rows without a counter and rows whose step does not advance get None. Returns the
+    values and the steps at which the counter went backwards (a new process: a resume).
+    """
+    times: list[float | None] = []
+    resets: list[int] = []
+    previous: tuple[int, float] | None = None
+    for step, seconds in zip(steps, elapsed, strict=True):
+        value = None
+        if seconds is not None and math.isfinite(seconds):
+            if previous is not None and seconds < previous[1]:
+                resets.append(step)
+            elif previous is not None and step > previous[0]:
+                value = (seconds - previous[1]) / (step - previous[0])
+            previous = (step, seconds)
+        times.append(value)
+    return times, resets
+
+
+def sniff_file(path: Path, name: str, suffix: str, looks_right: Callable[[TextIO], bool]) -> bool:
+    """Whether a file is in a format: its usual `name` says yes, another `suffix` no, else
+    `looks_right` on the open file (read leniently as UTF-8); unreadable or unparseable: no."""
+    if path.name == name:
+        return True
+    if path.suffix != suffix:
+        return False
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return looks_right(handle)
+    except (OSError, ValueError):  # ValueError: a JSON error
+        return False
+
+
+def sniff_path(
+    path: Path, candidates: Callable[[Path], list[Path]], sniff_one: Callable[[Path], bool]
+) -> bool:
+    """A file `sniff_one` accepts, or a folder with such a file among its `candidates`."""
+    try:
+        if path.is_dir():
+            return any(sniff_one(p) for p in candidates(path))
+        return path.is_file() and sniff_one(path)
+    except OSError:
+        return False
+
+
+def files_to_read(
+    path: Path, candidates: Callable[[Path], list[Path]], sniff_one: Callable[[Path], bool]
+) -> list[Path]:
+    """[path] for a file; for a folder, its `candidates` that `sniff_one` accepts (the caller says
+    what none or several mean); RunImportError when the path does not exist."""
+    if not path.exists():
+        raise RunImportError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        return [path]
+    return [p for p in candidates(path) if sniff_one(p)]
+
+
+def read_text(path: Path, expected: str) -> str:
+    """The file as UTF-8 text; RunImportError naming the file when it cannot be read or decoded
+    (`expected`: what the file should hold, for the message)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RunImportError(f"{path}: cannot read ({error.strerror})") from error
+    except UnicodeDecodeError as error:
+        raise RunImportError(f"{path}: not UTF-8 text (byte {error.start}): expected {expected}") from error
+
+
+def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; RunImportError naming the bad line."""
+    text = read_text(path, "JSON lines")
+    records: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunImportError(
+                f"{path}, line {number}: not valid JSON ({error.msg} at column {error.colno}): "
+                f"expected one JSON object per line; found {line.strip()[:80]!r}"
+            ) from error
+        if not isinstance(record, dict):
+            raise RunImportError(
+                f"{path}, line {number}: expected a JSON object of logged values; found {line.strip()[:80]!r}"
+            )
+        records.append((number, record))
+    if not records:
+        raise RunImportError(f"{path}: the file is empty: expected one JSON object per logged step")
+    return records

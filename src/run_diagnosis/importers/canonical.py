@@ -1,0 +1,123 @@
+"""The canonical run in memory (RunData) and its writer: the five files every importer writes.
+
+The file names, column order and config keys are those of `run_files` (the one contract,
+checked against the dbt macros that read the files); they are re-exported here for the importers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from run_diagnosis.run_files import (
+    EVAL_COLUMNS,
+    EVENT_COLUMNS,
+    FILE_SUFFIXES,
+    OPTIONAL_TOP_KEYS,
+    REQUIRED_SCHEDULE_KEYS,
+    REQUIRED_TOP_KEYS,
+    SHARD_COLUMNS,
+    TRAIN_COLUMNS,
+    run_file,
+)
+
+__all__ = [
+    "EVAL_COLUMNS",
+    "EVENT_COLUMNS",
+    "FILE_SUFFIXES",
+    "REQUIRED_SCHEDULE_KEYS",
+    "REQUIRED_TOP_KEYS",
+    "SHARD_COLUMNS",
+    "TRAIN_COLUMNS",
+    "RunData",
+    "config_document",
+    "write_run",
+]
+
+
+@dataclass
+class RunData:
+    """A training run in canonical form, before it is written to disk.
+
+    train/evals/shards/events are DataFrames with (a subset of) the canonical
+    columns; a missing column is written empty. schedule and config hold what
+    the source says; None means the source does not say.
+    """
+
+    source_format: str
+    source_path: str
+    train: pd.DataFrame
+    evals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVAL_COLUMNS))
+    shards: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SHARD_COLUMNS))
+    events: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=EVENT_COLUMNS))
+    run_name: str | None = None
+    schedule: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
+    """(step, event) pairs as the canonical events frame, in step order (ties keep their order)."""
+    return pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS)
+
+
+def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    out = df.copy()
+    for column in columns:
+        if column not in out.columns:
+            out[column] = None
+    return out[columns]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe config value: NaN/inf become null, numpy scalars plain Python."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def config_document(run: RunData) -> dict[str, Any]:
+    """The run_config.json document: every required key present, null when unknown."""
+    schedule = {key: _clean(run.schedule.get(key)) for key in REQUIRED_SCHEDULE_KEYS}
+    schedule.update({k: _clean(v) for k, v in run.schedule.items() if k not in schedule})
+    document: dict[str, Any] = {"run_name": run.run_name, "lr_schedule": schedule}
+    for key in REQUIRED_TOP_KEYS + OPTIONAL_TOP_KEYS:
+        document[key] = _clean(run.config.get(key))
+    document.update({k: _clean(v) for k, v in run.config.items() if k not in document})
+    unknown = [k for k in REQUIRED_SCHEDULE_KEYS if schedule[k] is None]
+    unknown += [k for k in REQUIRED_TOP_KEYS if document[k] is None]
+    document["provenance"] = {
+        "source_format": run.source_format,
+        "source_path": run.source_path,
+        "unknown_fields": unknown,
+        "notes": run.notes,
+    }
+    return document
+
+
+def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
+    """Write the five canonical files into out_dir; returns kind -> path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frames = {
+        "train": (run.train, TRAIN_COLUMNS),
+        "eval": (run.evals, EVAL_COLUMNS),
+        "shards": (run.shards, SHARD_COLUMNS),
+        "events": (run.events, EVENT_COLUMNS),
+    }
+    paths: dict[str, Path] = {}
+    for kind, (frame, columns) in frames.items():
+        path = run_file(out_dir, kind, prefix)
+        _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
+        paths[kind] = path
+    path = run_file(out_dir, "config", prefix)
+    path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")
+    paths["config"] = path
+    return paths

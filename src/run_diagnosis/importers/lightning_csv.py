@@ -1,0 +1,255 @@
+"""PyTorch Lightning CSVLogger folder (``metrics.csv`` + ``hparams.yaml``) -> canonical run.
+
+What is read
+------------
+* ``metrics.csv``: Lightning's sparse wide CSV, one row per logging call and empty cells
+  elsewhere (``epoch``, ``step``, ``train_loss_step``, ``val_loss``, ``lr-AdamW``...). It is cut
+  into train and eval rows by ``wide_table.split_wide`` with the shared alias table
+  (``importers.aliases``): ``train_loss_step``/``train_loss``/``loss`` -> loss, ``val_loss``,
+  ``lr-*`` (LearningRateMonitor) -> learning_rate, ``grad_norm``/``grad_2.0_norm_total`` ->
+  grad_norm. Epoch aggregates (``train_loss_epoch``) are not steps and are not read.
+  Lightning's ``step`` counts from 0: a complete run's last logged step is total_steps - 1.
+* ``hparams.yaml`` beside it (whatever the LightningModule saved with
+  ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``
+  -> num_epochs, ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
+  grad_clip_norm, ``warmup_steps``, ``min_lr``; everything is also kept under
+  ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
+* A ``lightning_logs`` folder holding one ``version_N`` is read as that version; holding
+  several, it is an error that lists them (each version is a separate run).
+
+What cannot be known
+--------------------
+* The schedule type: a bare ``lr`` is the peak LR of an unknown schedule (type, min_lr and
+  decay stay empty); without an ``lr-*`` column the LR actually used is not logged at all.
+* ``total_steps`` unless ``max_steps`` is given: with ``num_epochs`` and regular epoch ends
+  in the CSV it is computed as num_epochs x steps per epoch, and the notes say so.
+* step_time_sec (Lightning logs no per-step time; a custom ``epoch_time`` column is per
+  epoch and is only mentioned in the notes), checkpoints, how the run ended, shard ids.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.aliases import to_step
+from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.training_args import as_number, config_from, positive_int
+from run_diagnosis.importers.wide_table import Table, read_table, split_wide
+
+FORMAT = "lightning_csv"
+DESCRIPTION = "PyTorch Lightning CSVLogger folder (metrics.csv + hparams.yaml), e.g. lightning_logs/version_0"
+METRICS_FILE = "metrics.csv"
+HPARAMS_FILE = "hparams.yaml"
+VERSION_DIR = re.compile(r"^version_(\d+)$")
+
+# canonical key -> hparams.yaml keys that give it; the first key present wins
+HPARAM_KEYS: dict[str, list[str]] = {
+    "peak_lr": ["lr", "learning_rate", "max_lr", "peak_lr"],
+    "min_lr": ["min_lr"],
+    "warmup_steps": ["warmup_steps"],
+    "num_epochs": ["num_epochs", "max_epochs", "epochs", "n_epochs"],
+    "total_steps": ["max_steps", "total_steps", "num_steps"],
+    "batch_size": ["batch_size", "train_batch_size"],
+    "grad_clip_norm": ["gradient_clip_val", "grad_clip_norm", "grad_clip", "max_grad_norm", "clip_grad_norm"],
+}
+SCHEDULE_KEYS = ("peak_lr", "min_lr", "warmup_steps")
+
+
+class _HparamsLoader(yaml.SafeLoader):
+    """SafeLoader that reads Python-object tags (Namespace, tuples...) as plain data."""
+
+
+def _plain(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_HparamsLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
+_HparamsLoader.add_multi_constructor("!", _plain)
+
+
+def sniff(path: Path) -> bool:
+    """metrics.csv with a step column, a folder holding one, or a folder of version_N/metrics.csv."""
+    if path.is_dir():
+        return (path / METRICS_FILE).is_file() or bool(_versions(path))
+    if path.name != METRICS_FILE:
+        return False
+    try:
+        return "step" in pd.read_csv(path, nrows=0).columns
+    except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        return False
+
+
+def load(path: Path, aliases: Path | None = None) -> RunData:
+    """Read one Lightning CSVLogger version (see the module docstring)."""
+    metrics, notes = _metrics_file(path)
+    table = read_table(metrics)
+    wide = split_wide(table, aliases)
+    notes += table.notes + wide.notes
+    if "epoch_time" in table.frame.columns:
+        notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
+    hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
+    picked = _pick_hparams(hparams, notes)
+    total_steps = positive_int(picked.get("total_steps"))
+    if total_steps is None:
+        total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
+    run = wide.run(
+        FORMAT,
+        path,
+        run_name=_run_name(metrics),
+        schedule={key: picked.get(key) for key in SCHEDULE_KEYS if picked.get(key) is not None},
+        notes=notes,
+    )
+    run.config = config_from({}, {}, list(wide.train["step"]), list(wide.evals["step"]), total_steps, notes)
+    run.config.update(
+        {key: picked[key] for key in ("num_epochs", "batch_size", "grad_clip_norm") if key in picked}
+    )
+    if hparams:
+        run.config["hparams"] = hparams
+    _schedule_notes(run, picked)
+    _ended_early_note(run, table, picked.get("num_epochs"))
+    return run
+
+
+# ---------------------------------------------------------------- files
+
+
+def _versions(folder: Path) -> list[Path]:
+    found = [p for p in folder.iterdir() if VERSION_DIR.match(p.name) and (p / METRICS_FILE).is_file()]
+    return sorted(found, key=lambda p: int(VERSION_DIR.match(p.name).group(1)))
+
+
+def _metrics_file(path: Path) -> tuple[Path, list[str]]:
+    if not path.is_dir():
+        return path, []
+    if (path / METRICS_FILE).is_file():
+        return path / METRICS_FILE, []
+    versions = _versions(path)
+    if len(versions) == 1:
+        return versions[0] / METRICS_FILE, [f"read {versions[0].name}, the only version in {path.name}"]
+    if not versions:
+        raise RunImportError(f"{path}: expected {METRICS_FILE} or version_N/{METRICS_FILE}; found neither")
+    shown = ", ".join(v.name for v in versions[:8]) + (", ..." if len(versions) > 8 else "")
+    raise RunImportError(
+        f"{path}: holds {len(versions)} Lightning runs ({shown}); expected one run: "
+        f"pass one version folder, e.g. {versions[0]}"
+    )
+
+
+def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
+    if not path.is_file():
+        notes.append(f"no {HPARAMS_FILE} beside {METRICS_FILE}: learning rate, epochs and clipping unknown")
+        return {}
+    try:
+        # _HparamsLoader is a SafeLoader: it builds plain data only, never Python objects
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_HparamsLoader)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise RunImportError(f"{path}: not readable as YAML: {error}") from error
+    if document is None:
+        notes.append(f"{HPARAMS_FILE} is empty")
+        return {}
+    if not isinstance(document, dict):
+        raise RunImportError(
+            f"{path}: expected a mapping of hyperparameters; found a {type(document).__name__}"
+        )
+    return {str(k): _json_safe(v) for k, v in document.items()}
+
+
+def _pick_hparams(hparams: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    picked: dict[str, Any] = {}
+    for target, keys in HPARAM_KEYS.items():
+        for key in keys:
+            number = as_number(hparams.get(key))
+            if number is not None and target == "grad_clip_norm" and number <= 0:
+                notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]}: gradient clipping disabled")
+                break
+            if number is not None:
+                picked[target] = number
+                if key != target and target != "peak_lr":  # peak_lr has its own note
+                    notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]} read as {target}")
+                break
+    return picked
+
+
+# ---------------------------------------------------------------- inferred and unknown values
+
+
+def _epoch_ends(table: Table) -> list[int]:
+    """The last logged step of each epoch, for the epochs before the last one."""
+    if "epoch" not in table.frame.columns or "step" not in table.frame.columns:
+        return []
+    last: dict[int, int] = {}
+    for epoch, step in zip(table.frame["epoch"], table.frame["step"], strict=True):
+        try:
+            e, s = to_step(epoch), to_step(step)
+        except ValueError:
+            return []
+        if e is not None and s is not None:
+            last[e] = max(s, last.get(e, s))
+    return [last[e] for e in sorted(last)[:-1]]
+
+
+def _total_from_epochs(table: Table, num_epochs: Any, notes: list[str]) -> int | None:
+    epochs = positive_int(num_epochs)
+    ends = _epoch_ends(table)
+    gaps = {b - a for a, b in itertools.pairwise(ends)}
+    if epochs is None or len(ends) < 2 or len(gaps) != 1 or ends[0] != next(iter(gaps)) - 1:
+        notes.append("total_steps unknown: no max_steps in hparams and no regular epoch length to compute it")
+        return None
+    per_epoch = gaps.pop()
+    notes.append(
+        f"total_steps = num_epochs {epochs} x {per_epoch} steps per epoch = {epochs * per_epoch}: computed "
+        f"(hparams have no max_steps; epochs end at steps {ends[0]}, {ends[1]}, ... counting from 0)"
+    )
+    return epochs * per_epoch
+
+
+def _schedule_notes(run: RunData, picked: dict[str, Any]) -> None:
+    if "peak_lr" in picked:
+        run.notes.append(
+            f"lr={picked['peak_lr']} taken as peak_lr; the schedule type, min_lr and decay are not stated "
+            "(type left empty)"
+        )
+    if "grad_clip_norm" not in picked:
+        run.notes.append("no gradient_clip_val in hparams: grad_clip_norm unknown")
+
+
+def _ended_early_note(run: RunData, table: Table, num_epochs: Any) -> None:
+    epochs = positive_int(num_epochs)
+    if epochs is None or "epoch" not in table.frame.columns:
+        return
+    logged = [e for e in (as_number(v) for v in table.frame["epoch"]) if e is not None]
+    if logged and max(logged) + 1 < epochs:
+        run.notes.append(
+            f"the log ends in epoch {int(max(logged))} (counting from 0) of num_epochs {epochs}: "
+            "the run stopped early (pruned, early-stopped, or crashed: the CSV does not say which)"
+        )
+
+
+def _run_name(metrics: Path) -> str:
+    folder = metrics.parent
+    if VERSION_DIR.match(folder.name) and folder.parent.name:
+        return f"{folder.parent.name}/{folder.name}"
+    return folder.name
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

@@ -1,0 +1,456 @@
+"""Training arguments beside a run -> the canonical schedule and config: shared by the importers.
+
+Hugging Face Trainer ``TrainingArguments`` (an argument file, or the console dump transformers
+prints), W&B's ``config.yaml`` and the Trainer's ``*_results.json`` say how a run was configured;
+``find_training_args`` finds them beside a run, ``schedule_from_args`` and ``config_from`` turn
+them into the canonical ``lr_schedule`` and config keys (checked against the steps actually
+logged), ``explain_unknowns`` names what is still unknown. Used by the Hugging Face, LLaMA-Factory,
+TensorBoard, Lightning and W&B importers.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from run_diagnosis.importers.canonical import REQUIRED_SCHEDULE_KEYS, RunData
+
+STATE_FILE = "trainer_state.json"  # the Trainer's state: read by hf_trainer, never an argument file
+
+# A console dump of TrainingArguments, as transformers prints it when asked to log the args:
+#     ... Seq2SeqTrainingArguments(
+#     learning_rate=2e-05,
+#     lr_scheduler_type=linear,
+#     )
+# ARGS_DUMP_START ends the line that opens the dump; each argument is then one line
+# `key=value,`; the dump ends at a line holding only `)`. Values are read with
+# ast.literal_eval (numbers, True/False/None, lists, dicts) and kept as text otherwise.
+ARGS_DUMP_START = re.compile(r"(?P<name>\w*TrainingArguments)\(\s*$")
+ARGS_DUMP_LINE = re.compile(r"^(?P<key>[A-Za-z_]\w*)=(?P<value>.*),\s*$")
+# The Trainer's banner line "Total train batch size (w. parallel, distributed & accumulation) = 6"
+TOTAL_BATCH_LINE = re.compile(
+    r"Total train batch size \(w\. parallel, distributed & accumulation\) = ([\d,]+)"
+)
+TEXT_SUFFIXES = (".txt", ".log", ".out")
+ARGS_FILE_NAMES = ("training_args.json", "training_args.yaml", "training_args.yml")
+ARGS_KEYS = ("learning_rate", "lr_scheduler_type")
+MAX_SIDE_FILE_BYTES = 50_000_000
+
+# transformers lr_scheduler_type -> canonical schedule type
+SCHEDULE_TYPES = {
+    "linear": "warmup_linear",
+    "cosine": "warmup_cosine",
+    "cosine_with_min_lr": "warmup_cosine",
+    "constant": "constant",
+    "constant_with_warmup": "constant_with_warmup",
+}
+ENUM_KEYS = ("lr_scheduler_type", "evaluation_strategy", "eval_strategy", "save_strategy", "optim")
+RESULT_FILES = ("all_results.json", "train_results.json", "eval_results.json")
+RESULT_COUNTS = ("train_samples", "eval_samples")
+
+
+def run_results(folder: Path, notes: list[str]) -> dict[str, int]:
+    """train_samples / eval_samples from the Trainer's *_results.json in ``folder`` or up to two
+    folders above it (a TensorBoard ``runs/<name>/`` sits two levels below them)."""
+    for place in (folder, *list(folder.parents)[:2]):
+        for name in RESULT_FILES:
+            path = place / name
+            try:
+                document = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+            except (OSError, ValueError):
+                notes.append(f"{path}: not readable as JSON, ignored")
+                continue
+            if not isinstance(document, dict):
+                continue
+            counts = {key: int(document[key]) for key in RESULT_COUNTS if isinstance(document.get(key), int)}
+            if counts:
+                notes.append(f"{', '.join(counts)} from {path.name}")
+                return counts
+    return {}
+
+
+# ---------------------------------------------------------------- training arguments
+
+
+def find_training_args(folder: Path) -> tuple[dict[str, Any], list[str]]:
+    """TrainingArguments-style keys found beside a run: (merged args, file names used).
+
+    A console dump in a text file is the base; an argument file (JSON/YAML) overrides it.
+    """
+    args: dict[str, Any] = {}
+    sources: list[str] = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix in TEXT_SUFFIXES and p.is_file()):
+        dump = _text_dump(path)
+        if dump:
+            args.update(dump)
+            sources.append(f"{path.name} (TrainingArguments console dump)")
+            break
+    for path in _argument_files(folder):
+        document = unwrap_wandb_config(_read_side_document(path))
+        if isinstance(document, dict) and any(key in document for key in ARGS_KEYS):
+            args.update(document)
+            sources.append(path.name)
+            break
+    return {k: normalise_enum(k, v) for k, v in args.items()}, sources
+
+
+def _argument_files(folder: Path) -> list[Path]:
+    named = [folder / name for name in ARGS_FILE_NAMES if (folder / name).is_file()]
+    others = sorted(
+        p
+        for p in folder.iterdir()
+        if p.suffix in (".json", ".yaml", ".yml") and p.is_file() and p.name != STATE_FILE and p not in named
+    )
+    return [p for p in named + others if p.stat().st_size <= 1_000_000]
+
+
+def unwrap_wandb_config(document: Any) -> Any:
+    """W&B's config.yaml stores each key as {desc, value}: keep just the values."""
+    if not isinstance(document, dict):
+        return document
+    entries = {k: v for k, v in document.items() if k not in ("wandb_version", "_wandb")}
+    if entries and all(isinstance(v, dict) and "value" in v for v in entries.values()):
+        return {k: v["value"] for k, v in entries.items()}
+    return document
+
+
+def _read_side_document(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError):
+        return None  # a side file we cannot read is not the run's log; it just gives no arguments
+
+
+def _text_dump(path: Path) -> dict[str, Any] | None:
+    """The last TrainingArguments dump in a text file (None for binary files or no dump)."""
+    if path.stat().st_size > MAX_SIDE_FILE_BYTES:
+        return None
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        return None
+    return parse_arguments_dump(raw.decode("utf-8", errors="replace"))
+
+
+def parse_arguments_dump(text: str) -> dict[str, Any] | None:
+    """Parse the last ``...TrainingArguments(`` console dump in text (see ARGS_DUMP_*)."""
+    found: dict[str, Any] | None = None
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        if current is None:
+            if ARGS_DUMP_START.search(line):
+                current = {}
+            continue
+        if line.strip() == ")":
+            found, current = current, None
+            continue
+        match = ARGS_DUMP_LINE.match(line)
+        if match:
+            current[match.group("key")] = _dump_value(match.group("value"))
+    if found is not None:
+        totals = TOTAL_BATCH_LINE.findall(text)
+        if totals:
+            found["_total_train_batch_size"] = int(totals[-1].replace(",", ""))
+    return found
+
+
+def _dump_value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def normalise_enum(key: str, value: Any) -> Any:
+    """'SchedulerType.LINEAR' (older dumps) -> 'linear'."""
+    if key in ENUM_KEYS and isinstance(value, str):
+        return value.rsplit(".", 1)[-1].lower() if re.fullmatch(r"\w+\.\w+", value) else value.lower()
+    return value
+
+
+def schedule_from_args(args: dict[str, Any], total_steps: int | None, notes: list[str]) -> dict[str, Any]:
+    """The canonical lr_schedule from TrainingArguments-style keys (HF semantics)."""
+    source_type = args.get("lr_scheduler_type")
+    kind = SCHEDULE_TYPES.get(str(source_type)) if source_type is not None else None
+    peak = float_or_none(args.get("learning_rate"))
+    schedule: dict[str, Any] = {
+        "type": kind,
+        "peak_lr": peak,
+        "min_lr": None,
+        "warmup_steps": None,
+        "decay_steps": total_steps if kind else None,
+    }
+    if source_type is not None:
+        schedule["source_type"] = source_type
+    if source_type is not None and kind is None:
+        notes.append(f"lr_scheduler_type={source_type} has no canonical equivalent: schedule type left empty")
+    if kind in ("constant", "constant_with_warmup"):
+        schedule["min_lr"] = peak
+    elif source_type == "cosine_with_min_lr":
+        schedule["min_lr"] = _min_lr_from_kwargs(args.get("lr_scheduler_kwargs"), peak, notes)
+    elif kind:
+        schedule["min_lr"] = 0.0  # transformers' linear and cosine schedules decay to 0
+    schedule["warmup_steps"] = 0 if kind == "constant" else _warmup_steps(args, total_steps, notes)
+    return schedule
+
+
+def _min_lr_from_kwargs(kwargs: Any, peak: float | None, notes: list[str]) -> float | None:
+    if isinstance(kwargs, str):
+        kwargs = _dump_value(kwargs)
+    if isinstance(kwargs, dict):
+        if float_or_none(kwargs.get("min_lr")) is not None:
+            return float_or_none(kwargs["min_lr"])
+        rate = float_or_none(kwargs.get("min_lr_rate"))
+        if rate is not None and peak is not None:
+            return rate * peak
+    notes.append("cosine_with_min_lr without min_lr/min_lr_rate in lr_scheduler_kwargs: min_lr unknown")
+    return None
+
+
+def _warmup_steps(args: dict[str, Any], total_steps: int | None, notes: list[str]) -> int | None:
+    steps = float_or_none(args.get("warmup_steps"))
+    ratio = float_or_none(args.get("warmup_ratio"))
+    if steps is not None and steps >= 1:
+        return int(steps)
+    if steps is not None and 0 < steps < 1:
+        ratio = steps  # transformers >= 5 takes a fractional warmup_steps as a ratio
+    if ratio:
+        if total_steps is None:
+            notes.append(f"warmup_ratio={ratio} but total steps unknown: warmup_steps unknown")
+            return None
+        warmup = math.ceil(ratio * total_steps)
+        notes.append(
+            f"warmup_steps = ceil(warmup_ratio {ratio} x {total_steps} steps) = {warmup} "
+            "(as transformers computes it)"
+        )
+        return warmup
+    return 0 if steps == 0 or ratio == 0 else None
+
+
+# ---------------------------------------------------------------- config
+
+
+def config_from(
+    state: dict[str, Any],
+    args: dict[str, Any],
+    train_steps: list[int],
+    eval_steps: list[int],
+    total_steps: int | None,
+    notes: list[str],
+) -> dict[str, Any]:
+    """Canonical config keys from trainer_state top-level keys (``state``, may be empty) and
+    TrainingArguments-style ``args``, checked against the steps actually logged."""
+    config: dict[str, Any] = {
+        "total_steps": total_steps,
+        "batch_size": positive_int(state.get("train_batch_size"))
+        or positive_int(args.get("per_device_train_batch_size")),
+        "num_epochs": as_number(state.get("num_train_epochs", args.get("num_train_epochs"))),
+    }
+    logging = _interval(state.get("logging_steps", args.get("logging_steps")), total_steps)
+    config["logging_interval"] = choose_interval(
+        "logging_interval (logging_steps)", logging, train_steps, notes
+    )
+    config["eval_interval"] = _eval_interval(state, args, eval_steps, total_steps, notes)
+    config["checkpoint_interval"] = _checkpoint_interval(state, args, total_steps, notes)
+    config.update(_args_config(args, notes))
+    epochs = config["num_epochs"]
+    if total_steps and epochs and epochs > 1:
+        config["steps_per_epoch"] = round(total_steps / epochs)
+        notes.append(
+            f"steps_per_epoch = total steps {total_steps} / num_train_epochs {epochs:g} = "
+            f"{config['steps_per_epoch']} (used to find epoch boundaries: there are no shard ids)"
+        )
+    if config["batch_size"] is not None and "train_batch_size" in state:
+        notes.append("batch_size is the per-device batch (train_batch_size in trainer_state.json)")
+    return config
+
+
+def _eval_interval(
+    state: dict[str, Any], args: dict[str, Any], eval_steps: list[int], total: int | None, notes: list[str]
+) -> int | None:
+    strategy = args.get("eval_strategy", args.get("evaluation_strategy"))
+    stated = _interval(state.get("eval_steps", args.get("eval_steps")), total)
+    if not eval_steps:
+        if stated is not None:
+            notes.append(
+                f"eval_steps={stated} is recorded but log_history has no eval rows "
+                "(evaluation was off): eval_interval left empty"
+            )
+        return None
+    if strategy == "epoch":
+        observed = regular_interval(eval_steps)
+        notes.append(
+            f"evaluation_strategy=epoch: evaluations once per epoch; eval_interval "
+            f"{'= ' + str(observed) + ' steps, as logged' if observed else 'left empty (irregular epochs)'}"
+        )
+        return observed
+    return choose_interval("eval_interval (eval_steps)", stated, eval_steps, notes)
+
+
+def _checkpoint_interval(
+    state: dict[str, Any], args: dict[str, Any], total: int | None, notes: list[str]
+) -> int | None:
+    strategy = args.get("save_strategy")
+    stated = _interval(state.get("save_steps", args.get("save_steps")), total)
+    if strategy in ("no", "epoch", "best"):
+        notes.append(
+            f"save_strategy={strategy}: no checkpoint every save_steps"
+            f"{f' (save_steps={stated} is recorded but unused)' if stated else ''}; "
+            "checkpoint_interval left empty"
+        )
+        return None
+    if stated is None:
+        notes.append("checkpoint_interval (save_steps) not stated: unknown")
+    return stated
+
+
+def _args_config(args: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Config keys only the training arguments state (empty without arguments)."""
+    if not args:
+        return {}
+    config: dict[str, Any] = {}
+    clip = float_or_none(args.get("max_grad_norm"))
+    if clip is not None and clip <= 0:
+        notes.append(f"max_grad_norm={clip}: gradient clipping was disabled")
+        clip = None
+    config["grad_clip_norm"] = clip
+    for key in ("gradient_accumulation_steps", "seed"):
+        if as_number(args.get(key)) is not None:
+            config[key] = as_number(args[key])
+    optimizer = {
+        name: value
+        for name, value in (
+            ("name", args.get("optim")),
+            ("betas", [args.get("adam_beta1"), args.get("adam_beta2")]),
+            ("weight_decay", float_or_none(args.get("weight_decay"))),
+            ("eps", float_or_none(args.get("adam_epsilon"))),
+        )
+        if value is not None and value != [None, None]
+    }
+    if optimizer:
+        config["optimizer"] = optimizer
+    if "bf16" in args or "fp16" in args:
+        config["precision"] = (
+            "bf16" if args.get("bf16") is True else "fp16" if args.get("fp16") is True else "fp32"
+        )
+    total_batch = args.get("_total_train_batch_size")
+    if isinstance(total_batch, int):
+        config["global_batch_size"] = total_batch
+        per_device = positive_int(args.get("per_device_train_batch_size"))
+        accumulation = positive_int(args.get("gradient_accumulation_steps")) or 1
+        if per_device and total_batch % (per_device * accumulation) == 0:
+            config["data_parallel_workers"] = total_batch // (per_device * accumulation)
+            notes.append(
+                f"data_parallel_workers = total train batch {total_batch} / (per-device {per_device} x "
+                f"accumulation {accumulation}), from the console banner"
+            )
+    return config
+
+
+def choose_interval(label: str, stated: int | None, steps: list[int], notes: list[str]) -> int | None:
+    """The interval to record: the stated one unless the logged rows show another regular one."""
+    observed = regular_interval(steps)
+    if stated is None:
+        if observed is not None:
+            notes.append(
+                f"{label} not stated: every {observed} steps inferred from the {len(steps)} logged rows"
+            )
+        return observed
+    if observed is not None and observed != stated:
+        notes.append(
+            f"{label}={stated} is recorded but rows were logged every {observed} steps: used {observed}"
+        )
+        return observed
+    return stated
+
+
+def regular_interval(steps: list[int]) -> int | None:
+    """The common spacing of at least three distinct steps, or None when irregular."""
+    distinct = sorted(set(steps))
+    if len(distinct) < 3:
+        return None
+    gaps = {b - a for a, b in itertools.pairwise(distinct)}
+    return gaps.pop() if len(gaps) == 1 else None
+
+
+def _interval(value: Any, total_steps: int | None) -> int | None:
+    """logging/eval/save steps: an int, or (transformers allows it) a ratio of total steps."""
+    number = float_or_none(value)
+    if number is None or number <= 0:
+        return None
+    if number < 1:
+        return math.ceil(number * total_steps) if total_steps else None
+    return int(number)
+
+
+# ---------------------------------------------------------------- notes
+
+
+def explain_unknowns(run: RunData, had_args: bool, beside: str) -> None:
+    """One note naming the required schedule/config values still unknown, and why."""
+    unknown = [f"lr_schedule.{k}" for k in REQUIRED_SCHEDULE_KEYS if run.schedule.get(k) is None]
+    unknown += [k for k in ("grad_clip_norm", "total_steps") if run.config.get(k) is None]
+    if not unknown:
+        return
+    if had_args:
+        run.notes.append(f"the training arguments do not state: {', '.join(unknown)}")
+    else:
+        run.notes.append(
+            f"no training arguments beside {beside} (looked for training_args.json/.yaml, JSON/YAML "
+            "with learning_rate, TrainingArguments dumps in *.txt/*.log/*.out): unknown: "
+            f"{', '.join(unknown)}; schedule and clipping checks cannot run"
+        )
+    if run.schedule.get("type") is None:
+        note = describe_lr_curve(run.train)
+        if note:
+            run.notes.append(note)
+
+
+def describe_lr_curve(train: pd.DataFrame) -> str | None:
+    """A factual one-line description of the logged learning rate, for runs without a schedule."""
+    rates = pd.to_numeric(train.get("learning_rate", pd.Series(dtype="float64")), errors="coerce")
+    if rates.notna().sum() < 2:
+        return None
+    peak_at = rates.idxmax()
+    last_at = rates.last_valid_index()
+    first_at = rates.first_valid_index()
+    steps = train["step"]
+    return (
+        f"logged learning_rate: {rates[first_at]:.3g} at step {steps[first_at]}, "
+        f"peak {rates[peak_at]:.3g} at step {steps[peak_at]}, "
+        f"{rates[last_at]:.3g} at the last logged step {steps[last_at]} "
+        "(described, not turned into a configured schedule)"
+    )
+
+
+def float_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)  # YAML 1.1 reads "5e-5" as text
+        except ValueError:
+            return None
+    return None
+
+
+def as_number(value: Any) -> int | float | None:
+    number = float_or_none(value)
+    if number is None:
+        return None
+    return int(number) if number.is_integer() else number
+
+
+def positive_int(value: Any) -> int | None:
+    number = float_or_none(value)
+    return int(number) if number is not None and number > 0 and number.is_integer() else None

@@ -1,0 +1,193 @@
+"""A W&B run folder (``wandb/run-<date>-<id>/``) read from its ``run-<id>.wandb`` file -> canonical run.
+
+What is read
+------------
+The ``.wandb`` file is W&B's local datastore: a 7-byte header (``:W&B``, magic, version),
+then LevelDB-log framing (32 KiB blocks; each chunk has a 7-byte header: CRC32, length,
+type FULL/FIRST/MIDDLE/LAST) around protobuf ``Record`` messages. This module decodes the
+protobuf wire format by hand (no ``wandb`` package needed) and keeps:
+
+* ``history`` records (field 2): items of ``key`` (field 1) and ``value_json`` (field 16),
+  one wide row per record, read like a W&B history export (``importers.wandb_history``:
+  the same column aliases, step, step times from ``_runtime``);
+* the ``exit`` record (field 18): without one the run did not finish (killed, crashed or
+  still writing), which becomes an event at the last logged step;
+* the config from ``files/config.yaml`` beside it (HF Trainer arguments when the run used
+  the Trainer), as ``wandb_history`` reads it.
+
+What cannot be known: a file cut off while the run was writing (a chunk runs past the end)
+is read up to the last complete record, with a note; console output, system metrics and
+summaries are not read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.canonical import EVENT_COLUMNS, RunData
+from run_diagnosis.importers.wandb_history import load_table
+from run_diagnosis.importers.wide_table import Table
+
+FORMAT = "wandb_run"
+DESCRIPTION = "W&B run folder (run-*.wandb datastore file, with files/config.yaml)"
+HEADER = struct.Struct("<4sHB")
+HEADER_IDENT, HEADER_MAGIC = b":W&B", 0xBEE1
+CHUNK = struct.Struct("<IHB")
+BLOCK = 32768
+FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
+HISTORY_FIELD, EXIT_FIELD = 2, 18
+ITEM_FIELD, KEY_FIELD, VALUE_FIELD = 1, 1, 16
+
+
+def _wandb_file(path: Path) -> Path | None:
+    if path.is_file():
+        return path if path.suffix == ".wandb" else None
+    if not path.is_dir():
+        return None
+    found = sorted(path.glob("*.wandb"))
+    return found[0] if len(found) == 1 else None
+
+
+def sniff(path: Path) -> bool:
+    """A ``.wandb`` file with W&B's header, or a folder holding exactly one."""
+    file = _wandb_file(path)
+    if file is None:
+        return False
+    try:
+        with file.open("rb") as handle:
+            ident, magic, _ = HEADER.unpack(handle.read(HEADER.size))
+    except (OSError, struct.error):
+        return False
+    return ident == HEADER_IDENT and magic == HEADER_MAGIC
+
+
+def records(data: bytes) -> tuple[list[bytes], bool]:
+    """The protobuf records of a datastore file, and whether the file ends cleanly."""
+    out: list[bytes] = []
+    pending = b""
+    position = HEADER.size
+    while position + CHUNK.size <= len(data):
+        left = BLOCK - position % BLOCK
+        if left < CHUNK.size:  # block trailer padding
+            position += left
+            continue
+        _, length, kind = CHUNK.unpack_from(data, position)
+        if length == 0 and kind == 0:  # zero padding to the end of the block
+            position += left
+            continue
+        chunk = data[position + CHUNK.size : position + CHUNK.size + length]
+        if len(chunk) < length:
+            return out, False
+        position += CHUNK.size + length
+        if kind == FULL:
+            out.append(chunk)
+        elif kind == FIRST:
+            pending = chunk
+        elif kind == MIDDLE:
+            pending += chunk
+        elif kind == LAST:
+            out.append(pending + chunk)
+            pending = b""
+    return out, not pending and len(data) - position < CHUNK.size
+
+
+def _varint(data: bytes, index: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if index >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[index]
+        index += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, index
+
+
+def fields(message: bytes) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of a protobuf message: ints for varints, bytes otherwise."""
+    index = 0
+    while index < len(message):
+        key, index = _varint(message, index)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, index = _varint(message, index)
+        elif wire == 2:
+            size, index = _varint(message, index)
+            value, index = message[index : index + size], index + size
+        elif wire == 1:
+            value, index = message[index : index + 8], index + 8
+        elif wire == 5:
+            value, index = message[index : index + 4], index + 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        yield number, value
+
+
+def _history_row(message: bytes) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for number, item in fields(message):
+        if number != ITEM_FIELD:
+            continue
+        parts = dict(fields(item))
+        key, text = parts.get(KEY_FIELD), parts.get(VALUE_FIELD)
+        if not isinstance(key, bytes) or not isinstance(text, bytes):
+            continue
+        value = json.loads(text.decode("utf-8"))
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            row[key.decode("utf-8")] = value
+    return row
+
+
+def load(path: Path) -> RunData:
+    """Read the run's ``.wandb`` file (see the module docstring)."""
+    file = _wandb_file(path)
+    if file is None:
+        raise RunImportError(f"{path}: expected one run-*.wandb file (a W&B run folder)")
+    data = file.read_bytes()
+    if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != HEADER_IDENT:
+        raise RunImportError(f"{file}: not a W&B datastore file (no ':W&B' header)")
+    found, clean = records(data)
+    rows: list[dict[str, Any]] = []
+    exited = False
+    try:
+        for record in found:
+            for number, value in fields(record):
+                if number == HISTORY_FIELD and isinstance(value, bytes):
+                    rows.append(_history_row(value))
+                elif number == EXIT_FIELD:
+                    exited = True
+    except (ValueError, UnicodeDecodeError) as error:
+        raise RunImportError(f"{file}: a record cannot be decoded: {error}") from error
+    if not rows:
+        raise RunImportError(f"{file}: no history records (nothing was logged with wandb.log)")
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    frame = pd.DataFrame({key: pd.Series([row.get(key) for row in rows], dtype="object") for key in keys})
+    table = Table(frame, [f"history record {n}" for n in range(1, len(rows) + 1)], file)
+    config_dir = file.parent / "files" if (file.parent / "files").is_dir() else file.parent
+    run = load_table(table, path, file, config_dir=config_dir)
+    run.source_format = FORMAT
+    run.run_name = file.stem.removeprefix("run-")
+    if not clean:
+        run.notes.append(f"{file.name} ends inside a record: the file was copied while the run was writing")
+    if not exited:
+        last = int(run.train["step"].max()) if not run.train.empty else 0
+        stop = pd.DataFrame(
+            [(last, "run ended without an exit record: killed, crashed or still running (W&B datastore)")],
+            columns=EVENT_COLUMNS,
+        )
+        run.events = pd.concat([run.events, stop], ignore_index=True)
+    run.notes.append(
+        f"{len(rows)} history records read from {file.name}; exit record {'present' if exited else 'absent'}"
+    )
+    if any(isinstance(v, float) and math.isnan(v) for row in rows for v in row.values()):
+        run.notes.append("some history values are NaN")
+    return run

@@ -1,0 +1,267 @@
+"""A wide metrics table (one row per logging call, one column per metric) -> canonical frames.
+
+Shared by the importers whose source is such a table (W&B history and chart exports, W&B run
+files, Lightning's metrics.csv): ``read_table`` reads a CSV (cells kept as text) or JSONL
+(values kept as JSON gave them), dropping the band columns and the run prefix of a W&B chart
+export; ``split_wide`` cuts the train rows (a loss present), eval rows (a validation loss
+present) and "run resumed" events out of it, columns matched through ``importers.aliases``.
+See ``wandb_history`` for what is read and what cannot be known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.aliases import (
+    ColumnMap,
+    load_aliases,
+    metric_column,
+    read_jsonl,
+    resolve,
+    step_times_from_elapsed,
+    to_float,
+    to_step,
+)
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
+from run_diagnosis.importers.units import cell_parser, column_unit
+
+CHART_COLUMN = re.compile(r"^(?P<run>.+?) - (?P<key>.+)$")
+CHART_BAND = re.compile(r"__(MIN|MAX)$")
+
+
+@dataclass
+class Table:
+    """A wide table as read: cells as text (CSV) or JSON values (JSONL), and row labels for errors."""
+
+    frame: pd.DataFrame
+    row_names: list[str]
+    path: Path
+    run_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WideFrames:
+    """Canonical frames cut out of a wide table."""
+
+    train: pd.DataFrame
+    evals: pd.DataFrame
+    events: list[tuple[int, str]]
+    notes: list[str]
+
+    def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
+        """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
+        return RunData(
+            source_format, str(path), self.train, self.evals, events=events_frame(self.events), **fields
+        )
+
+
+def read_table(path: Path) -> Table:
+    """A CSV (cells kept as text) or JSONL (values kept as JSON gave them) wide table."""
+    if path.stat().st_size == 0:
+        raise RunImportError(f"{path}: the file is empty (0 bytes): expected a header row and metric rows")
+    if path.suffix == ".jsonl":
+        records = read_jsonl(path)
+        keys = list(dict.fromkeys(key for _, record in records for key in record))
+        # object columns keep an absent key (None) apart from a logged NaN (float nan)
+        frame = pd.DataFrame(
+            {key: pd.Series([r.get(key) for _, r in records], dtype="object") for key in keys}
+        )
+        names = [f"line {number}" for number, _ in records]
+        return _normalised(Table(frame, names, path))
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError as error:
+        raise RunImportError(f"{path}: no header row: expected CSV with a step and a loss column") from error
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise RunImportError(f"{path}: not readable as CSV: {error}") from error
+    names = [f"row {index + 1} (line {index + 2})" for index in range(len(frame))]
+    return _normalised(Table(frame, names, path))
+
+
+def chart_columns(columns: Sequence[Any]) -> tuple[list[str], str | None, list[str]]:
+    """W&B chart exports: drop __MIN/__MAX bands, strip a common '<run> - ' prefix."""
+    kept = [str(c) for c in columns if not CHART_BAND.search(str(c))]
+    dropped = [str(c) for c in columns if CHART_BAND.search(str(c))]
+    metric = [c for c in kept if c != "Step"]
+    matches = [CHART_COLUMN.match(c) for c in metric]
+    runs = {m.group("run") for m in matches if m}
+    if metric and all(matches) and len(runs) == 1:
+        return [c if c == "Step" else CHART_COLUMN.match(c).group("key") for c in kept], runs.pop(), dropped
+    return kept, None, dropped
+
+
+def _normalised(table: Table) -> Table:
+    columns, run_name, dropped = chart_columns(list(table.frame.columns))
+    if run_name is None and not dropped:
+        return table
+    frame = table.frame.drop(columns=dropped)
+    frame.columns = columns
+    table.frame, table.run_name = frame, run_name
+    if run_name:
+        table.notes.append(f"W&B chart export of run {run_name!r}: column prefix removed")
+    if dropped:
+        table.notes.append(f"dropped {len(dropped)} __MIN/__MAX band columns of a W&B chart export")
+    return table
+
+
+# ---------------------------------------------------------------- wide table -> frames
+
+
+def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
+    """Train rows (loss present) and eval rows (val_loss present) of a wide table, its columns
+    named through the alias table (``aliases.load_aliases``: the shared one, or `alias_file`)."""
+    aliases = load_aliases(alias_file)
+    columns = resolve(table.frame.columns, aliases)
+    notes = list(columns.notes)
+    frame = table.frame
+    if frame.empty:
+        raise RunImportError(f"{table.path}: no data rows: expected one row per logged step")
+    for required, what in (("step", "step"), ("loss", "training-loss")):
+        if columns.get(required) is None:
+            raise RunImportError(
+                f"{table.path}: no {what} column: expected one of {', '.join(aliases[required])}; "
+                f"found columns: {', '.join(map(str, frame.columns))}. "
+                "Name yours in an alias file (RUN_DIAGNOSIS_ALIASES, see importers/aliases.py)"
+            )
+    if columns.get("step") == "_step":
+        notes.append("step is W&B's _step (a count of log calls, not necessarily optimizer steps)")
+    steps = _cells(table, columns.get("step"), to_step)
+    has_step = [s is not None for s in steps]
+    if not all(has_step):
+        notes.append(f"skipped {has_step.count(False)} rows without a step value")
+    rows = [i for i, ok in enumerate(has_step) if ok]
+    # a unit in the cell ("2.41 BPC") or the column name (val_bpc) converts to nats
+    values = {
+        name: _cells(table, columns.get(name), cell_parser(name, columns.get(name), to_float))
+        for name in ("loss", "val_loss")
+    }
+    notes += [
+        f"{columns.get(name)}: the column name states the unit {column_unit(str(columns.get(name)))!r}: "
+        "converted to nats"
+        for name in ("loss", "val_loss")
+        if columns.get(name) and column_unit(str(columns.get(name)))
+    ]
+    train_rows = [i for i in rows if values["loss"][i] is not None]
+    eval_rows = [i for i in rows if values["val_loss"][i] is not None]
+    if not train_rows:
+        raise RunImportError(
+            f"{table.path}: column {columns.get('loss')!r} has no values: "
+            "expected a training loss on some rows"
+        )
+
+    train = pd.DataFrame({"step": pd.Series([steps[i] for i in train_rows], dtype="int64")})
+    train["loss"] = metric_column([values["loss"][i] for i in train_rows])
+    for name in ("grad_norm", "learning_rate"):
+        train[name] = metric_column(_by_row_or_step(table, columns, name, steps, train_rows, notes))
+    shard_column = columns.get("shard_id")
+    if shard_column is not None:
+        train["shard_id"] = [_text(frame[shard_column].iloc[i]) for i in train_rows]
+    times, events = _step_times(table, columns, steps, rows, train_rows, notes)
+    train["step_time_sec"] = metric_column(times)
+
+    evals = pd.DataFrame({"step": pd.Series([steps[i] for i in eval_rows], dtype="int64")})
+    evals["val_loss"] = metric_column([values["val_loss"][i] for i in eval_rows])
+    accuracy = _by_row_or_step(table, columns, "val_accuracy", steps, eval_rows, notes)
+    if any(a is not None and not 0.0 <= a <= 1.0 for a in accuracy):
+        notes.append(
+            f"{columns.get('val_accuracy')} has values outside 0..1 (a percentage?): val_accuracy empty"
+        )
+        accuracy = [None] * len(eval_rows)
+    evals["val_accuracy"] = metric_column(accuracy)
+    notes += _missing_notes(columns, aliases, eval_rows)
+    return WideFrames(
+        train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes
+    )
+
+
+def _cells(table: Table, column: str | None, parse: Any) -> list[Any]:
+    """Every row's value of one column, parsed; RunImportError naming the row and column."""
+    if column is None:
+        return [None] * len(table.frame)
+    parsed = []
+    for name, cell in zip(table.row_names, table.frame[column].tolist(), strict=True):
+        try:
+            parsed.append(parse(cell))
+        except ValueError as error:
+            raise RunImportError(f"{table.path}, {name}, column {column!r}: {error}") from error
+    return parsed
+
+
+def _by_row_or_step(
+    table: Table, columns: ColumnMap, name: str, steps: list[int | None], rows: list[int], notes: list[str]
+) -> list[float | None]:
+    """A metric for each row: its own cell, else the first value logged at the same step."""
+    values = _cells(table, columns.get(name), to_float)
+    at_step: dict[int, float] = {}
+    for step, value in zip(steps, values, strict=True):
+        if step is not None and value is not None:
+            at_step.setdefault(step, value)
+    picked = []
+    joined = 0
+    for i in rows:
+        value = values[i]
+        if value is None and steps[i] in at_step:
+            value = at_step[steps[i]]
+            joined += 1
+        picked.append(value)
+    if joined:
+        notes.append(f"{name} for {joined} rows taken from another row logged at the same step")
+    return picked
+
+
+def _step_times(
+    table: Table,
+    columns: ColumnMap,
+    steps: list[int | None],
+    rows: list[int],
+    train_rows: list[int],
+    notes: list[str],
+) -> tuple[list[float | None], list[tuple[int, str]]]:
+    if columns.get("step_time_sec") is not None:
+        notes.append(f"step_time_sec from column {columns.get('step_time_sec')!r}")
+        return _by_row_or_step(table, columns, "step_time_sec", steps, train_rows, notes), []
+    counter = columns.get("elapsed_sec") or columns.get("timestamp_sec")
+    if counter is None:
+        notes.append("no step-time or elapsed-time column (e.g. _runtime): step_time_sec is empty")
+        return [None] * len(train_rows), []
+    key = "elapsed_sec" if columns.get("elapsed_sec") else "timestamp_sec"
+    elapsed = _cells(table, columns.get(key), to_float)
+    times, resets = step_times_from_elapsed([steps[i] for i in rows], [elapsed[i] for i in rows])
+    by_row = dict(zip(rows, times, strict=True))
+    notes.append(
+        f"step_time_sec from {counter!r} deltas / step deltas between consecutive logged rows: "
+        "the average over each logging interval; the first row has no earlier time"
+    )
+    events = [(step, f"run resumed: {counter} restarted (a new process)") for step in resets]
+    return [by_row[i] for i in train_rows], events
+
+
+def _missing_notes(columns: ColumnMap, aliases: dict[str, list[str]], eval_rows: list[int]) -> list[str]:
+    notes = []
+    if columns.get("grad_norm") is None:
+        notes.append(
+            f"no grad_norm column (looked for {', '.join(aliases['grad_norm'])}): "
+            "gradient-norm and clip checks cannot run"
+        )
+    if columns.get("learning_rate") is None:
+        notes.append(
+            f"no learning-rate column (looked for {', '.join(aliases['learning_rate'])}): "
+            "the LR cannot be checked against a schedule"
+        )
+    if not eval_rows:
+        notes.append("no validation-loss values: evaluation checks cannot run")
+    if columns.get("shard_id") is None:
+        notes.append("no shard column: per-shard checks cannot run")
+    return notes
+
+
+def _text(cell: Any) -> str | None:
+    return None if cell is None or str(cell) == "" else str(cell)

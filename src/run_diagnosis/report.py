@@ -1,0 +1,159 @@
+"""Write the closing report of a run diagnosis from the marts of the last dbt build.
+
+Reads the marts (findings, run_summary, step_metrics, eval_metrics, shard_metrics,
+audit_summary, check_coverage) from the build's DuckDB file, opened read-only, and the
+failing dbt tests from the target folder, then writes to the output folder:
+
+  report.md      the report for people, in Markdown (no images)
+  report.html    the same, self-contained: inline CSS and plots, no JS, no network
+  findings.json  the ranked findings: every `findings` column plus `rank` (1 = fix first)
+
+Usage:
+  python scripts/report.py [--db PATH] [--target-path DIR] [--out DIR] [--run-id RUN]
+
+Other scripts call `write_report(db_path, target_path, out_dir)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from run_diagnosis.report_content import build_double_check, build_findings_view
+from run_diagnosis.report_data import ReportData, load_report_data, run_command
+from run_diagnosis.report_html import render_html
+from run_diagnosis.report_markdown import render_markdown
+from run_diagnosis.report_plots import make_plots
+from run_diagnosis.report_story import build_page_one
+
+DEFAULT_DB = ".dbt_state/run_diagnosis.duckdb"
+DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
+DEFAULT_TARGET = "target"
+DEFAULT_OUT = "reports"
+
+Progress = Callable[[str], None]
+
+
+def stderr_progress(message: str) -> None:
+    print(f"report: {message}", file=sys.stderr, flush=True)
+
+
+def stable(value: Any) -> Any:
+    """A float to 12 significant digits: parallel float sums differ in the last bits from run
+    to run, and the same input must give byte-identical findings.json."""
+    return float(f"{value:.12g}") if isinstance(value, float) else value
+
+
+def findings_json(data: ReportData) -> list[dict[str, Any]]:
+    """The ranked findings: `rank` then every column of the findings mart, in mart order."""
+    return [
+        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}} for f in data.findings
+    ]
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write via a temporary file and rename, so a reader never sees half a report."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_report(
+    db_path: Path,
+    target_path: Path,
+    out_dir: Path,
+    progress: Progress | None = stderr_progress,
+    run_id: str | None = None,
+) -> dict[str, Path]:
+    """Write report.md, report.html and findings.json into out_dir.
+
+    Returns {"markdown": ..., "html": ..., "findings": ...} paths. Raises ReportError when
+    there is no build at db_path, a mart is missing (the message names it), or the build holds
+    several runs and `run_id` names none of them.
+    """
+    say = progress or (lambda _message: None)
+    db_path, target_path, out_dir = Path(db_path), Path(target_path), Path(out_dir)
+    say(f"reading marts from {db_path} and dbt results from {target_path}")
+    data = load_report_data(db_path, target_path, run_id)
+    say(
+        f"read {len(data.findings)} findings, {len(data.step_metrics)} step rows, "
+        f"{len(data.eval_metrics)} evals, {len(data.dbt.failed_tests)} failing dbt tests"
+    )
+    for note in data.dbt.notes:
+        say(f"note: {note}")
+    check = build_double_check(data)
+    page = build_page_one(data, check.consistency)
+    view = build_findings_view(data)  # every finding and failing test, for both renderers
+    say("drawing plots")
+    plots = make_plots(data, page)
+    missing = [p.plot_id for p in plots if p.image_base64 is None]
+    say(
+        f"drew {len(plots) - len(missing)} plots"
+        + (f" ({', '.join(missing)}: not logged)" if missing else "")
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, view, check, plots)),
+        "html": write_text(out_dir / "report.html", render_html(data, page, view, check, plots)),
+        "findings": write_text(
+            out_dir / "findings.json", json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n"
+        ),
+    }
+    for path in paths.values():
+        say(f"wrote {path}")
+    return paths
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="report.py",
+        description=(
+            "Write the run-diagnosis report (report.md, self-contained report.html, findings.json) "
+            "from the marts of the last dbt build. Run `dbt build` first."
+        ),
+        epilog=(
+            "findings.json is a JSON list of the findings in fix order: every column of the findings "
+            "mart plus `rank` (1 = fix first). Progress goes to stderr; exit status 1 means no usable "
+            "build (the message says what is missing)."
+        ),
+    )
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=Path(os.environ.get(DB_ENV_VAR) or DEFAULT_DB),
+        help=f"DuckDB file of the dbt build, opened read-only (default: ${DB_ENV_VAR} or {DEFAULT_DB})",
+    )
+    parser.add_argument(
+        "--target-path",
+        type=Path,
+        default=Path(DEFAULT_TARGET),
+        help=(
+            "dbt target folder holding run_results.json and manifest.json, for the failing tests "
+            f"(default: {DEFAULT_TARGET}; if missing, the report says so)"
+        ),
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(DEFAULT_OUT),
+        help=f"folder to write the report to (default: {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--run-id",
+        metavar="RUN",
+        help="the run to report on when the build holds several (its run folder's name)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    return run_command(
+        "report", lambda: write_report(args.db, args.target_path, args.out, run_id=args.run_id)
+    )

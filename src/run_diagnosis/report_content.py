@@ -1,0 +1,404 @@
+"""What the report says, as plain text: the summary, the fix-first argument and the checks.
+
+Both renderers (Markdown and HTML) format the same content built here, so the two
+files cannot disagree. Nothing in this module knows about markup: the HTML renderer
+escapes every string, the Markdown renderer writes them as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from run_diagnosis.report_data import FailedTest, ReportData, is_above_low, severity_index
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt_num(value: Any, digits: int = 4) -> str:
+    """A number for people: integers with separators, other values to `digits` significant digits."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def fmt_steps(first: Any, last: Any) -> str:
+    """'steps 30-35', 'step 30', or 'no step range'."""
+    if first is None and last is None:
+        return "no step range"
+    if first is None or last is None or first == last:
+        return f"step {fmt_num(first if first is not None else last)}"
+    return f"steps {fmt_num(first)}-{fmt_num(last)}"
+
+
+def fmt_cost(finding: dict[str, Any]) -> str:
+    """'0.12 val_loss' or 'not estimated'."""
+    cost = finding.get("estimated_cost")
+    if cost is None:
+        return "not estimated"
+    unit = finding.get("cost_unit")
+    return f"{fmt_num(cost)} {unit}" if unit else fmt_num(cost)
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{fmt_num(n)} {word if n == 1 else (words or word + 's')}"
+
+
+def anchor(finding_id: Any) -> str:
+    """An HTML id for a finding: lower-case letters, digits and dashes."""
+    text = "".join(c if c.isalnum() else "-" for c in str(finding_id).lower())
+    return "finding-" + "-".join(part for part in text.split("-") if part)
+
+
+def finding_label(finding: dict[str, Any]) -> str:
+    """'#2 “title” (F-002)' for references in text."""
+    return f"#{finding['rank']} “{finding.get('title')}” ({finding.get('finding_id')})"
+
+
+def split_evidence(evidence: Any) -> list[str]:
+    """The evidence text as a list of facts (written as `; `-separated facts).
+
+    A `; ` inside double quotes or parentheses belongs to quoted text (an event's own
+    words) and does not split it.
+    """
+    if not evidence:
+        return []
+    text, parts, current, depth, quoted = str(evidence), [], [], 0, False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            quoted = not quoted
+        elif char == "(" and not quoted:
+            depth += 1
+        elif char == ")" and not quoted:
+            depth = max(0, depth - 1)
+        if text.startswith("; ", i) and not quoted and depth == 0:
+            parts.append("".join(current))
+            current = []
+            i += 2
+            continue
+        current.append(char)
+        i += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def fmt_pct(share: Any) -> str:
+    """A share as a percentage with one decimal: 16/19 -> '84.2%'."""
+    if share is None or (isinstance(share, float) and not math.isfinite(share)):
+        return "n/a"
+    return f"{100 * float(share):.1f}%"
+
+
+def fmt_loss(value: Any) -> str:
+    """A loss or accuracy to three decimals, the same everywhere in the report."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{float(value):.3f}"
+
+
+# --------------------------------------------------------------------------- causes
+
+
+def direct_symptoms(findings: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """finding_id -> ids of the findings whose caused_by names it, in rank order."""
+    symptoms: dict[str, list[str]] = {f["finding_id"]: [] for f in findings}
+    for finding in findings:
+        cause = finding.get("caused_by")
+        if cause in symptoms and cause != finding["finding_id"]:
+            symptoms[cause].append(finding["finding_id"])
+    return symptoms
+
+
+def all_symptoms(finding_id: str, symptoms: dict[str, list[str]]) -> list[str]:
+    """Every finding explained by this one, directly or through a chain (cycle-safe)."""
+    seen: list[str] = []
+    stack = list(reversed(symptoms.get(finding_id, [])))
+    while stack:
+        current = stack.pop()
+        if current in seen or current == finding_id:
+            continue
+        seen.append(current)
+        stack.extend(reversed(symptoms.get(current, [])))
+    return seen
+
+
+# --------------------------------------------------------------------------- finding details
+
+
+def finding_test_status(data: ReportData, finding: dict[str, Any]) -> str | None:
+    """How the finding's dbt test did in the last build, or None if it names no test."""
+    name = finding.get("test_name")
+    if not name:
+        return None
+    if not data.dbt.available:
+        return f"{name} (no dbt results to check)"
+    test = next((t for t in data.dbt.failed_tests if t.name == name), None)
+    if test is None:
+        return f"{name} (not among the failing tests of the last build)"
+    return f"{name} ({test.status}, {plural(test.failures or 0, 'failing row')})"
+
+
+def findings_for_test(data: ReportData, test: FailedTest) -> list[dict[str, Any]]:
+    """Findings this failing test is about: same test name, else same category."""
+    by_name = [f for f in data.findings if f.get("test_name") == test.name]
+    if by_name:
+        return by_name
+    return [f for f in data.findings if test.category and f.get("category") == test.category]
+
+
+# --------------------------------------------------------------------------- double-check
+
+
+@dataclass
+class FileAudit:
+    file_kind: str
+    raw_rows: int | None
+    by_outcome: dict[str, int]
+    adds_up: bool
+    text: str
+
+
+@dataclass
+class DoubleCheck:
+    audit_rows: list[dict[str, Any]]
+    files: list[FileAudit]
+    n_checks: int
+    not_run: list[dict[str, Any]]
+    dbt_problems: list[str]
+    consistency: list[str] = field(default_factory=list)
+
+
+FILE_ORDER = ("train", "eval", "shards", "events", "config")
+OUTCOME_ORDER = ("kept", "repaired", "set_aside")
+
+
+def audit_sort_key(row: dict[str, Any]) -> tuple[int, str, int, str]:
+    kind, outcome = str(row.get("file_kind")), str(row.get("outcome"))
+    return (
+        FILE_ORDER.index(kind) if kind in FILE_ORDER else len(FILE_ORDER),
+        kind,
+        OUTCOME_ORDER.index(outcome) if outcome in OUTCOME_ORDER else len(OUTCOME_ORDER),
+        str(row.get("reason") or ""),
+    )
+
+
+def audit_files(audit: list[dict[str, Any]]) -> list[FileAudit]:
+    """Per file: kept + repaired + set aside, and whether it adds up to the file's raw rows."""
+    files: list[FileAudit] = []
+    for kind in dict.fromkeys(r["file_kind"] for r in sorted(audit, key=audit_sort_key)):
+        rows = [r for r in audit if r["file_kind"] == kind]
+        by_outcome: dict[str, int] = {}
+        for row in rows:
+            by_outcome[row["outcome"]] = by_outcome.get(row["outcome"], 0) + int(row.get("n_rows") or 0)
+        raw_values = {r.get("raw_rows") for r in rows}
+        raw = next(iter(raw_values)) if len(raw_values) == 1 else None
+        total = sum(by_outcome.values())
+        parts = " + ".join(f"{fmt_num(n)} {outcome.replace('_', ' ')}" for outcome, n in by_outcome.items())
+        if raw is None:
+            raws = ", ".join(sorted(map(str, raw_values)))
+            text = f"{kind}: {parts} = {fmt_num(total)}; raw_rows differs between rows ({raws})"
+            adds_up = False
+        elif total == raw:
+            text = f"{kind}: {parts} = {fmt_num(total)} of {fmt_num(raw)} raw rows: adds up"
+            adds_up = True
+        else:
+            text = (
+                f"{kind}: {parts} = {fmt_num(total)}, but the file has {fmt_num(raw)} raw rows: "
+                f"does NOT add up ({fmt_num(raw - total)} rows unaccounted)"
+            )
+            adds_up = False
+        files.append(FileAudit(kind, raw, by_outcome, adds_up, text))
+    return files
+
+
+def consistency_notes(data: ReportData) -> list[str]:
+    """Disagreements between the marts, each a reason to distrust a number."""
+    notes: list[str] = []
+    s, findings = data.summary, data.findings
+    ids = {f["finding_id"] for f in findings}
+    if s.get("n_findings") is not None and s["n_findings"] != len(findings):
+        notes.append(f"run_summary.n_findings is {s['n_findings']} but findings has {len(findings)} rows.")
+    n_above = sum(is_above_low(f) for f in findings)
+    if s.get("n_findings_above_low") is not None and s["n_findings_above_low"] != n_above:
+        notes.append(
+            f"run_summary.n_findings_above_low is {s['n_findings_above_low']} but findings has {n_above}."
+        )
+    # with the cost ledgers the mart's fix-first is followed; without them, the rank
+    if (
+        not data.has_costs
+        and findings
+        and s.get("fix_first_finding_id") not in (None, findings[0]["finding_id"])
+    ):
+        notes.append(
+            f"run_summary.fix_first_finding_id is {s['fix_first_finding_id']} but harm_rank 1 is "
+            f"{findings[0]['finding_id']}; this report follows harm_rank."
+        )
+    for f in findings:
+        cause = f.get("caused_by")
+        if cause is not None and cause not in ids:
+            notes.append(f"{f['finding_id']} is caused_by {cause}, which is not a finding.")
+        cause_rank = next((g["rank"] for g in findings if g["finding_id"] == cause), None)
+        if cause_rank is not None and cause_rank > f["rank"]:
+            notes.append(f"{f['finding_id']} ranks above its own root cause {cause}.")
+    ranks = [f.get("harm_rank") for f in findings if f.get("harm_rank") is not None]
+    if len(ranks) != len(set(ranks)):
+        notes.append("harm_rank has ties; they are broken by harm_score, then finding_id.")
+    steps = data.step_metrics
+    if s.get("steps_logged") is not None and s["steps_logged"] != len(steps):
+        notes.append(
+            f"run_summary.steps_logged is {s['steps_logged']} but step_metrics has {len(steps)} rows."
+        )
+    if len(steps) and s.get("steps_counted") is not None:
+        n_counted = int(steps["is_counted"].astype("boolean").fillna(False).sum())
+        if n_counted != s["steps_counted"]:
+            notes.append(
+                f"run_summary.steps_counted is {s['steps_counted']} but step_metrics counts {n_counted} rows."
+            )
+    return notes
+
+
+def dbt_problems(data: ReportData) -> list[str]:
+    problems = list(data.dbt.notes)
+    for node in data.dbt.broken_nodes:
+        message = f": {node.message}" if node.message else ""
+        problems.append(f"{node.resource_type} {node.unique_id} {node.status} in the last build{message}")
+    if data.dbt.broken_nodes:
+        problems.append("Marts downstream of a broken node may be from an older build.")
+    return problems
+
+
+def build_double_check(data: ReportData) -> DoubleCheck:
+    return DoubleCheck(
+        audit_rows=sorted(data.audit, key=audit_sort_key),
+        files=audit_files(data.audit),
+        n_checks=len(data.coverage),
+        not_run=[c for c in data.coverage if not c.get("could_run")],
+        dbt_problems=dbt_problems(data),
+        consistency=consistency_notes(data),
+    )
+
+
+def fmt_model_cost(finding: dict[str, Any]) -> str | None:
+    """'0.120 (0.050-0.200) of final validation loss, 3.9%', or None without a model cost."""
+    cost = finding.get("val_loss_cost")
+    if cost is None:
+        return None
+    low, high = finding.get("val_loss_cost_low"), finding.get("val_loss_cost_high")
+    text = fmt_loss(cost)
+    if low is not None and high is not None:
+        text += f" ({fmt_loss(low)} to {fmt_loss(high)})"
+    text += " of final validation loss"
+    if finding.get("val_loss_cost_share") is not None:
+        text += f", {fmt_pct(finding['val_loss_cost_share'])}"
+    return text
+
+
+def fmt_compute_cost(finding: dict[str, Any]) -> str | None:
+    """'17.7 s (34.6% of the run's time)', or None without a compute cost."""
+    seconds = finding.get("compute_seconds_lost")
+    if seconds is None:
+        return None
+    text = f"{float(seconds):.1f} s"
+    if finding.get("compute_share_lost") is not None:
+        text += f" ({fmt_pct(finding['compute_share_lost'])} of the run's time)"
+    return text
+
+
+def estimate_text(finding: dict[str, Any]) -> str:
+    """The finding's estimate in words: the ledger costs when the build has them, else the detector's."""
+    parts = [p for p in (fmt_model_cost(finding), fmt_compute_cost(finding)) if p]
+    if parts:
+        text = "; ".join(parts)
+        if finding.get("cost_evidence"):
+            text += f" (how: {finding['cost_evidence']})"
+        return text
+    text = fmt_cost(finding)
+    if finding.get("cost_method"):
+        text += f" ({finding['cost_method']})"
+    return text
+
+
+def finding_facts(data: ReportData, finding: dict[str, Any]) -> list[tuple[str, str]]:
+    """The plain facts of a finding as (label, text), in display order (links are added by renderers)."""
+    facts = [
+        ("Rank", str(finding["rank"])),
+        ("Severity", str(finding.get("severity") or "n/a")),
+        ("Category", str(finding.get("category") or "n/a")),
+        ("Finding id", str(finding.get("finding_id"))),
+        (
+            "Steps",
+            f"{fmt_steps(finding.get('first_step'), finding.get('last_step'))}; "
+            f"{fmt_num(finding.get('steps_affected'))} affected",
+        ),
+        ("Estimate", estimate_text(finding)),
+    ]
+    if finding.get("detector_severity"):
+        facts.append(("Detector's own severity", str(finding["detector_severity"])))
+    test = finding_test_status(data, finding)
+    if test is not None:
+        facts.append(("dbt test", test))
+    return facts
+
+
+# --------------------------------------------------------------------------- the findings view
+
+
+def display_order(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Severity first, then rank: a list never shows a lower severity above a higher one."""
+    return sorted(findings, key=lambda f: (severity_index(f.get("severity")), f["rank"]))
+
+
+@dataclass(frozen=True)
+class FindingEntry:
+    """One finding as the appendix lists it ("Every finding"), the same in both renderers."""
+
+    number: int  # its place in display order, from 1
+    finding: dict[str, Any]
+    steps: str
+    estimate: str
+    facts: list[tuple[str, str]]
+    cause: dict[str, Any] | None  # the finding its caused_by names, when that is a finding
+    evidence: list[str]
+
+
+@dataclass(frozen=True)
+class FailedTestEntry:
+    """A dbt test that failed or warned, with the findings it is about."""
+
+    test: FailedTest
+    findings: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FindingsView:
+    """Every finding in display order and every failing dbt test: built once, read by both renderers."""
+
+    findings: list[FindingEntry]
+    failed_tests: list[FailedTestEntry]
+
+
+def build_findings_view(data: ReportData) -> FindingsView:
+    return FindingsView(
+        findings=[
+            FindingEntry(
+                number=i,
+                finding=f,
+                steps=fmt_steps(f.get("first_step"), f.get("last_step")),
+                estimate=estimate_text(f),
+                facts=finding_facts(data, f),
+                cause=data.finding(f.get("caused_by")),
+                evidence=split_evidence(f.get("evidence")),
+            )
+            for i, f in enumerate(display_order(data.findings), 1)
+        ],
+        failed_tests=[FailedTestEntry(t, findings_for_test(data, t)) for t in data.dbt.failed_tests],
+    )

@@ -1,0 +1,390 @@
+"""Read what the report needs: the marts of the last dbt build and dbt's own results.
+
+The marts are read from a DuckDB file opened read-only (schema `main`), one run at a time
+(every mart carries `run_id`; a build may hold many runs); the failing
+dbt tests come from `<target>/run_results.json` joined to `<target>/manifest.json`.
+Everything is turned into plain Python values (findings, run summary, tables as
+lists of dicts) or pandas frames (per-step series for the plots), so the renderers
+never touch DuckDB.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from run_diagnosis.dbt_runner import (
+    FailedTest,
+    failed_tests_of,
+    is_failed_test,
+    manifest_nodes,
+    read_target_json,
+)
+
+SCHEMA = "main"
+# a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
+SPARK_SCHEMA_FOLDER = "run_diagnosis.db"
+
+SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
+ABOVE_LOW = frozenset({"critical", "high", "medium"})
+
+# The contract with the dbt marts: every column the report reads. Extra columns are fine
+# (findings.json carries every column of `findings`, whatever they are).
+MART_COLUMNS: dict[str, tuple[str, ...]] = {
+    "findings": (
+        "run_id", "finding_id", "category", "severity", "title", "evidence", "first_step", "last_step",
+        "steps_affected", "caused_by", "recommendation", "test_name", "harm_rank",
+    ),
+    "run_summary": (
+        "run_id", "run_name", "source_format", "steps_logged", "steps_counted", "first_step", "last_step",
+        "total_steps_config", "best_eval_step", "best_val_loss", "final_eval_step", "final_val_loss",
+        "final_train_loss", "wall_clock_sec", "n_findings", "n_findings_above_low",
+        "fix_first_finding_id", "runner_up_finding_id",
+    ),
+    "step_metrics": (
+        "run_id", "train_row_id", "step", "is_counted", "attempt_number", "shard_id", "source", "loss",
+        "loss_baseline", "is_loss_spike", "grad_norm", "grad_clip_norm", "is_clip_violation",
+        "learning_rate", "expected_learning_rate", "step_time_sec", "is_slow_step", "epoch_number",
+    ),
+    "eval_metrics": (
+        "run_id", "step", "val_loss", "val_accuracy", "is_counted", "is_best", "train_loss_smoothed",
+    ),
+    "shard_metrics": (
+        "run_id", "grouping_level", "group_key", "source", "n_steps", "mean_loss_residual", "n_spikes",
+        "share_of_steps",
+    ),
+    "audit_summary": ("run_id", "file_kind", "outcome", "reason", "n_rows", "raw_rows"),
+    "check_coverage": ("run_id", "category", "could_run", "reason"),
+}  # fmt: skip
+
+# how each mart is ordered when read (stable output for the same build)
+MART_ORDER: dict[str, str] = {
+    "findings": "harm_rank nulls last, finding_id",
+    "run_summary": "run_name",
+    "step_metrics": "step, train_row_id",
+    "eval_metrics": "step, is_counted desc",
+    "shard_metrics": "grouping_level, group_key",
+    "audit_summary": "file_kind, outcome, reason",
+    "check_coverage": "category",
+    "run_context": "run_context_id",
+    "run_events": "step, event_row_id",
+}
+
+# Marts the report uses when the build has them (older builds and imports may not):
+# without them the caveats about checkpoints, validation-set size and events are left out.
+OPTIONAL_MARTS = ("run_context", "run_events")
+
+# Columns of the findings mart that price each finding (the harm ledgers); when a build
+# lacks them the report falls back to one ranked list.
+COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_high", "compute_seconds_lost")
+
+# dbt result statuses the report lists
+NODE_BROKEN_STATUSES = ("error", "runtime error", "skipped")
+MESSAGE_CHARS = 300  # dbt error messages can be pages long: the report keeps the start
+
+
+class ReportError(Exception):
+    """A problem the user can fix (no build, a missing mart): shown without a traceback."""
+
+
+def run_command(
+    prog: str, write: Callable[[], dict[str, Path]], errors: tuple[type[Exception], ...] = (ReportError,)
+) -> int:
+    """A report command's end: write, print the HTML page's path and exit 0, or on one of
+    `errors` print `prog: error: ...` to stderr (no traceback) and exit 1."""
+    try:
+        paths = write()
+    except errors as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
+    print(paths["html"])
+    return 0
+
+
+@dataclass(frozen=True)
+class BrokenNode:
+    """One dbt node (model, seed, test) that errored or was skipped: the marts may be stale."""
+
+    unique_id: str
+    resource_type: str
+    status: str
+    message: str | None
+
+
+@dataclass
+class DbtResults:
+    """What the report takes from dbt's target folder."""
+
+    failed_tests: list[FailedTest] = field(default_factory=list)
+    broken_nodes: list[BrokenNode] = field(default_factory=list)
+    n_tests: int = 0
+    generated_at: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def available(self) -> bool:
+        return self.generated_at is not None
+
+
+@dataclass
+class ReportData:
+    """Everything the renderers need, read once. `findings` are ranked (`rank` 1 = fix first)."""
+
+    db_path: Path
+    run_id: str
+    findings: list[dict[str, Any]]
+    findings_columns: list[str]
+    summary: dict[str, Any]
+    step_metrics: pd.DataFrame
+    eval_metrics: pd.DataFrame
+    shard_metrics: pd.DataFrame
+    audit: list[dict[str, Any]]
+    coverage: list[dict[str, Any]]
+    dbt: DbtResults
+    context: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    has_events: bool = False
+
+    @property
+    def has_costs(self) -> bool:
+        """True when the findings carry the cost columns (model and compute ledgers)."""
+        return all(c in self.findings_columns for c in COST_COLUMNS)
+
+    def finding(self, finding_id: str | None) -> dict[str, Any] | None:
+        """The finding with this id, or None."""
+        if finding_id is None:
+            return None
+        return next((f for f in self.findings if f["finding_id"] == finding_id), None)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def plain_value(value: Any) -> Any:
+    """A JSON-safe Python value: NaN/inf become None, decimals floats, dates ISO text."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return plain_value(float(value))
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if hasattr(value, "item"):  # numpy scalars
+        return plain_value(value.item())
+    return str(value)
+
+
+def severity_index(severity: Any) -> int:
+    """Sort key: 0 for critical ... 4 for info, 5 for anything unknown."""
+    text = str(severity).lower() if severity is not None else ""
+    return SEVERITY_ORDER.index(text) if text in SEVERITY_ORDER else len(SEVERITY_ORDER)
+
+
+def is_above_low(finding: dict[str, Any]) -> bool:
+    return str(finding.get("severity") or "").lower() in ABOVE_LOW
+
+
+# --------------------------------------------------------------------------- DuckDB
+
+
+def connect(db_path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the build's database read-only, with a clear error when there is none; a folder is
+    a Spark build's warehouse (scripts/spark_build.sh), read through DuckDB views."""
+    if db_path.is_dir():
+        return connect_spark_warehouse(db_path)
+    if not db_path.is_file():
+        raise ReportError(f"no build found at {db_path}: run dbt build first")
+    try:
+        return duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as exc:  # locked by a running build, or not a DuckDB file
+        raise ReportError(
+            f"cannot open {db_path} read-only ({exc}); if dbt build is still running, wait for it"
+        ) from exc
+
+
+def connect_spark_warehouse(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one view per table of a Spark build in schema `main`, as in the
+    DuckDB file: Spark leaves each table as parquet parts in <warehouse>/run_diagnosis.db/<table>/."""
+    tables = warehouse / SPARK_SCHEMA_FOLDER
+    if not tables.is_dir():
+        raise ReportError(f"no Spark build in {warehouse}: {tables} is missing; run scripts/spark_build.sh")
+    con = duckdb.connect()
+    for table in sorted(p for p in tables.iterdir() if p.is_dir() and any(p.glob("*.parquet"))):
+        pattern = str(table / "*.parquet").replace("'", "''")
+        con.execute(f"create view {SCHEMA}.\"{table.name}\" as select * from read_parquet('{pattern}')")
+    return con
+
+
+def existing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Tables and views of schema `main` with their columns in table order."""
+    rows = con.execute(
+        "select table_name, column_name from information_schema.columns "
+        "where table_schema = ? order by table_name, ordinal_position",
+        [SCHEMA],
+    ).fetchall()
+    columns: dict[str, list[str]] = {}
+    for table, column in rows:
+        columns.setdefault(table, []).append(column)
+    return columns
+
+
+def check_contract(db_path: Path, columns: dict[str, list[str]]) -> None:
+    """Raise naming every missing mart, then every missing column."""
+    missing_marts = [mart for mart in MART_COLUMNS if mart not in columns]
+    if missing_marts:
+        names = ", ".join(missing_marts)
+        raise ReportError(
+            f"mart{'s' if len(missing_marts) > 1 else ''} missing from {db_path} (schema {SCHEMA}): "
+            f"{names}; run dbt build (did a model fail?)"
+        )
+    problems = []
+    for mart, wanted in MART_COLUMNS.items():
+        lacking = [c for c in wanted if c not in columns[mart]]
+        if lacking:
+            problems.append(f"{mart} lacks {', '.join(lacking)}")
+    if problems:
+        raise ReportError(f"marts in {db_path} do not match what the report reads: {'; '.join(problems)}")
+
+
+def list_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The run_ids of a build, in order (a build of one run has one)."""
+    rows = con.execute(f"select run_id from {SCHEMA}.run_summary order by run_id").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def choose_run(con: duckdb.DuckDBPyConnection, db_path: Path, run_id: str | None) -> str:
+    """The run to report on: the one asked for, or the only one in the build."""
+    runs = list_runs(con)
+    if run_id is not None:
+        if run_id not in runs:
+            raise ReportError(f"no run '{run_id}' in {db_path}; it holds: {', '.join(runs) or 'no run'}")
+        return run_id
+    if len(runs) != 1:
+        raise ReportError(
+            f"{db_path} holds {len(runs)} runs ({', '.join(runs[:10])}{' ...' if len(runs) > 10 else ''}): "
+            "name one (--run-id)"
+        )
+    return runs[0]
+
+
+def _select(mart: str) -> str:
+    """One run's rows of a mart, in the mart's report order (the run is the query's parameter)."""
+    return f"select * from {SCHEMA}.{mart} where run_id = ? order by {MART_ORDER[mart]}"
+
+
+def read_rows(
+    con: duckdb.DuckDBPyConnection, mart: str, run_id: str
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """One run's rows of a mart as plain dicts, in the mart's report order."""
+    cursor = con.execute(_select(mart), [run_id])
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
+    return names, rows
+
+
+def read_frame(con: duckdb.DuckDBPyConnection, mart: str, run_id: str) -> pd.DataFrame:
+    """One run's rows of a mart as a DataFrame (for the plots), in the mart's report order."""
+    return con.execute(_select(mart), [run_id]).df()
+
+
+# --------------------------------------------------------------------------- dbt target
+
+
+def read_dbt_results(target_path: Path) -> DbtResults:
+    """Failing/warning tests (with their category) and broken nodes of the last dbt invocation.
+
+    Missing or unreadable files become notes: the report is still written without them.
+    """
+    results = DbtResults()
+    run_results = read_target_json(target_path / "run_results.json", results.notes)
+    if run_results is None:
+        return results
+    nodes = manifest_nodes(target_path, results.notes)
+    results.generated_at = str((run_results.get("metadata") or {}).get("generated_at") or "unknown time")
+    results.failed_tests = failed_tests_of(run_results, nodes)
+    for result in run_results.get("results") or []:
+        unique_id = str(result.get("unique_id") or "")
+        status = str(result.get("status") or "").lower()
+        resource_type = unique_id.split(".", 1)[0]
+        if resource_type == "test":
+            results.n_tests += 1
+        if is_failed_test(result):
+            continue
+        # a failing unit test means the project is broken, not the run
+        if status in NODE_BROKEN_STATUSES or (resource_type == "unit_test" and status == "fail"):
+            message = result.get("message")
+            short = " ".join(str(message).split())[:MESSAGE_CHARS] if message else None
+            results.broken_nodes.append(BrokenNode(unique_id, resource_type, status, short))
+    if nodes == {} and results.failed_tests:
+        results.notes.append("manifest.json missing or empty: test categories are unknown")
+    results.failed_tests.sort(key=lambda t: (t.status != "fail", -(t.failures or 0), t.name))
+    return results
+
+
+# --------------------------------------------------------------------------- all together
+
+
+def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None) -> ReportData:
+    """Read one run's rows of every mart (raising ReportError on a missing build, mart or run)
+    and the dbt results. `run_id` may be left out when the build holds one run."""
+    con = connect(db_path)
+    try:
+        present = existing_columns(con)
+        check_contract(db_path, present)
+        run_id = choose_run(con, db_path, run_id)
+        findings_columns, findings = read_rows(con, "findings", run_id)
+        _, summary_rows = read_rows(con, "run_summary", run_id)
+        _, audit = read_rows(con, "audit_summary", run_id)
+        _, coverage = read_rows(con, "check_coverage", run_id)
+        step_metrics = read_frame(con, "step_metrics", run_id)
+        eval_metrics = read_frame(con, "eval_metrics", run_id)
+        shard_metrics = read_frame(con, "shard_metrics", run_id)
+        context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
+        events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
+    finally:
+        con.close()
+    summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
+    return ReportData(
+        db_path=db_path,
+        run_id=run_id,
+        findings=ranked_findings(findings),
+        findings_columns=findings_columns,
+        summary=summary,
+        step_metrics=step_metrics,
+        eval_metrics=eval_metrics,
+        shard_metrics=shard_metrics,
+        audit=audit,
+        coverage=coverage,
+        dbt=read_dbt_results(target_path),
+        context=context_rows[0] if context_rows else {},
+        events=events,
+        has_events="run_events" in present,
+    )
+
+
+def ranked_findings(findings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings in fix order with `rank` 1..n first (harm_rank, then harm_score, then id)."""
+    ordered = sorted(
+        findings,
+        key=lambda f: (
+            f.get("harm_rank") is None,
+            f.get("harm_rank") or 0,
+            -(f.get("harm_score") or 0.0),
+            str(f.get("finding_id")),
+        ),
+    )
+    return [{"rank": i, **f} for i, f in enumerate(ordered, start=1)]

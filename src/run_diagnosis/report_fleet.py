@@ -1,0 +1,236 @@
+"""The fleet page of a build holding many runs: every run worst problem first, what keeps going
+wrong across runs, and each run against the baseline it names.
+
+Reads the fleet marts (`runs`, `recurring_findings`, `run_comparisons`) of a build's DuckDB
+file, opened read-only, and writes DIR/index.md and a self-contained DIR/index.html. A run
+whose report was written to DIR/runs/<run_id>/ gets a link to it. Runs that could not be read
+(listed by the caller with their reason) come last. Same build, same page (no timestamps).
+
+Usage:
+  python scripts/report_fleet.py --db PATH [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from run_diagnosis.report_data import (
+    ReportError,
+    connect,
+    existing_columns,
+    plain_value,
+    run_command,
+    severity_index,
+)
+
+RUNS_SUBDIR = "runs"
+FLEET_MARTS = ("runs", "recurring_findings", "run_comparisons")
+TITLE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The fleet marts as plain rows, runs worst first."""
+
+    runs: list[dict[str, Any]]
+    recurring: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    unreadable: list[tuple[str, str]]  # (run, why) for runs that never reached the build
+
+
+def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
+
+
+def read_fleet(db_path: Path, unreadable: Sequence[tuple[str, str]] = ()) -> Fleet:
+    """The fleet marts of the build at db_path (ReportError when the build lacks them)."""
+    con = connect(db_path)
+    try:
+        missing = [m for m in FLEET_MARTS if m not in existing_columns(con)]
+        if missing:
+            raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build")
+        runs = _rows(con, "select * from main.runs order by run_id")
+        recurring = _rows(con, "select * from main.recurring_findings order by runs_hit desc, category")
+        comparisons = _rows(con, "select * from main.run_comparisons order by run_id, baseline_run_id")
+    finally:
+        con.close()
+    runs.sort(key=lambda r: (severity_index(r.get("worst_severity")), -_serious(r), str(r["run_id"])))
+    return Fleet(runs, recurring, comparisons, list(unreadable))
+
+
+def _serious(run: dict[str, Any]) -> int:
+    return sum(int(run.get(f"n_{s}") or 0) for s in ("critical", "high", "medium"))
+
+
+def _short(text: Any) -> str:
+    value = " ".join(str(text or "").split())
+    return value if len(value) <= TITLE_CHARS else value[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{float(value):.{digits}g}"
+
+
+def _fix_first(run: dict[str, Any]) -> str:
+    if not run.get("fix_first_finding_id"):
+        return "nothing above info"
+    return f"[{run.get('fix_first_severity')}] {_short(run.get('fix_first_title'))}"
+
+
+def _comparison_text(row: dict[str, Any]) -> str:
+    parts = []
+    if row.get("divergence_step") is not None:
+        parts.append(
+            f"loss departs from the baseline at step {row['divergence_step']} "
+            f"(+{_num(row.get('divergence_loss_delta'))} nats, noise {_num(row.get('divergence_noise'))})"
+        )
+    if row.get("slowdown_step") is not None:
+        ratio = row.get("slowdown_ratio")
+        slower = f"{(float(ratio) - 1) * 100:.0f}% slower per step" if ratio is not None else "slower"
+        parts.append(f"{slower} from step {row['slowdown_step']}")
+    if row.get("lr_first_differing_step") is not None:
+        parts.append(f"LR differs from step {row['lr_first_differing_step']}")
+    return "; ".join(parts) or "within the baseline's noise"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return lines
+
+
+def _report_link(out: Path, run_id: str, name: str) -> str | None:
+    path = out / RUNS_SUBDIR / run_id / name
+    return path.relative_to(out).as_posix() if path.is_file() else None
+
+
+def _run_cells(fleet: Fleet) -> list[list[str]]:
+    return [
+        [
+            str(number),
+            str(r["run_id"]),
+            str(r.get("worst_severity") or "none"),
+            f"{_serious(r)} of {r.get('n_findings') or 0}",
+            _fix_first(r),
+            _num(r.get("final_val_loss"), 4),
+        ]
+        for number, r in enumerate(fleet.runs, start=1)
+    ]
+
+
+def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
+    first = len(fleet.runs) + 1
+    return [
+        [str(number), name, "unreadable", "", _short(why), ""]
+        for number, (name, why) in enumerate(fleet.unreadable, start=first)
+    ]
+
+
+def render_markdown(fleet: Fleet, out: Path) -> str:
+    lines = [f"# {len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first", ""]
+    rows = []
+    for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
+        link = _report_link(out, str(run["run_id"]), "report.md")
+        rows.append([*cells, f"[report]({link})" if link else ""])
+    rows += [[*cells, ""] for cells in _unreadable_cells(fleet)]
+    header = ["#", "run", "worst", "medium+ of all", "fix first", "final val loss", "report"]
+    lines += _table(header, rows)
+    lines += ["", "## What keeps going wrong", ""]
+    if fleet.recurring:
+        lines += _table(
+            ["category", "runs hit", "worst", "runs", "goes with"],
+            [
+                [
+                    str(r["category"]),
+                    f"{r['runs_hit']} of {r['n_runs']}",
+                    str(r.get("worst_severity")),
+                    _short(r.get("run_ids_hit")),
+                    _short(r.get("hyperparameter_ranges") or ""),
+                ]
+                for r in fleet.recurring
+            ],
+        )
+    else:
+        lines.append("No finding in any run.")
+    lines += ["", "## Runs against their baselines", ""]
+    if fleet.comparisons:
+        lines += _table(
+            ["run", "baseline", "what differs"],
+            [[str(r["run_id"]), str(r["baseline_run_id"]), _comparison_text(r)] for r in fleet.comparisons],
+        )
+    else:
+        lines.append("No run names a baseline (config `baseline_run_id`).")
+    return "\n".join(lines) + "\n"
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_html(fleet: Fleet, out: Path) -> str:
+    esc = html.escape
+    rows = []
+    for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
+        link = _report_link(out, str(run["run_id"]), "report.html")
+        name = f'<a href="{esc(link)}">{esc(cells[1])}</a>' if link else esc(cells[1])
+        rows.append([cells[0], name, *(esc(c) for c in cells[2:])])
+    rows += [[esc(c) for c in cells] for cells in _unreadable_cells(fleet)]
+    recurring = [
+        [esc(str(r["category"])), f"{r['runs_hit']} of {r['n_runs']}", esc(str(r.get("worst_severity"))),
+         esc(_short(r.get("run_ids_hit"))), esc(_short(r.get("hyperparameter_ranges") or ""))]
+        for r in fleet.recurring
+    ]  # fmt: skip
+    comparisons = [
+        [esc(str(r["run_id"])), esc(str(r["baseline_run_id"])), esc(_comparison_text(r))]
+        for r in fleet.comparisons
+    ]
+    title = f"{len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
+        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:1rem auto;padding:0 1rem}"
+        "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
+        "vertical-align:top;text-align:left}</style></head>\n<body>"
+        f"<h1>{esc(title)}</h1>"
+        + _html_table(["#", "run", "worst", "medium+ of all", "fix first", "final val loss", ""], rows)
+        + "<h2>What keeps going wrong</h2>"
+        + (
+            _html_table(["category", "runs hit", "worst", "runs", "goes with"], recurring)
+            if recurring
+            else "<p>No finding in any run.</p>"
+        )
+        + "<h2>Runs against their baselines</h2>"
+        + (
+            _html_table(["run", "baseline", "what differs"], comparisons)
+            if comparisons
+            else "<p>No run names a baseline (config <code>baseline_run_id</code>).</p>"
+        )
+        + "</body></html>\n"
+    )
+
+
+def write_fleet(db_path: Path, out: Path, unreadable: Sequence[tuple[str, str]] = ()) -> dict[str, Path]:
+    """Write out/index.md and out/index.html from the fleet marts of the build at db_path."""
+    fleet = read_fleet(db_path, unreadable)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"markdown": out / "index.md", "html": out / "index.html"}
+    paths["markdown"].write_text(render_markdown(fleet, out), encoding="utf-8")
+    paths["html"].write_text(render_html(fleet, out), encoding="utf-8")
+    return paths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="report_fleet.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build (one run or many)")
+    parser.add_argument("--out", type=Path, default=Path("reports"), help="folder for index.md / index.html")
+    args = parser.parse_args(argv)
+    return run_command("report_fleet", lambda: write_fleet(args.db, args.out))

@@ -1,0 +1,53 @@
+"""Copy page one of a report.md into the README, between two marker lines.
+
+The block is rewritten only when page one changed, so an unchanged diagnosis leaves
+the README (a tracked file) untouched. Headings are demoted by two levels so page one
+sits under the README's own section.
+
+Usage:
+  python scripts/report_readme.py REPORT_MD README_MD
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+START = "<!-- sample page one: start (written by scripts/diagnose_sample.sh) -->"
+END = "<!-- sample page one: end -->"
+PAGE_BREAK = "\n---\n"
+
+
+def page_one(report: str) -> str:
+    """Page one of a report.md (everything before the first page break), headings demoted by two levels."""
+    first = report.split(PAGE_BREAK, 1)[0]
+    lines = first.strip().splitlines()[1:]  # the report's title stays out: the README has its own
+    return "\n".join("##" + line if line.startswith("#") else line for line in lines).strip()
+
+
+def with_page_one(readme: str, report: str) -> str:
+    """The README with the block between the markers replaced by the report's page one."""
+    if START not in readme or END not in readme:
+        raise ValueError(f"the README has no {START!r} ... {END!r} block")
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{page_one(report)}\n{END}{tail}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="report_readme.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path, help="report.md to take page one from")
+    parser.add_argument("readme", type=Path, help="README.md holding the marker lines")
+    args = parser.parse_args(argv)
+    try:
+        readme = args.readme.read_text(encoding="utf-8")
+        updated = with_page_one(readme, args.report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"report_readme: error: {exc}", file=sys.stderr)
+        return 1
+    if updated != readme:
+        args.readme.write_text(updated, encoding="utf-8")
+        print(f"report_readme: page one updated in {args.readme}", file=sys.stderr)
+    return 0

@@ -1,0 +1,893 @@
+"""What the report says to the lead, as plain text: page one (the story, the two questions,
+the ledgers, fix first, reruns, caveats) and page two (causes with their symptoms, glitches).
+
+Every number comes from the data; nothing here knows about the sample run. The cost
+columns of the findings mart (ledger, val_loss_cost, ...) are used when the build has
+them; without them the report falls back to one ranked list and the detectors' estimates.
+Both renderers format the same content, so report.md and report.html cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from run_diagnosis.report_content import (
+    all_symptoms,
+    direct_symptoms,
+    display_order,
+    estimate_text,
+    fmt_compute_cost,
+    fmt_loss,
+    fmt_model_cost,
+    fmt_num,
+    fmt_pct,
+    fmt_steps,
+    plural,
+    split_evidence,
+)
+from run_diagnosis.report_data import ReportData, is_above_low
+
+# Findings about how the run was logged, not about the training itself (without a `ledger` column).
+GLITCH_CATEGORIES = frozenset({"log_quality", "step_sequence"})
+# Findings that cost compute only (without a `ledger` column): a root whose symptoms are
+# all of these does not touch model quality.
+COMPUTE_CATEGORIES = frozenset({"slow_steps", "run_restart"})
+# Findings that make the training loss look unstable, and what drives them.
+INSTABILITY_CATEGORIES = frozenset(
+    {"loss_spikes", "grad_norm_spikes", "nan_loss", "grad_clip_violation", "lr_above_peak", "bad_data_shard"}
+)
+PLATEAU_SHARE = (
+    0.95  # "almost no net progress after step k": k is where 95% of the total val-loss drop had happened
+)
+PLATEAU_MIN_RUN_SHARE = 0.25  # ... and at least a quarter of the evaluated steps come after k
+DIP_SHARE = 0.05  # a validation-loss rise of 5% above the best so far is a dip worth telling
+LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
+LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
+AT_LIMIT_TOLERANCE = 0.001  # a grad norm within 0.1% of the clip limit is "at the limit"
+AT_LIMIT_MIN_STEPS = 5  # ... and 5 norms at the limit, none above, mean the log is after clipping
+RATIO_TOLERANCE = 0.05  # an LR ratio within 5% of the worker count "equals" it
+LARGE_VAL_SET = 5000  # above this, the validation set size is no caveat
+HEAD_MAX_CHARS = 70
+
+# How to confirm a fix, by category, when the build gives no `confirm_rerun`.
+CONFIRM_BY_CATEGORY = {
+    "lr_above_peak": "rerun the first {last} steps with the configured peak learning rate; the logged "
+    "learning "
+    "rate should follow the configured schedule and validation loss at the same steps should be lower",
+    "lr_schedule_mismatch": "rerun the first {last} steps and check the logged learning rate against the "
+    "configured schedule step by step",
+    "bad_data_shard": "rerun steps {first}-{last} with the shard filtered out; the loss spikes there should "
+    "go and validation loss at the next evaluation should not rise",
+    "loss_spikes": "rerun steps {first}-{last} with the suspected cause removed; the spikes should not recur",
+    "run_restart": "resume a short run from a checkpoint and compare the replayed steps with the first "
+    "attempt: loss, learning rate and gradient norm should match",
+    "grad_clip_violation": "resume a short run from a checkpoint; gradient norms after the resume should "
+    "stay "
+    "at or below the clipping limit",
+    "slow_steps": "rerun steps {first}-{last} on the same nodes with per-rank step times logged; the stretch "
+    "should run at the usual step time",
+    "data_repetition": "train on more unique data (one pass or less) and compare validation loss after each "
+    "epoch boundary",
+    "overfitting": "rerun with early stopping at the best evaluation or more data; validation loss should "
+    "stop rising",
+}
+# Plain names for the causes in running text (page one); unknown categories fall back to the title.
+PLAIN_NAMES = {
+    "lr_above_peak": "the learning rate above its configured peak",
+    "lr_schedule_mismatch": "the learning-rate schedule mismatch",
+    "schedule_sanity": "a schedule that cannot work as configured",
+    "bad_data_shard": "the bad data in shard {key}",
+    "loss_spikes": "loss spikes",
+    "grad_norm_spikes": "gradient-norm spikes",
+    "nan_loss": "NaN losses",
+    "run_restart": "the crash and resume",
+    "grad_clip_violation": "gradient clipping lost",
+    "slow_steps": "the slow stretch",
+    "data_repetition": "repeated data",
+    "overfitting": "overfitting",
+    "eval_contamination": "evaluation data in training",
+    "no_learning": "no learning",
+    "underfitting": "underfitting",
+    "initial_loss_too_high": "a starting loss above a uniform guess",
+    "config_mismatch": "a config mismatch",
+}
+CONFIRM_DEFAULT = "rerun with the fix and compare validation loss at the same evaluation steps"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def head(finding: dict[str, Any]) -> str:
+    """A short name for a finding: its title up to the first ':' or ';' when that is short."""
+    title = str(finding.get("title") or finding.get("finding_id"))
+    for mark in (":", ";"):
+        cut = title.split(mark, 1)[0].strip()
+        if len(cut) < len(title) and len(cut) <= HEAD_MAX_CHARS:
+            return cut
+    return title.rstrip(".")
+
+
+def short(finding: dict[str, Any]) -> str:
+    """A cause named in running text: 'the bad data shard (steps 89-112)'."""
+    name = PLAIN_NAMES.get(str(finding.get("category")))
+    key = str(finding.get("finding_id") or "").partition(":")[2]
+    if name is None or ("{key}" in name and not key):
+        return head(finding)
+    name = name.format(key=key)
+    steps = fmt_steps(finding.get("first_step"), finding.get("last_step"))
+    return name if steps == "no step range" else f"{name} ({steps})"
+
+
+def is_glitch(finding: dict[str, Any]) -> bool:
+    if finding.get("ledger") is not None:
+        return finding["ledger"] == "records"
+    return finding.get("category") in GLITCH_CATEGORIES
+
+
+def num_column(frame: pd.DataFrame, column: str) -> np.ndarray:
+    if column not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return pd.to_numeric(frame[column], errors="coerce").astype("float64").to_numpy()
+
+
+def flag_column(frame: pd.DataFrame, column: str, default: bool) -> np.ndarray:
+    if column not in frame.columns:
+        return np.full(len(frame), default)
+    return frame[column].astype("boolean").fillna(default).to_numpy(dtype=bool)
+
+
+def join_words(items: list[str]) -> str:
+    items = list(dict.fromkeys(items))  # the same name twice reads as a mistake
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# --------------------------------------------------------------------------- causes
+
+
+@dataclass
+class Cause:
+    """A root cause with the findings it explains (its symptoms)."""
+
+    finding: dict[str, Any]
+    symptoms: list[dict[str, Any]]
+    evidence: list[str]
+    estimate: str
+    fix: str
+    confirm: str
+
+    @property
+    def categories(self) -> set[str]:
+        return {str(f.get("category")) for f in [self.finding, *self.symptoms]}
+
+
+def confirm_text(finding: dict[str, Any]) -> str:
+    if finding.get("confirm_rerun"):
+        return str(finding["confirm_rerun"])
+    template = CONFIRM_BY_CATEGORY.get(str(finding.get("category")), CONFIRM_DEFAULT)
+    first, last = finding.get("first_step"), finding.get("last_step")
+    if first is None or last is None:
+        template = CONFIRM_DEFAULT
+    return template.format(first=fmt_num(first), last=fmt_num(last))
+
+
+def build_causes(data: ReportData) -> tuple[list[Cause], list[dict[str, Any]]]:
+    """Root causes (with every symptom under them) and the log/record glitches left over."""
+    ids = {f["finding_id"] for f in data.findings}
+    symptoms = direct_symptoms(data.findings)
+    roots = [
+        f for f in data.findings if f.get("caused_by") not in ids or f.get("caused_by") == f["finding_id"]
+    ]
+    causes: list[Cause] = []
+    covered: set[str] = set()
+    for root in display_order([f for f in roots if not is_glitch(f)]):
+        explained = [data.finding(i) for i in all_symptoms(root["finding_id"], symptoms)]
+        members = [f for f in explained if f is not None and f["finding_id"] not in covered]
+        covered.update([root["finding_id"], *(f["finding_id"] for f in members)])
+        causes.append(
+            Cause(
+                finding=root,
+                symptoms=display_order(members),
+                evidence=split_evidence(root.get("evidence")),
+                estimate=estimate_text(root),
+                fix=str(root.get("recommendation") or "none given"),
+                confirm=confirm_text(root),
+            )
+        )
+    glitches = display_order([f for f in data.findings if f["finding_id"] not in covered])
+    return causes, glitches
+
+
+def is_material(finding: dict[str, Any]) -> bool:
+    """Above info: worth a sentence on page one."""
+    return str(finding.get("severity") or "info").lower() != "info"
+
+
+def touches_model(cause: Cause) -> bool:
+    """Does the cause (or a symptom of it) hurt model quality rather than only cost compute?"""
+    if cause.finding.get("ledger") is not None:
+        return cause.finding["ledger"] == "model" or any(s.get("ledger") == "model" for s in cause.symptoms)
+    return any(c not in COMPUTE_CATEGORIES | GLITCH_CATEGORIES for c in cause.categories)
+
+
+# --------------------------------------------------------------------------- the validation story
+
+
+@dataclass
+class Trajectory:
+    steps: list[int]
+    losses: list[float]
+    accuracies: list[float | None]
+
+
+def trajectory(data: ReportData) -> Trajectory | None:
+    frame = data.eval_metrics
+    if not len(frame):
+        return None
+    counted = flag_column(frame, "is_counted", True)
+    steps, losses = num_column(frame, "step")[counted], num_column(frame, "val_loss")[counted]
+    accuracy = num_column(frame, "val_accuracy")[counted]
+    keep = np.isfinite(steps) & np.isfinite(losses)
+    if keep.sum() < 2:
+        return None
+    return Trajectory(
+        steps=[int(s) for s in steps[keep]],
+        losses=[float(v) for v in losses[keep]],
+        accuracies=[float(a) if math.isfinite(a) else None for a in accuracy[keep]],
+    )
+
+
+def accuracy_change(t: Trajectory, i: int, j: int) -> str:
+    a, b = t.accuracies[i], t.accuracies[j]
+    return f", accuracy {fmt_loss(a)} -> {fmt_loss(b)}" if a is not None and b is not None else ""
+
+
+def plateau_sentence(t: Trajectory) -> str:
+    """Where the validation loss stopped making net progress, or that it kept improving."""
+    first, final = t.losses[0], t.losses[-1]
+    drop = first - final
+    last = len(t.steps) - 1
+    if drop <= 0:
+        return (
+            f"Validation loss did not improve: {fmt_loss(first)} at step {t.steps[0]} and "
+            f"{fmt_loss(final)} at step {t.steps[-1]}{accuracy_change(t, 0, last)}."
+        )
+    k = next(i for i, v in enumerate(t.losses) if first - v >= PLATEAU_SHARE * drop or i == last)
+    run = t.steps[-1] - t.steps[0]
+    if k < last and run > 0 and (t.steps[-1] - t.steps[k]) / run >= PLATEAU_MIN_RUN_SHARE:
+        return (
+            f"Validation loss fell from {fmt_loss(first)} at step {t.steps[0]} to {fmt_loss(t.losses[k])} "
+            f"by step {t.steps[k]}; after step {t.steps[k]} the run made almost no net progress: "
+            f"val loss {fmt_loss(t.losses[k])} -> {fmt_loss(final)}{accuracy_change(t, k, last)} "
+            f"by step {t.steps[-1]}."
+        )
+    return (
+        f"Validation loss fell from {fmt_loss(first)} at step {t.steps[0]} to {fmt_loss(final)} at "
+        f"step {t.steps[-1]}{accuracy_change(t, 0, last)}, still improving at the end."
+    )
+
+
+def causes_in(causes: list[Cause], start: int, end: int) -> list[Cause]:
+    """Causes whose root or a symptom starts or ends in (start, end]: what ran just before an evaluation."""
+    found = []
+    for cause in causes:
+        for f in [cause.finding, *cause.symptoms]:
+            edges = [e for e in (f.get("first_step"), f.get("last_step")) if e is not None]
+            if any(start < e <= end for e in edges):
+                found.append(cause)
+                break
+    return found
+
+
+def dip_sentence(t: Trajectory, causes: list[Cause]) -> str | None:
+    """The largest rise of validation loss above its best so far, and what ran just before it."""
+    best, worst = t.losses[0], None
+    for i in range(1, len(t.losses)):
+        rise = t.losses[i] - best
+        if rise > DIP_SHARE * best and (worst is None or rise > worst[1]):
+            worst = (i, rise, best)
+        best = min(best, t.losses[i])
+    if worst is None:
+        return None
+    i, _, before = worst
+    text = f"Validation loss rose to {fmt_loss(t.losses[i])} at step {t.steps[i]}"
+    text += f" (best before {fmt_loss(before)})"
+    if t.accuracies[i] is not None:
+        text += f" and accuracy collapsed to about {fmt_loss(t.accuracies[i])}"
+    around = causes_in(causes, t.steps[i - 1], t.steps[i])
+    if around:
+        text += f", after {join_words([short(c.finding) for c in around])}"
+    return text + "."
+
+
+def checkpoint_sentence(data: ReportData) -> str | None:
+    c = data.context
+    if not c or c.get("best_eval_step") is None:
+        return None
+    best = f"The best evaluation is at step {fmt_num(c['best_eval_step'])}"
+    best += f" (val loss {fmt_loss(c['best_val_loss'])})"
+    if not c.get("n_checkpoints_saved"):
+        return best + "; the events log no saved checkpoint." if data.events else best + "."
+    saved = c.get("last_checkpoint_step")
+    if saved == c["best_eval_step"]:
+        return best + ", and it was saved as a checkpoint."
+    at = (
+        f" (val loss there {fmt_loss(c['last_checkpoint_val_loss'])})"
+        if c.get("last_checkpoint_val_loss")
+        else ""
+    )
+    return best + f"; the last saved checkpoint is step {fmt_num(saved)}{at}."
+
+
+def restart_sentence(data: ReportData) -> str | None:
+    restarts = [e for e in data.events if e.get("resumed_from_step") is not None]
+    if not restarts:
+        return None
+    parts = [
+        f"at step {fmt_num(e['step'])} from the checkpoint of step {fmt_num(e['resumed_from_step'])}"
+        for e in restarts
+    ]
+    times = "once" if len(restarts) == 1 else f"{len(restarts)} times"
+    return f"It crashed and was resumed {times}: {join_words(parts)}."
+
+
+def scope_sentence(data: ReportData) -> str:
+    s = data.summary
+    first, last, counted = s.get("first_step"), s.get("last_step"), s.get("steps_counted")
+    configured = f" of {fmt_num(s['total_steps_config'])} configured" if s.get("total_steps_config") else ""
+    if (
+        isinstance(first, int)
+        and isinstance(last, int)
+        and isinstance(counted, int)
+        and counted < last - first + 1
+    ):
+        # sparse logging (every n-th step): the rows logged are not the steps trained
+        text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
+        text += f" ({fmt_num(counted)} steps logged)"
+    else:
+        text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
+    return " ".join(text.split()) + "."
+
+
+# --------------------------------------------------------------------------- the two questions
+
+
+def spike_share_sentence(data: ReportData) -> str | None:
+    """How concentrated the loss-spike steps are on one shard: '16 of 19 loss-spike steps (84.2%)...'."""
+    frame = data.step_metrics
+    if not len(frame) or "shard_id" not in frame.columns:
+        return None
+    counted = flag_column(frame, "is_counted", True) & flag_column(frame, "is_loss_spike", False)
+    shards = frame.loc[counted, "shard_id"].dropna().astype(str)
+    if shards.empty:
+        return None
+    top, n_top = sorted(Counter(shards).items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    n_spikes = int(counted.sum())
+    if n_top < 2 or n_top / n_spikes < 0.5:
+        return None
+    source = frame.loc[counted & (frame["shard_id"].astype(str) == top).to_numpy(), "source"]
+    named = f"shard {top}" + (
+        f" ({source.iloc[0]})" if "source" in frame.columns and source.notna().any() else ""
+    )
+    return f"{n_top} of {n_spikes} loss-spike steps ({fmt_pct(n_top / n_spikes)}) were on {named}"
+
+
+def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | None) -> str:
+    model = [c for c in causes if touches_model(c) and is_material(c.finding)]
+    final = data.summary.get("final_val_loss")
+    if not model:
+        return "No finding points at model quality: the validation loss is what this setup reaches."
+    if data.has_costs and any(c.finding.get("val_loss_cost") is not None for c in model):
+        priced = sorted(
+            [c for c in model if c.finding.get("val_loss_cost") is not None],
+            key=lambda c: -float(c.finding["val_loss_cost"]),
+        )
+        parts = [f"{short(c.finding)}, about {fmt_loss(c.finding['val_loss_cost'])}" for c in priced[:3]]
+        text = f"Mostly {'; '.join(parts)} (of the final {fmt_loss(final)})."
+    else:
+        parts = [short(c.finding) for c in model[:3]]
+        text = (
+            f"The problems that plausibly cost validation loss, most severe first: {join_words(parts)}. "
+            "This build gives no validation-loss estimate per problem, so their shares are unknown."
+        )
+    if t is not None and "almost no net progress" in plateau_sentence(t):
+        text += " Training stopped improving validation loss well before the end (above)."
+    return text
+
+
+def why_train_unstable(data: ReportData, causes: list[Cause]) -> str:
+    unstable = [c for c in causes if c.categories & INSTABILITY_CATEGORIES and is_material(c.finding)]
+    spikes = spike_share_sentence(data)
+    if not unstable and spikes is None:
+        return "It is not flagged as unstable: no loss spikes, gradient spikes or NaN losses were found."
+    text = f"Because of {join_words([short(c.finding) for c in unstable])}." if unstable else ""
+    if spikes:
+        text += f" {spikes}."
+    return text.strip()
+
+
+# --------------------------------------------------------------------------- ledgers and fix first
+
+
+@dataclass
+class Ledger:
+    title: str
+    rows: list[tuple[dict[str, Any], str]]  # (finding, amount text)
+    empty: str
+
+
+def build_ledgers(data: ReportData, causes: list[Cause]) -> list[Ledger]:
+    if data.has_costs:
+
+        def folded(f: dict[str, Any]) -> bool:
+            """A symptom whose cause sits in the same ledger is told under that cause, not again."""
+            cause = data.finding(f.get("caused_by"))
+            return cause is not None and cause is not f and cause.get("ledger") == f.get("ledger")
+
+        def ranked(ledger: str) -> list[dict[str, Any]]:
+            rows = [f for f in data.findings if f.get("ledger") == ledger and not folded(f)]
+            return sorted(
+                rows, key=lambda f: (f.get("ledger_rank") is None, f.get("ledger_rank") or 0, f["rank"])
+            )
+
+        model = [(f, fmt_model_cost(f) or "not estimated") for f in ranked("model")]
+        compute = [(f, fmt_compute_cost(f) or "not estimated") for f in ranked("compute")]
+        return [
+            Ledger(
+                "Model quality: what costs validation loss",
+                model[:LEDGER_ROWS_EACH],
+                "Nothing costs model quality.",
+            ),
+            Ledger("Compute: what costs time", compute[:LEDGER_ROWS_EACH], "Nothing wastes compute."),
+        ]
+    rows = [(c.finding, str(c.finding.get("severity"))) for c in causes if is_above_low(c.finding)]
+    return [
+        Ledger("The problems, most severe first", rows[:LEDGER_ROWS], "Nothing wrong above low severity.")
+    ]
+
+
+@dataclass
+class FixFirst:
+    finding: dict[str, Any]
+    runner_up: dict[str, Any] | None
+    why: list[str]
+
+
+def pick_fix_first(
+    data: ReportData, causes: list[Cause]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    s = data.summary
+    if data.has_costs and data.finding(s.get("fix_first_finding_id")) is not None:
+        return data.finding(s["fix_first_finding_id"]), data.finding(s.get("runner_up_finding_id"))
+    serious = [c.finding for c in causes if is_above_low(c.finding)]
+    if not serious:
+        return None, None
+    fix = min(serious, key=lambda f: f["rank"])
+    named = data.finding(s.get("runner_up_finding_id"))
+    if (
+        named is not None
+        and named["finding_id"] != fix["finding_id"]
+        and not is_glitch(named)
+        and is_material(named)
+    ):
+        return fix, named
+    others = [
+        c.finding for c in causes if c.finding["finding_id"] != fix["finding_id"] and is_material(c.finding)
+    ]
+    return fix, (min(others, key=lambda f: f["rank"]) if others else None)
+
+
+def ranges_overlap(data: ReportData, a: dict[str, Any], b: dict[str, Any]) -> bool | None:
+    flag = data.summary.get("fix_first_ranges_overlap")
+    if flag is not None:
+        return bool(flag)
+    lows = (a.get("val_loss_cost_low"), b.get("val_loss_cost_high"))
+    if None in lows:
+        return None
+    return float(a["val_loss_cost_low"]) <= float(b["val_loss_cost_high"])
+
+
+def build_fix_first(data: ReportData, causes: list[Cause]) -> FixFirst | None:
+    fix, runner = pick_fix_first(data, causes)
+    if fix is None:
+        return None
+    why: list[str] = []
+    cause = next((c for c in causes if c.finding["finding_id"] == fix["finding_id"]), None)
+    if fix.get("val_loss_cost") is not None:
+        final = data.summary.get("final_val_loss")
+        text = f"It costs about {fmt_model_cost(fix)}"
+        text += f" (final validation loss {fmt_loss(final)})." if final is not None else "."
+        why.append(text)
+        if runner is not None:
+            text = (
+                f"Why it beats the runner-up, {short(runner)}: that one costs "
+                f"{fmt_model_cost(runner) or 'no estimate'}."
+            )
+            overlap = ranges_overlap(data, fix, runner)
+            if overlap:
+                text += (
+                    " The two ranges overlap, so the order between them is not settled: both must be fixed."
+                )
+            elif overlap is False:
+                text += " Its lowest estimate is above the runner-up's highest, so the order is settled."
+            why.append(text)
+    elif runner is not None:
+        why.append(
+            f"Why it beats the runner-up, {short(runner)}: it is rated {fix.get('severity')} against "
+            f"{runner.get('severity')} and affects {fmt_num(fix.get('steps_affected'))} steps "
+            f"({fmt_steps(fix.get('first_step'), fix.get('last_step'))}) against "
+            f"{fmt_num(runner.get('steps_affected'))}; this build has no validation-loss estimate for either."
+        )
+    else:
+        why.append("It is the only problem above low severity.")
+    if cause is not None and cause.symptoms:
+        n = len(cause.symptoms)
+        why[0] += (
+            f" It also explains {plural(n, 'other finding')}: fixing it should clear "
+            f"{'it' if n == 1 else 'them'} too."
+        )
+    if fix.get("recommendation"):
+        why.append(f"What to do: {fix['recommendation']}")
+    return FixFirst(fix, runner, why)
+
+
+def build_reruns(data: ReportData, fix: FixFirst | None, causes: list[Cause]) -> list[str]:
+    picked: list[dict[str, Any]] = []
+    if fix is not None:
+        picked += [f for f in (fix.finding, fix.runner_up) if f is not None]
+    for cause in causes:
+        if len(picked) >= 3:
+            break
+        if is_above_low(cause.finding) and all(
+            cause.finding["finding_id"] != p["finding_id"] for p in picked
+        ):
+            picked.append(cause.finding)
+    return [f"{capital(short(f))}: {confirm_text(f)}.".replace("..", ".") for f in picked]
+
+
+def capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+# --------------------------------------------------------------------------- caveats
+
+
+def hypothesis_caveats(data: ReportData) -> list[str]:
+    notes = [
+        "The causes are read from the logs, not tested: each one is a hypothesis until its rerun confirms it."
+    ]
+    c = data.context
+    for f in data.findings:
+        if f.get("category") != "lr_above_peak" or not f.get("observed_value") or not f.get("expected_value"):
+            continue
+        ratio = float(f["observed_value"]) / float(f["expected_value"])
+        workers = c.get("data_parallel_workers")
+        if workers and abs(ratio / float(workers) - 1) <= RATIO_TOLERANCE:
+            text = (
+                f"The learning rate at {ratio:.1f}x its configured peak equals the "
+                f"{fmt_num(workers)} data-parallel "
+                "workers; that the LR was multiplied by the worker count is a hypothesis"
+            )
+            end_lr = final_logged_lr(data)
+            if (
+                end_lr is not None
+                and c.get("min_lr")
+                and abs(end_lr / float(c["min_lr"]) - 1) <= RATIO_TOLERANCE
+            ):
+                text += (
+                    f" (only the peak is scaled: the last logged LR {fmt_num(end_lr)} is the unscaled min_lr)"
+                )
+            notes.append(text + ".")
+    priors = [
+        short(f)
+        for f in data.findings
+        if str(f.get("cost_estimator") or "").endswith("_prior") and f.get("ledger") == "model"
+    ]
+    if priors:
+        notes[0] += f" The cost of {join_words(priors)} is a prior from other runs, not measured on this one."
+    return notes
+
+
+def final_logged_lr(data: ReportData) -> float | None:
+    frame = data.step_metrics
+    if not len(frame):
+        return None
+    counted = flag_column(frame, "is_counted", True)
+    lr = num_column(frame, "learning_rate")[counted]
+    lr = lr[np.isfinite(lr)]
+    return float(lr[-1]) if len(lr) else None
+
+
+def clipping_caveat(data: ReportData) -> str | None:
+    frame = data.step_metrics
+    if not len(frame):
+        return None
+    counted = flag_column(frame, "is_counted", True)
+    grad, clip, step = (num_column(frame, c)[counted] for c in ("grad_norm", "grad_clip_norm", "step"))
+    known = np.isfinite(grad) & np.isfinite(clip) & (clip > 0)
+    if not known.any():
+        return None
+    above = known & (grad > clip * (1 + AT_LIMIT_TOLERANCE))
+    # up to the first norm above the limit (clipping lost, e.g. after a resume), or the whole run
+    first_above = float(step[above].min()) if above.any() else math.inf
+    window = known & (step < first_above)
+    at_limit = window & (np.abs(grad - clip) <= AT_LIMIT_TOLERANCE * clip)
+    n_at = int(at_limit.sum())
+    if n_at < AT_LIMIT_MIN_STEPS:
+        return None
+    steps = step[at_limit]
+    scope = f"before step {int(first_above)}" if above.any() else "in the run"
+    return (
+        f"{n_at} logged gradient norms (steps {int(steps.min())}-{int(steps.max())}) sit exactly at the "
+        f"clipping limit {fmt_num(float(clip[at_limit][0]))} and none {scope} is above it: the log records "
+        f"norms after clipping, so the true gradient sizes {scope} are unknown."
+    )
+
+
+def val_set_caveat(data: ReportData, t: Trajectory | None) -> str | None:
+    if t is None:
+        return None
+    n = data.context.get("val_examples")
+    if not n:
+        return (
+            "The config does not give the validation set size, so how noisy the validation "
+            "numbers are is unknown."
+            if data.context
+            else None
+        )
+    if n >= LARGE_VAL_SET:
+        return None
+    p = t.accuracies[-1]
+    text = f"The validation set is {fmt_num(n)} examples"
+    if p is not None and 0 < p < 1:
+        noise = 2 * math.sqrt(p * (1 - p) / n)
+        text += (
+            f": accuracy differences under about {noise:.3f} (two standard errors at {fmt_loss(p)}) are noise"
+        )
+    return text + "."
+
+
+def duplicate_eval_caveats(data: ReportData) -> list[str]:
+    frame = data.eval_metrics
+    if not len(frame):
+        return []
+    notes = []
+    counted = flag_column(frame, "is_counted", True)
+    steps, losses = num_column(frame, "step"), num_column(frame, "val_loss")
+    for step in sorted({s for s in steps if np.isfinite(s) and (steps == s).sum() > 1}):
+        rows = steps == step
+        kept = losses[rows & counted]
+        others = sorted({round(float(v), 6) for v in losses[rows & ~counted] if np.isfinite(v)})
+        if not len(kept) or not others:
+            continue
+        alt = others[0] if len(others) == 1 else others
+        notes.append(
+            f"Step {int(step)} was evaluated more than once (val loss "
+            f"{join_words([fmt_loss(v) for v in others])} "
+            f"and {fmt_loss(kept[0])}); the report keeps {fmt_loss(kept[0])}, and the "
+            f"step-{int(step)} numbers "
+            f"change by {fmt_loss(abs(kept[0] - (alt if isinstance(alt, float) else alt[0])))} "
+            "with the other row."
+        )
+    return notes
+
+
+def checkpoint_caveat(data: ReportData) -> str | None:
+    c = data.context
+    if not c or c.get("best_eval_step") is None or not data.has_events:
+        return None
+    if not data.events:
+        return "No run events were logged, so which checkpoints were saved is unknown."
+    if not c.get("n_checkpoints_saved"):
+        return "The events log no checkpoint save: which weights were kept is unknown."
+    if c.get("last_checkpoint_step") == c["best_eval_step"]:
+        return None
+    best_saved = ""
+    if (
+        c.get("best_checkpoint_step") == c.get("last_checkpoint_step")
+        and c.get("best_checkpoint_val_loss") is not None
+    ):
+        best_saved = (
+            f" (val loss {fmt_loss(c['best_checkpoint_val_loss'])} there, the best of the saved ones)"
+        )
+    elif c.get("best_checkpoint_step") is not None:
+        best_saved = (
+            f"; the best saved checkpoint is step {fmt_num(c['best_checkpoint_step'])} "
+            f"(val loss {fmt_loss(c['best_checkpoint_val_loss'])})"
+        )
+    return (
+        f"The best evaluation (step {fmt_num(c['best_eval_step'])}, val loss "
+        f"{fmt_loss(c['best_val_loss'])}) is not "
+        "a saved checkpoint: the last save in the events is step "
+        f"{fmt_num(c.get('last_checkpoint_step'))}{best_saved}."
+    )
+
+
+@dataclass
+class StepTime:
+    counted_sec: float
+    n_counted: int
+    replayed_sec: float
+    n_replayed: int
+    n_missing: int
+    missing_estimate_sec: float
+
+    @property
+    def work_sec(self) -> float:
+        return self.counted_sec + self.replayed_sec + self.missing_estimate_sec
+
+
+def step_time(data: ReportData) -> StepTime | None:
+    frame = data.step_metrics
+    seconds = num_column(frame, "step_time_sec")
+    if not len(frame) or not np.isfinite(seconds).any():
+        return None
+    counted = flag_column(frame, "is_counted", True)
+    attempt, steps = num_column(frame, "attempt_number"), num_column(frame, "step")
+    # the attempt whose row counts for each step (one counted row a step), looked up for every row
+    kept = pd.Series(attempt[counted], index=steps[counted])
+    kept_attempt = pd.Series(steps).map(kept[~kept.index.duplicated(keep="last")]).to_numpy(dtype="float64")
+    # superseded rows of another attempt (work redone after a resume); duplicates of the kept one are not
+    replayed = ~counted & np.isfinite(attempt) & np.isfinite(kept_attempt) & (attempt != kept_attempt)
+    known = np.isfinite(seconds)
+    median = float(np.median(seconds[counted & known])) if (counted & known).any() else 0.0
+    n_missing = int((counted & ~known).sum())
+    return StepTime(
+        counted_sec=float(seconds[counted & known].sum()),
+        n_counted=int(counted.sum()),
+        replayed_sec=float(seconds[replayed & known].sum()),
+        n_replayed=int(replayed.sum()),
+        n_missing=n_missing,
+        missing_estimate_sec=n_missing * median,
+    )
+
+
+def step_time_text(st: StepTime) -> str:
+    text = f"The step times of the {fmt_num(st.n_counted)} counted steps add up to {st.counted_sec:.1f} s"
+    extra = []
+    if st.n_replayed:
+        extra.append(f"{plural(st.n_replayed, 'replayed step')} ({st.replayed_sec:.1f} s)")
+    if st.n_missing:
+        extra.append(
+            f"{plural(st.n_missing, 'step')} with no time logged (about {st.missing_estimate_sec:.1f} s)"
+        )
+    if extra:
+        text += f"; with {join_words(extra)} the training work took about {st.work_sec:.1f} s"
+    return text + ". Restart downtime and evaluation time are not logged, so the wall time is longer."
+
+
+def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]) -> list[str]:
+    notes = hypothesis_caveats(data)
+    notes += [n for n in (clipping_caveat(data), val_set_caveat(data, t)) if n]
+    notes += duplicate_eval_caveats(data)
+    notes += [n for n in (checkpoint_caveat(data),) if n]
+    st = step_time(data)
+    if st is not None and (st.n_replayed or st.n_missing):
+        notes.append(step_time_text(st))
+    if data.dbt.broken_nodes:
+        notes.append(
+            f"The last build had {plural(len(data.dbt.broken_nodes), 'broken step')}: some "
+            "numbers may be from an "
+            "older build (appendix)."
+        )
+    if consistency:
+        notes.append(
+            f"The tables behind this report disagree in {plural(len(consistency), 'place')} (appendix)."
+        )
+    return notes
+
+
+# --------------------------------------------------------------------------- page one
+
+
+@dataclass
+class PageOne:
+    what_happened: list[str]
+    questions: list[tuple[str, str]]
+    ledgers: list[Ledger]
+    fix_first: FixFirst | None
+    reruns: list[str]
+    caveats: list[str]
+    nothing_above_low: bool
+    causes: list[Cause] = field(default_factory=list)
+    glitches: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
+    causes, glitches = build_causes(data)
+    t = trajectory(data)
+    story = [scope_sentence(data)]
+    if t is not None:
+        story.append(plateau_sentence(t))
+        story += [s for s in (dip_sentence(t, causes),) if s]
+    else:
+        story.append("The run logged no evaluations, so its validation trajectory is unknown.")
+    story += [s for s in (restart_sentence(data), checkpoint_sentence(data)) if s]
+    fix = build_fix_first(data, causes)
+    return PageOne(
+        what_happened=story[:5],
+        questions=[
+            ("Why is the final validation loss high?", why_val_loss_high(data, causes, t)),
+            ("Why does the training loss look unstable?", why_train_unstable(data, causes)),
+        ],
+        ledgers=build_ledgers(data, causes),
+        fix_first=fix,
+        reruns=build_reruns(data, fix, causes),
+        caveats=build_caveats(data, t, consistency),
+        nothing_above_low=not any(is_above_low(f) for f in data.findings),
+        causes=causes,
+        glitches=glitches,
+    )
+
+
+def run_numbers(data: ReportData) -> list[tuple[str, str]]:
+    """The run's numbers, each labelled for what it is."""
+    s, c = data.summary, data.context
+    logged, counted = s.get("steps_logged"), s.get("steps_counted")
+    steps = f"{fmt_num(counted)} counted of {fmt_num(logged)} train rows logged"
+    if isinstance(logged, int) and isinstance(counted, int) and logged != counted:
+        steps += f" ({fmt_num(logged - counted)} replayed or duplicate rows not counted)"
+    steps += f"; {fmt_steps(s.get('first_step'), s.get('last_step'))}, "
+    steps += f"{fmt_num(s.get('total_steps_config'))} configured"
+    rows = [("Run", str(s.get("run_name") or "unnamed run")), ("Steps", steps)]
+    if s.get("best_val_loss") is None:
+        rows.append(("Best evaluation", "not logged (no evaluations)"))
+    else:
+        rows.append(
+            (
+                "Best evaluation",
+                f"step {fmt_num(s.get('best_eval_step'))}, val loss {fmt_loss(s['best_val_loss'])}",
+            )
+        )
+    if c.get("last_checkpoint_step") is not None:
+        at = (
+            f", val loss {fmt_loss(c['last_checkpoint_val_loss'])}"
+            if c.get("last_checkpoint_val_loss")
+            else ""
+        )
+        rows.append(("Last saved checkpoint", f"step {fmt_num(c['last_checkpoint_step'])}{at}"))
+    elif data.has_events:
+        rows.append(("Last saved checkpoint", "none in the events"))
+    if s.get("final_val_loss") is not None:
+        rows.append(
+            (
+                "Final validation loss",
+                f"{fmt_loss(s['final_val_loss'])} at step {fmt_num(s.get('final_eval_step'))}",
+            )
+        )
+    rows.append(("Final training loss", f"{fmt_loss(s.get('final_train_loss'))} (median of the last steps)"))
+    st = step_time(data)
+    if st is not None:
+        rows.append(("Summed step time (counted steps)", f"{st.counted_sec:.1f} s"))
+        if st.n_replayed or st.n_missing:
+            rows.append(
+                (
+                    "Training work incl. replayed and missing steps",
+                    f"about {st.work_sec:.1f} s (no downtime or evaluation time)",
+                )
+            )
+    if c.get("val_examples"):
+        rows.append(("Validation set", f"{fmt_num(c['val_examples'])} examples"))
+    return rows
+
+
+def glitch_row(finding: dict[str, Any]) -> list[str]:
+    """One line per log/record glitch: what, where, how many rows, what to do."""
+    return [
+        str(finding.get("title") or finding.get("finding_id")),
+        fmt_steps(finding.get("first_step"), finding.get("last_step")),
+        fmt_num(finding.get("steps_affected")),
+        str(finding.get("recommendation") or ""),
+    ]
+
+
+def symptom_line(finding: dict[str, Any]) -> str:
+    steps = fmt_steps(finding.get("first_step"), finding.get("last_step"))
+    return f"{finding.get('title')} ({steps}, {finding.get('severity')})"
