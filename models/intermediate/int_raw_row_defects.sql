@@ -1,7 +1,8 @@
 -- Every defect of every raw row that the build still uses (read as missing, normalised,
 -- placed by its step, kept as logged): one row per raw row per defect, named and with what
--- was done, from the one catalogue in macros/raw_row_defects.sql over staging's flags.
--- int_raw_rows_audited reads its reasons from here.
+-- was done, from the one catalogue in macros/raw_row_defects.sql (staging's flags, and the
+-- rules that need the shard table or the attempts). int_raw_rows_audited and log_quality
+-- read the defects from here.
 with
 
 known_shards as (
@@ -31,7 +32,7 @@ shard_rows as (
 {%- for file_kind, rows in files %}
 
 {{ file_kind }}_catalogue as (
-    {%- for defect, condition, action in raw_row_defects(file_kind) %}
+    {%- for defect, layer, rule, action in raw_row_defects(file_kind) %}
     select '{{ defect }}' as defect, {{ loop.index }} as defect_rank, '{{ action }}' as action
     {% if not loop.last %}union all{% endif %}
     {%- endfor %}
@@ -49,8 +50,8 @@ shard_rows as (
     from {{ rows }}
     inner join {{ file_kind }}_catalogue as catalogue
         on case catalogue.defect
-            {%- for defect, condition, action in raw_row_defects(file_kind) %}
-            when '{{ defect }}' then ({{ condition }})
+            {%- for defect, layer, rule, action in raw_row_defects(file_kind) %}
+            when '{{ defect }}' then ({{ raw_row_defect_condition(defect, layer, rule) }})
             {%- endfor %}
             else false
         end
