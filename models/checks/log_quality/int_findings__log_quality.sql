@@ -340,10 +340,7 @@ final as (
             else cast(affected as {{ type_double() }}) end as observed_value,
         case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
             else cast(0 as {{ type_double() }}) end as expected_value,
-        cast(affected as {{ type_double() }}) as estimated_cost,
-        'rows' as cost_unit,
-        'count of rows affected; what was done with each is in audit_summary' as cost_method,
-        least(1.0, {{ safe_divide('affected', 'totals.raw_rows') }}) as impact_score,
+        {{ log_rows_cost('affected', 'totals.raw_rows', 'count of rows affected; what was done with each is in audit_summary') }},
         caused_by,
         recommendation
     from issues
