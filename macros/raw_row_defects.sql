@@ -6,10 +6,11 @@
     - layer 'staging': staging sets the flag is_<defect> to (rule), a condition over the
       parsed row (windows over the run's rows allowed).
     - layer 'resolved': the rule needs more than the raw file (the shard table, the
-      attempts): it is a column that int_raw_row_defects reads from its resolved rows.
+      attempts): int_raw_row_defects sets is_<defect> to (rule) over its resolved train
+      rows (`train_rows`, int_train_rows_resolved, beside `known_shards`).
     Staging sets its flags and `has_defect` from here (raw_row_defect_flags, has_defect);
-    int_raw_row_defects turns it into one row per raw row per defect; the audit and
-    log_quality read that model. Rows set aside (no usable step, duplicates, superseded
+    int_raw_row_defects sets the resolved layer's flags and turns the catalogue into one row
+    per raw row per defect; the audit and log_quality read that model. Rows set aside (no usable step, duplicates, superseded
     attempts) are not defects of a used row: the audit gives the reason that decided it. -#}
 {% macro raw_row_defects(file_kind) %}
   {%- set catalogue = {
@@ -30,8 +31,10 @@
       ('step_time_sec_non_finite', 'parse', none, 'step_time_sec unreadable: left out of timing checks'),
       ('step_time_non_positive', 'staging', 'step_time_sec <= 0', 'step_time_sec zero or negative: left out of timing checks'),
       ('shard_id_missing', 'parse', none, 'shard_id empty: step not attributed to a shard'),
-      ('shard_id_unknown', 'resolved', 'is_shard_id_unknown', 'shard_id not in shard_info: source unknown'),
-      ('out_of_step_order', 'resolved', 'is_out_of_order_in_attempt', 'logged out of step order: placed by its step number'),
+      ('shard_id_unknown', 'resolved', 'known_shards.shard_id is null and train_rows.shard_id is not null',
+         'shard_id not in shard_info: source unknown'),
+      ('out_of_step_order', 'resolved', 'train_rows.is_out_of_order_in_attempt',
+         'logged out of step order: placed by its step number'),
     ],
     'eval': [
       ('accuracy_percent', 'staging', 'val_accuracy_logged > 1 and val_accuracy_logged <= 100',
@@ -60,11 +63,12 @@
   {{ return(catalogue[file_kind]) }}
 {% endmacro %}
 
-{#- staging: the flag columns whose rule lives in the catalogue, `(rule) as is_<defect>,` each
-    (NULL where the rule's inputs are NULL, as any comparison) -#}
-{% macro raw_row_defect_flags(file_kind) %}
-  {%- for defect, layer, rule, action in raw_row_defects(file_kind) if layer == 'staging' %}
-        ({{ rule }}) as is_{{ defect }},
+{#- the flag columns whose rule lives in the catalogue, for one layer ('staging': the staging
+    model; 'resolved': int_raw_row_defects): `(rule) as is_<defect>`, comma-separated (NULL
+    where the rule's inputs are NULL, as any comparison) -#}
+{% macro raw_row_defect_flags(file_kind, layer='staging') %}
+  {%- for defect, defect_layer, rule, action in raw_row_defects(file_kind) if defect_layer == layer %}
+        ({{ rule }}) as is_{{ defect }}{{ ',' if not loop.last }}
   {%- endfor %}
 {% endmacro %}
 
@@ -84,7 +88,3 @@
   {{ exceptions.raise_compiler_error("raw_row_defect_rule: no defect " ~ name ~ " for " ~ file_kind) }}
 {% endmacro %}
 
-{#- int_raw_row_defects: the condition that the row carries the defect -#}
-{% macro raw_row_defect_condition(defect, layer, rule) %}
-  {{- return(rule if layer == 'resolved' else 'is_' ~ defect) -}}
-{% endmacro %}

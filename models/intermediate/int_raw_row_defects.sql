@@ -12,7 +12,8 @@ known_shards as (
 train_rows as (
     select
         train_rows.*,
-        (known_shards.shard_id is null and train_rows.shard_id is not null) as is_shard_id_unknown
+        -- the flags of the defects that need the shard table or the attempts
+        {{- raw_row_defect_flags('train', 'resolved') }}
     from {{ run_ref('int_train_rows_resolved') }} as train_rows
     left join known_shards
         on train_rows.run_id = known_shards.run_id
@@ -51,7 +52,7 @@ shard_rows as (
     inner join {{ file_kind }}_catalogue as catalogue
         on case catalogue.defect
             {%- for defect, layer, rule, action in raw_row_defects(file_kind) %}
-            when '{{ defect }}' then ({{ raw_row_defect_condition(defect, layer, rule) }})
+            when '{{ defect }}' then is_{{ defect }}
             {%- endfor %}
             else false
         end

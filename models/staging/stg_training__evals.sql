@@ -27,7 +27,7 @@ flagged as (
     select
         *,
         -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
-        {{- raw_row_defect_flags('eval') }}
+        {{- raw_row_defect_flags('eval') }},
         -- a share is at most 1; (1, 100] can only be percent (rule in the catalogue)
         case
             when ({{ raw_row_defect_rule('eval', 'accuracy_out_of_range') }}) then null

@@ -23,7 +23,7 @@ flagged as (
     select
         *,
         -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
-        {{- raw_row_defect_flags('shards') }}
+        {{- raw_row_defect_flags('shards') }},
         (row_number() over (partition by run_id, shard_id order by file_row_number) > 1) as is_duplicate_shard_row
     from parsed
 ),

@@ -86,7 +86,7 @@ flagged as (
     select
         *,
         -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
-        {{- raw_row_defect_flags('train') }}
+        {{- raw_row_defect_flags('train') }},
         ({{ out_of_file_order() }}) as is_out_of_file_order
     from parsed
 ),
