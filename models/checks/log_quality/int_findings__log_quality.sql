@@ -79,26 +79,37 @@ row_defects as (
 
 {%- set gap_columns = ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
 
+row_gaps as (
+    -- per train row with a defect, 1 where a value is missing (empty) or a gap (empty or not a number)
+    select
+        run_id,
+        file_row_number,
+        {%- for column in gap_columns %}
+        max(case when defect = '{{ column }}_missing' then 1 else 0 end) as {{ column }}_missing,
+        max(case when defect in ('{{ column }}_missing', '{{ column }}_non_numeric') then 1 else 0 end) as {{ column }}_gap
+            {{- ',' if not loop.last }}
+        {%- endfor %}
+    from row_defects
+    where file_kind = 'train'
+    group by run_id, file_row_number
+),
+
 counted_gaps as (
-    -- per counted train row, 1 where a value is missing (empty) or a gap (empty or not a number)
     select
         counted.run_id,
         counted.step,
         -- formats that derive step time from elapsed-time deltas cannot time the first logged step
         (counted.step > first_counted.first_step) as is_after_first_step,
         {%- for column in gap_columns %}
-        max(case when row_defects.defect = '{{ column }}_missing' then 1 else 0 end) as {{ column }}_missing,
-        max(case when row_defects.defect in ('{{ column }}_missing', '{{ column }}_non_numeric') then 1 else 0 end)
-            as {{ column }}_gap{{ ',' if not loop.last }}
+        coalesce(row_gaps.{{ column }}_missing, 0) as {{ column }}_missing,
+        coalesce(row_gaps.{{ column }}_gap, 0) as {{ column }}_gap{{ ',' if not loop.last }}
         {%- endfor %}
     from counted
     inner join first_counted
         on counted.run_id = first_counted.run_id
-    left join row_defects
-        on counted.run_id = row_defects.run_id
-        and row_defects.file_kind = 'train'
-        and counted.file_row_number = row_defects.file_row_number
-    group by counted.run_id, counted.train_row_id, counted.step, first_counted.first_step
+    left join row_gaps
+        on counted.run_id = row_gaps.run_id
+        and counted.file_row_number = row_gaps.file_row_number
 ),
 
 issues as (
