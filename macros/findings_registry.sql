@@ -62,12 +62,21 @@
     end
 {% endmacro %}
 
+{#- the cost columns of a finding about log rows (log_quality, step_sequence): the rows affected,
+    and as impact their share of the run's raw rows -#}
+{% macro log_rows_cost(affected, raw_rows, method) %}
+        cast({{ affected }} as {{ type_double() }}) as estimated_cost,
+        'rows' as cost_unit,
+        {{ sql_literal(method) }} as cost_method,
+        least(1.0, {{ safe_divide(affected, raw_rows) }}) as impact_score
+{%- endmacro %}
+
 {#- literal rows as a select (a union of one-row selects), typed text; an empty list gives
     an empty select with the same columns. Used by tests/findings_registry_agrees_with_seed.sql
     to compare the registry and the graph with the seed. -#}
 {% macro text_rows(columns, rows) %}
   {%- if rows | length == 0 -%}
-    select {% for column in columns %}cast(null as {{ dbt.type_string() }}) as {{ column }}{% if not loop.last %}, {% endif %}{% endfor %} where 1 = 0
+    {{ no_rows(columns) }}
   {%- else -%}
     {%- for row in rows %}
     select {% for column in columns %}cast('{{ row[loop.index0] }}' as {{ dbt.type_string() }}) as {{ column }}{% if not loop.last %}, {% endif %}{% endfor %}

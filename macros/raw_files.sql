@@ -119,11 +119,10 @@
   {{ return(found) }}
 {% endmacro %}
 
-{#- no row, with the columns of a kind's raw rows (an increment with no new or changed run) -#}
-{% macro no_raw_rows(columns) %}
-  select cast(null as {{ dbt.type_string() }}) as run_id,
-    {% for column in columns %}cast(null as {{ dbt.type_string() }}) as {{ column }},
-    {% endfor %}cast(null as {{ dbt.type_bigint() }}) as file_row_number
+{#- no row, with the named columns: text, or the type `types` gives a column (a reader with no
+    file to read: an increment with no new or changed run; an empty list of literal rows) -#}
+{% macro no_rows(columns, types={}) %}
+  select {% for column in columns %}cast(null as {{ types.get(column, dbt.type_string()) }}) as {{ column }}{{ ', ' if not loop.last }}{% endfor %}
   where 1 = 0
 {% endmacro %}
 
@@ -132,7 +131,7 @@
   {% set spec = run_file_spec(kind) %}
   {% set files = run_files(kind) %}
   {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns) if execute and run_dir() is not none and files else {} %}
-  {% if not files %}{{ no_raw_rows(spec.columns) }}{% endif %}
+  {% if not files %}{{ no_rows(['run_id'] + spec.columns + ['file_row_number'], {'file_row_number': dbt.type_bigint()}) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     {% if run.dir is none %}
@@ -149,7 +148,7 @@
 {#- one row per run: whether its file's last line lacks a line end (the writer was cut off mid-row) -#}
 {% macro raw_file_ends_mid_line(kind) %}
   {% set files = run_files(kind) %}
-  {% if not files %}select cast(null as {{ dbt.type_string() }}) as run_id, false as ends_mid_line where 1 = 0{% endif %}
+  {% if not files %}{{ no_rows(['run_id', 'ends_mid_line'], {'ends_mid_line': dbt.type_boolean()}) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     select {{ sql_literal(run.run_id) }} as run_id, run_file_end.ends_mid_line
@@ -225,11 +224,7 @@
 {#- every run's config file as one text value, with the run and the path -#}
 {% macro raw_run_config() %}
   {% set files = run_files('config') %}
-  {% if not files %}
-  select cast(null as {{ dbt.type_string() }}) as run_id, cast(null as {{ dbt.type_string() }}) as config_json,
-    cast(null as {{ dbt.type_string() }}) as config_path
-  where 1 = 0
-  {% endif %}
+  {% if not files %}{{ no_rows(['run_id', 'config_json', 'config_path']) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     select {{ sql_literal(run.run_id) }} as run_id, config_file.config_json, config_file.config_path

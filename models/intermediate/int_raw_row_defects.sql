@@ -1,7 +1,8 @@
 -- Every defect of every raw row that the build still uses (read as missing, normalised,
 -- placed by its step, kept as logged): one row per raw row per defect, named and with what
--- was done, from the one catalogue in macros/raw_row_defects.sql over staging's flags.
--- int_raw_rows_audited reads its reasons from here.
+-- was done, from the one catalogue in macros/raw_row_defects.sql (staging's flags, and the
+-- rules that need the shard table or the attempts). int_raw_rows_audited and log_quality
+-- read the defects from here.
 with
 
 known_shards as (
@@ -11,7 +12,8 @@ known_shards as (
 train_rows as (
     select
         train_rows.*,
-        (known_shards.shard_id is null and train_rows.shard_id is not null) as is_shard_id_unknown
+        -- the flags of the defects that need the shard table or the attempts
+        {{- raw_row_defect_flags('train', 'resolved') }}
     from {{ run_ref('int_train_rows_resolved') }} as train_rows
     left join known_shards
         on train_rows.run_id = known_shards.run_id
@@ -31,7 +33,7 @@ shard_rows as (
 {%- for file_kind, rows in files %}
 
 {{ file_kind }}_catalogue as (
-    {%- for defect, condition, action in raw_row_defects(file_kind) %}
+    {%- for defect, layer, rule, action in raw_row_defects(file_kind) %}
     select '{{ defect }}' as defect, {{ loop.index }} as defect_rank, '{{ action }}' as action
     {% if not loop.last %}union all{% endif %}
     {%- endfor %}
@@ -49,8 +51,8 @@ shard_rows as (
     from {{ rows }}
     inner join {{ file_kind }}_catalogue as catalogue
         on case catalogue.defect
-            {%- for defect, condition, action in raw_row_defects(file_kind) %}
-            when '{{ defect }}' then ({{ condition }})
+            {%- for defect, layer, rule, action in raw_row_defects(file_kind) %}
+            when '{{ defect }}' then is_{{ defect }}
             {%- endfor %}
             else false
         end

@@ -23,35 +23,27 @@ parsed as (
     from source
 ),
 
-converted as (
+flagged as (
     select
         *,
-        -- a share is at most 1; (1, 100] can only be percent
-        (val_accuracy_logged > 1 and val_accuracy_logged <= 100) as is_accuracy_percent,
-        (val_accuracy_logged < 0 or val_accuracy_logged > 100) as is_accuracy_out_of_range,
+        -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
+        {{- raw_row_defect_flags('eval') }},
+        -- a share is at most 1; (1, 100] can only be percent (rule in the catalogue)
         case
-            when val_accuracy_logged < 0 or val_accuracy_logged > 100 then null
-            when val_accuracy_logged > 1 then val_accuracy_logged / 100.0
+            when ({{ raw_row_defect_rule('eval', 'accuracy_out_of_range') }}) then null
+            when ({{ raw_row_defect_rule('eval', 'accuracy_percent') }}) then val_accuracy_logged / 100.0
             else val_accuracy_logged
-        end as val_accuracy,
-        (count(*) over (partition by run_id, step) > 1) as is_step_repeated,
-        (step < max(step) over (
-            partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding
-        )) as is_out_of_file_order
+        end as val_accuracy
     from parsed
 ),
 
 final as (
     select
         *,
-        (
-            is_step_missing or is_step_invalid
-            or is_val_loss_missing or is_val_loss_non_numeric or is_val_loss_non_finite
-            or is_val_accuracy_non_numeric or is_val_accuracy_non_finite
-            or coalesce(is_accuracy_percent, false) or coalesce(is_accuracy_out_of_range, false)
-            or is_exact_duplicate or coalesce(is_step_repeated, false) or coalesce(is_out_of_file_order, false)
-        ) as has_defect
-    from converted
+        -- a defect of the catalogue, or what sets the row aside
+        {{ has_defect('eval', ['is_step_missing', 'is_step_invalid', 'is_val_loss_missing', 'is_val_loss_non_numeric',
+            'is_val_loss_non_finite', 'is_exact_duplicate']) }} as has_defect
+    from flagged
 )
 
 select * from final

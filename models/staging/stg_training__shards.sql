@@ -22,24 +22,17 @@ parsed as (
 flagged as (
     select
         *,
-        (source_raw <> lower(trim(source_raw))) as is_source_label_variant,
-        (n_examples <= 0) as is_n_examples_non_positive,
-        (row_number() over (partition by run_id, shard_id order by file_row_number) > 1) as is_duplicate_shard_row,
-        (
-            min(n_examples) over (partition by run_id, shard_id) <> max(n_examples) over (partition by run_id, shard_id)
-            or min(source) over (partition by run_id, shard_id) <> max(source) over (partition by run_id, shard_id)
-        ) as is_conflicting_duplicate
+        -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
+        {{- raw_row_defect_flags('shards') }},
+        (row_number() over (partition by run_id, shard_id order by file_row_number) > 1) as is_duplicate_shard_row
     from parsed
 ),
 
 final as (
     select
         *,
-        (
-            is_shard_id_missing or is_n_examples_missing or is_n_examples_invalid or is_source_missing
-            or coalesce(is_source_label_variant, false) or coalesce(is_n_examples_non_positive, false)
-            or is_duplicate_shard_row or coalesce(is_conflicting_duplicate, false)
-        ) as has_defect
+        -- a defect of the catalogue, or what sets the row aside
+        {{ has_defect('shards', ['is_shard_id_missing', 'is_duplicate_shard_row']) }} as has_defect
     from flagged
 )
 

@@ -85,29 +85,18 @@ parsed as (
 flagged as (
     select
         *,
-        (step_time_sec <= 0) as is_step_time_non_positive,
-        (learning_rate < 0) as is_learning_rate_negative,
-        (grad_norm < 0) as is_grad_norm_negative,
-        -- lower than a step already logged above it in the file (a swap, or a replay after a resume)
-        (step < max(step) over (
-            partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding
-        )) as is_out_of_file_order
+        -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
+        {{- raw_row_defect_flags('train') }},
+        ({{ out_of_file_order() }}) as is_out_of_file_order
     from parsed
 ),
 
 final as (
     select
         *,
-        (
-            is_step_missing or is_step_invalid or set_aside_reason is not null
-            or is_loss_missing or is_loss_non_numeric or is_loss_non_finite
-            or is_grad_norm_missing or is_learning_rate_missing or is_step_time_sec_missing or is_shard_id_missing
-            or is_grad_norm_non_numeric or is_grad_norm_non_finite or coalesce(is_grad_norm_negative, false)
-            or is_learning_rate_non_numeric or is_learning_rate_non_finite or coalesce(is_learning_rate_negative, false)
-            or is_step_time_sec_non_numeric or is_step_time_sec_non_finite
-            or coalesce(is_step_time_non_positive, false)
-            or is_exact_duplicate or coalesce(is_out_of_file_order, false)
-        ) as has_defect
+        -- a defect of the catalogue, or what sets the row aside
+        {{ has_defect('train', ['is_step_missing', 'is_step_invalid', 'set_aside_reason is not null',
+            'is_exact_duplicate', 'is_out_of_file_order']) }} as has_defect
     from flagged
 )
 

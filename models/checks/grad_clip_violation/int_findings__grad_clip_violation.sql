@@ -59,13 +59,7 @@ before_first as (
 ),
 
 resume_before as (
-    select restarts.run_id, max(restarts.resume_step) as resume_step
-    from restarts
-    inner join violations
-        on restarts.run_id = violations.run_id
-    where restarts.resume_step <= violations.first_step
-        and restarts.resume_step >= violations.first_step - {{ var('clip_after_resume_window') }}
-    group by restarts.run_id
+    {{ last_resume_before('restarts', 'violations', var('clip_after_resume_window')) }}
 ),
 
 after_resume as (

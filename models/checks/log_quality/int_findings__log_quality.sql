@@ -17,15 +17,6 @@ first_counted as (
     select run_id, min(step) as first_step from counted group by run_id
 ),
 
-counted_after_first as (
-    -- formats that derive step time from elapsed-time deltas cannot time the first logged step
-    select counted.*
-    from counted
-    inner join first_counted
-        on counted.run_id = first_counted.run_id
-    where counted.step > first_counted.first_step
-),
-
 known_shards as (
     select run_id, shard_id from {{ run_ref('int_shards_resolved') }}
 ),
@@ -69,6 +60,7 @@ row_defects as (
 {#- the rows carrying one defect of the catalogue (macros/raw_row_defects.sql): (CTE, rows, file, defect) -#}
 {%- set defect_rows = [
     ('evals_in_percent', 'eval_rows', 'eval', 'accuracy_percent'),
+    ('evals_step_repeated', 'eval_rows', 'eval', 'step_repeated'),
     ('unknown_shard_rows', 'train_rows', 'train', 'shard_id_unknown'),
     ('counted_with_non_positive_time', 'counted', 'train', 'step_time_non_positive'),
     ('shard_rows_with_label_variant', 'shard_rows', 'shards', 'source_label_variant'),
@@ -84,6 +76,41 @@ row_defects as (
     where row_defects.file_kind = '{{ file_kind }}' and row_defects.defect = '{{ defect }}'
 ),
 {%- endfor %}
+
+{%- set gap_columns = ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
+
+row_gaps as (
+    -- per train row with a defect, 1 where a value is missing (empty) or a gap (empty or not a number)
+    select
+        run_id,
+        file_row_number,
+        {%- for column in gap_columns %}
+        max(case when defect = '{{ column }}_missing' then 1 else 0 end) as {{ column }}_missing,
+        max(case when defect in ('{{ column }}_missing', '{{ column }}_non_numeric') then 1 else 0 end) as {{ column }}_gap
+            {{- ',' if not loop.last }}
+        {%- endfor %}
+    from row_defects
+    where file_kind = 'train'
+    group by run_id, file_row_number
+),
+
+counted_gaps as (
+    select
+        counted.run_id,
+        counted.step,
+        -- formats that derive step time from elapsed-time deltas cannot time the first logged step
+        (counted.step > first_counted.first_step) as is_after_first_step,
+        {%- for column in gap_columns %}
+        coalesce(row_gaps.{{ column }}_missing, 0) as {{ column }}_missing,
+        coalesce(row_gaps.{{ column }}_gap, 0) as {{ column }}_gap{{ ',' if not loop.last }}
+        {%- endfor %}
+    from counted
+    inner join first_counted
+        on counted.run_id = first_counted.run_id
+    left join row_gaps
+        on counted.run_id = row_gaps.run_id
+        and counted.file_row_number = row_gaps.file_row_number
+),
 
 issues as (
     select
@@ -120,11 +147,12 @@ issues as (
         count(*),
         case when max(restarts.resume_step) is not null then 'run_restart:' || {{ fmt_int('max(restarts.resume_step)') }} end,
         'Mark evaluations with the attempt that produced them, or drop the crashed attempt''s rows when resuming.'
-    from eval_rows
+    from evals_step_repeated as eval_rows
     left join restarts
         on eval_rows.run_id = restarts.run_id
         and eval_rows.step between restarts.resume_step - 1 and restarts.crashed_after_step
-    where eval_rows.is_step_repeated and not eval_rows.is_exact_duplicate
+    -- an exact copy is set aside, not a second evaluation
+    where not eval_rows.is_exact_duplicate
     group by eval_rows.run_id
     having count(*) > 0
 
@@ -155,27 +183,28 @@ issues as (
     group by unknown_shard_rows.run_id
     having count(*) > 0
 
-    {% for column in ['loss', 'grad_norm', 'learning_rate', 'step_time_sec', 'shard_id'] %}
+    {% for column in gap_columns %}
     union all
 
     select
         run_id,
         'missing_{{ column }}',
-        case when sum(case when is_{{ column }}_missing then 1 else 0 end) >= {{ var('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
-        {{ fmt_int('sum(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then 1 else 0 end)') }}
-            || ' counted step(s) have no readable {{ column }} (e.g. step '
-            || {{ fmt_int('min(case when is_' ~ column ~ '_missing' ~ (' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '') ~ ' then step end)') }} || ').',
+        case when sum({{ column }}_missing) >= {{ var('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
+        {{ fmt_int('sum(' ~ column ~ '_gap)') }} || ' counted step(s) have no readable {{ column }} (e.g. step '
+            || {{ fmt_int('min(case when ' ~ column ~ '_gap = 1 then step end)') }} || ').',
         'empty or unreadable {{ column }} values are read as missing and left out of the checks that need them; '
             || 'the rest of the run logs it, so these are gaps, not a format limit',
-        min(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then step end),
-        max(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then step end),
-        sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end),
+        min(case when {{ column }}_gap = 1 then step end),
+        max(case when {{ column }}_gap = 1 then step end),
+        sum({{ column }}_gap),
         cast(null as {{ dbt.type_string() }}),
         'Find why the logger wrote no {{ column }} on those steps.'
-    from {{ 'counted_after_first' if column == 'step_time_sec' else 'counted' }}
+    from counted_gaps
+    {%- if column == 'step_time_sec' %}
+    where is_after_first_step
+    {%- endif %}
     group by run_id
-    having sum(case when is_{{ column }}_missing{{ ' or is_' ~ column ~ '_non_numeric' if column != 'shard_id' else '' }} then 1 else 0 end) > 0
-        and sum(case when is_{{ column }}_missing then 1 else 0 end) < count(*)
+    having sum({{ column }}_gap) > 0 and sum({{ column }}_missing) < count(*)
     {% endfor %}
 
     union all
@@ -322,10 +351,7 @@ final as (
             else cast(affected as {{ type_double() }}) end as observed_value,
         case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
             else cast(0 as {{ type_double() }}) end as expected_value,
-        cast(affected as {{ type_double() }}) as estimated_cost,
-        'rows' as cost_unit,
-        'count of rows affected; what was done with each is in audit_summary' as cost_method,
-        least(1.0, {{ safe_divide('affected', 'totals.raw_rows') }}) as impact_score,
+        {{ log_rows_cost('affected', 'totals.raw_rows', 'count of rows affected; what was done with each is in audit_summary') }},
         caused_by,
         recommendation
     from issues

@@ -51,12 +51,7 @@ first_mismatch as (
 ),
 
 resume_before as (
-    select resumes.run_id, max(resumes.resume_step) as resume_step
-    from resumes
-    inner join summary
-        on resumes.run_id = summary.run_id
-    where resumes.resume_step <= summary.first_step and resumes.resume_step >= summary.first_step - {{ var('lr_resume_attribution_steps') }}
-    group by resumes.run_id
+    {{ last_resume_before('resumes', 'summary', var('lr_resume_attribution_steps')) }}
 ),
 
 classified as (

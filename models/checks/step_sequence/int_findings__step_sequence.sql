@@ -179,10 +179,7 @@ final as (
         affected as steps_affected,
         cast(affected as {{ type_double() }}) as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
-        cast(affected as {{ type_double() }}) as estimated_cost,
-        'rows' as cost_unit,
-        'count of log rows affected; the training itself is not hurt by how it was logged' as cost_method,
-        least(1.0, {{ safe_divide('affected', 'totals.raw_rows') }}) as impact_score,
+        {{ log_rows_cost('affected', 'totals.raw_rows', 'count of log rows affected; the training itself is not hurt by how it was logged') }},
         caused_by,
         recommendation
     from unioned

@@ -65,18 +65,7 @@ loss_streaks_keyed as (
 ),
 
 loss_streaks as (
-    select
-        run_id,
-        baseline_run_id,
-        align_axis,
-        streak_key,
-        min(step) as streak_first_step,
-        max(step) as streak_last_step,
-        count(*) as streak_points
-    from loss_streaks_keyed
-    where is_departing
-    group by run_id, baseline_run_id, align_axis, streak_key
-    having count(*) >= {{ var('divergence_min_points') }}
+    {{ streak_spans('loss_streaks_keyed', 'is_departing', 'run_id, baseline_run_id, align_axis', var('divergence_min_points')) }}
 ),
 
 divergences as (
@@ -161,20 +150,10 @@ time_streaks_keyed as (
 ),
 
 time_streaks as (
-    select
-        run_id,
-        baseline_run_id,
-        align_axis,
-        streak_key,
-        min(step) as streak_first_step,
-        max(step) as streak_last_step,
-        count(*) as streak_points,
-        percentile_cont(0.5) within group (order by step_time_sec) as streak_step_time,
-        percentile_cont(0.5) within group (order by baseline_step_time_sec) as streak_baseline_step_time
-    from time_streaks_keyed
-    where is_slower
-    group by run_id, baseline_run_id, align_axis, streak_key
-    having count(*) >= {{ var('slowdown_min_points') }}
+    {{ streak_spans('time_streaks_keyed', 'is_slower', 'run_id, baseline_run_id, align_axis', var('slowdown_min_points'), [
+        'percentile_cont(0.5) within group (order by step_time_sec) as streak_step_time',
+        'percentile_cont(0.5) within group (order by baseline_step_time_sec) as streak_baseline_step_time',
+    ]) }}
 ),
 
 first_time_streaks as (
