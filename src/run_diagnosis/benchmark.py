@@ -61,6 +61,12 @@ class Measure:
     wall_s: float
     cpu_s: float
     peak_mb: float
+    # what the process wrote on stderr, each line with the seconds since it started
+    stderr: tuple[tuple[float, str], ...] = ()
+
+    def seen(self, prefix: str) -> float | None:
+        """Seconds from the start to the first stderr line starting with prefix."""
+        return next((at for at, line in self.stderr if line.startswith(prefix)), None)
 
     def cell(self) -> str:
         return f"{self.wall_s:.1f} s / {self.cpu_s:.1f} s CPU / {self.peak_mb:,.0f} MB"
@@ -83,13 +89,14 @@ def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Pat
         text=True,
     )
     assert process.stderr is not None
-    errors = process.stderr.read()
+    lines = tuple((time.perf_counter() - started, line.rstrip("\n")) for line in process.stderr)
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
     if process.returncode != 0:
+        errors = "\n".join(line for _, line in lines)
         raise SystemExit(f"benchmark: {' '.join(command)} failed ({process.returncode}):\n{errors[-3000:]}")
-    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, lines)
 
 
 def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
@@ -179,20 +186,34 @@ class Breakdown:
     sql_s: float  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
     nodes: int
 
+    # seconds from the start of diagnose.py to its steps 2 (writing the run), 3 (dbt) and 4
+    # (the report), from its progress lines
+    write_at: float
+    build_at: float
+    report_at: float
+
     def row(self, name: str) -> str:
-        outside = self.wall_s - self.node_phase_s
+        dbt_start = self.report_at - self.build_at - self.node_phase_s
         per_node = (self.node_sum_s - self.sql_s) / max(self.nodes, 1)
-        return (
-            f"| {name} | {self.wall_s:.1f} s | {outside:.1f} s | {self.node_phase_s:.1f} s | {self.nodes} "
-            f"| {self.node_sum_s:.1f} s | {self.sql_s:.1f} s | {self.node_sum_s - self.sql_s:.1f} s "
-            f"({per_node * 1000:.0f} ms a node) |"
+        cells = (
+            f"{self.wall_s:.1f} s",
+            f"{self.write_at:.1f} s",
+            f"{self.build_at - self.write_at:.1f} s",
+            f"{dbt_start:.1f} s",
+            f"{self.node_phase_s:.1f} s ({self.nodes} nodes)",
+            f"{self.node_sum_s:.1f} s",
+            f"{self.sql_s:.1f} s",
+            f"{self.node_sum_s - self.sql_s:.1f} s ({per_node * 1000:.0f} ms a node)",
+            f"{self.wall_s - self.report_at:.1f} s",
         )
+        return f"| {name} | " + " | ".join(cells) + " |"
 
 
 BREAKDOWN_HEADER = (
-    "| run | diagnose.py wall | outside the node phase (imports, reading and writing the run, "
-    "dbt start-up, report) | node phase | nodes | node time summed (2 threads) | of it SQL in DuckDB "
-    "| of it dbt's own work |\n|---|---|---|---|---|---|---|---|"
+    "| run | diagnose.py wall | start-up, checking and reading the run | writing and checking the "
+    "canonical files | dbt start-up and end (parse, hooks, artifacts) | node phase | node time "
+    "summed (2 threads) | of it SQL in DuckDB | of it dbt's own work | report |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
 )
 SQL_STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
 
@@ -211,6 +232,9 @@ def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str, Brea
         node_sum_s=sum(float(r["execution_time"]) for r in results["results"]),
         sql_s=sum(float(seconds) for seconds in SQL_STATUS.findall(log)),
         nodes=len(results["results"]),
+        write_at=measure.seen("[2/4]") or 0.0,
+        build_at=measure.seen("[3/4]") or 0.0,
+        report_at=measure.seen("[4/4]") or measure.wall_s,
     )
     summary = f"{len(results['results'])} nodes; slowest: {nodes}"
     return measure, float(results["elapsed_time"]), summary, breakdown
