@@ -73,9 +73,11 @@
 {% endmacro %}
 
 {#- staging: true when the row carries any defect of the catalogue that the raw file shows, or
-    any of `set_aside_flags` (what makes the row unusable: no step, a duplicate, ...) -#}
-{% macro has_defect(file_kind, set_aside_flags) %}
-  {%- set flags = set_aside_flags | list -%}
+    any of `other_flags` (conditions the catalogue does not list: what sets the row aside, such
+    as no step or an exact duplicate; for train rows also out of file order, which the
+    catalogue judges per attempt) -#}
+{% macro has_defect(file_kind, other_flags) %}
+  {%- set flags = other_flags | list -%}
   {%- for defect, layer, rule, action in raw_row_defects(file_kind) if layer != 'resolved' %}
     {%- do flags.append('is_' ~ defect) -%}
   {%- endfor -%}

@@ -94,7 +94,7 @@ flagged as (
 final as (
     select
         *,
-        -- a defect of the catalogue, or what sets the row aside
+        -- a defect of the catalogue, what sets the row aside, or out of file order
         {{ has_defect('train', ['is_step_missing', 'is_step_invalid', 'set_aside_reason is not null',
             'is_exact_duplicate', 'is_out_of_file_order']) }} as has_defect
     from flagged
