@@ -3,7 +3,7 @@
 -- MAD as spread, recomputed over spike_passes passes, each excluding the steps
 -- the earlier passes flagged (see the spike_baseline_pass macro). The first
 -- spike_min_periods steps are not scored: there is no past to judge them by.
--- Each pass streams the previous one's rows (no join back): linear in the run's length.
+-- Each pass reads the previous pass's rows directly (no join back to the steps).
 {%- set passes = var('spike_passes') %}
 with
 
