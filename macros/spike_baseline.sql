@@ -1,7 +1,9 @@
 {#-
   One pass of the robust loss baseline, as CTEs named <name>_*, ending in a CTE
-  <name> with: run_id, step, log_baseline, log_mad, baseline_points, is_outlier.
-  The source CTE has run_id and step; every window is per run (partition by run_id).
+  <name> with one row per source row: run_id, step, log_loss, the carry_columns,
+  exclude_column, log_baseline, log_mad, baseline_points, is_outlier (the next pass
+  reads it directly: no join back to the source). The source CTE has run_id, step,
+  log_loss, exclude_column and the carry_columns; every window is per run (partition by run_id).
   The baseline of a step is the median of the log losses of the `window` steps
   before it that are not excluded (source column `exclude_column`); the spread
   is estimated from the median absolute step-to-step change of the clean log
@@ -12,9 +14,10 @@
   baseline up. Iterated a few times, each pass excluding what earlier passes
   flagged (baseline-excludes-anomalies, as Elementary #1589 and re_data #328 ask).
 -#}
-{% macro spike_baseline_pass(name, source_cte, exclude_column) %}
+{% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[]) %}
 {%- set window = var('spike_window') %}
 {%- set min_mad = var('spike_min_mad') %}
+{%- set carried %}{% for column in carry_columns %}{{ column }}, {% endfor %}{{ exclude_column }}{% endset %}
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
     select
@@ -47,6 +50,7 @@
         run_id,
         step,
         log_loss,
+        {{ carried }},
         cast(sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
             over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
         - case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end as judge_index
@@ -58,6 +62,10 @@
         anchored.run_id,
         anchored.step,
         anchored.log_loss,
+        {%- for column in carry_columns %}
+        anchored.{{ column }},
+        {%- endfor %}
+        anchored.{{ exclude_column }},
         through.center_through as log_baseline,
         through.spread_through as log_mad,
         coalesce(through.points_through, 0) as baseline_points
@@ -69,11 +77,7 @@
 
 {{ name }} as (
     select
-        run_id,
-        step,
-        log_baseline,
-        log_mad,
-        baseline_points,
+        *,
         coalesce(
             baseline_points >= {{ var('spike_min_periods') }}
             and log_loss - log_baseline > ln(1 + {{ var('spike_min_relative_excess') }})

@@ -22,8 +22,9 @@ shard_sizes as (
 ),
 
 shard_counts as (
+    -- its own scan (sharing `steps` would hold every step in memory for this one count)
     select run_id, count(shard_id) as steps_with_shard, count(*) as steps_total
-    from steps
+    from {{ run_ref('int_train_steps_resolved') }}
     group by run_id
 ),
 
@@ -116,13 +117,34 @@ assigned as (
         on visits.run_id = config.run_id
 ),
 
-final as (
+sequenced as (
     select
         *,
-        (epoch_number > coalesce({{ previous_value('epoch_number', 'step', 'run_id') }}, epoch_number)) as is_epoch_start,
-        min(step) over (partition by run_id, epoch_number) as epoch_first_step,
-        max(step) over (partition by run_id, epoch_number) as epoch_last_step
+        (epoch_number > coalesce({{ previous_value('epoch_number', 'step', 'run_id') }}, epoch_number)) as is_epoch_start
     from assigned
+),
+
+epoch_spans as (
+    -- an aggregate joined back (one row per epoch; the steps of no known epoch together, as a
+    -- window partition would hold them: epoch numbers start at 1, so -1 stands for none)
+    select
+        run_id,
+        coalesce(epoch_number, -1) as epoch_key,
+        min(step) as epoch_first_step,
+        max(step) as epoch_last_step
+    from sequenced
+    group by run_id, coalesce(epoch_number, -1)
+),
+
+final as (
+    select
+        sequenced.*,
+        epoch_spans.epoch_first_step,
+        epoch_spans.epoch_last_step
+    from sequenced
+    left join epoch_spans
+        on sequenced.run_id = epoch_spans.run_id
+        and coalesce(sequenced.epoch_number, -1) = epoch_spans.epoch_key
 )
 
 select * from final

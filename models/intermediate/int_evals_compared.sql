@@ -8,20 +8,19 @@ evals as (
     select * from {{ run_ref('int_evals_resolved') }}
 ),
 
-train_smoothed as (
-    select
-        run_id,
-        step,
-        -- the steps (not rows) up to the evaluation: on a log written every 100 steps this is the
-        -- row itself (already an interval mean), never losses from hundreds of steps before
-        {{ median_over_range('loss', 'step', var('train_smoothing_window') - 1, partition_by='run_id') }} as train_loss_smoothed
-    from {{ run_ref('int_train_steps_resolved') }}
+train_steps as (
+    select run_id, step from {{ run_ref('int_train_steps_resolved') }}
+),
+
+train_losses as (
+    -- read again rather than shared with train_steps: a second scan is cheaper than holding the log
+    select run_id, step, loss from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 stream as (
     -- evaluations and train steps in one ordered stream, so each evaluation finds the last
     -- train step at or before it with a window (no range join over the whole log)
-    select run_id, step, 0 as is_eval, step as train_step from train_smoothed
+    select run_id, step, 0 as is_eval, step as train_step from train_steps
     union all
     select run_id, step, 1 as is_eval, cast(null as {{ dbt.type_bigint() }}) as train_step from evals
 ),
@@ -41,6 +40,39 @@ train_at_eval as (
     where is_eval = 1
 ),
 
+window_offsets as (
+    -- 0 .. train_smoothing_window - 1: the steps of the smoothing window, counted back
+    {%- for step_offset in range(var('train_smoothing_window')) %}
+    select {{ step_offset }} as step_offset{% if not loop.last %} union all{% endif %}
+    {%- endfor %}
+),
+
+eval_windows as (
+    -- the steps (not rows) up to the evaluation's train step: on a log written every 100 steps
+    -- this is the row itself (already an interval mean), never losses from hundreds of steps
+    -- before. Only these few steps per evaluation are read back (an equality join), instead of
+    -- a windowed median over every train step of the run.
+    select
+        train_at_eval.run_id,
+        train_at_eval.step,
+        train_at_eval.train_step - window_offsets.step_offset as window_step
+    from train_at_eval
+    cross join window_offsets
+    where train_at_eval.train_step is not null
+),
+
+train_smoothed as (
+    select
+        eval_windows.run_id,
+        eval_windows.step,
+        percentile_cont(0.5) within group (order by train_losses.loss) as train_loss_smoothed
+    from eval_windows
+    inner join train_losses
+        on eval_windows.run_id = train_losses.run_id
+        and eval_windows.window_step = train_losses.step
+    group by eval_windows.run_id, eval_windows.step
+),
+
 joined as (
     select
         evals.*,
@@ -52,12 +84,9 @@ joined as (
         row_number() over (partition by evals.run_id order by evals.step) as eval_index,
         count(*) over (partition by evals.run_id) as eval_count
     from evals
-    left join train_at_eval
-        on evals.run_id = train_at_eval.run_id
-        and evals.step = train_at_eval.step
     left join train_smoothed
-        on train_at_eval.run_id = train_smoothed.run_id
-        and train_at_eval.train_step = train_smoothed.step
+        on evals.run_id = train_smoothed.run_id
+        and evals.step = train_smoothed.step
 ),
 
 final as (

@@ -8,7 +8,8 @@
 with
 
 scored as (
-    select * from {{ run_ref('int_loss_baselines_computed') }}
+    select run_id, step, shard_id, loss, loss_baseline, log_residual, is_loss_spike
+    from {{ run_ref('int_loss_baselines_computed') }}
     where log_residual is not null
 ),
 
@@ -17,11 +18,13 @@ shards as (
 ),
 
 totals_by_run as (
+    -- its own scan of the baselines (sharing `scored` would hold every scored step in memory)
     select
         run_id,
         count(*) as scored_steps,
         sum(case when is_loss_spike then 1 else 0 end) as spike_steps
-    from scored
+    from {{ run_ref('int_loss_baselines_computed') }}
+    where log_residual is not null
     group by run_id
 ),
 
@@ -39,8 +42,7 @@ totals as (
 with_source as (
     select
         scored.*,
-        coalesce(shards.source, 'unknown') as source,
-        (shards.shard_id is null) as is_unknown_shard
+        coalesce(shards.source, 'unknown') as source
     from scored
     left join shards
         on scored.run_id = shards.run_id
@@ -48,46 +50,47 @@ with_source as (
     where scored.shard_id is not null
 ),
 
-indexed as (
+changes as (
+    -- a visit (consecutive scored steps on one shard, or one source) starts where the
+    -- step before it was on another one
     select
         with_source.*,
-        row_number() over (partition by run_id order by step rows between unbounded preceding and current row) as step_index
+        coalesce(shard_id <> {{ previous_value('shard_id', 'step', 'run_id') }}, true) as is_shard_visit_start,
+        coalesce(source <> {{ previous_value('source', 'step', 'run_id') }}, true) as is_source_visit_start
     from with_source
 ),
 
-keyed as (
-    -- every scored step twice: once under its shard, once under its source
+visit_numbered as (
+    -- visits numbered along the run: the visit number with the shard (or source) names a visit
     select
-        run_id, 'shard' as grouping_level, shard_id as group_key,
-        step, step_index, source, loss, loss_baseline, log_residual, is_loss_spike
-    from indexed
-    union all
-    select
-        run_id, 'source' as grouping_level, source as group_key,
-        step, step_index, source, loss, loss_baseline, log_residual, is_loss_spike
-    from indexed
-),
-
-visit_keyed as (
-    -- consecutive steps of one group share step_index - its row number in the group
-    select
-        keyed.*,
-        step_index - row_number() over (
-            partition by run_id, grouping_level, group_key order by step rows between unbounded preceding and current row
-        ) as visit_key
-    from keyed
+        *,
+        sum(case when is_shard_visit_start then 1 else 0 end) over (
+            partition by run_id order by step rows between unbounded preceding and current row
+        ) as shard_visit_number,
+        sum(case when is_source_visit_start then 1 else 0 end) over (
+            partition by run_id order by step rows between unbounded preceding and current row
+        ) as source_visit_number
+    from changes
 ),
 
 visits as (
     select
         run_id,
-        grouping_level,
-        group_key,
-        visit_key,
+        'shard' as grouping_level,
+        shard_id as group_key,
         count(*) as visit_steps,
         sum(case when is_loss_spike then 1 else 0 end) as visit_spikes
-    from visit_keyed
-    group by run_id, grouping_level, group_key, visit_key
+    from visit_numbered
+    group by run_id, shard_id, shard_visit_number
+    union all
+    select
+        run_id,
+        'source' as grouping_level,
+        source as group_key,
+        count(*) as visit_steps,
+        sum(case when is_loss_spike then 1 else 0 end) as visit_spikes
+    from visit_numbered
+    group by run_id, source, source_visit_number
 ),
 
 worst_visits as (
@@ -102,11 +105,13 @@ worst_visits as (
     group by run_id, grouping_level, group_key
 ),
 
-groups as (
+{%- for level, key in [('shard', 'shard_id'), ('source', 'source')] %}
+
+{{ level }}_groups as (
     select
         run_id,
-        grouping_level,
-        group_key,
+        '{{ level }}' as grouping_level,
+        {{ key }} as group_key,
         max(source) as source,
         count(*) as n_steps,
         min(step) as first_step,
@@ -116,8 +121,16 @@ groups as (
         sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
         sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
         sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
-    from keyed
-    group by run_id, grouping_level, group_key
+    from visit_numbered
+    group by run_id, {{ key }}
+),
+{%- endfor %}
+
+groups as (
+    -- every scored step counts twice: once under its shard, once under its source
+    select * from shard_groups
+    union all
+    select * from source_groups
 ),
 
 final as (

@@ -47,16 +47,48 @@ attempts as (
     from attempt_starts
 ),
 
+ordered as (
+    -- every row, narrow: its attempt, and whether it is out of order within that attempt (a
+    -- swap), not because a replay started. The rows set aside have no attempt and are compared
+    -- with each other, as one group per run. Computed before the raw columns are joined back,
+    -- so the window sorts a few columns, not the whole row.
+    select
+        run_id,
+        train_row_id,
+        step,
+        attempt_number,
+        is_attempt_start_flag,
+        later_restart_step,
+        coalesce(step < max(step) over (
+            partition by run_id, attempt_number order by file_row_number rows between unbounded preceding and 1 preceding
+        ), false) as is_out_of_order_in_attempt
+    from (
+        select run_id, train_row_id, file_row_number, step, attempt_number, is_attempt_start_flag, later_restart_step
+        from attempts
+        union all
+        select
+            run_id,
+            train_row_id,
+            file_row_number,
+            step,
+            null as attempt_number,
+            null as is_attempt_start_flag,
+            null as later_restart_step
+        from rows_in_file
+        where step is null or is_exact_duplicate
+    ) as every_row
+),
+
 resolved as (
     select
         rows_in_file.*,
-        attempts.attempt_number,
-        coalesce(attempts.is_attempt_start_flag = 1, false) as is_attempt_start,
-        attempts.later_restart_step,
+        ordered.attempt_number,
+        coalesce(ordered.is_attempt_start_flag = 1, false) as is_attempt_start,
+        ordered.later_restart_step,
         case
             when rows_in_file.step is null then 'set_aside'
             when rows_in_file.is_exact_duplicate then 'set_aside'
-            when attempts.step >= attempts.later_restart_step then 'superseded'
+            when ordered.step >= ordered.later_restart_step then 'superseded'
             else 'counted'
         end as resolution,
         case
@@ -64,25 +96,22 @@ resolved as (
             when rows_in_file.step is null and rows_in_file.is_step_missing then 'step is empty'
             when rows_in_file.step is null then 'step is not an integer: ' || rows_in_file.step_raw
             when rows_in_file.is_exact_duplicate then 'exact duplicate of an earlier row'
-            when attempts.step >= attempts.later_restart_step
+            when ordered.step >= ordered.later_restart_step
                 then 'superseded: the run logged this step again from step '
-                    || cast(attempts.later_restart_step as {{ dbt.type_string() }}) || ' on'
-        end as resolution_reason
+                    || cast(ordered.later_restart_step as {{ dbt.type_string() }}) || ' on'
+        end as resolution_reason,
+        ordered.is_out_of_order_in_attempt
     from rows_in_file
-    left join attempts
-        on rows_in_file.run_id = attempts.run_id
-        and rows_in_file.train_row_id = attempts.train_row_id
+    left join ordered
+        on rows_in_file.run_id = ordered.run_id
+        and rows_in_file.train_row_id = ordered.train_row_id
 ),
 
 final as (
     select
         *,
         (resolution = 'counted') as is_counted,
-        (resolution = 'superseded') as is_superseded,
-        -- out of order within its own attempt (a swap), not because a replay started
-        coalesce(step < max(step) over (
-            partition by run_id, attempt_number order by file_row_number rows between unbounded preceding and 1 preceding
-        ), false) as is_out_of_order_in_attempt
+        (resolution = 'superseded') as is_superseded
     from resolved
 )
 
