@@ -18,9 +18,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "bootstrap: installing requirements.txt and the run_diagnosis package (editable)" >&2
   # uv resolves and installs the pinned requirements in parallel (about 4x faster than pip
   # on a fresh venv here: 20 s against 85 s, the same packages); pip is the fallback when uv
-  # cannot be installed
+  # cannot be installed. --compile-bytecode writes the .pyc files at install time, as pip
+  # does: this environment sets PYTHONDONTWRITEBYTECODE, so without them every process
+  # compiles what it imports (dbt, pandas and DuckDB: 4.9 s instead of 2.0 s)
   if "$VENV/bin/python" -m pip install --quiet "uv==$UV_VERSION" 2>/dev/null; then
-    "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -r "$REPO/requirements.txt"
+    "$VENV/bin/uv" pip install --quiet --compile-bytecode --python "$VENV/bin/python" -r "$REPO/requirements.txt"
     "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --no-deps -e "$REPO"
   else
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
