@@ -42,10 +42,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.dbt_runner import REPO_ROOT as REPO
 from run_diagnosis.dbt_runner import dbt_executable
 from run_diagnosis.run_files import FILE_SUFFIXES, run_file
 
-REPO = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the repository
 FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
 PEER = REPO / "benchmarks" / "pandas_peer.py"
 DIAGNOSE = REPO / "scripts" / "diagnose.py"

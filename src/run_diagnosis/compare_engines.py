@@ -29,10 +29,10 @@ from typing import Any
 
 import duckdb
 
+from run_diagnosis.dbt_runner import REPO_ROOT as REPO
 from run_diagnosis.dbt_runner import dbt_executable, read_target_json
 from run_diagnosis.report_data import ReportError, connect
 
-REPO = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the repository
 # the order rows are compared in (a mart's key within a run)
 MART_ORDER: dict[str, str] = {
     "findings": "harm_rank nulls last, finding_id",

@@ -23,7 +23,7 @@ import pytest
 
 from dbt_session import DB_NAME
 from run_diagnosis import diagnose, importers
-from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run
+from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
 from sample_build import sample_build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -139,11 +139,12 @@ def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
     """A diagnosis (plain `dbt build`: selectors.yml's default) runs every anomaly test and every
     test tagged `invariant`, and none of the hygiene or unit tests that `ci` adds."""
     run = cli_run(diagnoses, "seeds_copy")
-    results = json.loads((run.out / "dbt" / "target" / "run_results.json").read_text(encoding="utf-8"))
     kinds = ("test", "unit_test")
-    ran = {r["unique_id"] for r in results["results"] if r["unique_id"].split(".")[0] in kinds}
-    manifest = json.loads((seeds_build.target_path / "manifest.json").read_text(encoding="utf-8"))
-    tests = {uid: node for uid, node in manifest["nodes"].items() if node["resource_type"] == "test"}
+    results = read_run_results(run.out / "dbt" / "target")
+    ran = {r["unique_id"] for r in results if r["unique_id"].split(".")[0] in kinds}
+    nodes = manifest_nodes(seeds_build.target_path, notes := [])
+    assert nodes, notes
+    tests = {uid: node for uid, node in nodes.items() if node["resource_type"] == "test"}
     wanted = {
         uid
         for uid, node in tests.items()
