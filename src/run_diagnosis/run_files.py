@@ -35,6 +35,11 @@ REQUIRED_TOP_KEYS = ["grad_clip_norm", "total_steps"]
 OPTIONAL_TOP_KEYS = ["batch_size", "eval_interval", "checkpoint_interval", "data_parallel_workers"]
 REQUIRED_CONFIG_KEYS = tuple([f"lr_schedule.{key}" for key in REQUIRED_SCHEDULE_KEYS] + REQUIRED_TOP_KEYS)
 
+# the config field an importer sets when each logged step_time_sec is the mean over the
+# logging interval since the previous row (Megatron, LLaMA-Factory): slow_steps then judges a
+# stall by its window (int_step_times_profiled)
+INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
+
 # config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)
 CONFIG_TYPES = {
     "lr_schedule.type": "text",
@@ -54,7 +59,7 @@ CONFIG_TYPES = {
     "precision": "text",
     "steps_per_epoch": "integer",
     "grad_norm_measured": "text",
-    "step_time_is_interval_mean": "text",
+    INTERVAL_MEAN_KEY: "text",
     "vocab_size": "integer",
 }
 

@@ -58,6 +58,7 @@ from run_diagnosis.importers.training_args import (
     find_training_args,
     schedule_from_args,
 )
+from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 
 FORMAT = "llamafactory_log"
 DESCRIPTION = "LLaMA-Factory trainer_log.jsonl (file or output folder; merged with trainer_state.json there)"
@@ -68,9 +69,6 @@ TIMING_NOTE = (
     "i.e. the average over each logging interval (whole-second clock, checkpoint saves included); "
     "the first interval has no earlier time and is empty"
 )
-# the config field that tells the diagnosis each step_time_sec is such an interval mean
-# (run_files.CONFIG_TYPES; slow_steps judges a stall by its window: int_step_times_profiled)
-INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 
 
 def sniff(path: Path) -> bool:

@@ -21,6 +21,7 @@ from run_diagnosis.importers.text_log_core import (
     parse_number,
     schedule_type,
 )
+from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 
 
 def megatron_config(
@@ -167,7 +168,7 @@ def megatron_log_config(parsed: ParsedLog) -> LogConfig:
         total = parsed.total_steps[-1] if parsed.total_steps else None
         result = LogConfig(*megatron_config(parsed.settings, "the arguments dump", total))
     # "elapsed time per iteration" is the mean over the iterations since the previous iteration line
-    result.config["step_time_is_interval_mean"] = True  # as llamafactory_log does
+    result.config[INTERVAL_MEAN_KEY] = True
     result.notes.append("step_time_sec is Megatron's elapsed time per iteration: a log-interval mean")
     return result
 
