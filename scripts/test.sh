@@ -11,8 +11,8 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "test: chromium could not be installed; the browser test will be skipped" >&2
 fi
-ruff check src scripts tests/python benchmarks
-ruff format --check src scripts tests/python benchmarks
+ruff check src scripts tests/python benchmarks corpus
+ruff format --check src scripts tests/python benchmarks corpus
 # the `ci` selector (selectors.yml): every node, the hygiene and unit tests included;
 # a plain `dbt build` runs the default `diagnosis` selector only. The tests that read the
 # sample (test_sample_run, test_diagnose) reuse this build: RUN_DIAGNOSIS_TEST_SAMPLE names
