@@ -64,6 +64,7 @@ FIELDS = (
 )
 
 PLAIN, VARIANT, COMPONENT = 0, 1, 2
+NOT_UNDERSTOOD = "not understood: "  # the start of the one grouped note (the report looks for it)
 
 
 @dataclass(frozen=True)
@@ -309,6 +310,12 @@ WORDS: dict[str, Word] = _table(
         ),
         (
             COMPONENT_WORD,
+            "transform",
+            "a transform of the quantity (squared, root): a different series, not the quantity",
+            "square squared sq sqr sqrt root",
+        ),
+        (
+            COMPONENT_WORD,
             "preference",
             "DPO/RLHF: the chosen or rejected response's value",
             "chosen rejected",
@@ -362,7 +369,7 @@ WORDS: dict[str, Word] = _table(
             "other",
             "a known metric that is not loss, accuracy, LR, grad norm, step time or tokens",
             "mfu hfu throughput fps tps wps ups sps tflops flops flop memory mem gib gb mib mb bytes energy "
-            "approx clipfrac explained variance "
+            "approx clipfrac explained variance hp hparam hparams flos "
             "allocated reserved util utilization power temperature temp bleu rouge rouge1 rouge2 "
             "rougel rougelsum meteor f1 precision recall auc auroc roc map miou wer cer psnr ssim "
             "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards return "
@@ -429,6 +436,7 @@ _PARAM_WORDS = {
 _THROUGHPUT_PER = {"s", "sec", "secs", "second", "seconds"}
 _TOPK = {"top1", "top3", "top5", "top10"}
 _CUMULATIVE = {"total", "overall", "cumulative", "run"}
+_PLANNED = {"total", "max"}
 _LOSS_WORDS = ("loss", "perplexity", "bits")
 
 
@@ -596,12 +604,15 @@ def resolve(name: str) -> Meaning:
         field_name = None
     if quantity == "time_part":
         reasons.append("a part of the step's time, not the step")
+    if quantity in ("step", "epoch") and set(words) & _PLANNED:
+        field_name = None
+        reasons.append(
+            "total/max with a counter: the planned number (total_steps, max_epochs), not the counter"
+        )
     summary = [w for w in words if w in WORDS and WORDS[w].kind == SUMMARY]
     if summary:
         field_name = None
         reasons.append(f"{summary[0]}: {WORDS[summary[0]].reason}")
-    if field_name is None:
-        rank = max(rank, COMPONENT)
     return Meaning(
         name=name,
         field=field_name,
@@ -729,15 +740,20 @@ class Assignment:
         return self.columns.get(name)
 
     def notes(self) -> list[str]:
-        """One grouped "not understood" line, one line per ambiguity and per unused override."""
+        """One grouped "not understood" line, one line per ambiguity, per stand-in (a variant used
+        because no plain series was logged) and per override that names no column."""
         lines: list[str] = []
         if self.not_understood:
-            lines.append("not understood: " + ", ".join(self.not_understood))
+            lines.append(NOT_UNDERSTOOD + ", ".join(self.not_understood))
         for name, options in self.ambiguous.items():
             lines.append(
                 f"{name}: ambiguous between {', '.join(repr(o) for o in options)}; used {options[0]!r} "
                 f"(choose with --map {name}=<name>)"
             )
+        for name, source in self.columns.items():
+            meaning = self.meanings.get(source)
+            if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
+                lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
         for name, source in self.missing_overrides.items():
             lines.append(
                 f"override {name}={source}: no such name in this log; resolved from the names instead"
