@@ -485,7 +485,10 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     run = lightning_csv.load(tmp_path / "lightning_logs")
     assert run.train["learning_rate"].tolist() == [0.001, 0.002]
     assert notes_with(run, "learning_rate for 2 rows taken from another row logged at the same step")
-    assert notes_with(run, "columns used: ") and "learning_rate <- 'lr-AdamW'" in notes_with(run, "columns used")[0]
+    assert (
+        notes_with(run, "columns used: ")
+        and "learning_rate <- 'lr-AdamW'" in notes_with(run, "columns used")[0]
+    )
     assert run.train["loss"].tolist() == ["3.5", "nan"]  # a NaN loss stays visible
     assert run.train["grad_norm"].tolist() == [0.8, 12.0]
     assert run.evals["val_loss"].tolist() == [3.1]
@@ -500,7 +503,8 @@ def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
         lightning_csv.load(path)
     message = str(raised.value)
     assert (
-        str(path) in message and "no training-loss column: no numeric column reads as the training-loss" in message
+        str(path) in message
+        and "no training-loss column: no numeric column reads as the training-loss" in message
     )
     assert "found columns: epoch, step, val_loss" in message
 
@@ -579,7 +583,11 @@ def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
     path = tmp_path / "metrics.csv"
     path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
     assert not wandb_history.sniff(path)
-    with pytest.raises(RunImportError, match=r"no training-loss column: no numeric column reads as the training-loss \(e\.g\. loss, .*train/loss"):
+    with pytest.raises(
+        RunImportError,
+        match=r"no training-loss column: no numeric column reads as the training-loss "
+        r"\(e\.g\. loss, .*train/loss",
+    ):
         wandb_history.load(path)
     path.write_text("step,loss\n1,2.0\n2,oops\n", encoding="utf-8")
     with pytest.raises(RunImportError, match=r"row 2 \(line 3\), column 'loss': not a number"):

@@ -14,8 +14,9 @@ call did not log that metric. This is what W&B gives you as
   the ``<run> - `` prefix is removed and the ``__MIN``/``__MAX`` band columns dropped.
 
 Columns are read by the metric-name resolver (``importers.metric_names`` through
-``aliases.column_map``; the user's ``RUN_DIAGNOSIS_ALIASES`` file wins). The step is the trainer's own step (``train/global_step``,
-``global_step``, ``step``) when present, else W&B's ``_step`` (which counts log calls).
+``aliases.column_map``; the user's ``RUN_DIAGNOSIS_ALIASES`` file wins). The step is the
+trainer's own step (``train/global_step``, ``global_step``, ``step``) when present, else W&B's
+``_step`` (which counts log calls).
 
 * train rows: rows with a loss value; ``grad_norm``/``learning_rate``/``shard_id`` from the
   same row, or, when that row has none, from another row logged at the same step (tools
