@@ -1,0 +1,776 @@
+"""What a logged metric name means, read from its words: the one metric-name resolver.
+
+Every importer (wide tables, TensorBoard tags, Hugging Face ``log_history`` keys, console logs)
+asks this module what a name such as ``valid/loss``, ``lr-AdamW/pg1`` or
+``elapsed time per iteration (ms)`` is, instead of keeping its own list of whole names.
+
+How a name is read
+------------------
+1. **Tokens.** The name is cut at ``/ _ - . : , | ( ) [ ]`` and spaces, at camelCase
+   (``CrossEntropyLoss`` -> cross entropy loss) and between letters and digits (``pg1`` ->
+   pg 1), lower-cased; a few two-word compounds are joined back (``learning rate`` -> lr,
+   ``cross entropy`` -> ce, ``adam w`` -> adamw, ``l 2`` -> l2, ``top 1`` -> top1).
+2. **Word classes.** Each token is looked up in ``WORDS`` (one table, each entry with its
+   reason): a *split* word (train, val, test ...), a *quantity* word (loss, acc, lr, norm,
+   time ...), a *unit* (ms, bits, ppl, %), an *aggregation* (step, epoch, avg, ema ...), a
+   *qualifier* that keeps the series plain (total, global, lm, optim, adamw ...), a
+   *component* word that makes it a part of a loss (aux, z, kl, bbox ...), a *part* word
+   (layer, weight ...), an *index* word (group, pg, dataloader), or a *known other* metric
+   (mfu, throughput, memory, bleu, reward ...). A token not in the table is *unknown*.
+3. **Quantity** by precedence over the token set (``_quantity``): throughput and memory first
+   (``tokens_per_second`` is not a token count), then loss scale, learning rate, grad norm,
+   loss (with perplexity and bits as units of a loss), accuracy, time, tokens, counters, and
+   known other metrics. No quantity: not understood.
+4. **Field** from quantity x split (``_field``): a loss of the train split (or none named) is
+   ``loss``, of the validation split ``val_loss``, of the test split ``test_loss``; likewise
+   accuracies. Learning rate, grad norm, step time and token counts are training fields: named
+   with an evaluation split they are known but not used (``eval_runtime``).
+5. **Rank** (``Meaning.rank``): 0 the plain series of its field (``primary``), 1 a variant that
+   stands in when no plain series is logged (an epoch mean of a per-step series, a loss logged
+   in bits or as perplexity, a smoothed series, a parameter group, a name with an unknown word),
+   2 a component or a different series that never stands in for the field (``loss_aux``,
+   ``z_loss``, top-5 accuracy, one layer's grad norm, a series plotted against samples).
+
+``assign`` picks, per field, the best-ranked candidate (then fewest words, then lowest group
+index); two candidates equal on all of these are an ambiguity, reported in the notes. User
+overrides (``--map``, the alias file ``RUN_DIAGNOSIS_ALIASES``) win over the resolver.
+
+To add a word: put it in ``WORDS`` with its class and a reason grounded in where it is logged,
+and add the name that needs it to ``corpus/metric_names.csv`` (see docs/metric-names.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+FIELDS = (
+    "step",
+    "epoch",
+    "loss",
+    "val_loss",
+    "test_loss",
+    "train_accuracy",
+    "val_accuracy",
+    "test_accuracy",
+    "learning_rate",
+    "grad_norm",
+    "step_time_sec",
+    "elapsed_sec",
+    "timestamp_sec",
+    "tokens",
+    "shard_id",
+)
+
+PLAIN, VARIANT, COMPONENT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What one logged name means (see the module docstring for how it is read)."""
+
+    name: str  # the name as logged
+    field: str | None  # one of FIELDS; None: not a metric this tool uses (or not understood)
+    split: str | None  # "train" | "validation" | "test" | None
+    quantity: str | None  # loss, accuracy, perplexity, learning_rate, grad_norm, step_time, elapsed,
+    # timestamp, tokens, counter, loss_scale, other
+    unit: str | None  # as logged: nats, bits, perplexity, percent, ms, s, or None
+    aggregation: str | None  # "step" | "epoch" | "interval" | None (unknown)
+    primary: bool  # the plain series of its field, not a component or a variant
+    understood: bool  # False: a metric-looking name it cannot place
+    why: str  # the tokens that decided, for notes
+    rank: int = PLAIN  # 0 plain, 1 variant that stands in, 2 component that never stands in
+    index: int = 0  # a parameter-group / dataloader index (group 0 before group 1)
+    words: int = 0  # meaningful tokens, fewer first among equal ranks ("loss" before "train/loss")
+
+
+# --------------------------------------------------------------------------- the word table
+
+# class names
+SPLIT, QUANTITY, UNIT, AGG, QUALIFIER, COMPONENT_WORD, PART, INDEX, OTHER, ROLE, VS = (
+    "split",
+    "quantity",
+    "unit",
+    "aggregation",
+    "qualifier",
+    "component",
+    "part",
+    "index",
+    "other",
+    "role",
+    "vs",
+)
+
+
+@dataclass(frozen=True)
+class Word:
+    kind: str
+    value: str
+    reason: str
+
+
+def _table(rows: list[tuple[str, str, str, str]]) -> dict[str, Word]:
+    """spelling -> Word from rows (class, value, reason, space-separated spellings); a spelling
+    in two rows is a mistake in the table."""
+    table: dict[str, Word] = {}
+    for kind, value, reason, spellings in rows:
+        for spelling in spellings.split():
+            if spelling in table:
+                raise ValueError(f"metric-name word {spelling!r} is in two rows of WORDS")
+            table[spelling] = Word(kind, value, reason)
+    return table
+
+
+# Each row: class, value, why (where such names come from), the spellings (one token each).
+WORDS: dict[str, Word] = _table(
+    [
+        (
+            SPLIT,
+            "train",
+            "the training split",
+            "train training trn tr",
+        ),
+        (
+            SPLIT,
+            "validation",
+            "held-out data evaluated during training (Lightning val/valid, HF eval, Megatron validation)",
+            "val valid validation validate dev eval evaluation evaluate heldout",
+        ),
+        (
+            SPLIT,
+            "test",
+            "the test split, evaluated after training",
+            "test testing",
+        ),
+        (
+            QUANTITY,
+            "loss",
+            "a training objective (cross-entropy and its spellings)",
+            "loss losses nll ce xent crossentropy objective",
+        ),
+        (
+            QUANTITY,
+            "perplexity",
+            "exp of a per-token loss",
+            "ppl perplexity",
+        ),
+        (
+            QUANTITY,
+            "bits",
+            "a loss in bits (per character, byte, token, dimension)",
+            "bpc bpb bpt bpd",
+        ),
+        (
+            QUANTITY,
+            "accuracy",
+            "share of correct predictions",
+            "acc accuracy top1 correct",
+        ),
+        (
+            QUANTITY,
+            "lr",
+            "learning rate (also 'learning rate', 'learning-rate')",
+            "lr lrs",
+        ),
+        (
+            QUANTITY,
+            "grad",
+            "gradient statistics; with a norm word: the grad norm",
+            "grad grads gradient gradients",
+        ),
+        (
+            QUANTITY,
+            "gnorm",
+            "fairseq's and others' name for the total grad norm",
+            "gnorm gradnorm",
+        ),
+        (
+            QUANTITY,
+            "norm",
+            "a norm; alone it is the grad norm (nanoGPT, llm.c print 'norm')",
+            "norm l2",
+        ),
+        (
+            QUANTITY,
+            "time",
+            "a duration",
+            "time duration latency",
+        ),
+        (
+            QUANTITY,
+            "dt",
+            "seconds or ms per step as nanoGPT prints it",
+            "dt",
+        ),
+        (
+            QUANTITY,
+            "elapsed",
+            "time since the run started",
+            "elapsed runtime wall walltime uptime wallclock",
+        ),
+        (
+            QUANTITY,
+            "timestamp",
+            "a clock time (W&B _timestamp)",
+            "timestamp time_stamp",
+        ),
+        (
+            QUANTITY,
+            "tokens",
+            "a count of tokens processed",
+            "tokens token tok toks ntokens",
+        ),
+        (
+            QUANTITY,
+            "step",
+            "the optimizer step counter",
+            "step steps iter iters iteration iterations it update updates batch",
+        ),
+        (
+            QUANTITY,
+            "epoch",
+            "the epoch counter (or, after another quantity, a per-epoch aggregate)",
+            "epoch epochs ep",
+        ),
+        (
+            QUANTITY,
+            "shard",
+            "which data shard a step read",
+            "shard",
+        ),
+        (
+            QUANTITY,
+            "scale",
+            "with loss/grad: the mixed-precision loss scale",
+            "scale scaler",
+        ),
+        (
+            UNIT,
+            "ms",
+            "milliseconds",
+            "ms msec millis",
+        ),
+        (
+            UNIT,
+            "s",
+            "seconds",
+            "s sec secs second seconds",
+        ),
+        (
+            UNIT,
+            "bits",
+            "a loss in bits: x ln 2 to nats",
+            "bits bit",
+        ),
+        (
+            UNIT,
+            "nats",
+            "a loss in nats (the canonical unit)",
+            "nats nat",
+        ),
+        (
+            UNIT,
+            "percent",
+            "a share in percent",
+            "% pct percent",
+        ),
+        (
+            AGG,
+            "interval",
+            "a mean over the logging interval",
+            "avg mean average averaged",
+        ),
+        (
+            AGG,
+            "smoothed",
+            "a smoothed copy of a series (prefer the raw one)",
+            "running smooth smoothed ema moving",
+        ),
+        (
+            QUALIFIER,
+            "plain",
+            "namespace or qualifier that does not change what is measured",
+            "total overall global all sum main final model lm language modeling per metrics metric "
+            "optim optimizer opt trainer info stats perf scalar scalars charts summary log logs "
+            "current cur curr num n seen consumed processed input mse mae ctc mlm clm label smoothing "
+            "unscaled raw base adam adamw sgd lamb lion adafactor adagrad rmsprop muon decoupled "
+            "decoupledadamw scheduler sched pytorch torch lightning hf wandb mlflow",
+        ),
+        (
+            COMPONENT_WORD,
+            "component",
+            "one term of a composite loss (auxiliary, regulariser, detection head, distillation)",
+            "aux auxiliary z kl kld reg regularization regularizer l1 bbox box cls rpn mask obj "
+            "objectness giou iou dice centerness seg distill distillation kd contrastive commitment "
+            "vq codebook recon reconstruction rec perceptual adv adversarial gp penalty moe balance "
+            "router load vlb simple nsp sop policy value vf pg weighted unweighted ctr clip clipped",
+        ),
+        (
+            COMPONENT_WORD,
+            "preference",
+            "DPO/RLHF: the chosen or rejected response's value",
+            "chosen rejected",
+        ),
+        (
+            COMPONENT_WORD,
+            "topk",
+            "top-k accuracy for k > 1: an easier, different accuracy",
+            "top5 top3 top10",
+        ),
+        (
+            ROLE,
+            "critic",
+            "a GAN's discriminator/critic loss: shows whether the GAN learns",
+            "d disc discriminator critic",
+        ),
+        (
+            ROLE,
+            "generator",
+            "a GAN's generator loss: a component, the critic's shows learning",
+            "g gen generator",
+        ),
+        (
+            PART,
+            "part",
+            "one layer, block, head or parameter tensor: not the whole model's value",
+            "layer layers block blocks head heads weight weights bias attn attention mlp ffn embed "
+            "embedding embeddings wte wpe encoder decoder h module conv fc proj rank gpu worker "
+            "device max min std var median p50 p90 p99 hist histogram first last before after",
+        ),
+        (
+            VS,
+            "vs",
+            "Megatron's 'lm loss vs samples': the same series against samples",
+            "vs versus",
+        ),
+        (
+            INDEX,
+            "index",
+            "a parameter group or dataloader index",
+            "group groups param_group dataloader idx dl",
+        ),
+        (
+            OTHER,
+            "other",
+            "a known metric that is not loss, accuracy, LR, grad norm, step time or tokens",
+            "mfu hfu throughput fps tps wps ups sps tflops flops flop memory mem gib gb mib mb bytes "
+            "allocated reserved util utilization power temperature temp bleu rouge rouge1 rouge2 "
+            "rougel rougelsum meteor f1 precision recall auc auroc roc map miou wer cer psnr ssim "
+            "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards return "
+            "returns margin margins logps logits advantage advantages score scores momentum beta "
+            "beta1 beta2 wd decay coef coeff lambda samples sample examples images sequences bsz wpb "
+            "size len length rmse param params parameter parameters zeros nan nans inf overflow "
+            "skipped fraction ratio rate count entropy cpu disk network free used done progress "
+            "percentage eta remaining timesteps frames episode episodes activation activations act "
+            "data forward fwd backward bwd comm io save checkpoint ckpt warmup",
+        ),
+    ]
+)
+
+# two adjacent tokens read as one word
+COMPOUNDS: dict[tuple[str, str], str] = {
+    ("learning", "rate"): "lr",
+    ("learning", "rates"): "lr",
+    ("cross", "entropy"): "ce",
+    ("adam", "w"): "adamw",
+    ("l", "2"): "l2",
+    ("l", "1"): "l1",
+    ("top", "1"): "top1",
+    ("top", "3"): "top3",
+    ("top", "5"): "top5",
+    ("gi", "b"): "gib",
+    ("mi", "b"): "mib",
+    ("time", "stamp"): "timestamp",
+    ("wall", "clock"): "wallclock",
+    ("param", "group"): "param_group",
+    ("max", "memory"): "memory",
+}
+
+_CAPS_PLURAL = re.compile(r"([A-Z]{2,})s(?![a-z])")
+_TOKEN = re.compile(r"%|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# suffixes that make a counter a per-step or per-epoch aggregate of another quantity
+_TIME_PARTS = {
+    "data",
+    "dataloader",
+    "forward",
+    "fwd",
+    "backward",
+    "bwd",
+    "comm",
+    "io",
+    "save",
+    "checkpoint",
+    "ckpt",
+}
+_PARAM_WORDS = {
+    "param",
+    "params",
+    "parameter",
+    "parameters",
+    "weight",
+    "weights",
+    "activation",
+    "activations",
+    "act",
+    "update",
+    "updates",
+    "embed",
+    "embedding",
+}
+_THROUGHPUT_PER = {"s", "sec", "secs", "second", "seconds"}
+_LOSS_WORDS = ("loss", "perplexity", "bits")
+
+
+def tokens(name: str) -> list[str]:
+    """The name's words, lower-cased, compounds joined (see the module docstring)."""
+    # an all-capitals plural (TFLOPs, GPUs) is one word
+    raw = [t.lower() for t in _TOKEN.findall(_CAPS_PLURAL.sub(lambda m: m.group(1) + "S", name))]
+    out: list[str] = []
+    for token in raw:
+        if out and (out[-1], token) in COMPOUNDS:
+            out[-1] = COMPOUNDS[(out[-1], token)]
+        else:
+            out.append(token)
+    return out
+
+
+# --------------------------------------------------------------------------- resolving one name
+
+
+def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
+    """(quantity, the word that decided) by precedence over the token set; None: none found."""
+    present = set(words)
+    kinds = {w: WORDS[w] for w in words if w in WORDS}
+    values = {k.value for k in kinds.values() if k.kind == QUANTITY}
+    units = {k.value for k in kinds.values() if k.kind == UNIT}
+
+    def first(*spellings: str) -> str:
+        return next(w for w in words if w in spellings)
+
+    after_per = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "per"}
+    if after_per & _THROUGHPUT_PER or re.search(r"/s(ec)?\b", name.lower()):
+        return "throughput", "per second"
+    loss_words = [
+        w for w in words if w in kinds and kinds[w].kind == QUANTITY and kinds[w].value in _LOSS_WORDS
+    ]
+    if ("scale" in values and (loss_words or "grad" in values)) or "scaler" in present:
+        return "loss_scale", "loss/grad + scale"
+    if "lr" in values:
+        return "learning_rate", first("lr", "lrs")
+    norm_words = [w for w in words if w in ("norm", "l2")]
+    if "gnorm" in values:
+        return "grad_norm", first("gnorm", "gradnorm")
+    if norm_words and not loss_words:
+        if "grad" in values:
+            return "grad_norm", "grad + norm"
+        if present & _PARAM_WORDS:
+            return "other", "a norm of parameters/updates/activations, not of the gradient"
+        return "grad_norm", "norm alone (the grad norm, as nanoGPT/llm.c print it)"
+    if "perplexity" in values:
+        return "perplexity", first("ppl", "perplexity")
+    if loss_words:
+        return "loss", loss_words[0]
+    if "accuracy" in values:
+        return "accuracy", first("acc", "accuracy", "top1", "correct")
+    other = [w for w in words if w in kinds and kinds[w].kind == OTHER and w not in _TIME_PARTS]
+    if other:
+        return "other", other[0]
+    timed = {"time", "dt", "elapsed", "timestamp"} & values or ("per" in present and units & {"s", "ms"})
+    if timed:
+        if "timestamp" in values:
+            return "timestamp", first("timestamp")
+        if present & _TIME_PARTS:
+            return "time_part", first(*_TIME_PARTS)
+        if "dt" in values:
+            return "step_time", "dt"
+        if "step" in values or "per" in present:
+            return "step_time", "time per step/iteration"
+        if "epoch" in values:
+            return "other", "time per epoch"
+        if "elapsed" in values:
+            return "elapsed", first("elapsed", "runtime", "wall", "walltime", "uptime", "wallclock")
+        return "step_time", "time"
+    if "tokens" in values:
+        return "tokens", first("tokens", "tok", "toks", "ntokens")
+    if "shard" in values:
+        return "shard", "shard"
+    if "step" in values:
+        return "step", next(w for w in words if w in kinds and kinds[w].value == "step")
+    if "epoch" in values:
+        return "epoch", first("epoch", "epochs", "ep")
+    if "grad" in values:
+        return "other", "a gradient statistic that is not a norm"
+    if present & {"kl", "kld"}:
+        return "loss", "kl (a divergence term of a loss)"
+    return None, ""
+
+
+_FIELD_BY_SPLIT = {
+    "loss": {"train": "loss", None: "loss", "validation": "val_loss", "test": "test_loss"},
+    "accuracy": {
+        "train": "train_accuracy",
+        None: "train_accuracy",
+        "validation": "val_accuracy",
+        "test": "test_accuracy",
+    },
+}
+_TRAIN_FIELDS = {
+    "learning_rate": "learning_rate",
+    "grad_norm": "grad_norm",
+    "step_time": "step_time_sec",
+    "elapsed": "elapsed_sec",
+    "timestamp": "timestamp_sec",
+    "tokens": "tokens",
+    "step": "step",
+    "epoch": "epoch",
+    "shard": "shard_id",
+}
+
+# internal quantities reported under the API's names
+_PUBLIC_QUANTITY = {"time_part": "step_time", "shard": "counter", "step": "counter", "epoch": "counter"}
+
+
+def resolve(name: str) -> Meaning:
+    """What the logged ``name`` means (see the module docstring)."""
+    words = tokens(name)
+    quantity, decided = _quantity(words, name)
+    if quantity is None:
+        return Meaning(name, None, None, None, None, None, False, False, f"no quantity word in {words}")
+    splits = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == SPLIT]
+    # the first split word decides ('loss/train/total', 'lm loss validation')
+    split = splits[0] if splits else None
+    unit = _unit(words, quantity)
+    reasons = [f"{quantity} ({decided})"]
+    if split:
+        reasons.append(f"split {split}")
+    if unit:
+        reasons.append(f"unit {unit}")
+    rank, aggregation, index, rank_reasons = _rank(words, quantity, split, name)
+    meaningful = sum(1 for w in words if not w.isdigit())
+    reasons += rank_reasons
+    base = "loss" if quantity in ("loss", "perplexity") else quantity
+    field_name: str | None
+    if base in _FIELD_BY_SPLIT:
+        field_name = _FIELD_BY_SPLIT[base][split]
+    elif base in _TRAIN_FIELDS:
+        field_name = _TRAIN_FIELDS[base] if split in (None, "train") else None
+        if field_name is None:
+            reasons.append(f"{base} of the {split} split: not a training series")
+    else:
+        field_name = None
+    if quantity == "time_part":
+        reasons.append("a part of the step's time, not the step")
+    if field_name is None:
+        rank = max(rank, COMPONENT)
+    return Meaning(
+        name=name,
+        field=field_name,
+        split=split,
+        quantity=_PUBLIC_QUANTITY.get(quantity, quantity),
+        unit=unit,
+        aggregation=aggregation,
+        primary=rank == PLAIN and field_name is not None,
+        understood=True,
+        why="; ".join(reasons),
+        rank=rank,
+        index=index,
+        words=meaningful,
+    )
+
+
+def _unit(words: list[str], quantity: str) -> str | None:
+    units = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == UNIT]
+    if quantity == "perplexity":
+        return "perplexity"
+    if quantity == "loss":
+        if any(w in ("bpc", "bpb", "bpt", "bpd") for w in words) or "bits" in units:
+            return "bits"
+        return "nats" if "nats" in units else None
+    if quantity == "accuracy":
+        return "percent" if "percent" in units else None
+    if quantity in ("step_time", "elapsed", "time_part"):
+        return "ms" if "ms" in units else "s" if "s" in units else None
+    return None
+
+
+_INDEX_AFTER = ("group", "groups", "param_group", "pg", "dataloader", "idx", "dl")
+
+
+def _rank(
+    words: list[str], quantity: str, split: str | None, name: str
+) -> tuple[int, str | None, int, list[str]]:
+    """(rank, aggregation, group index, reasons) from the words around the quantity."""
+    rank, aggregation, index = PLAIN, None, 0
+    reasons: list[str] = []
+
+    def demote(to: int, reason: str) -> None:
+        nonlocal rank
+        rank = max(rank, to)
+        reasons.append(reason)
+
+    counter = quantity in ("step", "epoch")
+    for position, word in enumerate(words):
+        previous = words[position - 1] if position else ""
+        entry = WORDS.get(word)
+        if word.isdigit():
+            if previous in _INDEX_AFTER:
+                index = int(word) - (1 if previous == "pg" else 0)  # Lightning numbers groups from pg1
+                if index > 0:
+                    demote(VARIANT, f"parameter group / dataloader {index} (group 0 is the plain series)")
+            elif previous in ("grad", "gradient", "norm", "l2") or previous.isdigit():
+                pass  # a p-norm order (grad_2.0_norm) and its decimals
+            elif quantity == "accuracy" and previous in ("acc", "accuracy"):
+                if word != "1":
+                    demote(COMPONENT, f"top-{word} accuracy, not top-1")
+            else:
+                demote(VARIANT, f"a numbered series ({word})")
+            continue
+        if entry is None:
+            demote(VARIANT, f"unknown word {word!r}")
+            continue
+        kind, value = entry.kind, entry.value
+        if kind == QUANTITY and value in ("step", "epoch") and not counter and quantity != "step_time":
+            aggregation = value
+            if split in ("validation", "test") and value == "step":
+                demote(COMPONENT, "one evaluation batch's value (Lightning's _step during validation)")
+            elif split not in ("validation", "test") and value == "epoch":
+                demote(VARIANT, "an epoch aggregate of a per-step series")
+        elif kind == QUANTITY and counter:
+            if name.startswith("_"):
+                demote(VARIANT, "W&B's own count of log calls (_step), not the trainer's step")
+            if word == "batch":
+                demote(VARIANT, "a batch counter (may restart each epoch)")
+            if quantity == "step" and "epoch" in words:
+                demote(COMPONENT, "a step counter within an epoch")
+        elif kind == AGG:
+            aggregation = "interval"
+            if value == "smoothed":
+                demote(VARIANT, f"{word}: a smoothed copy of the series")
+        elif kind == UNIT and value == "bits" and quantity == "loss":
+            demote(VARIANT, "a loss in bits (the nats series is preferred)")
+        elif kind == COMPONENT_WORD:
+            if word in ("clip", "clipped") and quantity == "grad_norm":
+                demote(VARIANT, "the norm after clipping")
+            elif word == "pg" and quantity == "learning_rate":
+                pass  # Lightning's lr-AdamW/pg1: a parameter group index follows
+            else:
+                demote(COMPONENT, f"{word}: {entry.reason}")
+        elif kind == ROLE:
+            demote(VARIANT if value == "critic" else COMPONENT, entry.reason)
+        elif kind == PART:
+            demote(COMPONENT, f"{word}: {entry.reason}")
+        elif kind == VS:
+            demote(COMPONENT, "the same series plotted against another axis (vs samples)")
+        elif kind == OTHER and quantity in ("loss", "perplexity", "accuracy", "learning_rate", "grad_norm"):
+            demote(COMPONENT, f"{word}: {entry.reason}")
+    if quantity == "perplexity" or any(w in ("bpc", "bpb", "bpt", "bpd") for w in words):
+        demote(VARIANT, "a loss stated in another unit (the nats series is preferred)")
+    return rank, aggregation, index, reasons
+
+
+# --------------------------------------------------------------------------- assigning a file's names
+
+
+@dataclass
+class Assignment:
+    """Which name feeds which field, the other candidates, ambiguities and names not understood."""
+
+    columns: dict[str, str] = field(default_factory=dict)  # field -> the chosen source name
+    candidates: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # field -> names resolved to it, best first
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)  # fields with equally plausible candidates
+    not_understood: list[str] = field(default_factory=list)  # names it could not place
+    meanings: dict[str, Meaning] = field(default_factory=dict)  # name -> its Meaning
+    overridden: dict[str, str] = field(default_factory=dict)  # field -> name chosen by an override
+    missing_overrides: dict[str, str] = field(default_factory=dict)  # field -> override naming no column
+
+    def get(self, name: str) -> str | None:
+        return self.columns.get(name)
+
+    def notes(self) -> list[str]:
+        """One grouped "not understood" line, one line per ambiguity and per unused override."""
+        lines: list[str] = []
+        if self.not_understood:
+            lines.append("not understood: " + ", ".join(self.not_understood))
+        for name, options in self.ambiguous.items():
+            lines.append(
+                f"{name}: ambiguous between {', '.join(repr(o) for o in options)}; used {options[0]!r} "
+                f"(choose with --map {name}=<name>)"
+            )
+        for name, source in self.missing_overrides.items():
+            lines.append(
+                f"override {name}={source}: no such name in this log; resolved from the names instead"
+            )
+        return lines
+
+
+def _order(meaning: Meaning) -> tuple[int, int, int]:
+    return (meaning.rank, meaning.words, meaning.index)
+
+
+def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> Assignment:
+    """Resolve every name and choose, per field, the best candidate; ``overrides`` (field -> source
+    name, from --map or the user's alias file) win."""
+    result = Assignment()
+    present = list(dict.fromkeys(str(n) for n in names))
+    for name in present:
+        meaning = resolve(name)
+        result.meanings[name] = meaning
+        if not meaning.understood:
+            result.not_understood.append(name)
+        elif meaning.field is not None:
+            result.candidates.setdefault(meaning.field, []).append(name)
+    for name_list in result.candidates.values():
+        name_list.sort(key=lambda n: _order(result.meanings[n]))
+    taken: set[str] = set()
+    for field_name, source in (overrides or {}).items():
+        if source in present:
+            result.columns[field_name] = source
+            result.overridden[field_name] = source
+            taken.add(source)
+        else:
+            result.missing_overrides[field_name] = source
+    for field_name, options in result.candidates.items():
+        if field_name in result.columns:
+            continue
+        eligible = [n for n in options if n not in taken and result.meanings[n].rank < COMPONENT]
+        if not eligible:
+            continue
+        result.columns[field_name] = eligible[0]
+        best = _order(result.meanings[eligible[0]])
+        tied = [n for n in eligible if _order(result.meanings[n]) == best]
+        if len(tied) > 1:
+            result.ambiguous[field_name] = tied
+    return result
+
+
+def field_of(key: str) -> str:
+    """A canonical field from a user's key: a field name, or any name resolve() places (lr, norm,
+    train_loss); ValueError naming the key and the accepted keys otherwise."""
+    if key in FIELDS:
+        return key
+    aliases = {"loss_scale": "loss_scale"}
+    if key in aliases:
+        return aliases[key]
+    meaning = resolve(key)
+    if meaning.field is None:
+        raise ValueError(
+            f"unknown field {key!r} in the map: expected one of {', '.join(FIELDS)} "
+            "(or a name such as lr, norm, train_loss, val_loss, val_acc)"
+        )
+    return meaning.field
+
+
+def parse_map(text: str) -> dict[str, str]:
+    """'step=iter,train_loss=train/CrossEntropyLoss,lr=optim/lr' -> {field: source name}."""
+    mapping: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, source = part.partition("=")
+        if not sep or not key.strip() or not source.strip():
+            raise ValueError(f"map entry {part!r}: expected field=name (e.g. lr=optim/lr)")
+        mapping[field_of(key.strip())] = source.strip()
+    return mapping

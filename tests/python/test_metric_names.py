@@ -1,0 +1,176 @@
+"""The metric-name resolver (importers.metric_names): what a logged name means, from its words.
+
+Two parts: the named examples of issue 21 (each a name real trainers write, with the meaning a
+careful engineer reads), and (below) the hand-labelled corpus of names harvested from public
+repositories, on which precision and recall are measured per half.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from run_diagnosis.importers.metric_names import FIELDS, assign, parse_map, resolve
+
+# name -> (field, split, primary); split None: no split word
+EXAMPLES: dict[str, tuple[str | None, str | None, bool]] = {
+    "loss": ("loss", None, True),
+    "train_loss_step": ("loss", "train", True),
+    "train_loss_epoch": ("loss", "train", False),
+    "valid_loss": ("val_loss", "validation", True),
+    "valid/loss": ("val_loss", "validation", True),
+    "val_loss": ("val_loss", "validation", True),
+    "eval/loss": ("val_loss", "validation", True),
+    "eval_loss": ("val_loss", "validation", True),
+    "validation/CrossEntropyLoss": ("val_loss", "validation", True),
+    "train/CrossEntropyLoss": ("loss", "train", True),
+    "lm loss": ("loss", None, True),
+    "lm-loss": ("loss", None, True),
+    "loss/train/total": ("loss", "train", True),
+    "train/CE loss": ("loss", "train", True),
+    "test_loss": ("test_loss", "test", True),
+    "optim/total grad norm": ("grad_norm", None, True),
+    "optim/total_grad_norm": ("grad_norm", None, True),
+    "l2_norm/grad/global": ("grad_norm", None, True),
+    "grad_2.0_norm_total": ("grad_norm", None, True),
+    "gnorm": ("grad_norm", None, True),
+    "norm": ("grad_norm", None, True),
+    "lr": ("learning_rate", None, True),
+    "lr-AdamW": ("learning_rate", None, True),
+    "optim/LR (group 0)": ("learning_rate", None, True),
+    "lr-DecoupledAdamW/group0": ("learning_rate", None, True),
+    "learning_rate": ("learning_rate", None, True),
+    "dt": ("step_time_sec", None, True),
+    "step_time": ("step_time_sec", None, True),
+    "iteration-time": ("step_time_sec", None, True),
+    "elapsed time per iteration (ms)": ("step_time_sec", None, True),
+    "val_bpc": ("val_loss", "validation", False),
+    "val_ppl": ("val_loss", "validation", False),
+    "ppl": ("loss", None, False),
+    "valid_ppl": ("val_loss", "validation", False),
+    "acc": ("train_accuracy", None, True),
+    "val_acc": ("val_accuracy", "validation", True),
+    "eval/mean_token_accuracy": ("val_accuracy", "validation", True),
+    "tokens": ("tokens", None, True),
+    "num_tokens": ("tokens", None, True),
+    "_step": ("step", None, False),
+    "global_step": ("step", None, True),
+    "trainer/global_step": ("step", None, True),
+    "iter": ("step", None, True),
+    "epoch": ("epoch", None, True),
+    "_runtime": ("elapsed_sec", None, True),
+    "_timestamp": ("timestamp_sec", None, True),
+    # components and variants: their field, never primary
+    "loss_aux": ("loss", None, False),
+    "z_loss": ("loss", None, False),
+    "kl": ("loss", None, False),
+    "loss_bbox": ("loss", None, False),
+    "d_loss": ("loss", None, False),
+    "g_loss": ("loss", None, False),
+    "val_loss_step": ("val_loss", "validation", False),
+    "lm loss vs samples": ("loss", None, False),
+    "lm loss validation ppl": ("val_loss", "validation", False),
+    "lr-AdamW/pg2": ("learning_rate", None, False),
+    "acc5": ("train_accuracy", None, False),
+    "grad_2.0_norm/layer.0.weight": ("grad_norm", None, False),
+    # known, not used
+    "rewards/chosen": (None, None, False),
+    "mfu": (None, None, False),
+    "memory(GiB)": (None, None, False),
+    "throughput": (None, None, False),
+    "samples_per_second": (None, None, False),
+    "tokens_per_sec": (None, None, False),
+    "eval_runtime": (None, "validation", False),
+    "data_time": (None, None, False),
+    "param_norm": (None, None, False),
+    "loss-scale": (None, None, False),
+}
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_example_names(name: str) -> None:
+    meaning = resolve(name)
+    expected = EXAMPLES[name]
+    assert (meaning.field, meaning.split, meaning.primary) == expected, meaning.why
+    assert meaning.understood
+
+
+@pytest.mark.parametrize(
+    ("name", "unit", "aggregation"),
+    [
+        ("train_loss_step", None, "step"),
+        ("train_loss_epoch", None, "epoch"),
+        ("val_bpc", "bits", None),
+        ("val_loss_bits", "bits", None),
+        ("val_ppl", "perplexity", None),
+        ("elapsed time per iteration (ms)", "ms", None),
+        ("step_time_ms", "ms", None),
+        ("sec_per_iter", "s", None),
+        ("val_acc (%)", "percent", None),
+    ],
+)
+def test_units_and_aggregation(name: str, unit: str | None, aggregation: str | None) -> None:
+    meaning = resolve(name)
+    assert (meaning.unit, meaning.aggregation) == (unit, aggregation), meaning.why
+
+
+def test_a_name_without_a_known_word_is_not_understood() -> None:
+    meaning = resolve("foo_bar_7")
+    assert (meaning.field, meaning.understood, meaning.primary) == (None, False, False)
+
+
+def test_a_plain_series_wins_over_components_and_variants() -> None:
+    chosen = assign(
+        ["step", "_step", "loss_aux", "train_loss_epoch", "train_loss_step", "z_loss", "val_loss", "val_bpc"]
+    )
+    assert chosen.columns["step"] == "step"
+    assert chosen.columns["loss"] == "train_loss_step"
+    assert chosen.columns["val_loss"] == "val_loss"
+    assert chosen.candidates["loss"][0] == "train_loss_step"
+    assert not chosen.ambiguous
+
+
+def test_a_variant_stands_in_but_a_component_never_does() -> None:
+    assert assign(["epoch", "train_loss_epoch", "val_loss_epoch"]).columns["loss"] == "train_loss_epoch"
+    assert assign(["step", "d_loss", "g_loss"]).columns["loss"] == "d_loss"
+    assert "loss" not in assign(["step", "loss_aux", "z_loss"]).columns
+
+
+def test_parameter_group_zero_is_the_learning_rate() -> None:
+    chosen = assign(["lr-AdamW/pg2", "lr-AdamW/pg1", "lr-AdamW/pg3"])
+    assert chosen.columns["learning_rate"] == "lr-AdamW/pg1"
+    assert not chosen.ambiguous
+
+
+def test_two_equally_plausible_candidates_are_an_ambiguity_in_the_notes() -> None:
+    chosen = assign(["step", "eval/wiki_loss", "eval/c4_loss", "mystery_metric"])
+    assert chosen.ambiguous["val_loss"] == ["eval/wiki_loss", "eval/c4_loss"]
+    notes = chosen.notes()
+    assert notes[0] == "not understood: mystery_metric"
+    assert any(n.startswith("val_loss: ambiguous between 'eval/wiki_loss', 'eval/c4_loss'") for n in notes)
+
+
+def test_overrides_win_and_a_missing_one_is_noted() -> None:
+    chosen = assign(["iter", "epoch", "loss", "my_loss"], {"loss": "my_loss", "grad_norm": "absent"})
+    assert chosen.columns["loss"] == "my_loss"
+    assert chosen.columns["step"] == "iter"
+    assert "grad_norm" not in chosen.columns
+    assert any("override grad_norm=absent" in n for n in chosen.notes())
+
+
+def test_parse_map_resolves_its_keys() -> None:
+    assert parse_map("step=iter, train_loss=train/CrossEntropyLoss,lr=optim/lr,norm=gn,val_acc=acc1") == {
+        "step": "iter",
+        "loss": "train/CrossEntropyLoss",
+        "learning_rate": "optim/lr",
+        "grad_norm": "gn",
+        "val_accuracy": "acc1",
+    }
+    assert parse_map("val_loss=a=b") == {"val_loss": "a=b"}
+    for field in FIELDS:
+        assert parse_map(f"{field}=x") == {field: "x"}
+
+
+@pytest.mark.parametrize("text", ["wobble=x", "loss", "loss=", "mfu=x"])
+def test_parse_map_rejects_unknown_keys_and_malformed_entries(text: str) -> None:
+    with pytest.raises(ValueError, match="expected"):
+        parse_map(text)
