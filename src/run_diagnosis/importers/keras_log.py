@@ -3,8 +3,9 @@
 What is read
 ------------
 * ``keras.callbacks.CSVLogger(filename)`` (default name ``training.log``, often ``*.csv``): a
-  header ``epoch,<metric>,...`` (the metric columns sorted by name), one row per epoch, the
-  epoch counted from 0. Appending to an existing file (``append=True``, a resumed fit) repeats
+  header ``epoch,<metric>,...`` (the metric columns sorted by name; the separator is CSVLogger's
+  ``separator``: ``,``, ``;`` or a tab; a title line or two above it is skipped), one row per
+  epoch, the epoch counted from 0. Appending to an existing file (``append=True``, a resumed fit) repeats
   epochs: rows are kept as logged, so the replay shows.
 * ``json.dump(history.history, f)``: ``{"loss": [...], "val_loss": [...], ...}``, one list entry
   per epoch (optionally with an ``"epoch"`` list).
@@ -42,21 +43,28 @@ DESCRIPTION = "Keras CSVLogger file (epoch,loss,val_loss,...) or History.history
 
 CSV_SUFFIXES = {".csv", ".log", ".txt", ""}
 JSON_SUFFIXES = {".json"}
-SNIFF_BYTES = 64 * 1024
+SEPARATORS = (",", ";", "\t")
+HEADER_SEARCH_LINES = 3  # a title line or two before the header (seen in real files) is skipped
 
 
 def _candidates(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in CSV_SUFFIXES | JSON_SUFFIXES)
 
 
-def _csv_header(path: Path) -> list[str] | None:
+def _csv_header(path: Path) -> tuple[int, str, list[str]] | None:
+    """(line index, separator, columns) of a CSVLogger header: the first of the file's first
+    HEADER_SEARCH_LINES lines that starts with ``epoch`` and a separator (CSVLogger's
+    ``separator`` argument: ``,`` by default, ``;`` or a tab); None when there is none."""
     try:
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            first = handle.readline()
+            lines = [handle.readline() for _ in range(HEADER_SEARCH_LINES)]
     except OSError:
         return None
-    header = next(csv.reader([first]), [])
-    return [h.strip() for h in header]
+    for index, line in enumerate(lines):
+        for separator in SEPARATORS:
+            if line.startswith(f"epoch{separator}"):
+                return index, separator, [h.strip() for h in next(csv.reader([line], delimiter=separator))]
+    return None
 
 
 def _is_history(document: Any) -> bool:
@@ -103,21 +111,24 @@ def load(path: Path) -> RunData:
 
 
 def _csv_records(path: Path) -> list[Record]:
-    text = read_text(path, "a Keras CSVLogger file")
-    try:
-        frame = pd.read_csv(
-            path, dtype=str, keep_default_na=False, sep=None if "\t" in text.splitlines()[0] else ","
+    read_text(path, "a Keras CSVLogger file")  # a clear error for a file that is not UTF-8 text
+    found = _csv_header(path)
+    if found is None:
+        raise RunImportError(
+            f"{path}: no CSVLogger header (a line starting 'epoch,' or 'epoch;') in its first lines"
         )
+    skip, separator, _ = found
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=separator, skiprows=skip)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise RunImportError(f"{path}: not readable as a CSVLogger file: {error}") from error
     records = []
     for index, row in enumerate(frame.to_dict("records")):
+        line = index + skip + 2
         epoch = number(row.pop("epoch"))
         if epoch is None or not math.isfinite(epoch) or epoch != int(epoch):
-            raise RunImportError(
-                f"{path}, row {index + 1} (line {index + 2}): epoch {row!r} is not a whole number"
-            )
-        records.append(Record(int(epoch) + 1, {k: number(v) for k, v in row.items()}, f"line {index + 2}"))
+            raise RunImportError(f"{path}, line {line}: epoch {epoch!r} is not a whole number")
+        records.append(Record(int(epoch) + 1, {k: number(v) for k, v in row.items()}, f"line {line}"))
     return records
 
 

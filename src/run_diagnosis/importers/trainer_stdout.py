@@ -60,8 +60,9 @@ DESCRIPTION = (
 )
 
 BLOCK_HEADER = re.compile(
-    r"(?:\[epoch=\d+\])?\[(?:step|batch)=(?P<step>\d+)(?:/(?P<total>\d+))?(?:,epoch=\d+)?\]:?\s*$"
-)
+    r"(?:\[epoch=\d+\])?\[(?:step|batch)=(?P<step>\d+)(?:/(?P<total>\d+))?(?:,[^\]]*)?\]:?\s*$"
+)  # OLMo [step=N/M,epoch=E], OLMo-core [step=N/M, eta=...], Composer [epoch=E][batch=N/M]:
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 OLMO_METRIC = re.compile(r"^\s+(?P<name>[A-Za-z][^=\n]*?)=(?P<value>[-+\w.,]+)\s*$")
 COMPOSER_METRIC = re.compile(r"^\s+(?:(?P<phase>Train|Eval)\s+)(?P<name>[^:\n]+):\s*(?P<value>[-+\w.,]+)\s*$")
 DEEPSPEED_STEP = re.compile(r"step=(?P<step>\d+), skipped=(?P<skipped>\d+), lr=\[(?P<lr>[^\],]*)")
@@ -90,6 +91,7 @@ def _sniff_file(path: Path) -> bool:
             for index, line in enumerate(handle):
                 if index >= SNIFF_LINES:
                     break
+                line = ANSI_ESCAPE.sub("", line)
                 if BLOCK_HEADER.search(line):
                     blocks += 1
                 elif DEEPSPEED_PIPE.search(line):
@@ -105,7 +107,8 @@ def sniff(path: Path) -> bool:
 
 def load(path: Path) -> RunData:
     source = single_file(path, _candidates, _sniff_file, "OLMo / Composer / DeepSpeed log")
-    lines = read_text(source, "OLMo, Composer or DeepSpeed console output").splitlines()
+    text = read_text(source, "OLMo, Composer or DeepSpeed console output")
+    lines = ANSI_ESCAPE.sub("", text).splitlines()
     records: list[Record] = []
     skipped = Counters()
     events: list[tuple[int, str]] = []
