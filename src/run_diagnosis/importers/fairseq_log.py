@@ -27,7 +27,8 @@ fairseq's logging conventions, modelled
   percent: a ready-made clip rate, summarised in the notes (how often clipping fired).
 * **Skipped updates**: ``NOTE: gradient overflow detected, ignoring gradient, setting loss scale
   to: X`` is an fp16 overflow: the update was skipped. Each becomes an event at the last logged
-  update (the exact update is not printed), as does a drop of ``loss_scale`` between intervals.
+  update (the exact update is not printed); without those lines (a log at WARNING level), a
+  drop of ``loss_scale`` between intervals is the event.
 * Every row is an **interval mean** over ``log_interval`` updates; a one-update spike is diluted.
   ``wall`` is the elapsed time: step_time_sec is its delta per update over each interval
   (``step_time_is_interval_mean: true``).
@@ -175,8 +176,11 @@ def load(path: Path) -> RunData:
             f"clip (share of updates clipped, %): clipping fired in {fired} of {len(clip_rates)} "
             f"logging intervals, mean {sum(clip_rates) / len(clip_rates):.1f}% of updates"
         )
+    overflow_lines = bool(events)
     for (_, before), (step, after) in itertools.pairwise(scales):
-        if after < before:
+        # a drop between intervals is only news when the overflow lines themselves are missing
+        # (they are INFO messages: a log at WARNING level has the scale alone)
+        if after < before and not overflow_lines:
             events.append(
                 (step, f"loss scale dropped from {before:g} to {after:g} (fp16 overflow: updates skipped)")
             )

@@ -44,6 +44,7 @@ DESCRIPTION = "Keras CSVLogger file (epoch,loss,val_loss,...) or History.history
 CSV_SUFFIXES = {".csv", ".log", ".txt", ""}
 JSON_SUFFIXES = {".json"}
 SEPARATORS = (",", ";", "\t")
+MAX_JSON_BYTES = 64 * 1024 * 1024  # a History JSON is small; a larger .json is not one
 HEADER_SEARCH_LINES = 3  # a title line or two before the header (seen in real files) is skipped
 
 
@@ -77,21 +78,18 @@ def _is_history(document: Any) -> bool:
 def _sniff_file(path: Path) -> bool:
     if path.suffix in JSON_SUFFIXES:
         try:
-            if path.stat().st_size > 64 * 1024 * 1024:
+            if path.stat().st_size > MAX_JSON_BYTES:
                 return False
             return _is_history(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return False
     if path.suffix not in CSV_SUFFIXES:
         return False
-    header = _csv_header(path)
-    return (
-        bool(header)
-        and header[0] == "epoch"
-        and "loss" in header
-        and "step" not in header
-        and len(header) > 2
-    )
+    found = _csv_header(path)
+    if found is None:
+        return False
+    columns = found[2]
+    return "loss" in columns and "step" not in columns and len(columns) > 2
 
 
 def sniff(path: Path) -> bool:
