@@ -31,9 +31,15 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError, training_args
-from run_diagnosis.importers.aliases import files_to_read, metric_column, step_times_from_elapsed
+from run_diagnosis.importers.aliases import (
+    column_map,
+    files_to_read,
+    load_aliases,
+    metric_column,
+    step_times_from_elapsed,
+)
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
-from run_diagnosis.importers.metric_names import Assignment, assign, resolve
+from run_diagnosis.importers.metric_names import Assignment, resolve
 from run_diagnosis.importers.units import UnitError, convert
 
 TIME_UNITS = {"ms": 1e-3, "s": 1.0, None: 1.0}
@@ -119,24 +125,22 @@ def _converted(name: str, fieldname: str, value: float | None, conventions: Conv
     return value
 
 
-def build_frames(
-    records: Sequence[Record],
-    source: str,
-    conventions: Conventions = Conventions(),
-    overrides: Mapping[str, str] | None = None,
-) -> Frames:
+def build_frames(records: Sequence[Record], source: str, conventions: Conventions = Conventions()) -> Frames:
     """The canonical frames of `records` (in file order); RunImportError naming `source` when
-    there is no training loss."""
+    there is no training loss. The user's alias file (``RUN_DIAGNOSIS_ALIASES``) wins over the
+    resolver, as for every importer (``aliases.column_map``)."""
     if not records:
         raise RunImportError(f"{source}: no logged metrics found")
     names = list(dict.fromkeys(name for record in records for name in record.values))
-    assignment = assign(names, overrides)
-    columns = assignment.columns
-    notes = list(assignment.notes())
+    mapping = column_map(names, load_aliases())
+    assignment = mapping.assignment
+    columns = mapping.columns
+    notes = list(mapping.notes)
     if "loss" not in columns:
         raise RunImportError(
             f"{source}: no training-loss metric among the logged names ({', '.join(names[:20])}"
-            f"{' ...' if len(names) > 20 else ''}); name it with an override (--map loss=NAME)"
+            f"{' ...' if len(names) > 20 else ''}); "
+            "name it in an alias file (RUN_DIAGNOSIS_ALIASES: loss: [NAME])"
         )
     notes.append(
         "metric names: "
