@@ -304,3 +304,25 @@ def test_an_unreachable_webhook_is_an_error_and_is_retried(builds: Builds, secon
         alerts.send(builds.db, [dead], "medium")
     with duckdb.connect(str(builds.db)) as con:
         assert alerts.pending(con, dead, "medium")  # nothing recorded: the next build retries
+
+
+# ------------------------------------------------------------------ build 4: the log rewritten back
+
+
+def test_a_finding_back_after_resolving_is_regressed_and_alerted_again(
+    second: dict[str, Any], builds: Builds, inbox: HTTPServer
+) -> None:
+    """The run's files are rewritten as they stood at step 120 (a run restarted from scratch into
+    the same folder): the mismatch is back (regressed, a new episode: sent again), the slow
+    stretch is gone (resolved)."""
+    growing_run(HALF).write(builds.runs / RUN)
+    before = len(inbox.bodies)
+    builds.build()
+    rows = history(builds.db)
+    statuses = status_of(rows[rows["built_at"] == rows["built_at"].max()])
+    assert statuses[MISMATCH] == "regressed" and statuses[SLOW] == "resolved"
+    builds.alert()
+    generic = dict(inbox.bodies[before:])["/generic"]
+    assert [(a["finding_id"], a["status"]) for a in generic["alerts"] if a["finding_id"] == MISMATCH] == [
+        (MISMATCH, "regressed")
+    ]
