@@ -19,6 +19,11 @@
     written before this bookkeeping existed), every model table is dropped first, so a model
     whose columns changed is created afresh instead of failing to append (`reset_if_project_changed`).
 
+  * the history models (config meta `keeps_history: true`, models/marts/history/) are the
+    exception: they only ever append. Their pre-hook deletes nothing, a gone run keeps its
+    history, a project change does not drop them and `--full-refresh` leaves them
+    (`full_refresh: false`): every build adds what it found for the runs it built.
+
   A run that was built before and has not changed is neither read nor rewritten: adding one
   run to a warehouse of N processes that run's rows only. New steps of a run still training
   change its files, so that run (all of it) is rebuilt. `dbt build --full-refresh`, or
@@ -100,7 +105,7 @@
   ) %}
   {#- a run folder that is gone takes its rows with it -#}
   {% set current = runs | map(attribute='run_id') | map('string') | list %}
-  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' %}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' and not keeps_history(node) %}
     {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
     {% if relation and relation.type == 'table' %}
       {% set literals = [] %}
@@ -117,10 +122,11 @@
   {{ return(api.Relation.create(database=target.database, schema=target.schema, identifier='built_project')) }}
 {% endmacro %}
 
-{#- the project's model tables in this database (the relation cache, filled before the hooks run) -#}
+{#- the project's model tables in this database (the relation cache, filled before the hooks run),
+    the history models aside -#}
 {% macro project_model_relations() %}
   {% set found = [] %}
-  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name %}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and not keeps_history(node) %}
     {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
     {% if relation %}{% do found.append(relation) %}{% endif %}
   {% endfor %}
@@ -162,6 +168,11 @@
   {{ return('') }}
 {% endmacro %}
 
+{#- a history model (config meta keeps_history): appended to on every build, never deleted from -#}
+{% macro keeps_history(node) %}
+  {{ return((node.config.get('meta') or {}).get('keeps_history', false)) }}
+{% endmacro %}
+
 {#- the model is being built as an increment (its table exists, batches on) -#}
 {% macro building_increment() %}
   {#- a unit test (no relation of its own) is never an increment -#}
@@ -171,7 +182,9 @@
 
 {#- pre-hook of every model: drop the batch's runs before their new rows are appended -#}
 {% macro delete_batch_runs() %}
-  {% if execute and building_increment() %}
+  {% if execute and this is not none and model.resource_type == 'model' and keeps_history(model) %}
+    {#- a history model appends what this build found; it never deletes -#}
+  {% elif execute and building_increment() %}
     delete from {{ this }} where run_id in (select run_id from {{ run_batch_relation() }})
   {% elif execute and this is not none and model.resource_type == 'model' and is_incremental() %}
     {#- batches switched off (RUN_DIAGNOSIS_INCREMENTAL=0) on a table built before: every run is rebuilt -#}

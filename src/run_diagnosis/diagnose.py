@@ -1,6 +1,7 @@
 """Diagnose one training run from its logs, end to end.
 
     python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--keep-going]
+        [--alert-json FILE] [--alert-webhook URL] [--alert-format generic|slack] [--alert-min-severity S]
 
 1. checks SOURCE's canonical files, if it has any (run_diagnosis.validate_run), then reads SOURCE
    (a file or a folder, in any format the importers know) as a run;
@@ -8,7 +9,10 @@
    config depth and types, at least one train row): a file that cannot be used is exit 2,
    named, before the build;
 3. builds the dbt project on them into DIR/diagnosis.duckdb (dbt's target and logs in DIR/dbt/);
-4. writes the ranked report into DIR: report.md, report.html, findings.json.
+4. writes the ranked report into DIR: report.md, report.html, findings.json;
+5. with --alert-json / --alert-webhook: sends the findings this build opened, at or above
+   --alert-min-severity, each once (run_diagnosis.alerts; the history is kept in the DuckDB file,
+   so diagnosing the same SOURCE into the same DIR again compares with the previous build).
 
 A SOURCE holding several runs (Lightning version_N/ folders side by side, W&B run folders,
 a W&B chart export naming several runs) is written run by run into DIR/warehouse/<run>/ and
@@ -18,7 +22,8 @@ finding (run_diagnosis.multi_run).
 
 Progress goes to stderr; stdout gets the report's paths and the fix-first finding.
 Exit status: 0 the diagnosis was made (whatever it found); 1 the build or the report
-failed; 2 the input could not be read (the message says what was expected and found).
+failed, or an alert could not be delivered; 2 the input could not be read (the message says
+what was expected and found).
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ import json
 import shutil
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from run_diagnosis import importers, multi_run
+from run_diagnosis import alerts, importers, multi_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run
 from run_diagnosis.importers.canonical import FILE_SUFFIXES, RunData, write_run
 from run_diagnosis.validate_run import RunValidationError, carry_cut_off_row, validate_run, validate_source
@@ -41,6 +47,16 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 STEPS = 4
 TITLE_CHARS = 200  # a finding title can list hundreds of steps: the closing line keeps the start
 RUN_SUBDIR, DBT_SUBDIR, DB_FILE, WAREHOUSE_SUBDIR = "run", "dbt", "diagnosis.duckdb", "warehouse"
+
+
+@dataclass(frozen=True)
+class AlertOptions:
+    """Where the alerts of a build go (alerts.add_arguments); no channel: none are sent."""
+
+    json_file: Path | None = None
+    webhooks: tuple[str, ...] = ()
+    fmt: str | None = None
+    min_severity: str = alerts.DEFAULT_MIN_SEVERITY
 
 
 class BadInput(Exception):
@@ -82,7 +98,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             "output in DIR: run/ (the canonical files), diagnosis.duckdb (the marts), dbt/ (dbt's "
             "target and logs), report.md, report.html, findings.json (ranked, rank 1 = fix first).\n"
             "exit status: 0 diagnosis made (whatever it found), 1 build or report failed, "
-            "2 input unreadable or of an unknown format."
+            "2 input unreadable or of an unknown format; an alert that could not be delivered is 1."
         ),
     )
     parser.add_argument(
@@ -107,6 +123,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="when the dbt build fails, still write the report from what was built (exit status 1)",
     )
+    alerts.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -206,6 +223,20 @@ def fix_first_line(findings_path: Path) -> str:
     return f"fix first: [{first.get('severity')}] {title} ({first.get('finding_id')}{where})"
 
 
+def send_alerts(result: BuildResult, options: AlertOptions, reports: dict[str, str]) -> None:
+    """Send the findings this build opened to the channels asked for (none: nothing to do)."""
+    channels = alerts.channels_from(options.json_file, options.webhooks, options.fmt)
+    if not channels:
+        return
+    say(f"alerts: findings at or above {options.min_severity} not sent before")
+    try:
+        sent = alerts.send(result.db_path, channels, options.min_severity, reports)
+    except alerts.AlertError as error:
+        raise Failed(f"alerts: {error}") from error
+    for key, count in sent.items():
+        detail(f"{count} alert(s) sent: {key}")
+
+
 def several_sources(sources: Sequence[Path], fmt: str | None) -> list[multi_run.RunSource]:
     """The runs of several SOURCEs: a SOURCE holding several runs gives each of them."""
     runs: list[multi_run.RunSource] = []
@@ -233,7 +264,9 @@ def fleet_page(result: BuildResult, out: Path, unreadable: list[tuple[str, str]]
         raise Failed(f"fleet page failed: {error}") from error
 
 
-def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: bool) -> int:
+def diagnose_several(
+    runs: list[multi_run.RunSource], out: Path, keep_going: bool, notify: AlertOptions = AlertOptions()
+) -> int:
     """A source holding several runs: all written into out/warehouse/<run>/ and built together
     once; each run's report in out/runs/<run>/, then out/index.*"""
     warehouse = out / WAREHOUSE_SUBDIR
@@ -253,6 +286,8 @@ def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: boo
     unreadable = [(o.run_id, o.error) for o in outcomes if o.error]
     multi_run.report_runs(outcomes, lambda run_id, run_out: report(result, run_out, run_id), say)
     paths = fleet_page(result, out, unreadable)
+    reports = {o.run_id: str(o.out / "report.html") for o in outcomes if not o.error}
+    send_alerts(result, notify, reports)
     print(f"index: {paths['html']}")
     print(f"       {paths['markdown']}")
     read = [o for o in outcomes if not o.error]
@@ -260,15 +295,23 @@ def diagnose_several(runs: list[multi_run.RunSource], out: Path, keep_going: boo
     return EXIT_OK if read and result.ok else EXIT_FAILED
 
 
-def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool = False) -> int:
-    """Run the four steps; returns the exit status (raises BadInput / Failed)."""
+def diagnose(
+    source: Path,
+    out: Path,
+    fmt: str | None = None,
+    keep_going: bool = False,
+    notify: AlertOptions = AlertOptions(),
+) -> int:
+    """Run the four steps (and send the alerts asked for); returns the exit status (raises
+    BadInput / Failed)."""
     runs = [] if fmt else multi_run.find_runs(source)
     if runs:
-        return diagnose_several(runs, out, keep_going)
+        return diagnose_several(runs, out, keep_going, notify)
     # the imported frames are not kept through the build (a 10M-row log is GBs of text in pandas)
     run_dir = write_canonical(read_source(source, fmt), out / RUN_SUBDIR, source)
     result = build(run_dir, out, keep_going)
     paths = report(result, out)
+    send_alerts(result, notify, {run_dir.name: str(paths["html"])})
     print(f"report: {paths['html']}")
     print(f"        {paths['markdown']}")
     print(f"        {paths['findings']}")
@@ -278,10 +321,14 @@ def diagnose(source: Path, out: Path, fmt: str | None = None, keep_going: bool =
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    notify = AlertOptions(
+        args.alert_json, tuple(args.alert_webhook), args.alert_format, args.alert_min_severity
+    )
     try:
         if len(args.sources) > 1:
-            return diagnose_several(several_sources(args.sources, args.format), args.out, args.keep_going)
-        return diagnose(args.sources[0], args.out, args.format, args.keep_going)
+            runs = several_sources(args.sources, args.format)
+            return diagnose_several(runs, args.out, args.keep_going, notify)
+        return diagnose(args.sources[0], args.out, args.format, args.keep_going, notify)
     except BadInput as error:
         say(f"diagnose: error: {error}")
         return EXIT_BAD_INPUT

@@ -4,6 +4,8 @@
 
 What counts as several runs (checked before the single-run importers, see ``find_runs``):
 
+* a tracking store or export holding several runs: an MLflow ``mlflow.db`` or ``mlruns/`` tree,
+  a Trackio project database, a Parquet export with a run column (the importers' ``list_runs``);
 * a W&B chart-panel CSV export (``Step``, ``<run> - <metric>`` columns with ``__MIN``/``__MAX``
   bands) naming two or more runs, or a folder of such exports (their columns are joined per
   run on ``Step``);
@@ -137,11 +139,33 @@ def _text_log_sources(source: Path) -> list[RunSource]:
     return []
 
 
+def _store_sources(source: Path) -> list[RunSource]:
+    """The runs of a store or export an importer can list (two or more)."""
+    for module in importers.importers():
+        if not hasattr(module, "list_runs"):
+            continue
+        try:
+            if not module.sniff(source):
+                continue
+            listed = module.list_runs(source)
+        except (importers.RunImportError, OSError):
+            return []
+        if len(listed) < 2:
+            return []
+        return [RunSource(name=name, describe=where, load=loader) for name, where, loader in listed]
+    return []
+
+
 def find_runs(source: Path) -> list[RunSource]:
     """The runs ``source`` holds when it holds several (else an empty list: one run)."""
     if not source.exists():
         return []
-    return _chart_sources(source) or _folder_sources(source) or _text_log_sources(source)
+    return (
+        _store_sources(source)
+        or _chart_sources(source)
+        or _folder_sources(source)
+        or _text_log_sources(source)
+    )
 
 
 def _safe_name(name: str, taken: set[str]) -> str:

@@ -70,6 +70,7 @@ def write_report(
     out_dir: Path,
     progress: Progress | None = stderr_progress,
     run_id: str | None = None,
+    with_history: bool = True,
 ) -> dict[str, Path]:
     """Write report.md, report.html and findings.json into out_dir.
 
@@ -80,7 +81,7 @@ def write_report(
     say = progress or (lambda _message: None)
     db_path, target_path, out_dir = Path(db_path), Path(target_path), Path(out_dir)
     say(f"reading marts from {db_path} and dbt results from {target_path}")
-    data = load_report_data(db_path, target_path, run_id)
+    data = load_report_data(db_path, target_path, run_id, with_history)
     say(
         f"read {len(data.findings)} findings, {len(data.step_metrics)} step rows, "
         f"{len(data.eval_metrics)} evals, {len(data.dbt.failed_tests)} failing dbt tests"
@@ -149,11 +150,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="RUN",
         help="the run to report on when the build holds several (its run folder's name)",
     )
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="leave out what changed since the run's previous build (the report of a fresh build)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     return run_command(
-        "report", lambda: write_report(args.db, args.target_path, args.out, run_id=args.run_id)
+        "report",
+        lambda: write_report(
+            args.db, args.target_path, args.out, run_id=args.run_id, with_history=not args.no_history
+        ),
     )

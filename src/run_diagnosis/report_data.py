@@ -14,7 +14,7 @@ import datetime as dt
 import decimal
 import math
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,7 @@ class ReportData:
     context: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
+    history: Any = None  # report_history.RunHistory: what changed since the run's previous build
 
     @property
     def has_costs(self) -> bool:
@@ -290,10 +291,26 @@ def read_rows(
     con: duckdb.DuckDBPyConnection, mart: str, run_id: str
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """One run's rows of a mart as plain dicts, in the mart's report order."""
-    cursor = con.execute(_select(mart), [run_id])
+    return query_rows(con, _select(mart), [run_id])
+
+
+def query_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A query's column names and its rows as plain dicts (JSON-safe values)."""
+    cursor = con.execute(sql, list(params))
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
     return names, rows
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """True when schema `main` holds a table or view of this name."""
+    found = con.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+        [SCHEMA, name],
+    ).fetchone()
+    return bool(found and found[0])
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, mart: str, run_id: str) -> pd.DataFrame:
@@ -338,9 +355,14 @@ def read_dbt_results(target_path: Path) -> DbtResults:
 # --------------------------------------------------------------------------- all together
 
 
-def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None) -> ReportData:
+def load_report_data(
+    db_path: Path, target_path: Path, run_id: str | None = None, with_history: bool = True
+) -> ReportData:
     """Read one run's rows of every mart (raising ReportError on a missing build, mart or run)
-    and the dbt results. `run_id` may be left out when the build holds one run."""
+    and the dbt results. `run_id` may be left out when the build holds one run. with_history:
+    also what changed since the run's previous build (report_history)."""
+    from run_diagnosis.report_history import read_history
+
     con = connect(db_path)
     try:
         present = existing_columns(con)
@@ -355,6 +377,7 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         shard_metrics = read_frame(con, "shard_metrics", run_id)
         context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
         events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
+        history = read_history(con, run_id) if with_history else None
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -373,6 +396,7 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         context=context_rows[0] if context_rows else {},
         events=events,
         has_events="run_events" in present,
+        history=history,
     )
 
 

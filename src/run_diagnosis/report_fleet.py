@@ -23,7 +23,7 @@ from run_diagnosis.report_data import (
     ReportError,
     connect,
     existing_columns,
-    plain_value,
+    query_rows,
     run_command,
     severity_index,
 )
@@ -31,6 +31,17 @@ from run_diagnosis.report_data import (
 RUNS_SUBDIR = "runs"
 FLEET_MARTS = ("runs", "recurring_findings", "run_comparisons")
 TITLE_CHARS = 160
+HISTORY_STATUSES = ("new", "still_open", "resolved", "regressed")
+RUN_COLUMNS = [
+    "#",
+    "run",
+    "worst",
+    "medium+ of all",
+    "fix first",
+    "final val loss",
+    "since previous build",
+    "report",
+]
 
 
 @dataclass(frozen=True)
@@ -44,9 +55,7 @@ class Fleet:
 
 
 def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
-    cursor = con.execute(sql)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
+    return query_rows(con, sql)[1]
 
 
 def read_fleet(db_path: Path, unreadable: Sequence[tuple[str, str]] = ()) -> Fleet:
@@ -111,6 +120,18 @@ def _report_link(out: Path, run_id: str, name: str) -> str | None:
     return path.relative_to(out).as_posix() if path.is_file() else None
 
 
+def _since_previous(run: dict[str, Any]) -> str:
+    """What changed at the run's latest build (fleet mart `runs`, from run_builds)."""
+    number = run.get("build_number")
+    if number is None:
+        return "n/a"
+    counts = {s: int(run.get(f"n_{s}_since_previous_build") or 0) for s in HISTORY_STATUSES}
+    if int(number) == 1:
+        return f"first build: {counts['new']} new"
+    changed = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n and s != "still_open")
+    return f"build {number}: {changed or 'no change'}; {counts['still_open']} still open"
+
+
 def _run_cells(fleet: Fleet) -> list[list[str]]:
     return [
         [
@@ -120,6 +141,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
             f"{_serious(r)} of {r.get('n_findings') or 0}",
             _fix_first(r),
             _num(r.get("final_val_loss"), 4),
+            _since_previous(r),
         ]
         for number, r in enumerate(fleet.runs, start=1)
     ]
@@ -128,7 +150,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
 def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
     first = len(fleet.runs) + 1
     return [
-        [str(number), name, "unreadable", "", _short(why), ""]
+        [str(number), name, "unreadable", "", _short(why), "", ""]
         for number, (name, why) in enumerate(fleet.unreadable, start=first)
     ]
 
@@ -140,7 +162,7 @@ def render_markdown(fleet: Fleet, out: Path) -> str:
         link = _report_link(out, str(run["run_id"]), "report.md")
         rows.append([*cells, f"[report]({link})" if link else ""])
     rows += [[*cells, ""] for cells in _unreadable_cells(fleet)]
-    header = ["#", "run", "worst", "medium+ of all", "fix first", "final val loss", "report"]
+    header = RUN_COLUMNS
     lines += _table(header, rows)
     lines += ["", "## What keeps going wrong", ""]
     if fleet.recurring:
@@ -201,7 +223,7 @@ def render_html(fleet: Fleet, out: Path) -> str:
         "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
         "vertical-align:top;text-align:left}</style></head>\n<body>"
         f"<h1>{esc(title)}</h1>"
-        + _html_table(["#", "run", "worst", "medium+ of all", "fix first", "final val loss", ""], rows)
+        + _html_table([*RUN_COLUMNS[:-1], ""], rows)
         + "<h2>What keeps going wrong</h2>"
         + (
             _html_table(["category", "runs hit", "worst", "runs", "goes with"], recurring)

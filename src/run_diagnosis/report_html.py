@@ -184,6 +184,11 @@ def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -
     parts.append(table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)]))
     parts.append("<h3>Every finding</h3>")
     parts += [finding_details(entry) for entry in view.findings] or ["<p>No findings.</p>"]
+    if data.history is not None:
+        parts.append(f"<h3>Since the previous build</h3><p>{esc(data.history.headline())}</p>")
+        if data.history.changed:
+            rows = [[esc(cell) for cell in row] for row in data.history.rows()]
+            parts.append(table(["Status", "Severity", "Finding", "Title"], rows))
     parts.append('<h3 id="dbt-tests">dbt tests that failed</h3>')
     if not data.dbt.available:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in data.dbt.notes) + "</ul>")

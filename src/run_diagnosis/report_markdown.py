@@ -114,6 +114,13 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     ]
     rows = [finding_row(entry) for entry in view.findings]
     lines += table(["#", "Severity", "Finding", "Steps", "Estimate", "Caused by", "dbt test"], rows)
+    if data.history is not None:
+        lines += ["", "### Since the previous build", "", esc(data.history.headline())]
+        if data.history.changed:
+            lines += ["", *table(["Status", "Severity", "Finding", "Title"], [
+                [esc(status), esc(severity), code(finding), esc(title)]
+                for status, severity, finding, title in data.history.rows()
+            ])]  # fmt: skip
     lines += ["", "### Checks", ""]
     if data.dbt.available:
         names = ", ".join(code(entry.test.name) for entry in view.failed_tests)

@@ -205,7 +205,7 @@ def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_unknown_format_flag_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exited:
-        diagnose.main([str(tmp_path), "--out", str(tmp_path / "out"), "--format", "parquet"])
+        diagnose.main([str(tmp_path), "--out", str(tmp_path / "out"), "--format", "excel"])
     assert exited.value.code == 2
 
 

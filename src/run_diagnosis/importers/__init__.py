@@ -4,14 +4,18 @@ Each importer module exposes:
 - ``FORMAT``: a short name shown to users (``--format`` value);
 - ``DESCRIPTION``: one line for ``diagnose.py --help``;
 - ``sniff(path: Path) -> bool``: cheap check that ``path`` (a file or a folder) is in this format;
-- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input.
+- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input;
+- optionally ``list_runs(path: Path) -> [(name, where, loader)]``: a store or export holding several
+  runs (MLflow, Trackio, Parquet) names them; ``multi_run`` builds them together.
 
 The registry below is the one list of importers; order is the sniffing order
 (most specific first). The other modules here are shared by importers, not importers:
 ``canonical`` (RunData and its writer), ``aliases`` and ``units`` (metric names and units),
 ``training_args`` (training arguments -> schedule and config), ``wide_table`` (a wide
 metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family>`` modules
-(the shapes ``text_logs`` reads).
+(the shapes ``text_logs`` reads), ``metric_names`` (the metric-name resolver), ``metric_frames``
+(logged records -> canonical frames through the resolver, for the formats of issue 25) and
+``tracker_exports`` (a tracked run's rows -> RunData, for Trackio and Parquet).
 """
 
 from __future__ import annotations
@@ -33,10 +37,21 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.hf_trainer",
     "run_diagnosis.importers.llamafactory_log",
     "run_diagnosis.importers.megatron_golden",
+    # stores and exports holding several runs (binary files: SQLite, Parquet; the mlruns tree)
+    "run_diagnosis.importers.mlflow_store",
+    "run_diagnosis.importers.trackio_store",
+    "run_diagnosis.importers.parquet_export",
+    # a CSV whose first column is `epoch` (before the wide-table readers)
+    "run_diagnosis.importers.keras_log",
     "run_diagnosis.importers.lightning_csv",
     "run_diagnosis.importers.wandb_history",
     "run_diagnosis.importers.wandb_run",
+    # text logs with a line shape of their own, before the llm.c / nanoGPT / Megatron shapes
+    "run_diagnosis.importers.fairseq_log",
+    "run_diagnosis.importers.torchtune_log",
     "run_diagnosis.importers.text_logs",
+    # after text_logs: Megatron-DeepSpeed stdout also prints DeepSpeed's `steps: N loss: X` lines
+    "run_diagnosis.importers.trainer_stdout",
 ]
 
 
