@@ -14,6 +14,9 @@
     `built_runs`, so the next build skips them. A failed build records nothing: the next build
     redoes its batch.
 
+  * while a build whose data tests failed is completed (RUN_DIAGNOSIS_COMPLETING=1: the models
+    the failed tests skipped are built by a second invocation), the batch is kept as it is;
+
   * when the project itself changed since the last complete build (a new version of a model
     or test: `project_checksum()` differs from the one kept in `built_project`, or a database
     written before this bookkeeping existed), every model table is dropped first, so a model
@@ -83,6 +86,9 @@
 {#- on-run-start: the runs to build in this invocation -#}
 {% macro start_run_batch() %}
   {% if not execute %}{{ return('') }}{% endif %}
+  {#- completing a build whose data tests failed (dbt_runner.build_run(complete=True) builds the
+      models they skipped): the same batch, and no start over, since that build recorded nothing -#}
+  {% if env_var('RUN_DIAGNOSIS_COMPLETING', '0') == '1' %}{{ return('') }}{% endif %}
   {#- (also when batches are switched off: their pre-hook appends to the tables too) -#}
   {% set checksum = project_checksum() %}
   {% if target.type == 'duckdb' and not flags.FULL_REFRESH %}{% do reset_if_project_changed(checksum) %}{% endif %}
