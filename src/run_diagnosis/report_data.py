@@ -29,6 +29,7 @@ from run_diagnosis.dbt_runner import (
     manifest_nodes,
     read_target_json,
 )
+from run_diagnosis.tool_defects import ToolDefect, read_tool_defects
 
 SCHEMA = "main"
 # a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
@@ -96,6 +97,10 @@ class ReportError(Exception):
     """A problem the user can fix (no build, a missing mart): shown without a traceback."""
 
 
+class ReportNotWritten(ReportError):
+    """The report could not be written: its folder is full or not writable (nothing was replaced)."""
+
+
 def run_command(
     prog: str, write: Callable[[], dict[str, Path]], errors: tuple[type[Exception], ...] = (ReportError,)
 ) -> int:
@@ -153,6 +158,7 @@ class ReportData:
     context: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
+    tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
 
     @property
     def has_costs(self) -> bool:
@@ -373,6 +379,7 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         context=context_rows[0] if context_rows else {},
         events=events,
         has_events="run_events" in present,
+        tool_defects=[d for d in read_tool_defects(target_path, db_path) if d.concerns(run_id)],
     )
 
 
