@@ -44,6 +44,7 @@ import fcntl
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -346,12 +347,25 @@ def release_database() -> None:
             DuckDBConnectionManager._ENV = None
 
 
+@contextmanager
+def _no_logging_tracebacks() -> Iterator[None]:
+    """dbt's log file handler cannot write on a full disk, and Python's logging prints a traceback
+    on stderr for every line it drops; the build's own error says what happened (the folder is
+    full), so those are not printed while dbt runs."""
+    saved = logging.raiseExceptions
+    logging.raiseExceptions = False
+    try:
+        yield
+    finally:
+        logging.raiseExceptions = saved
+
+
 def invoke(args: list[str], env: Mapping[str, str | None], manifest: Any = None, callbacks: Any = ()) -> Any:
     """One in-process dbt command (dbtRunnerResult) with env set and cwd the project; stdout captured."""
     from dbt.cli.main import dbtRunner
 
     project_dir = Path(args[args.index("--project-dir") + 1]) if "--project-dir" in args else REPO_ROOT
-    with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()):
+    with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()), _no_logging_tracebacks():
         os.chdir(project_dir)
         try:
             return dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(args)
