@@ -17,6 +17,7 @@ diagnose.py uses, so the file parses the dbt project once.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -32,10 +33,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+import report_fixtures as fx
 from run_builder import RunBuilder
 from run_diagnosis import diagnose
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, build_run
 from run_diagnosis.report import write_report
+from run_diagnosis.report_data import ReportNotWritten
 from run_diagnosis.report_fleet import write_fleet
 from run_diagnosis.safe_io import exclusive
 from sample_build import copy_seed_files
@@ -406,3 +409,27 @@ def test_second_diagnosis_into_the_same_folder_is_refused(
         f"diagnose: error: the output folder {out} is in use by another process: pid {os.getpid()} " in said
     )
     assert "--wait SECONDS" in said and not (out / "run").exists()
+
+
+def test_a_report_that_cannot_be_written_whole_is_not_written_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills while report.html is written: report.md is not replaced either, no
+    temporary file stays, and the error names the folder (ReportNotWritten: exit 2)."""
+    db = fx.build_db(tmp_path / "run.duckdb", fx.clean_tables())
+    out = tmp_path / "reports"
+    out.mkdir()
+    old = {name: f"an earlier {name}\n" for name in ("report.md", "report.html", "findings.json")}
+    for name, text in old.items():
+        (out / name).write_text(text, encoding="utf-8")
+    write_text = Path.write_text
+
+    def disk_fills_at_the_html(path: Path, text: str, *args: object, **kwargs: object) -> int:
+        if path.name == ".report.html.tmp":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return write_text(path, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", disk_fills_at_the_html)
+    with pytest.raises(ReportNotWritten, match=f"the report was not written: {re.escape(str(out))} is full"):
+        write_report(db, tmp_path / "no-target", out, progress=None)
+    assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == old
