@@ -13,8 +13,9 @@ reports and findings.json say so, the fleet page lists the defect and marks them
 other runs' reports are untouched. A failed test whose rows name no run (the registry, a
 seed) concerns every run.
 
-A defect is a data test that failed or errored and is not an anomaly test: the anomaly tests
-(`meta.category`) fire on the run's problems, which is their purpose.
+A defect is a data test that could not run (status error), or that failed and is not an
+anomaly test: the anomaly tests (`meta.category`) fire on the run's problems, which is their
+purpose (with `anomaly_test_severity: error` they fail instead of warning).
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ def tool_defects(
         unique_id = str(result.get("unique_id") or "")
         status = str(result.get("status") or "").lower()
         node = nodes.get(unique_id) or {}
-        is_anomaly_test = bool(node_meta(node).get("category"))  # it fires on the run's problems
-        if not unique_id.startswith("test.") or status not in DEFECT_STATUSES or is_anomaly_test:
+        fired = status == "fail" and bool(node_meta(node).get("category"))  # an anomaly test did its job
+        if not unique_id.startswith("test.") or status not in DEFECT_STATUSES or fired:
             continue
         failures = result.get("failures")
         message = " ".join(str(result.get("message") or "").split())[:MESSAGE_CHARS] or None

@@ -41,6 +41,7 @@ from run_diagnosis.report import write_report
 from run_diagnosis.report_data import ReportNotWritten
 from run_diagnosis.report_fleet import write_fleet
 from run_diagnosis.safe_io import exclusive
+from run_diagnosis.tool_defects import tool_defects
 from sample_build import copy_seed_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -433,3 +434,26 @@ def test_a_report_that_cannot_be_written_whole_is_not_written_at_all(
     with pytest.raises(ReportNotWritten, match=f"the report was not written: {re.escape(str(out))} is full"):
         write_report(db, tmp_path / "no-target", out, progress=None)
     assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == old
+
+
+def test_which_failed_tests_are_defects_of_the_tool() -> None:
+    """An anomaly test that fails fired on the run's problems; one that errors, and a structural
+    test that fails or errors, are defects of the tool (not pinned to a run without the database)."""
+    anomaly = {"config": {"meta": {"category": "overfitting"}}, "name": "validation_loss_rises"}
+    structural = {"config": {}, "name": "findings_finding_id_unique_within_run"}
+    nodes = {"test.p.anomaly": anomaly, "test.p.structural": structural, "test.p.warned": structural}
+    results = [
+        {"unique_id": "test.p.anomaly", "status": "fail", "failures": 2},
+        {"unique_id": "test.p.structural", "status": "fail", "failures": 1},
+        {"unique_id": "test.p.warned", "status": "warn", "failures": 1},
+        {"unique_id": "model.p.findings", "status": "error"},
+    ]
+    found = tool_defects(results, nodes, None)
+    assert [(d.test_name, d.status, d.run_ids) for d in found] == [
+        ("findings_finding_id_unique_within_run", "fail", None)
+    ]
+    assert found[0].sentence() == "findings_finding_id_unique_within_run failed (1 failing row)"
+    errored = tool_defects(
+        [{"unique_id": "test.p.anomaly", "status": "error", "message": "Binder Error"}], nodes, None
+    )
+    assert [d.sentence() for d in errored] == ["validation_loss_rises could not run: Binder Error"]
