@@ -90,12 +90,10 @@ UNREADABLE_SUFFIX = ".unreadable"  # where a database that cannot be opened is m
 UNREADABLE_DB_TEXTS = (
     "could not read enough bytes",
     "not a valid duckdb database",
-    "corrupt",
-    "checksum",
+    "corrupt database file",
+    "does not match stored checksum",
     "database file with version number",
     "serialization error",
-    "the file is not a duckdb",
-    "unsupported storage version",
 )
 DB_LOCKED_TEXT = "could not set lock on file"
 
