@@ -23,7 +23,7 @@ counted as (
         count(*) as steps_counted,
         min(step) as first_step,
         max(step) as last_step,
-        sum(step_time_sec) as wall_clock_sec
+        {{ stable_sum('step_time_sec') }} as wall_clock_sec
     from {{ run_ref('int_train_steps_resolved') }}
     group by run_id
 ),

@@ -19,6 +19,7 @@ parsed as (
     select
         run_id,
         config_path,
+        config_file_name,
         config_json,
         {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {{ parse_double(json_text('config_json', path)) }} as {{ name }}_parsed,
@@ -46,6 +47,7 @@ typed as (
         run_id,
         1 as config_id,
         config_path,
+        config_file_name,
         config_json,
         {%- for name, path, type, is_required in config_fields() %}
         {%- if type == 'double' %}

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.report_content import build_double_check, build_findings_view
-from run_diagnosis.report_data import ReportData, load_report_data, run_command
+from run_diagnosis.report_data import ReportData, ReportNotWritten, load_report_data, run_command
 from run_diagnosis.report_html import render_html
 from run_diagnosis.report_markdown import render_markdown
 from run_diagnosis.report_plots import make_plots
 from run_diagnosis.report_story import build_page_one
+from run_diagnosis.safe_io import folder_problem, write_files_atomically
 
 DEFAULT_DB = ".dbt_state/run_diagnosis.duckdb"
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
@@ -50,18 +51,13 @@ def stable(value: Any) -> Any:
 
 
 def findings_json(data: ReportData) -> list[dict[str, Any]]:
-    """The ranked findings: `rank` then every column of the findings mart, in mart order."""
+    """The ranked findings: `rank` then every column of the findings mart, in mart order; in a run
+    quarantined by a failed structural test, each finding also names the tests (`tool_defects`)."""
+    defects = {"tool_defects": [d.test_name for d in data.tool_defects]} if data.tool_defects else {}
     return [
-        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}} for f in data.findings
+        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}, **defects}
+        for f in data.findings
     ]
-
-
-def write_text(path: Path, text: str) -> Path:
-    """Write via a temporary file and rename, so a reader never sees half a report."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 def write_report(
@@ -98,14 +94,18 @@ def write_report(
         f"drew {len(plots) - len(missing)} plots"
         + (f" ({', '.join(missing)}: not logged)" if missing else "")
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, view, check, plots)),
-        "html": write_text(out_dir / "report.html", render_html(data, page, view, check, plots)),
-        "findings": write_text(
-            out_dir / "findings.json", json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n"
-        ),
+    names = {"markdown": "report.md", "html": "report.html", "findings": "findings.json"}
+    paths = {kind: out_dir / name for kind, name in names.items()}
+    texts = {
+        paths["markdown"]: render_markdown(data, page, view, check, plots),
+        paths["html"]: render_html(data, page, view, check, plots),
+        paths["findings"]: json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n",
     }
+    try:  # all three or none: a reader never sees half a report, or parts of two
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_files_atomically(texts)
+    except OSError as error:
+        raise ReportNotWritten(f"the report was not written: {folder_problem(error, out_dir)}") from error
     for path in paths.values():
         say(f"wrote {path}")
     return paths

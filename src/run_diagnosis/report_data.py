@@ -23,12 +23,15 @@ import duckdb
 import pandas as pd
 
 from run_diagnosis.dbt_runner import (
+    LOCK_SUFFIX,
     FailedTest,
     failed_tests_of,
     is_failed_test,
     manifest_nodes,
     read_target_json,
 )
+from run_diagnosis.safe_io import holder
+from run_diagnosis.tool_defects import ToolDefect, read_tool_defects
 
 SCHEMA = "main"
 # a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
@@ -96,6 +99,10 @@ class ReportError(Exception):
     """A problem the user can fix (no build, a missing mart): shown without a traceback."""
 
 
+class ReportNotWritten(ReportError):
+    """The report could not be written: its folder is full or not writable (nothing was replaced)."""
+
+
 def run_command(
     prog: str, write: Callable[[], dict[str, Path]], errors: tuple[type[Exception], ...] = (ReportError,)
 ) -> int:
@@ -154,6 +161,7 @@ class ReportData:
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
     history: Any = None  # report_history.RunHistory: what changed since the run's previous build
+    tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
 
     @property
     def has_costs(self) -> bool:
@@ -212,6 +220,9 @@ def connect(db_path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(db_path), read_only=True)
     except duckdb.Error as exc:  # locked by a running build, or not a DuckDB file
+        building = holder(db_path.with_name(db_path.name + LOCK_SUFFIX))
+        if building is not None:
+            raise ReportError(f"{db_path} is being built ({building}): wait for the build to finish") from exc
         raise ReportError(
             f"cannot open {db_path} read-only ({exc}); if dbt build is still running, wait for it"
         ) from exc
@@ -381,6 +392,10 @@ def load_report_data(
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
+    dbt = read_dbt_results(target_path)
+    defects = read_tool_defects(target_path, db_path)
+    elsewhere = {d.test_name for d in defects if not d.concerns(run_id)}  # other runs' quarantine
+    dbt.failed_tests = [test for test in dbt.failed_tests if test.name not in elsewhere]
     return ReportData(
         db_path=db_path,
         run_id=run_id,
@@ -392,11 +407,12 @@ def load_report_data(
         shard_metrics=shard_metrics,
         audit=audit,
         coverage=coverage,
-        dbt=read_dbt_results(target_path),
+        dbt=dbt,
         context=context_rows[0] if context_rows else {},
         events=events,
         has_events="run_events" in present,
         history=history,
+        tool_defects=[d for d in defects if d.concerns(run_id)],
     )
 
 

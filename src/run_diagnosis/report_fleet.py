@@ -5,6 +5,8 @@ Reads the fleet marts (`runs`, `recurring_findings`, `run_comparisons`) of a bui
 file, opened read-only, and writes DIR/index.md and a self-contained DIR/index.html. A run
 whose report was written to DIR/runs/<run_id>/ gets a link to it. Runs that could not be read
 (listed by the caller with their reason) come last. Same build, same page (no timestamps).
+When structural tests failed (tool_defects), the page opens with them and marks the runs whose
+rows broke them as quarantined: their findings may be wrong; the other runs' are not affected.
 
 Usage:
   python scripts/report_fleet.py --db PATH [--out DIR]
@@ -15,18 +17,21 @@ from __future__ import annotations
 import argparse
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from run_diagnosis.report_data import (
     ReportError,
+    ReportNotWritten,
     connect,
     existing_columns,
     query_rows,
     run_command,
     severity_index,
 )
+from run_diagnosis.safe_io import folder_problem, write_files_atomically
+from run_diagnosis.tool_defects import ToolDefect, quarantined_runs
 
 RUNS_SUBDIR = "runs"
 FLEET_MARTS = ("runs", "recurring_findings", "run_comparisons")
@@ -52,13 +57,21 @@ class Fleet:
     recurring: list[dict[str, Any]]
     comparisons: list[dict[str, Any]]
     unreadable: list[tuple[str, str]]  # (run, why) for runs that never reached the build
+    defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests of the build
+
+    @property
+    def quarantined(self) -> dict[str, list[str]]:
+        """run_id -> the failed tests that concern it."""
+        return quarantined_runs(self.defects, [str(r["run_id"]) for r in self.runs])
 
 
 def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
     return query_rows(con, sql)[1]
 
 
-def read_fleet(db_path: Path, unreadable: Sequence[tuple[str, str]] = ()) -> Fleet:
+def read_fleet(
+    db_path: Path, unreadable: Sequence[tuple[str, str]] = (), defects: Sequence[ToolDefect] = ()
+) -> Fleet:
     """The fleet marts of the build at db_path (ReportError when the build lacks them)."""
     con = connect(db_path)
     try:
@@ -71,7 +84,7 @@ def read_fleet(db_path: Path, unreadable: Sequence[tuple[str, str]] = ()) -> Fle
     finally:
         con.close()
     runs.sort(key=lambda r: (severity_index(r.get("worst_severity")), -_serious(r), str(r["run_id"])))
-    return Fleet(runs, recurring, comparisons, list(unreadable))
+    return Fleet(runs, recurring, comparisons, list(unreadable), list(defects))
 
 
 def _serious(run: dict[str, Any]) -> int:
@@ -130,6 +143,26 @@ def _since_previous(run: dict[str, Any]) -> str:
         return f"first build: {counts['new']} new"
     changed = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n and s != "still_open")
     return f"build {number}: {changed or 'no change'}; {counts['still_open']} still open"
+def _worst(fleet: Fleet, run: dict[str, Any]) -> str:
+    worst = str(run.get("worst_severity") or "none")
+    if str(run["run_id"]) in fleet.quarantined:
+        return f"{worst} (quarantined: a defect of the tool)"
+    return worst
+
+
+def defect_lines(fleet: Fleet) -> list[str]:
+    """The failed structural tests, each with the runs it concerns (empty when none failed)."""
+    lines = []
+    for defect in fleet.defects:
+        runs = "every run" if defect.run_ids is None else ", ".join(defect.run_ids) or "no run"
+        lines.append(f"{defect.sentence()}: quarantined {runs}.")
+    if lines:
+        lines.append(
+            "These are defects of run_diagnosis, not problems of the runs: every run was still diagnosed, "
+            "but the findings of a quarantined run may be duplicated, mis-ranked or missing (its report "
+            "says which check failed); the other runs are not affected."
+        )
+    return lines
 
 
 def _run_cells(fleet: Fleet) -> list[list[str]]:
@@ -137,7 +170,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
         [
             str(number),
             str(r["run_id"]),
-            str(r.get("worst_severity") or "none"),
+            _worst(fleet, r),
             f"{_serious(r)} of {r.get('n_findings') or 0}",
             _fix_first(r),
             _num(r.get("final_val_loss"), 4),
@@ -157,6 +190,9 @@ def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
 
 def render_markdown(fleet: Fleet, out: Path) -> str:
     lines = [f"# {len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first", ""]
+    defects = defect_lines(fleet)
+    if defects:
+        lines += ["## Defects of the tool", "", *[f"- {d}" for d in defects[:-1]], "", defects[-1], ""]
     rows = []
     for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
         link = _report_link(out, str(run["run_id"]), "report.md")
@@ -198,6 +234,14 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _defects_html(fleet: Fleet) -> str:
+    defects = defect_lines(fleet)
+    if not defects:
+        return ""
+    items = "".join(f"<li>{html.escape(d)}</li>" for d in defects[:-1])
+    return f'<h2 id="tool-defects">Defects of the tool</h2><ul>{items}</ul><p>{html.escape(defects[-1])}</p>'
+
+
 def render_html(fleet: Fleet, out: Path) -> str:
     esc = html.escape
     rows = []
@@ -223,6 +267,7 @@ def render_html(fleet: Fleet, out: Path) -> str:
         "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
         "vertical-align:top;text-align:left}</style></head>\n<body>"
         f"<h1>{esc(title)}</h1>"
+        + _defects_html(fleet)
         + _html_table([*RUN_COLUMNS[:-1], ""], rows)
         + "<h2>What keeps going wrong</h2>"
         + (
@@ -240,13 +285,23 @@ def render_html(fleet: Fleet, out: Path) -> str:
     )
 
 
-def write_fleet(db_path: Path, out: Path, unreadable: Sequence[tuple[str, str]] = ()) -> dict[str, Path]:
-    """Write out/index.md and out/index.html from the fleet marts of the build at db_path."""
-    fleet = read_fleet(db_path, unreadable)
-    out.mkdir(parents=True, exist_ok=True)
+def write_fleet(
+    db_path: Path,
+    out: Path,
+    unreadable: Sequence[tuple[str, str]] = (),
+    defects: Sequence[ToolDefect] = (),
+) -> dict[str, Path]:
+    """Write out/index.md and out/index.html from the fleet marts of the build at db_path
+    (both or neither: ReportNotWritten when out is full or not writable)."""
+    fleet = read_fleet(db_path, unreadable, defects)
     paths = {"markdown": out / "index.md", "html": out / "index.html"}
-    paths["markdown"].write_text(render_markdown(fleet, out), encoding="utf-8")
-    paths["html"].write_text(render_html(fleet, out), encoding="utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_files_atomically(
+            {paths["markdown"]: render_markdown(fleet, out), paths["html"]: render_html(fleet, out)}
+        )
+    except OSError as error:
+        raise ReportNotWritten(f"the fleet page was not written: {folder_problem(error, out)}") from error
     return paths
 
 

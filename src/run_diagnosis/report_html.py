@@ -22,6 +22,7 @@ from run_diagnosis.report_content import (
 from run_diagnosis.report_data import ReportData
 from run_diagnosis.report_plots import SEVERITY_COLORS, Plot
 from run_diagnosis.report_story import Cause, PageOne, glitch_row, run_numbers, symptom_line
+from run_diagnosis.tool_defects import banner
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1b1b1b;
@@ -37,6 +38,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-weight: 600; text-transform: uppercase; }
 .callout { border-left: 4px solid #1f77b4; background: #f3f8fc; padding: .6rem 1rem; margin: 1rem 0; }
 .callout.ok { border-color: #2ca02c; background: #f2faf2; }
+.callout.defect { border-color: #b00020; background: #fdf2f4; }
 article.finding { border: 1px solid #e2e2e2; border-radius: .4rem; padding: .2rem 1rem .6rem;
   margin: 1rem 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
@@ -97,7 +99,7 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
     parts.append("<h2>The team's two questions</h2>")
     parts += [f'<p><span class="question">{esc(q)}</span> {esc(a)}</p>' for q, a in page.questions]
     if page.nothing_above_low:
-        parts.append('<p class="callout ok"><strong>Nothing wrong above low severity.</strong></p>')
+        parts.append(f'<p class="callout ok"><strong>{esc(page.all_clear)}</strong></p>')
     for ledger in page.ledgers:
         parts.append(f"<h2>{esc(ledger.title)}</h2>")
         if not ledger.rows:
@@ -263,6 +265,17 @@ def plots_section(plots: list[Plot]) -> str:
     return '<section id="plots"><h2>The run in plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
 
 
+def defect_section(data: ReportData) -> str:
+    """The failed structural tests about this run, first of all (tool_defects.banner)."""
+    if not data.tool_defects:
+        return ""
+    heading, items = banner(data.tool_defects)
+    return (
+        f'<div class="callout defect" id="tool-defects" role="alert"><h2>{esc(heading)}</h2>'
+        f"<ul>{paragraphs(items[:-1])}</ul><p>{esc(items[-1])}</p></div>"
+    )
+
+
 def render_html(
     data: ReportData,
     page: PageOne,
@@ -283,6 +296,7 @@ def render_html(
     )
     body = "".join(
         [
+            defect_section(data),
             page_one_section(data, page),
             plots_section(plots),
             causes_section(page),

@@ -11,6 +11,7 @@ from run_diagnosis.report_content import DoubleCheck, FindingEntry, FindingsView
 from run_diagnosis.report_data import ReportData
 from run_diagnosis.report_plots import Plot
 from run_diagnosis.report_story import PageOne, glitch_row, run_numbers, symptom_line
+from run_diagnosis.tool_defects import banner
 
 # `<` (raw HTML), emphasis, links, code and table pipes; `>` only matters at a line start, never ours
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<|"})
@@ -38,7 +39,7 @@ def page_one_lines(page: PageOne) -> list[str]:
     lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
     lines.append("")
     if page.nothing_above_low:
-        lines += ["**Nothing wrong above low severity.**", ""]
+        lines += [f"**{esc(page.all_clear)}**", ""]
     for ledger in page.ledgers:
         lines += [f"## {esc(ledger.title)}", ""]
         if not ledger.rows:
@@ -142,11 +143,20 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     return [*lines, "", "</details>", ""]
 
 
+def defect_lines(data: ReportData) -> list[str]:
+    """The failed structural tests about this run, first of all (tool_defects.banner)."""
+    if not data.tool_defects:
+        return []
+    heading, items = banner(data.tool_defects)
+    return [f"## {esc(heading)}", "", *[f"- {esc(item)}" for item in items[:-1]], "", esc(items[-1]), ""]
+
+
 def render_markdown(
     data: ReportData, page: PageOne, view: FindingsView, check: DoubleCheck, plots: list[Plot]
 ) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
     lines = [f"# Run diagnosis: {esc(run_name)}", ""]
+    lines += defect_lines(data)
     lines += page_one_lines(page)
     lines += ["---", ""]
     lines += page_two_lines(page)

@@ -466,8 +466,10 @@ def pick_fix_first(
     data: ReportData, causes: list[Cause]
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     s = data.summary
-    if data.has_costs and data.finding(s.get("fix_first_finding_id")) is not None:
-        return data.finding(s["fix_first_finding_id"]), data.finding(s.get("runner_up_finding_id"))
+    named = data.finding(s.get("fix_first_finding_id"))
+    # the mart names the top of the ranking even when all is low or info: never "fix first" then
+    if data.has_costs and named is not None and is_above_low(named):
+        return named, data.finding(s.get("runner_up_finding_id"))
     serious = [c.finding for c in causes if is_above_low(c.finding)]
     if not serious:
         return None, None
@@ -819,6 +821,24 @@ class PageOne:
     nothing_above_low: bool
     causes: list[Cause] = field(default_factory=list)
     glitches: list[dict[str, Any]] = field(default_factory=list)
+    all_clear: str = ""  # said when nothing is above low: plainly, with the checks that could not run
+
+
+def all_clear_sentence(data: ReportData) -> str:
+    """'Nothing serious found: ...; N of M checks could not run because ...' (issue 21.3)."""
+    not_run: dict[str, list[str]] = {}
+    for check in data.coverage:
+        if not check.get("could_run"):
+            reason = str(check.get("reason") or "no reason given")
+            not_run.setdefault(reason, []).append(str(check.get("category")))
+    text = "Nothing serious found: no finding above low severity."
+    if not data.coverage:
+        return text
+    if not not_run:
+        return f"{text} All {len(data.coverage)} checks could run."
+    n = sum(len(categories) for categories in not_run.values())
+    because = "; ".join(f"{reason} ({', '.join(categories)})" for reason, categories in not_run.items())
+    return f"{text} {n} of {len(data.coverage)} checks could not run because: {because}."
 
 
 def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
@@ -845,6 +865,7 @@ def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
         nothing_above_low=not any(is_above_low(f) for f in data.findings),
         causes=causes,
         glitches=glitches,
+        all_clear=all_clear_sentence(data),
     )
 
 

@@ -17,6 +17,7 @@ import pytest
 
 SLOWEST_FIRST = (
     "test_fleet.py",
+    "test_faults.py",
     "test_detectors.py",
     "test_hostile_input.py",
     "test_real_logs.py",

@@ -10,7 +10,6 @@ and on a copy of the repo's own seed files. Both must give the seed build's find
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,14 +23,11 @@ import pytest
 from dbt_session import DB_NAME
 from run_diagnosis import diagnose, importers
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
-from sample_build import sample_build
+from sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
-SEEDS = REPO / "seeds"
 SAMPLE_RUN = Path(__file__).resolve().parents[3] / "shared" / "sample-run"
-SEED_FILES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
-SEED_PREFIX = "anthropic_"
 FINDING_KEY = ("finding_id", "category", "severity", "first_step")
 
 FindingKeys = set[tuple[Any, ...]]
@@ -56,13 +52,6 @@ def findings_in_db(db_path: Path) -> FindingKeys:
 
 def findings_in_json(path: Path) -> FindingKeys:
     return {tuple(f[k] for k in FINDING_KEY) for f in json.loads(path.read_text(encoding="utf-8"))}
-
-
-def copy_seed_files(folder: Path) -> Path:
-    folder.mkdir(parents=True)
-    for suffix in SEED_FILES:
-        shutil.copy2(SEEDS / f"{SEED_PREFIX}{suffix}", folder / f"{SEED_PREFIX}{suffix}")
-    return folder
 
 
 def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
@@ -217,11 +206,12 @@ def test_wrong_forced_format_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.fixture
 def failing_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
-    """build_run replaced by one that fails as dbt does on a bad file; records `check`."""
+    """build_run replaced by one that fails as dbt does on a bad file (a model error: the build
+    cannot be completed); records whether diagnose asked it to complete past failed tests."""
     checks: list[bool] = []
 
     def fake_build_run(run_dir: Path | None, db_path: Path, work_dir: Path, **options: Any) -> BuildResult:
-        checks.append(options.get("check", True))
+        checks.append(options.get("complete", False))
         result = BuildResult(1, db_path, work_dir / "target", work_dir / "logs", 0.1, {"error": 1}, ("boom",))
         if options.get("check", True):
             raise DbtBuildError("dbt build failed (exit code 1):\n  boom", result)
@@ -247,7 +237,7 @@ def test_keep_going_still_tries_the_report(
     folder = copy_seed_files(tmp_path / "run")
     assert diagnose.main([str(folder), "--out", str(tmp_path / "out"), "--keep-going"]) == 1
     error = capsys.readouterr().err
-    assert failing_build == [False]
+    assert failing_build == [True]
     assert "--keep-going" in error and "[4/4]" in error and "report failed" in error
 
 

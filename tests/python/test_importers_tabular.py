@@ -205,6 +205,7 @@ def test_llamafactory_jsonl_alone() -> None:
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8"
     )
@@ -231,6 +232,39 @@ def test_llamafactory_resume_eval_and_long_elapsed(tmp_path: Path) -> None:
     assert gaps_as_none(run.train["step_time_sec"]) == [None, 2.0, 3.0, None, 3.0]
     assert run.evals[["step", "val_loss"]].values.tolist() == [[20, 1.8]]
     assert (30, "run resumed: elapsed_time restarted (a new training process)") in events(run)
+
+
+def resumed_log_lines() -> list[dict[str, Any]]:
+    """A resumed LLaMA-Factory log: steps 10-60, then a new process from step 40 (clock restarted,
+    slightly different losses) to step 80."""
+    base = {"total_steps": 80, "lr": 1e-5}
+    first = [
+        {**base, "current_steps": s, "loss": 2.0 - s / 100, "elapsed_time": f"0:{s // 10:02d}:00"}
+        for s in range(10, 70, 10)
+    ]
+    resumed = [
+        {**base, "current_steps": s, "loss": 2.01 - s / 100, "elapsed_time": f"0:{s // 10 - 3:02d}:30"}
+        for s in range(40, 90, 10)
+    ]
+    return first + resumed
+
+
+def test_llamafactory_log_written_twice_is_read_once(tmp_path: Path) -> None:
+    """Two processes appending to one trainer_log.jsonl write every line twice, interleaved
+    (issue 21): each line is read once, so the second copy neither becomes a row of its own nor
+    a zero-length interval that reads as a new attempt; the real resume is still seen."""
+    lines = resumed_log_lines()
+    once = llamafactory_log.load(write_jsonl(tmp_path / "once" / "trainer_log.jsonl", lines))
+    twice_path = write_jsonl(
+        tmp_path / "twice" / "trainer_log.jsonl", [line for line in lines for _ in (1, 2)]
+    )
+    twice = llamafactory_log.load(twice_path)
+    pd.testing.assert_frame_equal(twice.train, once.train)
+    assert twice.train["step"].tolist() == [10, 20, 30, 40, 50, 60, 40, 50, 60, 70, 80]
+    assert events(twice) == events(once)
+    assert (40, "run resumed: elapsed_time restarted (a new training process)") in events(twice)
+    assert notes_with(twice, "11 lines of trainer_log.jsonl repeat an earlier line exactly")
+    assert not notes_with(once, "repeat an earlier line")
 
 
 def test_llamafactory_bad_line_names_the_line(tmp_path: Path) -> None:

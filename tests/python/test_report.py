@@ -370,7 +370,9 @@ def test_rows_that_do_not_add_up_and_tables_that_disagree_reach_the_appendix(tmp
 def test_clean_run_says_nothing_is_wrong_above_low(clean: dict[str, Path]) -> None:
     for kind in ("markdown", "html"):
         text = read(clean, kind)
-        assert "Nothing wrong above low severity" in text
+        assert "Nothing serious found: no finding above low severity." in text
+        assert "4 of 16 checks could not run because: no shard ids in the log (bad_data_shard); " in text
+        assert "; no evaluations in the log (eval_contamination, overfitting);" in text
         assert "Fix first" not in text
         assert "30 counted of 30 train rows logged" in text
         assert "The run logged no evaluations, so its validation trajectory is unknown." in text
@@ -386,7 +388,8 @@ def test_a_low_finding_alone_is_still_nothing_above_low(tmp_path: Path) -> None:
     low = fx.PROBLEM_FINDINGS[3]
     tables["findings"] = [fx.as_row("findings", **{**low, "harm_rank": 1})]
     md = read(make_report(tmp_path, tables, []), "markdown")
-    assert "**Nothing wrong above low severity.**" in md
+    assert "**Nothing serious found: no finding above low severity." in md
+    assert "Fix first" not in md  # a low note is never the one to fix first
     assert f"| {low['title']} | step 10 | 1 |" in md
 
 

@@ -239,7 +239,7 @@ final as (
         checks.title,
         'field ' || checks.field_name || ': config value ' || {{ fmt('checks.config_value', 8) }} || ', observed in the logs '
             || {{ fmt('checks.observed_value', 8) }} || case when checks.field_name = 'impossible_values' then ' (impossible: '
-                || config.impossible_values || ')' else '' end || ' (config file ' || config.config_path || ')' as evidence,
+                || config.impossible_values || ')' else '' end || ' (config file ' || config.config_file_name || ')' as evidence,
         cast(null as {{ dbt.type_bigint() }}) as first_step,
         cast(null as {{ dbt.type_bigint() }}) as last_step,
         cast(0 as {{ dbt.type_bigint() }}) as steps_affected,

@@ -12,7 +12,7 @@ totals as (
     select runs.run_id, coalesce(step_totals.counted_steps, 0) as counted_steps, step_totals.wall_clock_sec
     from {{ run_ref('stg_training__config') }} as runs
     left join (
-        select run_id, count(*) as counted_steps, sum(step_time_sec) as wall_clock_sec
+        select run_id, count(*) as counted_steps, {{ stable_sum('step_time_sec') }} as wall_clock_sec
         from {{ run_ref('int_train_steps_resolved') }}
         group by run_id
     ) as step_totals

@@ -18,7 +18,7 @@ events as (
 ),
 
 run_time as (
-    select run_id, sum(step_time_sec * window_steps) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
+    select run_id, {{ stable_sum('step_time_sec * window_steps') }} as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
     from profiled
     group by run_id
 ),
@@ -30,7 +30,7 @@ stretches as (
         max(step) as last_step,
         count(*) as slow_steps,
         percentile_cont(0.5) within group (order by step_time_sec) as stretch_median_sec,
-        sum(window_excess_sec) as seconds_lost
+        {{ stable_sum('window_excess_sec') }} as seconds_lost
     from profiled
     where is_in_slow_stretch
     group by run_id, slow_stretch_first_step
@@ -40,7 +40,7 @@ stretch_events as (
     select
         stretches.run_id,
         stretches.first_step,
-        {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step") }}
+        {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step, events.event_text") }}
             as event_list
     from stretches
     inner join events
@@ -57,7 +57,7 @@ stalls as (
         max(step) as last_step,
         count(*) as slow_steps,
         max(step_time_sec) as stretch_median_sec,
-        sum(window_excess_sec) as seconds_lost,
+        {{ stable_sum('window_excess_sec') }} as seconds_lost,
         {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('step_time_sec', 3) ~ " || ' s'"
             ~ " || case when window_steps > 1 then ' mean over ' || " ~ fmt_int('window_steps') ~ " || ' steps' else '' end || ')'",
             "', '", "order by step") }}

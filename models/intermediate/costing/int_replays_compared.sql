@@ -62,9 +62,9 @@ final as (
         min(step) as first_compared_step,
         max(step) as last_compared_step,
         count(*) as compared_steps,
-        avg(loss_delta) as mean_loss_delta,
-        avg(case when from_end <= {{ var('replay_tail_steps') }} then loss_delta end) as tail_loss_delta,
-        avg({{ safe_divide('loss_delta', 'loss_original') }}) as mean_relative_loss_delta,
+        {{ stable_avg('loss_delta') }} as mean_loss_delta,
+        {{ stable_avg('case when from_end <= ' ~ var('replay_tail_steps') ~ ' then loss_delta end') }} as tail_loss_delta,
+        {{ stable_avg(safe_divide('loss_delta', 'loss_original')) }} as mean_relative_loss_delta,
         sum(case when is_clipped_original and not is_clipped_replay then 1 else 0 end) as steps_clipped_only_in_original,
         sum(case when is_clipped_replay and not is_clipped_original then 1 else 0 end) as steps_clipped_only_in_replay
     from ordered

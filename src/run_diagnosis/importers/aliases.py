@@ -21,7 +21,9 @@
    ``metric_column`` builds a column that keeps them visible after ``write_run`` (which
    writes a float NaN as an empty cell, the same as "not logged").
 
-3. ``read_jsonl``: one JSON object per line, with errors that name the line.
+3. ``read_jsonl``: one JSON object per line, with errors that name the line;
+   ``without_repeated_records`` reads a line repeated exactly (the same log written by two
+   processes at once) once.
 
 4. ``step_times_from_elapsed``: the canonical ``step_time_sec`` derived from an elapsed-time
    counter (W&B ``_runtime``, LLaMA-Factory ``elapsed_time``), i.e. the average seconds per
@@ -278,3 +280,28 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not records:
         raise RunImportError(f"{path}: the file is empty: expected one JSON object per logged step")
     return records
+
+
+def without_repeated_records(
+    records: Sequence[tuple[int, dict[str, Any]]],
+) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """The records with each exact repeat of an earlier one left out, and the repeats' line numbers.
+
+    A line equal to an earlier one in every key and value, its clock included, is the same log
+    line written again: two processes appending to one log (every rank of a job whose logging
+    callback is not limited to rank 0) write every line twice, interleaved. Read twice, each
+    copy would be a row of its own, and a copy whose derived interval starts at its twin (zero
+    steps, zero seconds) looks like a new attempt at that step. A resumed run logs a step again
+    with its own clock and values, so it is never an exact repeat.
+    """
+    seen: set[str] = set()
+    kept: list[tuple[int, dict[str, Any]]] = []
+    repeats: list[int] = []
+    for number, record in records:
+        key = json.dumps(record, sort_keys=True, default=str)
+        if key in seen:
+            repeats.append(number)
+            continue
+        seen.add(key)
+        kept.append((number, record))
+    return kept, repeats

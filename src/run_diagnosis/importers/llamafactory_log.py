@@ -27,6 +27,13 @@ evaluations from the next interval. elapsed_time has whole-second resolution (ab
 ±1 s per interval). The first line has no earlier time, so its step time is empty; an
 elapsed_time that goes backwards marks a new process (a resume) and is an event.
 
+Lines written twice
+-------------------
+Two processes appending to one log (a logging callback not limited to rank 0) write every
+line twice, interleaved. A line equal to an earlier one in every key and value, elapsed_time
+included, is read once and the importer's notes count them (``aliases.without_repeated_records``);
+a resumed run's replayed lines carry their own clock, so they are kept.
+
 What cannot be known from the jsonl alone: grad_norm, val_accuracy (its ``accuracy`` key
 is the DPO reward accuracy, not token accuracy), shard ids, and the LR schedule unless
 training arguments sit beside it (``training_args.yaml`` etc., read by ``training_args``).
@@ -51,6 +58,7 @@ from run_diagnosis.importers.aliases import (
     step_times_from_elapsed,
     to_float,
     to_step,
+    without_repeated_records,
 )
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.hf_trainer import load_state_run
@@ -91,11 +99,16 @@ def load(path: Path) -> RunData:
     log_path = path / LOG_FILE if path.is_dir() else path
     if not log_path.is_file():
         raise RunImportError(f"{path}: expected {LOG_FILE} in this folder; it is not there")
-    records = [_Record.parse(number, raw, log_path) for number, raw in read_jsonl(log_path)]
+    lines, repeats = without_repeated_records(read_jsonl(log_path))
+    records = [_Record.parse(number, raw, log_path) for number, raw in lines]
     keys = _keys(records)
     if path.is_dir() and (path / STATE_FILE).is_file():
-        return _merged(path, records, keys)
-    return _standalone(path, log_path, records, keys)
+        run = _merged(path, records, keys)
+    else:
+        run = _standalone(path, log_path, records, keys)
+    if repeats:
+        run.notes.insert(0, _repeats_note(repeats))
+    return run
 
 
 def _keys(records: list[_Record]) -> ColumnMap:
@@ -108,6 +121,15 @@ def _keys(records: list[_Record]) -> ColumnMap:
         if isinstance(value, (int, float)) and not isinstance(value, bool)
     )
     return column_map(numeric, load_aliases())
+
+
+def _repeats_note(repeats: list[int]) -> str:
+    shown = ", ".join(str(n) for n in repeats[:5]) + (" ..." if len(repeats) > 5 else "")
+    return (
+        f"{len(repeats)} lines of {LOG_FILE} repeat an earlier line exactly (lines {shown}; every key "
+        "and value, elapsed_time included): the log was written twice at once (e.g. by two processes), "
+        "so each line is read once"
+    )
 
 
 class _Record:
