@@ -143,6 +143,8 @@ def _since_previous(run: dict[str, Any]) -> str:
         return f"first build: {counts['new']} new"
     changed = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n and s != "still_open")
     return f"build {number}: {changed or 'no change'}; {counts['still_open']} still open"
+
+
 def _worst(fleet: Fleet, run: dict[str, Any]) -> str:
     worst = str(run.get("worst_severity") or "none")
     if str(run["run_id"]) in fleet.quarantined:
