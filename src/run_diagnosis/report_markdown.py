@@ -89,7 +89,7 @@ def finding_row(entry: FindingEntry) -> list[str]:
     """One finding's row of the appendix table: the estimate without its method."""
     f = entry.finding
     return [
-        str(entry.number),
+        str(f["rank"]),
         esc(f.get("severity")),
         code(f.get("finding_id")),
         esc(entry.steps),
@@ -109,7 +109,8 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
     lines += ["", "### Every finding", ""]
     lines += [
-        "Most severe first; full evidence per finding in report.html, every column in findings.json.",
+        "In rank order (the rank of findings.json and of the problem list dbt prints), most severe first; "
+        "full evidence per finding in report.html, every column in findings.json.",
         "",
     ]
     rows = [finding_row(entry) for entry in view.findings]

@@ -25,6 +25,7 @@ from dbt_session import DB_NAME
 from run_diagnosis import diagnose, importers
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
 from sample_build import sample_build
+from severity_agreement import ANOMALY_TEST
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
@@ -148,7 +149,7 @@ def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
     wanted = {
         uid
         for uid, node in tests.items()
-        if (node.get("test_metadata") or {}).get("name") == "is_empty" or "invariant" in node["tags"]
+        if (node.get("test_metadata") or {}).get("name") == ANOMALY_TEST or "invariant" in node["tags"]
     }
     assert len(wanted) >= 30 and any("invariant" in tests[uid]["tags"] for uid in wanted)
     assert ran == wanted, (sorted(ran - wanted), sorted(wanted - ran))

@@ -28,16 +28,20 @@ from dbt_session import DB_NAME, run_connection
 from run_diagnosis import importers
 from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.importers.canonical import RunData, write_run
+from severity_agreement import ANOMALY_TEST, describe, disagreements
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
 HIGH_OR_WORSE = frozenset({"critical", "high"})
 SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 # Left out of the real-log builds: unit tests always (fixed inputs: the same answer for every
-# log), data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are half of each build's CPU; the
-# marts these tests read do not depend on them, and the findings' keys are checked below).
+# log), data tests other than the anomaly tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are
+# half of each build's CPU; the marts these tests read do not depend on them, and the findings'
+# keys are checked below). The anomaly tests always run: their stored failures and the problem
+# list dbt prints are compared with the findings mart, findings.json and the report.
 FULL_BUILD = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_FULL") == "1"
-EXCLUDE = "resource_type:unit_test" if FULL_BUILD else "resource_type:unit_test resource_type:test"
+EXCLUDE = "resource_type:unit_test"
+SELECT = None if FULL_BUILD else f"resource_type:seed resource_type:model test_name:{ANOMALY_TEST}"
 # RUN_DIAGNOSIS_REAL_LOGS_SUMMARY=file: append every log's findings table to that file
 SUMMARY = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_SUMMARY")
 GRAD_NORM_TEXT = re.compile(r"grad(?:ient)?[ _-]?norm", re.IGNORECASE)
@@ -201,7 +205,15 @@ def diagnose_logs(keys: list[str], work: Path) -> dict[str, Diagnosis]:
     """Import the logs, build them all in ONE dbt build (a folder of run folders), and read
     each log's findings back."""
     imported = {key: import_log(key, work / "runs") for key in keys}
-    build = build_run(work / "runs", work / DB_NAME, work / "dbt", exclude=EXCLUDE, threads=4)
+    build = build_run(
+        work / "runs",
+        work / DB_NAME,
+        work / "dbt",
+        select=SELECT,
+        exclude=EXCLUDE,
+        indirect_selection=None if FULL_BUILD else "empty",
+        threads=4,
+    )
     diagnoses: dict[str, Diagnosis] = {}
     with duckdb.connect(str(build.db_path), read_only=True) as con:
         for key, (source_format, run) in imported.items():
@@ -286,6 +298,15 @@ def test_imports_and_builds(diagnosis: Diagnosis, log_key: str) -> None:
     assert all(ids) and len(set(ids)) == len(ids), ids
     assert {f["severity"] for f in diagnosis.findings} <= SEVERITIES
     assert [f["harm_rank"] for f in diagnosis.findings] == list(range(1, len(ids) + 1))
+
+
+@pytest.mark.parametrize("log_key", list(LOGS))
+def test_severity_and_rank_agree_everywhere(diagnosis: Diagnosis, log_key: str) -> None:
+    """Every finding's final severity and rank are the same in the findings mart, the stored
+    failures of its anomaly test, the problem list dbt printed, findings.json and report.md."""
+    build = diagnosis.build
+    found = disagreements(build.db_path, build.target_path, build.output, [log_key], several_runs=True)
+    assert not found, describe(found)
 
 
 @pytest.mark.parametrize("log_key", REGULAR_INTERVAL_LOGS)

@@ -37,12 +37,12 @@ models:
       meta:
         vars: [no_such_var]
     data_tests:
-      - is_empty:
+      - no_findings_above_info:
           name: orphan_fires
           config:
             meta:
               category: not_a_category
-      - is_empty:
+      - no_findings_above_info:
           name: nan_loss_again
           config:
             meta:
@@ -178,7 +178,7 @@ models:
       meta:
         vars: [planted_loss_ceiling]
     data_tests:
-      - is_empty:
+      - no_findings_above_info:
           name: loss_above_planted_ceiling
           config:
             meta:
