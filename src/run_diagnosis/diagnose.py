@@ -228,7 +228,7 @@ def fleet_page(result: BuildResult, out: Path, unreadable: list[tuple[str, str]]
     from run_diagnosis.report_fleet import write_fleet
 
     try:
-        return write_fleet(result.db_path, out, unreadable)
+        return write_fleet(result.db_path, out, unreadable, result.target_path)
     except ReportError as error:
         raise Failed(f"fleet page failed: {error}") from error
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from run_diagnosis.report_data import (
     connect,
     existing_columns,
     plain_value,
+    read_dbt_results,
     run_command,
     severity_index,
 )
@@ -41,6 +42,7 @@ class Fleet:
     recurring: list[dict[str, Any]]
     comparisons: list[dict[str, Any]]
     unreadable: list[tuple[str, str]]  # (run, why) for runs that never reached the build
+    incomplete: list[str] = field(default_factory=list)  # the build failed: said before the runs
 
 
 def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
@@ -49,20 +51,25 @@ def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
     return [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
 
 
-def read_fleet(db_path: Path, unreadable: Sequence[tuple[str, str]] = ()) -> Fleet:
-    """The fleet marts of the build at db_path (ReportError when the build lacks them)."""
+def read_fleet(
+    db_path: Path, unreadable: Sequence[tuple[str, str]] = (), target_path: Path | None = None
+) -> Fleet:
+    """The fleet marts of the build at db_path (ReportError when the build lacks them); with the
+    build's dbt target folder, whether that build failed (then the page says INCOMPLETE first)."""
+    incomplete = read_dbt_results(target_path).incomplete_lines() if target_path is not None else []
     con = connect(db_path)
     try:
         missing = [m for m in FLEET_MARTS if m not in existing_columns(con)]
         if missing:
-            raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build")
+            why = f" ({' '.join(incomplete[:2])})" if incomplete else ""
+            raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build{why}")
         runs = _rows(con, "select * from main.runs order by run_id")
         recurring = _rows(con, "select * from main.recurring_findings order by runs_hit desc, category")
         comparisons = _rows(con, "select * from main.run_comparisons order by run_id, baseline_run_id")
     finally:
         con.close()
     runs.sort(key=lambda r: (severity_index(r.get("worst_severity")), -_serious(r), str(r["run_id"])))
-    return Fleet(runs, recurring, comparisons, list(unreadable))
+    return Fleet(runs, recurring, comparisons, list(unreadable), incomplete)
 
 
 def _serious(run: dict[str, Any]) -> int:
@@ -135,6 +142,10 @@ def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
 
 def render_markdown(fleet: Fleet, out: Path) -> str:
     lines = [f"# {len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first", ""]
+    if fleet.incomplete:
+        lines += ["## This diagnosis is INCOMPLETE", ""]
+        lines += [f"- {line}" for line in fleet.incomplete]
+        lines.append("")
     rows = []
     for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
         link = _report_link(out, str(run["run_id"]), "report.md")
@@ -201,6 +212,14 @@ def render_html(fleet: Fleet, out: Path) -> str:
         "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
         "vertical-align:top;text-align:left}</style></head>\n<body>"
         f"<h1>{esc(title)}</h1>"
+        + (
+            '<div id="incomplete" style="border-left:4px solid #b00020;background:#fdf1f3;padding:.4rem 1rem">'
+            "<h2>This diagnosis is INCOMPLETE</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in fleet.incomplete)
+            + "</ul></div>"
+            if fleet.incomplete
+            else ""
+        )
         + _html_table(["#", "run", "worst", "medium+ of all", "fix first", "final val loss", ""], rows)
         + "<h2>What keeps going wrong</h2>"
         + (
@@ -218,9 +237,15 @@ def render_html(fleet: Fleet, out: Path) -> str:
     )
 
 
-def write_fleet(db_path: Path, out: Path, unreadable: Sequence[tuple[str, str]] = ()) -> dict[str, Path]:
-    """Write out/index.md and out/index.html from the fleet marts of the build at db_path."""
-    fleet = read_fleet(db_path, unreadable)
+def write_fleet(
+    db_path: Path,
+    out: Path,
+    unreadable: Sequence[tuple[str, str]] = (),
+    target_path: Path | None = None,
+) -> dict[str, Path]:
+    """Write out/index.md and out/index.html from the fleet marts of the build at db_path (and,
+    from the build's target folder, whether it failed)."""
+    fleet = read_fleet(db_path, unreadable, target_path)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out / "index.md", "html": out / "index.html"}
     paths["markdown"].write_text(render_markdown(fleet, out), encoding="utf-8")
@@ -232,5 +257,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="report_fleet.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build (one run or many)")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="folder for index.md / index.html")
+    parser.add_argument(
+        "--target-path",
+        type=Path,
+        default=Path("target"),
+        help="dbt target folder of the build (default: target): a failed build makes the page say "
+        "INCOMPLETE and the exit status 1",
+    )
     args = parser.parse_args(argv)
-    return run_command("report_fleet", lambda: write_fleet(args.db, args.out))
+    status = run_command("report_fleet", lambda: write_fleet(args.db, args.out, (), args.target_path))
+    if status:
+        return status
+    incomplete = read_dbt_results(args.target_path).incomplete_lines()
+    return 1 if incomplete else 0

@@ -37,6 +37,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-weight: 600; text-transform: uppercase; }
 .callout { border-left: 4px solid #1f77b4; background: #f3f8fc; padding: .6rem 1rem; margin: 1rem 0; }
 .callout.ok { border-color: #2ca02c; background: #f2faf2; }
+.callout.incomplete { border-color: #b00020; background: #fdf1f3; }
 article.finding { border: 1px solid #e2e2e2; border-radius: .4rem; padding: .2rem 1rem .6rem;
   margin: 1rem 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
@@ -92,7 +93,13 @@ def paragraphs(items: list[str]) -> str:
 
 
 def page_one_section(data: ReportData, page: PageOne) -> str:
-    parts = ['<section id="page-one" class="page-one">', "<h2>What happened</h2>"]
+    parts = ['<section id="page-one" class="page-one">']
+    if page.incomplete:
+        parts.append(
+            '<div class="callout incomplete" id="incomplete"><h2>This diagnosis is INCOMPLETE</h2>'
+            f"<ul>{paragraphs(page.incomplete)}</ul></div>"
+        )
+    parts.append("<h2>What happened</h2>")
     parts.append(f"<p>{esc(' '.join(page.what_happened))}</p>")
     parts.append("<h2>The team's two questions</h2>")
     parts += [f'<p><span class="question">{esc(q)}</span> {esc(a)}</p>' for q, a in page.questions]

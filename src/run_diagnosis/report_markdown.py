@@ -33,7 +33,12 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def page_one_lines(page: PageOne) -> list[str]:
-    lines = ["## What happened", "", esc(" ".join(page.what_happened)), ""]
+    lines = []
+    if page.incomplete:
+        lines += ["## This diagnosis is INCOMPLETE", ""]
+        lines += [f"- {esc(line)}" for line in page.incomplete]
+        lines.append("")
+    lines += ["## What happened", "", esc(" ".join(page.what_happened)), ""]
     lines += ["## The team's two questions", ""]
     lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
     lines.append("")

@@ -771,11 +771,10 @@ def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]
     st = step_time(data)
     if st is not None and (st.n_replayed or st.n_missing):
         notes.append(step_time_text(st))
-    if data.dbt.broken_nodes:
+    if data.dbt.incomplete:
         notes.append(
-            f"The last build had {plural(len(data.dbt.broken_nodes), 'broken step')}: some "
-            "numbers may be from an "
-            "older build (appendix)."
+            f"The last build failed ({plural(len(data.dbt.broken_nodes), 'node')} did not build): "
+            "the diagnosis is incomplete and some numbers may be from an older build (top of the report)."
         )
     if consistency:
         notes.append(
@@ -798,6 +797,7 @@ class PageOne:
     nothing_above_low: bool
     causes: list[Cause] = field(default_factory=list)
     glitches: list[dict[str, Any]] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # said before anything else: the build failed
 
 
 def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
@@ -824,6 +824,7 @@ def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
         nothing_above_low=not any(is_above_low(f) for f in data.findings),
         causes=causes,
         glitches=glitches,
+        incomplete=data.dbt.incomplete_lines(),
     )
 
 
