@@ -213,7 +213,8 @@ def render_html(fleet: Fleet, out: Path) -> str:
         "vertical-align:top;text-align:left}</style></head>\n<body>"
         f"<h1>{esc(title)}</h1>"
         + (
-            '<div id="incomplete" style="border-left:4px solid #b00020;background:#fdf1f3;padding:.4rem 1rem">'
+            '<div id="incomplete" style="border-left:4px solid #b00020;background:#fdf1f3;'
+            'padding:.4rem 1rem">'
             "<h2>This diagnosis is INCOMPLETE</h2><ul>"
             + "".join(f"<li>{esc(line)}</li>" for line in fleet.incomplete)
             + "</ul></div>"
