@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pytest
 
 from dbt_session import DB_NAME
-from run_diagnosis import diagnose, importers
+from run_diagnosis import diagnose, importers, validate_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
 from sample_build import sample_build
 from severity_agreement import ANOMALY_TEST
@@ -262,3 +263,21 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
     message = str(raised.value)
     assert f"run_diagnosis: {eval_log} row 1 (header): missing column(s) val_loss" in message
     assert raised.value.result is not None and raised.value.result.n_error == 1
+
+
+def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A five-file folder whose train log lost a column: diagnose.py stops with exit 2 before the
+    build, naming the file and the column, as validate_run.py does (and the dbt build would)."""
+    folder = copy_seed_files(tmp_path / "run")
+    train_log = folder / f"{SEED_PREFIX}train_log.csv"
+    frame = pd.read_csv(train_log, dtype=str, keep_default_na=False)
+    frame.drop(columns=["grad_norm"]).to_csv(train_log, index=False)
+    assert validate_run.main([str(folder)]) == 2
+    refused = capsys.readouterr().err
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    for message in (refused, error):
+        assert f"{train_log}: row 1 (header): missing column(s) grad_norm" in message
+    assert not (tmp_path / "out" / "diagnosis.duckdb").exists()
