@@ -40,7 +40,7 @@
     {{ print('') }}
     {{ print('run_diagnosis: the build FAILED: the diagnosis is INCOMPLETE. Do not read this run as healthy.') }}
     {% for name, kind, message in broken.failed %}
-      {{ print('  - ' ~ kind ~ ' ' ~ name ~ ' did not build: ' ~ message) }}
+      {{ print('  - ' ~ kind ~ ' ' ~ name ~ (' could not run: ' if kind in ('test', 'unit_test') else ' did not build: ') ~ message) }}
     {% endfor %}
     {% if broken.skipped %}
       {{ print('  - skipped because of it: ' ~ broken.skipped | join(', ')) }}
@@ -85,8 +85,12 @@
     {% set node = result.node %}
     {% set is_check = node.resource_type == 'test' and node.config.meta.get('category') %}
     {% if result.status in ('error', 'runtime error') or (node.resource_type == 'unit_test' and result.status == 'fail') %}
-      {% set message = (result.message or 'no message') | string %}
-      {% set first_line = message.strip().split('\n')[0][:240] %}
+      {#- the first line of dbt's message that says what went wrong (not "Runtime Error in model x (path)") -#}
+      {% set lines = (result.message or 'no message') | string | trim %}
+      {% set lines = lines.split('\n') | map('trim') | reject('equalto', '') | list %}
+      {% set telling = [] %}
+      {% for line in lines if ' Error in ' ~ node.resource_type ~ ' ' not in line %}{% do telling.append(line) %}{% endfor %}
+      {% set first_line = (telling or lines or ['no message'])[0][:240] %}
       {% do failed.append((node.name, node.resource_type, first_line)) %}
       {% if is_check %}{% do checks_not_run.append(node.name) %}{% endif %}
     {% elif result.status == 'skipped' %}
@@ -161,7 +165,7 @@
     {% set text = 'costs ' ~ '%.1f' | format(seconds | float) ~ ' s' %}
     {% if compute_share is not none and compute_share | float > 0 %}
       {% set text = text ~ ' (' ~ '%.1f' | format(100 * compute_share | float) ~ '% of the '
-          ~ '%.1f' | format(seconds | float / compute_share | float) ~ ' s of logged step time)' %}
+          ~ '%.1f' | format(seconds | float / compute_share | float) ~ ' s of step time logged over all attempts)' %}
     {% endif %}
     {{ return(text) }}
   {% elif row.get('caused_by') %}

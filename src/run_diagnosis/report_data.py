@@ -78,11 +78,13 @@ MART_ORDER: dict[str, str] = {
     "check_coverage": "category",
     "run_context": "run_context_id",
     "run_events": "step, event_row_id",
+    "run_story": "run_id",
 }
 
 # Marts the report uses when the build has them (older builds and imports may not):
-# without them the caveats about checkpoints, validation-set size and events are left out.
-OPTIONAL_MARTS = ("run_context", "run_events")
+# without them the caveats about checkpoints, validation-set size and events are left out,
+# and without run_story the story states the validation curve's ends and no trend.
+OPTIONAL_MARTS = ("run_context", "run_events", "run_story")
 
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
@@ -185,6 +187,7 @@ class ReportData:
     context: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
+    story: dict[str, Any] = field(default_factory=dict)  # the run_story mart's row: the story's claims
 
     @property
     def has_costs(self) -> bool:
@@ -398,6 +401,7 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         shard_metrics = read_frame(con, "shard_metrics", run_id)
         context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
         events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
+        story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -416,6 +420,7 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         context=context_rows[0] if context_rows else {},
         events=events,
         has_events="run_events" in present,
+        story=story_rows[0] if story_rows else {},
     )
 
 
