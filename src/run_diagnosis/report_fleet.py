@@ -1,4 +1,5 @@
-"""The fleet page of a build holding many runs: every run worst problem first, what keeps going
+"""The fleet page of a build holding many runs: every run worst problem first (with how its log
+ends: a partial copy or a stopped trial is said beside its worst problem), what keeps going
 wrong across runs, and each run against the baseline it names.
 
 Reads the fleet marts (`runs`, `recurring_findings`, `run_comparisons`) of a build's DuckDB
@@ -64,12 +65,33 @@ def read_fleet(
             why = f" ({' '.join(incomplete[:2])})" if incomplete else ""
             raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build{why}")
         runs = _rows(con, "select * from main.runs order by run_id")
+        if "run_story" in existing_columns(con):  # how each log ends: said beside its worst problem
+            ends = {
+                str(r["run_id"]): r
+                for r in _rows(con, "select run_id, end_kind, last_step, total_steps from main.run_story")
+            }
+            for run in runs:
+                run["log_end"] = _log_end(ends.get(str(run["run_id"])))
         recurring = _rows(con, "select * from main.recurring_findings order by runs_hit desc, category")
         comparisons = _rows(con, "select * from main.run_comparisons order by run_id, baseline_run_id")
     finally:
         con.close()
     runs.sort(key=lambda r: (severity_index(r.get("worst_severity")), -_serious(r), str(r["run_id"])))
     return Fleet(runs, recurring, comparisons, list(unreadable), incomplete)
+
+
+def _log_end(story: dict[str, Any] | None) -> str:
+    """How a run's log ends, in a few words ('' when it is complete or unknown)."""
+    if story is None:
+        return ""
+    kind, last, total = story.get("end_kind"), story.get("last_step"), story.get("total_steps")
+    if kind == "partial_copy":
+        return f"partial copy, to step {last}"
+    if kind == "crash":
+        return f"died at step {last}" + (f" of {total}" if total else "") + ", not resumed"
+    if kind == "stopped_early":
+        return f"stopped at step {last} of {total} (pruned, early-stopped or interrupted)"
+    return ""
 
 
 def _serious(run: dict[str, Any]) -> int:
@@ -124,6 +146,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
             str(number),
             str(r["run_id"]),
             str(r.get("worst_severity") or "none"),
+            str(r.get("log_end") or ""),
             f"{_serious(r)} of {r.get('n_findings') or 0}",
             _fix_first(r),
             _num(r.get("final_val_loss"), 4),
@@ -135,7 +158,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
 def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
     first = len(fleet.runs) + 1
     return [
-        [str(number), name, "unreadable", "", _short(why), ""]
+        [str(number), name, "unreadable", "no log read", "", _short(why), ""]
         for number, (name, why) in enumerate(fleet.unreadable, start=first)
     ]
 
@@ -151,7 +174,7 @@ def render_markdown(fleet: Fleet, out: Path) -> str:
         link = _report_link(out, str(run["run_id"]), "report.md")
         rows.append([*cells, f"[report]({link})" if link else ""])
     rows += [[*cells, ""] for cells in _unreadable_cells(fleet)]
-    header = ["#", "run", "worst", "medium+ of all", "fix first", "final val loss", "report"]
+    header = ["#", "run", "worst", "log", "medium+ of all", "fix first", "final val loss", "report"]
     lines += _table(header, rows)
     lines += ["", "## What keeps going wrong", ""]
     if fleet.recurring:
@@ -221,7 +244,7 @@ def render_html(fleet: Fleet, out: Path) -> str:
             if fleet.incomplete
             else ""
         )
-        + _html_table(["#", "run", "worst", "medium+ of all", "fix first", "final val loss", ""], rows)
+        + _html_table(["#", "run", "worst", "log", "medium+ of all", "fix first", "final val loss", ""], rows)
         + "<h2>What keeps going wrong</h2>"
         + (
             _html_table(["category", "runs hit", "worst", "runs", "goes with"], recurring)

@@ -84,7 +84,7 @@ PLAIN_NAMES = {
     "loss_spikes": "loss spikes",
     "grad_norm_spikes": "gradient-norm spikes",
     "nan_loss": "NaN losses",
-    "run_restart": "the crash and resume",
+    "run_restart": "the restart",
     "grad_clip_violation": "gradient clipping lost",
     "slow_steps": "the slow stretch",
     "data_repetition": "repeated data",
@@ -383,10 +383,13 @@ def end_sentence(data: ReportData) -> str | None:
     return str(ended["title"]) if ended is not None and ended.get("title") else None
 
 
-def scope_sentence(data: ReportData) -> str:
+def scope_sentence(data: ReportData, said_end: bool = False) -> str:
+    """What the log holds: steps (or training rows, one every N steps); the configured length
+    unless the sentence before already said how the log ends against it."""
     s = data.summary
     first, last, counted = s.get("first_step"), s.get("last_step"), s.get("steps_counted")
-    configured = f" of {fmt_num(s['total_steps_config'])} configured" if s.get("total_steps_config") else ""
+    total = s.get("total_steps_config")
+    configured = f" of {fmt_num(total)} configured" if total and not said_end else ""
     if (
         isinstance(first, int)
         and isinstance(last, int)
@@ -394,10 +397,14 @@ def scope_sentence(data: ReportData) -> str:
         and counted < last - first + 1
     ):
         # sparse logging (every n-th step): the rows logged are not the steps trained
-        text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
         interval = data.story.get("logging_interval")
         every = f", one every {fmt_num(float(interval))} steps" if interval and float(interval) > 1 else ""
-        text += f" ({plural(counted, 'training row')} logged{every})"
+        if said_end:  # the log's end is told already: say only what its training rows cover
+            text = f"The run {s.get('run_name') or ''} logged {plural(counted, 'training row')}{every}"
+            text += f", up to step {fmt_num(last)}"
+        else:
+            text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
+            text += f" ({plural(counted, 'training row')} logged{every})"
     else:
         text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
     return " ".join(text.split()) + "."
@@ -873,7 +880,8 @@ def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
     glitches = with_checks_not_run(data, glitches)
     t = trajectory(data)
     # a partial or truncated log is said first, before any judgement on it
-    story = [s for s in (end_sentence(data), scope_sentence(data)) if s]
+    ended = end_sentence(data)
+    story = [s for s in (ended, scope_sentence(data, said_end=ended is not None)) if s]
     if t is not None:
         story.append(trend_sentence(data, t))
         story += [s for s in (dip_sentence(data, causes),) if s]

@@ -20,6 +20,10 @@ final as (
         case end_kind
             when 'partial_copy' then 'The log is a partial copy: it ends at step ' || {{ fmt_int('last_step') }}
                 || case when has_cut_off_row then ' with its last row cut off mid-line' else '' end
+                -- the importer's own words say how it knows (e.g. a summary that reached further)
+                || case when cut_off_event_text like 'partial copy: %'
+                    then ' (' || substring(cut_off_event_text, 15, length(cut_off_event_text) - 14) || ')'
+                    else '' end
                 || ', and the run itself may have gone further; every judgement here covers steps '
                 || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }} || ' only.'
             when 'crash' then 'The run ended at step ' || {{ fmt_int('last_step') }}
