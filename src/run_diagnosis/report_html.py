@@ -132,7 +132,7 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
     return "".join(parts)
 
 
-def cause_article(index: int, cause: Cause) -> str:
+def cause_article(index: int, cause: Cause, zoom: Plot | None = None) -> str:
     f = cause.finding
     evidence = "".join(f"<li>{esc(e)}</li>" for e in cause.evidence) or "<li>none given</li>"
     symptoms = ""
@@ -148,15 +148,20 @@ def cause_article(index: int, cause: Cause) -> str:
         f'<dl class="facts"><dt>Steps</dt><dd>{esc(fmt_steps(f.get("first_step"), f.get("last_step")))}</dd>'
         f"<dt>Estimate</dt><dd>{esc(cause.estimate)}</dd><dt>Fix</dt><dd>{esc(cause.fix)}</dd>"
         f"<dt>Confirm the fix worked</dt><dd>{esc(cause.confirm)}</dd></dl>"
-        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}</article>"
+        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}"
+        + (figure(zoom, "zoom") if zoom is not None else "")
+        + "</article>"
     )
 
 
-def causes_section(page: PageOne) -> str:
+def causes_section(page: PageOne, plots: list[Plot]) -> str:
+    zooms = {p.finding_id: p for p in plots if p.finding_id is not None}
     parts = ['<section id="causes"><h2>Causes and their symptoms</h2>']
     if not page.causes:
         parts.append("<p>No cause found: nothing went wrong in training itself.</p>")
-    parts += [cause_article(i, c) for i, c in enumerate(page.causes, 1)]
+    parts += [
+        cause_article(i, c, zooms.get(str(c.finding["finding_id"]))) for i, c in enumerate(page.causes, 1)
+    ]
     parts.append('<h2 id="glitches">Log and record glitches</h2>')
     if page.glitches:
         rows = [[esc(cell) for cell in glitch_row(g)] for g in page.glitches]
@@ -252,17 +257,19 @@ def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -
     return "".join(parts)
 
 
-def figure(plot: Plot) -> str:
+def figure(plot: Plot, kind: str = "") -> str:
     if plot.image_base64 is None:
         body = f'<div class="not-logged" id="{esc(plot.plot_id)}" role="note">{esc(plot.not_logged)}</div>'
     else:
         body = f'<img id="{esc(plot.plot_id)}" alt="{esc(plot.alt)}" src="{plot.data_uri}">'
     caption = f"<figcaption><strong>{esc(plot.title)}.</strong> {esc(plot.caption)}</figcaption>"
-    return f"<figure>{body}{caption}</figure>"
+    return f'<figure class="{kind}">{body}{caption}</figure>' if kind else f"<figure>{body}{caption}</figure>"
 
 
 def plots_section(plots: list[Plot]) -> str:
-    return '<section id="plots"><h2>The run in plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
+    """The plots of the whole run (the zooms on single findings sit with their causes)."""
+    whole_run = "".join(figure(p) for p in plots if p.finding_id is None)
+    return '<section id="plots"><h2>The run in plots</h2>' + whole_run + "</section>"
 
 
 def render_html(
@@ -287,7 +294,7 @@ def render_html(
         [
             page_one_section(data, page),
             plots_section(plots),
-            causes_section(page),
+            causes_section(page, plots),
             appendix_section(data, view, check),
         ]
     )

@@ -137,7 +137,13 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     else:
         lines.append(f"- {plural(check.n_checks, 'check')} could run.")
     lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
-    lines.append("- Plots in report.html: " + "; ".join(esc(p.title) for p in plots))
+    whole_run = [p for p in plots if p.finding_id is None]
+    zooms = len(plots) - len(whole_run)
+    lines.append(
+        "- Plots in report.html: "
+        + "; ".join(esc(p.title) for p in whole_run)
+        + (f"; and a zoom on the steps of each of {plural(zooms, 'cause')} (page two)" if zooms else "")
+    )
     return [*lines, "", "</details>", ""]
 
 
