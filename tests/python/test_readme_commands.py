@@ -80,13 +80,15 @@ def placeholders(work: Path) -> dict[str, str]:
 
 
 def substituted(body: str, mapping: dict[str, str]) -> str:
-    """The block with each placeholder replaced: a word (SOURCE, DIR) only as a whole word
-    (never inside RUN_DIAGNOSIS_RUN_DIR or SOURCES.md), a path at any place."""
-    for placeholder, value in mapping.items():
+    """The block with each placeholder replaced, in one pass (a value is never rewritten): a word
+    (SOURCE, DIR) only as a whole word (never inside RUN_DIAGNOSIS_RUN_DIR or SOURCES.md), a path
+    at any place."""
+    patterns = []
+    for placeholder in mapping:  # longest first
         before = r"(?<![\w/])" if placeholder[0].isalnum() else ""
         after = r"(?!\w)" if placeholder[-1].isalnum() else ""
-        body = re.sub(before + re.escape(placeholder) + after, value.replace("\\", r"\\"), body)
-    return body
+        patterns.append(before + re.escape(placeholder) + after)
+    return re.sub("|".join(patterns), lambda match: mapping[match.group(0)], body)
 
 
 @pytest.fixture(scope="module")
