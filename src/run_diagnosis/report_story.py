@@ -352,24 +352,34 @@ def checkpoint_sentence(data: ReportData) -> str | None:
 
 
 def restart_sentence(data: ReportData) -> str | None:
-    """The resumes (one run_restart finding each): 'crashed' only for those after a logged crash
-    (run_story); a stop with no crash logged is told as a stop."""
-    restarts = sorted(
-        (f for f in data.findings if f.get("category") == "run_restart" and f.get("first_step") is not None),
-        key=lambda f: f["first_step"],
-    )
-    if not restarts:
-        return None
+    """The resumes, as the events name them (else as the run_restart findings place them): told
+    as a crash only when run_story counts that many after a logged crash; a stop with no crash
+    logged is told as a stop."""
     parts = [
-        f"at step {fmt_num(f['first_step'])} from the checkpoint of step {fmt_num(f.get('expected_value'))}"
-        for f in restarts
+        f"at step {fmt_num(e['step'])} from the checkpoint of step {fmt_num(e['resumed_from_step'])}"
+        for e in data.events
+        if e.get("resumed_from_step") is not None
     ]
-    n = len(restarts)
+    if not parts:
+        parts = [
+            f"at step {fmt_num(f['first_step'])}"
+            for f in sorted(
+                (
+                    f
+                    for f in data.findings
+                    if f.get("category") == "run_restart" and f.get("first_step") is not None
+                ),
+                key=lambda f: f["first_step"],
+            )
+        ]
+    if not parts:
+        return None
+    n = int(data.story.get("n_restarts") or len(parts))
     times = "once" if n == 1 else f"{n} times"
     crashes = data.story.get("n_crash_restarts")
     if crashes is None:  # a build without run_story: say what happened, not why
         return f"It was resumed {times}: {join_words(parts)}."
-    if int(crashes) == n:
+    if int(crashes) >= n:
         return f"It crashed and was resumed {times}: {join_words(parts)}."
     if int(crashes) == 0:
         return f"It stopped {times} with no crash logged and was resumed: {join_words(parts)}."

@@ -157,6 +157,26 @@ def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
     assert len(tests) > 2 * len(wanted)  # the hygiene tests exist, in `ci`
 
 
+def is_hook(result: dict[str, Any]) -> bool:
+    return str(result["unique_id"]).startswith("operation.")
+
+
+def test_the_readme_states_the_node_counts_the_builds_run(
+    diagnoses: dict[str, CliRun], seeds_build: BuildResult
+) -> None:
+    """The README's node counts are what a diagnosis (the default selector) and the `ci` build
+    run: a number it states is checked here, never left to a hand edit."""
+    run = cli_run(diagnoses, "seeds_copy")
+    default = [
+        r for r in read_run_results(run.out / "dbt" / "target") if not r["unique_id"].startswith("operation.")
+    ]
+    default_tests = [r for r in default if r["unique_id"].startswith("test.")]
+    ci = [r for r in read_run_results(seeds_build.target_path) if r["unique_id"].split(".")[0] != "operation"]
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"{len(default)} nodes, of them {len(default_tests)} tests" in readme
+    assert f"through `--selector ci` ({len(ci)} nodes)" in readme
+
+
 def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> None:
     if len(diagnoses) < 2:
         pytest.skip(f"{SAMPLE_RUN} is absent: only one diagnosis ran")

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from run_diagnosis.benchmark import README_END, README_START
+from run_diagnosis.report_readme import replace_between
+
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 SEEDS = REPO / "seeds"
@@ -149,3 +152,16 @@ def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Path, tmp_path:
     out = tmp_path / "out"
     assert (out / "report.md").is_file() and (out / "findings.json").is_file()
     assert (tmp_path / "tmp" / "myrun" / "report.md").is_file()
+
+
+def test_the_readmes_measured_numbers_are_the_benchmarks_own_block(tmp_path: Path) -> None:
+    """The README's benchmark tables sit between the markers `scripts/benchmark.py --readme`
+    rewrites: they are its output, in its shape, and rewriting keeps the rest of the README."""
+    text = README.read_text(encoding="utf-8")
+    assert text.count(README_START) == 1 and text.count(README_END) == 1
+    block = text.split(README_START)[1].split(README_END)[0].strip()
+    assert block.startswith("Measured ") and "| run | project: wall / CPU / peak |" in block
+    rewritten = replace_between(text, README_START, README_END, "Measured now.")
+    assert rewritten.replace(f"{README_START}\nMeasured now.\n{README_END}", "") == text.replace(
+        f"{README_START}\n{block}\n{README_END}", ""
+    )
