@@ -87,7 +87,7 @@ def problem_list_sections(output: str) -> dict[str | None, str]:
     sections: dict[str | None, list[str]] = {None: []}
     current: str | None = None
     for line in lines[start + 1 :]:
-        if line.startswith("The ") and "anomaly test(s) behind this list" in line:
+        if line.startswith("The ") and "anomaly test(s) behind this list" in line:  # the list's last line
             break
         header = RUN_HEADER.match(line)
         if header:
