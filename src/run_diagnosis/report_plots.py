@@ -47,6 +47,7 @@ OUTLIER_FACTOR = 3.0  # ... and the steps above this multiple of it as points
 ZOOM_HEIGHT = 170  # pixels of a finding's zoom (page two)
 ZOOM_MAX = 8  # causes that get a zoom
 ZOOM_MIN_PAD_SHARE = 0.02  # the zoom shows at least this share of the run either side of the steps
+ZOOM_MIN_SPAN_SHARE = 0.01  # ... and shades the finding's steps at least this share of the window wide
 
 
 @dataclass(frozen=True)
@@ -220,13 +221,17 @@ def mark_restarts(ax: Axes, data: ReportData) -> str:
     restarts = [
         e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None
     ]
+    # a crash only when run_story counts the resumes after a logged crash (a planned stop is not one)
+    crashes, n = data.story.get("n_crash_restarts"), data.story.get("n_restarts")
+    crashed = crashes is not None and n and int(crashes) >= int(n)
+    what = "crash and resume" if crashed else "stop and resume"
     for i, event in enumerate(restarts):
-        ax.vline(
-            float(event["step"]),
-            Stroke("black", 1.0 * PT, "dotted"),
-            label="crash and resume" if i == 0 else None,
-        )
-    return " Dotted lines: the run crashed and resumed from a checkpoint." if restarts else ""
+        ax.vline(float(event["step"]), Stroke("black", 1.0 * PT, "dotted"), label=what if i == 0 else None)
+    if not restarts:
+        return ""
+    if crashed:
+        return " Dotted lines: the run crashed and resumed from a checkpoint."
+    return " Dotted lines: the run stopped and resumed from a checkpoint (not every stop was a crash)."
 
 
 def plot_loss(data: ReportData, page: PageOne) -> Plot:
@@ -552,6 +557,9 @@ def plot_zoom(data: ReportData, finding: dict[str, Any]) -> Plot | None:
     fig = Figure(width=FIG_WIDTH)
     fig.add_row(ZOOM_HEIGHT, ax)
     severity = str(finding.get("severity") or "info").lower()
+    # a few steps in a long window stay visible: the band is at least ZOOM_MIN_SPAN_SHARE of it wide
+    middle, half = (start + end) / 2, max(end - start, ZOOM_MIN_SPAN_SHARE * (high - low)) / 2
+    start, end = middle - half, middle + half
     ax.vspan(
         start, end, SEVERITY_COLORS.get(severity, SEVERITY_COLORS["info"]), opacity=0.15, label="its steps"
     )
