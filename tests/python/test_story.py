@@ -96,7 +96,7 @@ def test_a_resume_after_a_logged_crash_is_a_crash(diagnosis: Diagnosis) -> None:
     page, data = page_one(diagnosis)
     assert data.story["n_restarts"] == 1 and data.story["n_crash_restarts"] == 1
     assert (
-        "It crashed and was resumed once: at step 101 from the checkpoint of step 100." in page.what_happened
+        "It crashed and was resumed once: at step 130 from the checkpoint of step 100." in page.what_happened
     )
 
 
