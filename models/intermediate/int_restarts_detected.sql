@@ -64,6 +64,9 @@ matched as (
         on restart_events.run_id = log_restarts.run_id
         and (
             restart_events.resumed_from_step + 1 = log_restarts.resume_step
+            -- a checkpoint named after the step it was saved at, before or after that step's
+            -- update (build-nanogpt saves model_<step>.pt before it): the resume the log shows
+            or restart_events.resumed_from_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step
             or (
                 restart_events.resumed_from_step is null
                 and restart_events.event_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step + 1

@@ -96,6 +96,8 @@ reasons as (
                 ('available.with_loss < ' ~ var('contamination_min_train_losses'), 'fewer than ' ~ var('contamination_min_train_losses') ~ ' training losses: validation below training cannot be judged (a held-out source name is still checked)')]) }}
             when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log')]) }}
             when 'run_restart' then {{ reason_list([]) if false else 'cast(null as ' ~ dbt.type_string() ~ ')' }}
+            {#- a partial copy or a crash at the end is always seen (an early stop needs total_steps) #}
+            when 'run_ended_early' then {{ 'cast(null as ' ~ dbt.type_string() ~ ')' }}
             when 'nan_loss' then {{ reason_list([('available.with_loss = 0', 'no loss in the log')]) }}
             when 'no_learning' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
             when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}

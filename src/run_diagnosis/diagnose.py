@@ -314,7 +314,7 @@ def fleet_page(
     from run_diagnosis.report_fleet import write_fleet
 
     try:
-        return write_fleet(result.db_path, out, unreadable, defects)
+        return write_fleet(result.db_path, out, unreadable, defects, result.target_path)
     except ReportNotWritten as error:
         raise BadInput(str(error)) from error
     except ReportError as error:

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.report_content import build_double_check, build_findings_view
-from run_diagnosis.report_data import ReportData, ReportNotWritten, load_report_data, run_command
+from run_diagnosis.report_data import (
+    ReportData,
+    ReportNotWritten,
+    load_report_data,
+    read_dbt_results,
+    run_command,
+)
 from run_diagnosis.report_html import render_html
 from run_diagnosis.report_markdown import render_markdown
 from run_diagnosis.report_plots import make_plots
@@ -121,7 +127,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         epilog=(
             "findings.json is a JSON list of the findings in fix order: every column of the findings "
             "mart plus `rank` (1 = fix first). Progress goes to stderr; exit status 1 means no usable "
-            "build (the message says what is missing)."
+            "build (the message says what is missing), or a report written from a build that failed "
+            "(it says INCOMPLETE at the top)."
         ),
     )
     parser.add_argument(
@@ -159,10 +166,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit 0: the report was written from a complete build; 1: no usable build, or the report
+    was written but the last build failed (the report says INCOMPLETE at the top)."""
     args = parse_args(argv)
-    return run_command(
+    status = run_command(
         "report",
         lambda: write_report(
             args.db, args.target_path, args.out, run_id=args.run_id, with_history=not args.no_history
         ),
     )
+    return status or incomplete_status("report", Path(args.target_path))
+
+
+def incomplete_status(prog: str, target_path: Path) -> int:
+    """1 (after saying why on stderr) when the last build in target_path failed, else 0."""
+    lines = read_dbt_results(target_path).incomplete_lines()
+    for line in lines:
+        print(f"{prog}: {line}", file=sys.stderr)
+    return 1 if lines else 0

@@ -14,6 +14,7 @@ import datetime as dt
 import decimal
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,11 +81,13 @@ MART_ORDER: dict[str, str] = {
     "check_coverage": "category",
     "run_context": "run_context_id",
     "run_events": "step, event_row_id",
+    "run_story": "run_id",
 }
 
 # Marts the report uses when the build has them (older builds and imports may not):
-# without them the caveats about checkpoints, validation-set size and events are left out.
-OPTIONAL_MARTS = ("run_context", "run_events")
+# without them the caveats about checkpoints, validation-set size and events are left out,
+# and without run_story the story states the validation curve's ends and no trend.
+OPTIONAL_MARTS = ("run_context", "run_events", "run_story")
 
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
@@ -93,6 +96,7 @@ COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_h
 # dbt result statuses the report lists
 NODE_BROKEN_STATUSES = ("error", "runtime error", "skipped")
 MESSAGE_CHARS = 300  # dbt error messages can be pages long: the report keeps the start
+SKIPPED_SHOWN = 8  # skipped nodes named when a build failed (the rest are counted)
 
 
 class ReportError(Exception):
@@ -141,6 +145,36 @@ class DbtResults:
     def available(self) -> bool:
         return self.generated_at is not None
 
+    @property
+    def incomplete(self) -> bool:
+        """True when a node of the last build failed or was skipped: the diagnosis is incomplete."""
+        return bool(self.broken_nodes)
+
+    def incomplete_lines(self) -> list[str]:
+        """What the report, the fleet page and the commands say first when the last build failed
+        (empty when it did not): which nodes did not build, what was skipped, what that means."""
+        if not self.broken_nodes:
+            return []
+        failed = [n for n in self.broken_nodes if n.status != "skipped"]
+        skipped = [n for n in self.broken_nodes if n.status == "skipped"]
+        lines = [
+            "This diagnosis is INCOMPLETE: the last dbt build failed, so the checks downstream of the "
+            "failure did not run and the tables read here may be from an earlier build. Do not read "
+            "this run as healthy."
+        ]
+        for node in failed:
+            name = node.unique_id.split(".")[-1]
+            why = f": {node.message}" if node.message else ""
+            lines.append(f"Did not build: {node.resource_type} {name} ({node.status}){why}")
+        if skipped:
+            kinds = Counter(n.resource_type for n in skipped)
+            counts = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(kinds.items()))
+            shown = ", ".join(n.unique_id.split(".")[-1] for n in skipped[:SKIPPED_SHOWN])
+            more = " ..." if len(skipped) > SKIPPED_SHOWN else ""
+            lines.append(f"Skipped because of it: {counts} ({shown}{more}).")
+        lines.append("Fix the error and rebuild before relying on any finding, or on the absence of one.")
+        return lines
+
 
 @dataclass
 class ReportData:
@@ -162,6 +196,7 @@ class ReportData:
     has_events: bool = False
     history: Any = None  # report_history.RunHistory: what changed since the run's previous build
     tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
+    story: dict[str, Any] = field(default_factory=dict)  # the run_story mart's row: the story's claims
 
     @property
     def has_costs(self) -> bool:
@@ -254,14 +289,25 @@ def existing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return columns
 
 
-def check_contract(db_path: Path, columns: dict[str, list[str]]) -> None:
-    """Raise naming every missing mart, then every missing column."""
+def failed_build_hint(target_path: Path | None) -> str:
+    """' (the last build failed: ...)' naming the nodes that did not build, or a question."""
+    if target_path is None:
+        return " (did a model fail?)"
+    failed = [n for n in read_dbt_results(target_path).broken_nodes if n.status != "skipped"]
+    if not failed:
+        return " (did a model fail?)"
+    named = "; ".join(f"{n.unique_id.split('.')[-1]}: {n.message or n.status}" for n in failed[:3])
+    return f" (the last build failed, so there is no diagnosis: {named})"
+
+
+def check_contract(db_path: Path, columns: dict[str, list[str]], target_path: Path | None = None) -> None:
+    """Raise naming every missing mart (and the nodes of a failed build), then every missing column."""
     missing_marts = [mart for mart in MART_COLUMNS if mart not in columns]
     if missing_marts:
         names = ", ".join(missing_marts)
         raise ReportError(
             f"mart{'s' if len(missing_marts) > 1 else ''} missing from {db_path} (schema {SCHEMA}): "
-            f"{names}; run dbt build (did a model fail?)"
+            f"{names}; run dbt build{failed_build_hint(target_path)}"
         )
     problems = []
     for mart, wanted in MART_COLUMNS.items():
@@ -377,7 +423,7 @@ def load_report_data(
     con = connect(db_path)
     try:
         present = existing_columns(con)
-        check_contract(db_path, present)
+        check_contract(db_path, present, target_path)
         run_id = choose_run(con, db_path, run_id)
         findings_columns, findings = read_rows(con, "findings", run_id)
         _, summary_rows = read_rows(con, "run_summary", run_id)
@@ -389,6 +435,7 @@ def load_report_data(
         context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
         events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
         history = read_history(con, run_id) if with_history else None
+        story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -413,6 +460,7 @@ def load_report_data(
         has_events="run_events" in present,
         history=history,
         tool_defects=[d for d in defects if d.concerns(run_id)],
+        story=story_rows[0] if story_rows else {},
     )
 
 

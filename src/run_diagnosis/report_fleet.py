@@ -1,4 +1,5 @@
-"""The fleet page of a build holding many runs: every run worst problem first, what keeps going
+"""The fleet page of a build holding many runs: every run worst problem first (with how its log
+ends: a partial copy or a stopped trial is said beside its worst problem), what keeps going
 wrong across runs, and each run against the baseline it names.
 
 Reads the fleet marts (`runs`, `recurring_findings`, `run_comparisons`) of a build's DuckDB
@@ -27,6 +28,7 @@ from run_diagnosis.report_data import (
     connect,
     existing_columns,
     query_rows,
+    read_dbt_results,
     run_command,
     severity_index,
 )
@@ -41,6 +43,7 @@ RUN_COLUMNS = [
     "#",
     "run",
     "worst",
+    "log",
     "medium+ of all",
     "fix first",
     "final val loss",
@@ -58,6 +61,7 @@ class Fleet:
     comparisons: list[dict[str, Any]]
     unreadable: list[tuple[str, str]]  # (run, why) for runs that never reached the build
     defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests of the build
+    incomplete: list[str] = field(default_factory=list)  # the build failed: said before the runs
 
     @property
     def quarantined(self) -> dict[str, list[str]]:
@@ -70,21 +74,48 @@ def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
 
 
 def read_fleet(
-    db_path: Path, unreadable: Sequence[tuple[str, str]] = (), defects: Sequence[ToolDefect] = ()
+    db_path: Path,
+    unreadable: Sequence[tuple[str, str]] = (),
+    defects: Sequence[ToolDefect] = (),
+    target_path: Path | None = None,
 ) -> Fleet:
-    """The fleet marts of the build at db_path (ReportError when the build lacks them)."""
+    """The fleet marts of the build at db_path (ReportError when the build lacks them); with the
+    build's dbt target folder, whether that build failed (then the page says INCOMPLETE first)."""
+    incomplete = read_dbt_results(target_path).incomplete_lines() if target_path is not None else []
     con = connect(db_path)
     try:
         missing = [m for m in FLEET_MARTS if m not in existing_columns(con)]
         if missing:
-            raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build")
+            why = f" ({' '.join(incomplete[:2])})" if incomplete else ""
+            raise ReportError(f"{db_path} lacks the fleet mart(s) {', '.join(missing)}: run dbt build{why}")
         runs = _rows(con, "select * from main.runs order by run_id")
+        if "run_story" in existing_columns(con):  # how each log ends: said beside its worst problem
+            ends = {
+                str(r["run_id"]): r
+                for r in _rows(con, "select run_id, end_kind, last_step, total_steps from main.run_story")
+            }
+            for run in runs:
+                run["log_end"] = _log_end(ends.get(str(run["run_id"])))
         recurring = _rows(con, "select * from main.recurring_findings order by runs_hit desc, category")
         comparisons = _rows(con, "select * from main.run_comparisons order by run_id, baseline_run_id")
     finally:
         con.close()
     runs.sort(key=lambda r: (severity_index(r.get("worst_severity")), -_serious(r), str(r["run_id"])))
-    return Fleet(runs, recurring, comparisons, list(unreadable), list(defects))
+    return Fleet(runs, recurring, comparisons, list(unreadable), list(defects), incomplete)
+
+
+def _log_end(story: dict[str, Any] | None) -> str:
+    """How a run's log ends, in a few words ('' when it is complete or unknown)."""
+    if story is None:
+        return ""
+    kind, last, total = story.get("end_kind"), story.get("last_step"), story.get("total_steps")
+    if kind == "partial_copy":
+        return f"partial copy, to step {last}"
+    if kind == "crash":
+        return f"died at step {last}" + (f" of {total}" if total else "") + ", not resumed"
+    if kind == "stopped_early":
+        return f"stopped at step {last} of {total} (pruned, early-stopped or interrupted)"
+    return ""
 
 
 def _serious(run: dict[str, Any]) -> int:
@@ -173,6 +204,7 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
             str(number),
             str(r["run_id"]),
             _worst(fleet, r),
+            str(r.get("log_end") or ""),
             f"{_serious(r)} of {r.get('n_findings') or 0}",
             _fix_first(r),
             _num(r.get("final_val_loss"), 4),
@@ -185,13 +217,17 @@ def _run_cells(fleet: Fleet) -> list[list[str]]:
 def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
     first = len(fleet.runs) + 1
     return [
-        [str(number), name, "unreadable", "", _short(why), "", ""]
+        [str(number), name, "unreadable", "no log read", "", _short(why), "", ""]
         for number, (name, why) in enumerate(fleet.unreadable, start=first)
     ]
 
 
 def render_markdown(fleet: Fleet, out: Path) -> str:
     lines = [f"# {len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first", ""]
+    if fleet.incomplete:
+        lines += ["## This diagnosis is INCOMPLETE", ""]
+        lines += [f"- {line}" for line in fleet.incomplete]
+        lines.append("")
     defects = defect_lines(fleet)
     if defects:
         lines += ["## Defects of the tool", "", *[f"- {d}" for d in defects[:-1]], "", defects[-1], ""]
@@ -269,6 +305,15 @@ def render_html(fleet: Fleet, out: Path) -> str:
         "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
         "vertical-align:top;text-align:left}</style></head>\n<body>"
         f"<h1>{esc(title)}</h1>"
+        + (
+            '<div id="incomplete" style="border-left:4px solid #b00020;background:#fdf1f3;'
+            'padding:.4rem 1rem">'
+            "<h2>This diagnosis is INCOMPLETE</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in fleet.incomplete)
+            + "</ul></div>"
+            if fleet.incomplete
+            else ""
+        )
         + _defects_html(fleet)
         + _html_table([*RUN_COLUMNS[:-1], ""], rows)
         + "<h2>What keeps going wrong</h2>"
@@ -292,10 +337,12 @@ def write_fleet(
     out: Path,
     unreadable: Sequence[tuple[str, str]] = (),
     defects: Sequence[ToolDefect] = (),
+    target_path: Path | None = None,
 ) -> dict[str, Path]:
-    """Write out/index.md and out/index.html from the fleet marts of the build at db_path
-    (both or neither: ReportNotWritten when out is full or not writable)."""
-    fleet = read_fleet(db_path, unreadable, defects)
+    """Write out/index.md and out/index.html from the fleet marts of the build at db_path (and,
+    from the build's target folder, whether it failed): both or neither, ReportNotWritten when
+    out is full or not writable."""
+    fleet = read_fleet(db_path, unreadable, defects, target_path)
     paths = {"markdown": out / "index.md", "html": out / "index.html"}
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -311,5 +358,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="report_fleet.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build (one run or many)")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="folder for index.md / index.html")
+    parser.add_argument(
+        "--target-path",
+        type=Path,
+        default=Path("target"),
+        help="dbt target folder of the build (default: target): a failed build makes the page say "
+        "INCOMPLETE and the exit status 1",
+    )
     args = parser.parse_args(argv)
-    return run_command("report_fleet", lambda: write_fleet(args.db, args.out))
+    status = run_command("report_fleet", lambda: write_fleet(args.db, args.out, (), (), args.target_path))
+    if status:
+        return status
+    incomplete = read_dbt_results(args.target_path).incomplete_lines()
+    return 1 if incomplete else 0

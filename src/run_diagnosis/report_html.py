@@ -39,6 +39,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .callout { border-left: 4px solid #1f77b4; background: #f3f8fc; padding: .6rem 1rem; margin: 1rem 0; }
 .callout.ok { border-color: #2ca02c; background: #f2faf2; }
 .callout.defect { border-color: #b00020; background: #fdf2f4; }
+.callout.incomplete { border-color: #b00020; background: #fdf1f3; }
 article.finding { border: 1px solid #e2e2e2; border-radius: .4rem; padding: .2rem 1rem .6rem;
   margin: 1rem 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
@@ -94,7 +95,13 @@ def paragraphs(items: list[str]) -> str:
 
 
 def page_one_section(data: ReportData, page: PageOne) -> str:
-    parts = ['<section id="page-one" class="page-one">', "<h2>What happened</h2>"]
+    parts = ['<section id="page-one" class="page-one">']
+    if page.incomplete:
+        parts.append(
+            '<div class="callout incomplete" id="incomplete"><h2>This diagnosis is INCOMPLETE</h2>'
+            f"<ul>{paragraphs(page.incomplete)}</ul></div>"
+        )
+    parts.append("<h2>What happened</h2>")
     parts.append(f"<p>{esc(' '.join(page.what_happened))}</p>")
     parts.append("<h2>The team's two questions</h2>")
     parts += [f'<p><span class="question">{esc(q)}</span> {esc(a)}</p>' for q, a in page.questions]
@@ -127,7 +134,7 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
     return "".join(parts)
 
 
-def cause_article(index: int, cause: Cause) -> str:
+def cause_article(index: int, cause: Cause, zoom: Plot | None = None) -> str:
     f = cause.finding
     evidence = "".join(f"<li>{esc(e)}</li>" for e in cause.evidence) or "<li>none given</li>"
     symptoms = ""
@@ -143,15 +150,20 @@ def cause_article(index: int, cause: Cause) -> str:
         f'<dl class="facts"><dt>Steps</dt><dd>{esc(fmt_steps(f.get("first_step"), f.get("last_step")))}</dd>'
         f"<dt>Estimate</dt><dd>{esc(cause.estimate)}</dd><dt>Fix</dt><dd>{esc(cause.fix)}</dd>"
         f"<dt>Confirm the fix worked</dt><dd>{esc(cause.confirm)}</dd></dl>"
-        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}</article>"
+        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}"
+        + (figure(zoom, "zoom") if zoom is not None else "")
+        + "</article>"
     )
 
 
-def causes_section(page: PageOne) -> str:
+def causes_section(page: PageOne, plots: list[Plot]) -> str:
+    zooms = {p.finding_id: p for p in plots if p.finding_id is not None}
     parts = ['<section id="causes"><h2>Causes and their symptoms</h2>']
     if not page.causes:
         parts.append("<p>No cause found: nothing went wrong in training itself.</p>")
-    parts += [cause_article(i, c) for i, c in enumerate(page.causes, 1)]
+    parts += [
+        cause_article(i, c, zooms.get(str(c.finding["finding_id"]))) for i, c in enumerate(page.causes, 1)
+    ]
     parts.append('<h2 id="glitches">Log and record glitches</h2>')
     if page.glitches:
         rows = [[esc(cell) for cell in glitch_row(g)] for g in page.glitches]
@@ -252,17 +264,19 @@ def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -
     return "".join(parts)
 
 
-def figure(plot: Plot) -> str:
+def figure(plot: Plot, kind: str = "") -> str:
     if plot.image_base64 is None:
         body = f'<div class="not-logged" id="{esc(plot.plot_id)}" role="note">{esc(plot.not_logged)}</div>'
     else:
         body = f'<img id="{esc(plot.plot_id)}" alt="{esc(plot.alt)}" src="{plot.data_uri}">'
     caption = f"<figcaption><strong>{esc(plot.title)}.</strong> {esc(plot.caption)}</figcaption>"
-    return f"<figure>{body}{caption}</figure>"
+    return f'<figure class="{kind}">{body}{caption}</figure>' if kind else f"<figure>{body}{caption}</figure>"
 
 
 def plots_section(plots: list[Plot]) -> str:
-    return '<section id="plots"><h2>The run in plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
+    """The plots of the whole run (the zooms on single findings sit with their causes)."""
+    whole_run = "".join(figure(p) for p in plots if p.finding_id is None)
+    return '<section id="plots"><h2>The run in plots</h2>' + whole_run + "</section>"
 
 
 def defect_section(data: ReportData) -> str:
@@ -299,7 +313,7 @@ def render_html(
             defect_section(data),
             page_one_section(data, page),
             plots_section(plots),
-            causes_section(page),
+            causes_section(page, plots),
             appendix_section(data, view, check),
         ]
     )

@@ -34,7 +34,12 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def page_one_lines(page: PageOne) -> list[str]:
-    lines = ["## What happened", "", esc(" ".join(page.what_happened)), ""]
+    lines = []
+    if page.incomplete:
+        lines += ["## This diagnosis is INCOMPLETE", ""]
+        lines += [f"- {esc(line)}" for line in page.incomplete]
+        lines.append("")
+    lines += ["## What happened", "", esc(" ".join(page.what_happened)), ""]
     lines += ["## The team's two questions", ""]
     lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
     lines.append("")
@@ -90,7 +95,7 @@ def finding_row(entry: FindingEntry) -> list[str]:
     """One finding's row of the appendix table: the estimate without its method."""
     f = entry.finding
     return [
-        str(entry.number),
+        str(f["rank"]),
         esc(f.get("severity")),
         code(f.get("finding_id")),
         esc(entry.steps),
@@ -110,7 +115,8 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
     lines += ["", "### Every finding", ""]
     lines += [
-        "Most severe first; full evidence per finding in report.html, every column in findings.json.",
+        "In rank order (the rank of findings.json and of the problem list dbt prints), most severe first; "
+        "full evidence per finding in report.html, every column in findings.json.",
         "",
     ]
     rows = [finding_row(entry) for entry in view.findings]
@@ -139,7 +145,13 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     else:
         lines.append(f"- {plural(check.n_checks, 'check')} could run.")
     lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
-    lines.append("- Plots in report.html: " + "; ".join(esc(p.title) for p in plots))
+    whole_run = [p for p in plots if p.finding_id is None]
+    zooms = len(plots) - len(whole_run)
+    lines.append(
+        "- Plots in report.html: "
+        + "; ".join(esc(p.title) for p in whole_run)
+        + (f"; and a zoom on the steps of each of {plural(zooms, 'cause')} (page two)" if zooms else "")
+    )
     return [*lines, "", "</details>", ""]
 
 

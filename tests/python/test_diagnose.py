@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pytest
 
 from dbt_session import DB_NAME
-from run_diagnosis import diagnose, importers
+from run_diagnosis import diagnose, importers, validate_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
 from sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
+from severity_agreement import ANOMALY_TEST
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
@@ -137,11 +139,30 @@ def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
     wanted = {
         uid
         for uid, node in tests.items()
-        if (node.get("test_metadata") or {}).get("name") == "is_empty" or "invariant" in node["tags"]
+        if (node.get("test_metadata") or {}).get("name") == ANOMALY_TEST or "invariant" in node["tags"]
     }
     assert len(wanted) >= 30 and any("invariant" in tests[uid]["tags"] for uid in wanted)
     assert ran == wanted, (sorted(ran - wanted), sorted(wanted - ran))
     assert len(tests) > 2 * len(wanted)  # the hygiene tests exist, in `ci`
+
+
+def is_hook(result: dict[str, Any]) -> bool:
+    """A result that is no node of the build's count: a project hook or the report's exposure."""
+    return str(result["unique_id"]).split(".")[0] in ("operation", "exposure")
+
+
+def test_the_readme_states_the_node_counts_the_builds_run(
+    diagnoses: dict[str, CliRun], seeds_build: BuildResult
+) -> None:
+    """The README's node counts are what a diagnosis (the default selector) and the `ci` build
+    run: a number it states is checked here, never left to a hand edit."""
+    run = cli_run(diagnoses, "seeds_copy")
+    default = [r for r in read_run_results(run.out / "dbt" / "target") if not is_hook(r)]
+    default_tests = [r for r in default if r["unique_id"].startswith("test.")]
+    ci = [r for r in read_run_results(seeds_build.target_path) if not is_hook(r)]
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"{len(default)} nodes, of them {len(default_tests)} tests" in readme
+    assert f"through `--selector ci` ({len(ci)} nodes)" in readme
 
 
 def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> None:
@@ -251,3 +272,21 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
     message = str(raised.value)
     assert f"run_diagnosis: {eval_log} row 1 (header): missing column(s) val_loss" in message
     assert raised.value.result is not None and raised.value.result.n_error == 1
+
+
+def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A five-file folder whose train log lost a column: diagnose.py stops with exit 2 before the
+    build, naming the file and the column, as validate_run.py does (and the dbt build would)."""
+    folder = copy_seed_files(tmp_path / "run")
+    train_log = folder / f"{SEED_PREFIX}train_log.csv"
+    frame = pd.read_csv(train_log, dtype=str, keep_default_na=False)
+    frame.drop(columns=["grad_norm"]).to_csv(train_log, index=False)
+    assert validate_run.main([str(folder)]) == 2
+    refused = capsys.readouterr().err
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    for message in (refused, error):
+        assert f"{train_log}: row 1 (header): missing column(s) grad_norm" in message
+    assert not (tmp_path / "out" / "diagnosis.duckdb").exists()

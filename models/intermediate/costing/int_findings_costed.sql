@@ -346,7 +346,9 @@ estimated as (
             when 'anneal_prior' then 'Rerun with only the decay length set to the run (or a cooldown over the last 20% of steps) and compare final val_loss.'
             when 'replay_ab' then 'Resume from the same checkpoint with the original setting restored (e.g. clipping on) to the end of the run; compare final val_loss.'
             when 'val_trend' then 'Rerun from the checkpoint before step ' || {{ fmt_int('trend_costs.before_step') }}
-                || ' with only this problem removed (e.g. the shard filtered) and compare final val_loss.'
+                || ' with only this problem removed'
+                || case when assigned.category = 'bad_data_shard' then ' (the shard filtered out)' else '' end
+                || ' and compare final val_loss.'
         end as confirm_rerun,
         case when assigned.ledger = 'compute' and assigned.cost_unit = 'seconds' then assigned.estimated_cost end as compute_seconds_lost,
         wall_clock.wall_clock_sec

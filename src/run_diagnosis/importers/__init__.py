@@ -84,6 +84,15 @@ def detect(path: Path) -> ModuleType:
             return module
     expected = "; ".join(f"{m.FORMAT} ({m.DESCRIPTION})" for m in importers())
     shown = sorted(p.name for p in path.iterdir())[:10] if path.is_dir() else [path.name]
+    summary_only = path / "files" / "wandb-summary.json"
+    if path.is_dir() and summary_only.is_file() and not any(path.glob("*.wandb")):
+        # a W&B run folder whose history file was not kept: say so first, in plain words
+        kept = ", ".join(sorted(p.name for p in summary_only.parent.iterdir())[:10])
+        raise RunImportError(
+            f"{path}: a W&B run folder without its run-<id>.wandb history file, so there is no per-step "
+            f"log to diagnose (files/ holds only {kept}); copy the .wandb file, or export the history "
+            "(wandb.Api().run(path).scan_history()) and diagnose that"
+        )
     raise RunImportError(
         f"{path}: not a training log this tool can read. Found: {', '.join(shown) or 'an empty folder'}. "
         f"Expected one of: {expected}"

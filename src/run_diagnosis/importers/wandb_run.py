@@ -15,9 +15,13 @@ protobuf wire format by hand (no ``wandb`` package needed) and keeps:
 * the config from ``files/config.yaml`` beside it (HF Trainer arguments when the run used
   the Trainer), as ``wandb_history`` reads it.
 
-What cannot be known: a file cut off while the run was writing (a chunk runs past the end)
-is read up to the last complete record, with a note; console output, system metrics and
-summaries are not read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
+A file cut off while the run was writing (a chunk runs past the end) is read up to the last
+complete record; that, or a ``files/wandb-summary.json`` whose ``_step`` is beyond the last
+history record, makes a "partial copy: ..." event at the last step (the report says the log is
+partial before judging it).
+
+What cannot be known: console output, system metrics and the summaries' other values are not
+read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from run_diagnosis.importers.wandb_history import load_table
 from run_diagnosis.importers.wide_table import Table
 
 FORMAT = "wandb_run"
+SUMMARY_FILE = "wandb-summary.json"  # beside config.yaml: only its `_step` is read (how far the run got)
 DESCRIPTION = "W&B run folder (run-*.wandb datastore file, with files/config.yaml)"
 HEADER = struct.Struct("<4sHB")
 HEADER_IDENT, HEADER_MAGIC = b":W&B", 0xBEE1
@@ -147,6 +152,18 @@ def _history_row(message: bytes) -> dict[str, Any]:
     return row
 
 
+def _summary_step(folder: Path) -> int | None:
+    """The `_step` the run's wandb-summary.json reached (None without a readable one): when it is
+    beyond the last history record, the .wandb file is a copy taken while the run was writing."""
+    path = folder / SUMMARY_FILE
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    step = summary.get("_step") if isinstance(summary, dict) else None
+    return int(step) if isinstance(step, int | float) and not isinstance(step, bool) else None
+
+
 def load(path: Path) -> RunData:
     """Read the run's ``.wandb`` file (see the module docstring)."""
     file = _wandb_file(path)
@@ -176,15 +193,27 @@ def load(path: Path) -> RunData:
     run = load_table(table, path, file, config_dir=config_dir)
     run.source_format = FORMAT
     run.run_name = file.stem.removeprefix("run-")
+    last = int(run.train["step"].max()) if not run.train.empty else 0
+    ends: list[tuple[int, str]] = []
     if not clean:
         run.notes.append(f"{file.name} ends inside a record: the file was copied while the run was writing")
-    if not exited:
-        last = int(run.train["step"].max()) if not run.train.empty else 0
-        stop = pd.DataFrame(
-            [(last, "run ended without an exit record: killed, crashed or still running (W&B datastore)")],
-            columns=EVENT_COLUMNS,
+        cut = f"partial copy: {file.name} ends inside a record, copied while the run was writing"
+        ends.append((last, cut))
+    reached = _summary_step(config_dir)
+    history_steps = [int(row["_step"]) for row in rows if isinstance(row.get("_step"), int | float)]
+    logged = max(history_steps, default=None)
+    if reached is not None and logged is not None and reached > logged:
+        text = (
+            f"partial copy: {file.name} holds history up to W&B step {logged}, but the run's summary "
+            f"(wandb-summary.json) reached step {reached}"
         )
-        run.events = pd.concat([run.events, stop], ignore_index=True)
+        run.notes.append(text)
+        ends.append((last, text))
+    if not exited:
+        no_exit = "run ended without an exit record: killed, crashed or still running (W&B datastore)"
+        ends.append((last, no_exit))
+    if ends:
+        run.events = pd.concat([run.events, pd.DataFrame(ends, columns=EVENT_COLUMNS)], ignore_index=True)
     run.notes.append(
         f"{len(rows)} history records read from {file.name}; exit record {'present' if exited else 'absent'}"
     )
