@@ -79,7 +79,7 @@ def test_a_complete_build_reports_exit_0(broken: tuple[BuildResult, BuildResult]
 
 def test_the_fleet_page_says_incomplete(broken: tuple[BuildResult, BuildResult], tmp_path: Path) -> None:
     _, second = broken
-    paths = report_fleet.write_fleet(second.db_path, tmp_path, (), second.target_path)
+    paths = report_fleet.write_fleet(second.db_path, tmp_path, target_path=second.target_path)
     page = paths["markdown"].read_text(encoding="utf-8")
     assert page.index("This diagnosis is INCOMPLETE") < page.index("| # | run |")
     assert BROKEN_MODEL in page
