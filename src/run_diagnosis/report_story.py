@@ -9,6 +9,7 @@ Both renderers format the same content, so report.md and report.html cannot disa
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.importers.metric_names import NOT_UNDERSTOOD
 from run_diagnosis.report_content import (
     all_symptoms,
     direct_symptoms,
@@ -763,8 +765,27 @@ def step_time_text(st: StepTime) -> str:
     return text + ". Restart downtime and evaluation time are not logged, so the wall time is longer."
 
 
+def import_caveat(data: ReportData) -> str | None:
+    """One line from the importer's notes (run_summary.import_notes): the logged names the
+    metric-name resolver could not place, and the fields whose column was a low-confidence choice."""
+    try:
+        notes = json.loads(data.summary.get("import_notes") or "[]")
+    except (TypeError, ValueError):
+        return None
+    notes = [str(n) for n in notes] if isinstance(notes, list) else []
+    unknown = [n.removeprefix(NOT_UNDERSTOOD) for n in notes if n.startswith(NOT_UNDERSTOOD)]
+    ambiguous = [n.split(":", 1)[0] for n in notes if ": ambiguous between " in n]
+    parts = [f"did not understand the logged names {unknown[0]}, so they were not used"] if unknown else []
+    if ambiguous:
+        parts.append(
+            f"chose between equally plausible columns for {join_words(ambiguous)} (the choice may be wrong)"
+        )
+    return f"The importer {' and '.join(parts)}; name them with an alias file or --map." if parts else None
+
+
 def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]) -> list[str]:
     notes = hypothesis_caveats(data)
+    notes += [n for n in (import_caveat(data),) if n]
     notes += [n for n in (clipping_caveat(data), val_set_caveat(data, t)) if n]
     notes += duplicate_eval_caveats(data)
     notes += [n for n in (checkpoint_caveat(data),) if n]

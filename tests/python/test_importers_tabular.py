@@ -485,7 +485,10 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     run = lightning_csv.load(tmp_path / "lightning_logs")
     assert run.train["learning_rate"].tolist() == [0.001, 0.002]
     assert notes_with(run, "learning_rate for 2 rows taken from another row logged at the same step")
-    assert notes_with(run, "'lr-*' matches lr-AdamW, lr-AdamW-momentum; used 'lr-AdamW'")
+    assert (
+        notes_with(run, "columns used: ")
+        and "learning_rate <- 'lr-AdamW'" in notes_with(run, "columns used")[0]
+    )
     assert run.train["loss"].tolist() == ["3.5", "nan"]  # a NaN loss stays visible
     assert run.train["grad_norm"].tolist() == [0.8, 12.0]
     assert run.evals["val_loss"].tolist() == [3.1]
@@ -500,7 +503,8 @@ def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
         lightning_csv.load(path)
     message = str(raised.value)
     assert (
-        str(path) in message and "no training-loss column: expected one of loss, train_loss_step" in message
+        str(path) in message
+        and "no training-loss column: no numeric column reads as the training-loss" in message
     )
     assert "found columns: epoch, step, val_loss" in message
 
@@ -579,7 +583,11 @@ def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
     path = tmp_path / "metrics.csv"
     path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
     assert not wandb_history.sniff(path)
-    with pytest.raises(RunImportError, match=r"no training-loss column: expected one of loss, .*train/loss"):
+    with pytest.raises(
+        RunImportError,
+        match=r"no training-loss column: no numeric column reads as the training-loss "
+        r"\(e\.g\. loss, .*train/loss",
+    ):
         wandb_history.load(path)
     path.write_text("step,loss\n1,2.0\n2,oops\n", encoding="utf-8")
     with pytest.raises(RunImportError, match=r"row 2 \(line 3\), column 'loss': not a number"):
@@ -597,15 +605,29 @@ def test_wandb_jsonl_bad_line_names_the_line(tmp_path: Path) -> None:
 
 def test_alias_file_argument_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "metrics.csv"
-    path.write_text("iter,objective,loss\n1,9.0,1.0\n", encoding="utf-8")
-    with pytest.raises(RunImportError, match=r"no step column: expected one of step, global_step"):
+    path.write_text("tick,wobble,loss\n1,9.0,1.0\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"no step column: .*\(not understood: tick, wobble\)"):
         wandb_history.load(path)
     override = tmp_path / "aliases.json"
-    override.write_text(json.dumps({"loss": ["objective"], "step": "iter"}), encoding="utf-8")
-    assert wandb_history.load(path, aliases=override).train["loss"].tolist() == [9.0]
+    override.write_text(json.dumps({"train_loss": ["wobble"], "step": "tick"}), encoding="utf-8")
+    run = wandb_history.load(path, aliases=override)
+    assert run.train["loss"].tolist() == [9.0] and run.train["step"].tolist() == [1]
     monkeypatch.setenv(ENV_VAR, str(override))
-    assert load_aliases()["loss"][:2] == ["objective", "loss"]
+    assert load_aliases() == {"loss": ["wobble"], "step": ["tick"]}
     assert wandb_history.load(path).train["loss"].tolist() == [9.0]
+
+
+def test_wide_table_columns_are_read_by_the_resolver(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.csv"
+    path.write_text(
+        "run,trainer/global_step,train/CrossEntropyLoss,z_loss,valid/loss,optim/LR (group 0),mystery\n"
+        "a,1,3.0,0.1,3.5,0.001,7\na,2,2.0,0.1,,0.002,7\n",
+        encoding="utf-8",
+    )
+    run = wandb_history.load(path)
+    assert run.train["loss"].tolist() == [3.0, 2.0] and run.train["learning_rate"].tolist() == [0.001, 0.002]
+    assert run.evals["val_loss"].tolist() == [3.5]
+    assert notes_with(run, "not understood: mystery")  # the text column 'run' is no metric
 
 
 def test_alias_file_errors_name_file_and_key(tmp_path: Path) -> None:

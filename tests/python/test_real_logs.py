@@ -117,7 +117,7 @@ IMPORTED: dict[str, tuple[str, int | None, int | None]] = {
     "gan-version_12": ("lightning_csv", 200, 0),
     "tb-lightning-satd-stepdecay": ("tensorboard", 240, 120),
     "tb-hf-gpt2ja-evalontrain": ("tensorboard", 6, 1),
-    "tb-lightning-fractaldb-short": ("tensorboard", 78, 0),
+    "tb-lightning-fractaldb-short": ("tensorboard", 78, 2),  # valid_loss_epoch: 1.0123, 0.9833
     "wandb-alpaca-v7i3k2p0": ("wandb_run", 1218, 0),
     "wandb-imdb-t2wihhdg": ("wandb_run", 2912, 0),
     "llamafactory-qwen7b-medical-overfit": ("llamafactory_log", 675, 13),

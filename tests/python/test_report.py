@@ -161,6 +161,26 @@ def test_page_one_caveats_come_from_the_data_not_from_the_tool(problem: dict[str
     assert "gradient norms" not in caveats  # grad norms are below the limit: nothing logged after clipping
 
 
+def test_the_importers_not_understood_names_are_one_caveat_line() -> None:
+    from types import SimpleNamespace
+
+    from run_diagnosis.importers.metric_names import assign
+    from run_diagnosis.report_story import import_caveat
+
+    notes = [
+        "columns used: loss <- 'loss'",
+        *assign(["step", "loss", "eval/wiki_loss", "eval/c4_loss", "zorp", "blip"]).notes(),
+    ]
+    line = import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(notes)}))
+    assert line == (
+        "The importer did not understand the logged names zorp, blip, so they were not used and chose "
+        "between equally plausible columns for val_loss (the choice may be wrong); name them with an alias "
+        "file or --map."
+    )
+    assert import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(["columns used: x"])})) is None
+    assert import_caveat(SimpleNamespace(summary={"import_notes": None})) is None
+
+
 def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Path) -> None:
     tables = fx.problem_tables()
     tables["step_metrics"] = [(*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]]

@@ -4,10 +4,11 @@ What is read
 ------------
 * ``metrics.csv``: Lightning's sparse wide CSV, one row per logging call and empty cells
   elsewhere (``epoch``, ``step``, ``train_loss_step``, ``val_loss``, ``lr-AdamW``...). It is cut
-  into train and eval rows by ``wide_table.split_wide`` with the shared alias table
-  (``importers.aliases``): ``train_loss_step``/``train_loss``/``loss`` -> loss, ``val_loss``,
-  ``lr-*`` (LearningRateMonitor) -> learning_rate, ``grad_norm``/``grad_2.0_norm_total`` ->
-  grad_norm. Epoch aggregates (``train_loss_epoch``) are not steps and are not read.
+  into train and eval rows by ``wide_table.split_wide``, the columns read by the metric-name
+  resolver (``importers.metric_names``): ``train_loss_step``/``train_loss``/``loss`` -> loss,
+  ``val_loss``/``valid_loss`` -> val_loss, ``lr-AdamW`` (LearningRateMonitor) -> learning_rate,
+  ``grad_2.0_norm_total`` -> grad_norm. An epoch aggregate (``train_loss_epoch``) is read only
+  when no per-step loss was logged, and the notes say so.
   Lightning's ``step`` counts from 0: a complete run's last logged step is total_steps - 1.
 * ``hparams.yaml`` beside it (whatever the LightningModule saved with
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``

@@ -64,6 +64,7 @@ FIELDS = (
 )
 
 PLAIN, VARIANT, COMPONENT = 0, 1, 2
+NOT_UNDERSTOOD = "not understood: "  # the start of the one grouped note (the report looks for it)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Meaning:
 # --------------------------------------------------------------------------- the word table
 
 # class names
-SPLIT, QUANTITY, UNIT, AGG, QUALIFIER, COMPONENT_WORD, PART, INDEX, OTHER, ROLE, VS = (
+SPLIT, QUANTITY, UNIT, AGG, QUALIFIER, COMPONENT_WORD, PART, INDEX, OTHER, ROLE, VS, SUMMARY = (
     "split",
     "quantity",
     "unit",
@@ -100,6 +101,7 @@ SPLIT, QUANTITY, UNIT, AGG, QUALIFIER, COMPONENT_WORD, PART, INDEX, OTHER, ROLE,
     "other",
     "role",
     "vs",
+    "summary",
 )
 
 
@@ -140,8 +142,8 @@ WORDS: dict[str, Word] = _table(
         (
             SPLIT,
             "test",
-            "the test split, evaluated after training",
-            "test testing",
+            "the test split, evaluated after training (HF's predict phase runs on it)",
+            "test testing predict prediction",
         ),
         (
             QUANTITY,
@@ -195,7 +197,7 @@ WORDS: dict[str, Word] = _table(
             QUANTITY,
             "time",
             "a duration",
-            "time duration latency",
+            "time timing duration latency",
         ),
         (
             QUANTITY,
@@ -291,7 +293,7 @@ WORDS: dict[str, Word] = _table(
             QUALIFIER,
             "plain",
             "namespace or qualifier that does not change what is measured",
-            "total overall global all sum main final model lm language modeling per metrics metric "
+            "total overall global all sum main model lm language modeling per metrics metric "
             "optim optimizer opt trainer info stats perf scalar scalars charts summary log logs "
             "current cur curr num n seen consumed processed input mse mae ctc mlm clm label smoothing "
             "unscaled raw base adam adamw sgd lamb lion adafactor adagrad rmsprop muon decoupled "
@@ -305,6 +307,12 @@ WORDS: dict[str, Word] = _table(
             "objectness giou iou dice centerness seg distill distillation kd contrastive commitment "
             "vq codebook recon reconstruction rec perceptual adv adversarial gp penalty moe balance "
             "router load vlb simple nsp sop policy value vf pg weighted unweighted ctr clip clipped",
+        ),
+        (
+            COMPONENT_WORD,
+            "transform",
+            "a transform of the quantity (squared, root): a different series, not the quantity",
+            "square squared sq sqr sqrt root",
         ),
         (
             COMPONENT_WORD,
@@ -345,6 +353,12 @@ WORDS: dict[str, Word] = _table(
             "vs versus",
         ),
         (
+            SUMMARY,
+            "summary",
+            "one value for the run (best so far, final): not the series of its field",
+            "best final",
+        ),
+        (
             INDEX,
             "index",
             "a parameter group or dataloader index",
@@ -354,7 +368,8 @@ WORDS: dict[str, Word] = _table(
             OTHER,
             "other",
             "a known metric that is not loss, accuracy, LR, grad norm, step time or tokens",
-            "mfu hfu throughput fps tps wps ups sps tflops flops flop memory mem gib gb mib mb bytes "
+            "mfu hfu throughput fps tps wps ups sps tflops flops flop memory mem gib gb mib mb bytes energy "
+            "approx clipfrac explained variance hp hparam hparams flos "
             "allocated reserved util utilization power temperature temp bleu rouge rouge1 rouge2 "
             "rougel rougelsum meteor f1 precision recall auc auroc roc map miou wer cer psnr ssim "
             "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards return "
@@ -419,6 +434,9 @@ _PARAM_WORDS = {
     "embedding",
 }
 _THROUGHPUT_PER = {"s", "sec", "secs", "second", "seconds"}
+_TOPK = {"top1", "top3", "top5", "top10"}
+_CUMULATIVE = {"total", "overall", "cumulative", "run"}
+_PLANNED = {"total", "max"}
 _LOSS_WORDS = ("loss", "perplexity", "bits")
 
 
@@ -446,7 +464,7 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     units = {k.value for k in kinds.values() if k.kind == UNIT}
 
     def first(*spellings: str) -> str:
-        return next(w for w in words if w in spellings)
+        return next((w for w in words if w in spellings), spellings[0])
 
     after_per = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "per"}
     if after_per & _THROUGHPUT_PER or re.search(r"/s(ec)?\b", name.lower()):
@@ -471,25 +489,31 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         return "perplexity", first("ppl", "perplexity")
     if loss_words:
         return "loss", loss_words[0]
-    if "accuracy" in values:
-        return "accuracy", first("acc", "accuracy", "top1", "correct")
+    if "accuracy" in values or present & _TOPK:
+        return "accuracy", first("acc", "accuracy", "correct", *_TOPK)
     other = [w for w in words if w in kinds and kinds[w].kind == OTHER and w not in _TIME_PARTS]
     if other:
         return "other", other[0]
-    timed = {"time", "dt", "elapsed", "timestamp"} & values or ("per" in present and units & {"s", "ms"})
+    # a time unit with a step word is a time per step ('ms/batch', 'sec_per_iter')
+    timed = {"time", "dt", "elapsed", "timestamp"} & values or (
+        units & {"s", "ms"} and values <= {"step", "epoch"}
+    )
     if timed:
+        roles = [w for w in words if w in kinds and kinds[w].kind in (ROLE, COMPONENT_WORD)]
         if "timestamp" in values:
             return "timestamp", first("timestamp")
-        if present & _TIME_PARTS:
-            return "time_part", first(*_TIME_PARTS)
+        if present & _TIME_PARTS or roles:
+            return "time_part", first(*_TIME_PARTS, *roles)
         if "dt" in values:
             return "step_time", "dt"
         if "step" in values or "per" in present:
             return "step_time", "time per step/iteration"
         if "epoch" in values:
             return "other", "time per epoch"
-        if "elapsed" in values:
-            return "elapsed", first("elapsed", "runtime", "wall", "walltime", "uptime", "wallclock")
+        if "elapsed" in values or present & _CUMULATIVE:
+            return "elapsed", first(
+                "elapsed", "runtime", "wall", "walltime", "uptime", "wallclock", *_CUMULATIVE
+            )
         return "step_time", "time"
     if "tokens" in values:
         return "tokens", first("tokens", "tok", "toks", "ntokens")
@@ -531,10 +555,29 @@ _TRAIN_FIELDS = {
 _PUBLIC_QUANTITY = {"time_part": "step_time", "shard": "counter", "step": "counter", "epoch": "counter"}
 
 
+# decisions a namespace can override: a counter after a namespace ('loss/epoch' is an epoch mean),
+# a bare time or gradient word ('time/...' is composer's namespace of progress counters)
+_WEAK = {"step", "epoch", "time"}
+
+
+def _leaf_quantity(name: str, words: list[str]) -> tuple[str | None, str]:
+    """The quantity of the innermost '/'-segments that name one ('losses/approx_kl' is a KL
+    estimate filed under losses, 'memory/max_active(GiB)' a memory figure), else of the whole name."""
+    segments = [segment for segment in name.split("/") if segment.strip()]
+    for start in range(len(segments) - 1, 0, -1):
+        tail = "/".join(segments[start:])
+        if not any(WORDS[w].kind in (QUANTITY, OTHER) for w in tokens(tail) if w in WORDS):
+            continue  # a unit or qualifier alone ('tok/s', 'pg1') says nothing on its own
+        quantity, decided = _quantity(tokens(tail), tail)
+        if quantity is not None and quantity not in _WEAK and not decided.startswith("a gradient statistic"):
+            return quantity, f"{decided}, in the last segment(s) {tail!r}"
+    return _quantity(words, name)
+
+
 def resolve(name: str) -> Meaning:
     """What the logged ``name`` means (see the module docstring)."""
     words = tokens(name)
-    quantity, decided = _quantity(words, name)
+    quantity, decided = _leaf_quantity(name, words)
     if quantity is None:
         return Meaning(name, None, None, None, None, None, False, False, f"no quantity word in {words}")
     splits = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == SPLIT]
@@ -561,8 +604,15 @@ def resolve(name: str) -> Meaning:
         field_name = None
     if quantity == "time_part":
         reasons.append("a part of the step's time, not the step")
-    if field_name is None:
-        rank = max(rank, COMPONENT)
+    if quantity in ("step", "epoch") and set(words) & _PLANNED:
+        field_name = None
+        reasons.append(
+            "total/max with a counter: the planned number (total_steps, max_epochs), not the counter"
+        )
+    summary = [w for w in words if w in WORDS and WORDS[w].kind == SUMMARY]
+    if summary:
+        field_name = None
+        reasons.append(f"{summary[0]}: {WORDS[summary[0]].reason}")
     return Meaning(
         name=name,
         field=field_name,
@@ -690,15 +740,20 @@ class Assignment:
         return self.columns.get(name)
 
     def notes(self) -> list[str]:
-        """One grouped "not understood" line, one line per ambiguity and per unused override."""
+        """One grouped "not understood" line, one line per ambiguity, per stand-in (a variant used
+        because no plain series was logged) and per override that names no column."""
         lines: list[str] = []
         if self.not_understood:
-            lines.append("not understood: " + ", ".join(self.not_understood))
+            lines.append(NOT_UNDERSTOOD + ", ".join(self.not_understood))
         for name, options in self.ambiguous.items():
             lines.append(
                 f"{name}: ambiguous between {', '.join(repr(o) for o in options)}; used {options[0]!r} "
                 f"(choose with --map {name}=<name>)"
             )
+        for name, source in self.columns.items():
+            meaning = self.meanings.get(source)
+            if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
+                lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
         for name, source in self.missing_overrides.items():
             lines.append(
                 f"override {name}={source}: no such name in this log; resolved from the names instead"
