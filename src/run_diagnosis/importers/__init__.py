@@ -4,7 +4,9 @@ Each importer module exposes:
 - ``FORMAT``: a short name shown to users (``--format`` value);
 - ``DESCRIPTION``: one line for ``diagnose.py --help``;
 - ``sniff(path: Path) -> bool``: cheap check that ``path`` (a file or a folder) is in this format;
-- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input.
+- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input;
+- optionally ``explain(path: Path) -> str | None``: why a file no importer takes cannot be read
+  (what was found and how to map it), used for the error instead of the list of formats.
 
 The registry below is the one list of importers; order is the sniffing order
 (most specific first). The other modules here are shared by importers, not importers:
@@ -37,6 +39,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.wandb_history",
     "run_diagnosis.importers.wandb_run",
     "run_diagnosis.importers.text_logs",
+    # last: it infers the layout of any line-oriented log, so it only reads what the others decline
+    "run_diagnosis.importers.generic_log",
 ]
 
 
@@ -67,6 +71,11 @@ def detect(path: Path) -> ModuleType:
     for module in importers():
         if module.sniff(path):
             return module
+    for module in importers():
+        explain = getattr(module, "explain", None)
+        reason = explain(path) if explain is not None else None
+        if reason:
+            raise RunImportError(reason)
     expected = "; ".join(f"{m.FORMAT} ({m.DESCRIPTION})" for m in importers())
     shown = sorted(p.name for p in path.iterdir())[:10] if path.is_dir() else [path.name]
     raise RunImportError(
