@@ -31,7 +31,7 @@ from run_diagnosis.importers.aliases import (
     to_step,
 )
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
-from run_diagnosis.importers.units import cell_parser, column_unit
+from run_diagnosis.importers.units import cell_parser, column_unit, split_cell
 
 # names the resolver reads as each field, for messages
 EXAMPLES = {
@@ -202,10 +202,16 @@ def numeric_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def _is_number(cell: Any) -> bool:
+    """A number, or a number with a unit ('2.41 bits', units.split_cell)."""
     try:
         return to_float(cell) is not None
     except ValueError:
+        pass
+    try:
+        split_cell(str(cell))
+    except ValueError:
         return False
+    return True
 
 
 def _cells(table: Table, column: str | None, parse: Any) -> list[Any]:
