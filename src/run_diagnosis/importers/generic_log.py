@@ -654,6 +654,9 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     )
     low = [f"low confidence: {d}" for d in layout["low_confidence"]]
     notes = [_summary_note(layout), *notes, *assignment.notes(), *low]
+    if skipped.counts:
+        reasons = ", ".join(f"{reason} ({n})" for reason, n in Counter(skipped.counts).most_common())
+        notes.append(f"lines skipped: {reasons}; two examples of each in provenance.layout")
     config: dict[str, Any] = {"total_steps": _total(counting, train_steps)}
     if counting.kind == "epoch":
         config[ROWS_ARE_KEY] = "epoch"
