@@ -10,6 +10,7 @@ importer reads.
 from __future__ import annotations
 
 import json
+import os
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -313,7 +314,11 @@ def test_non_logs_are_refused_with_what_was_found(tmp_path: Path, name: str, tex
 BASES = [pipe_console(8), block_console(ranks=True), hf_console(), ambiguous_log()]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     base=st.sampled_from(BASES),
     cuts=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 200), st.binary(max_size=12)), max_size=6),
