@@ -10,8 +10,8 @@ importer reads.
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
