@@ -53,8 +53,8 @@ def layout_lines(data: ReportData) -> list[str]:
     else:
         lines.append("This diagnosis rests on a layout inferred from the log (no known format matched).")
     lines.append(
-        f"Training rows: {train.get('rows')} {layout.get('format')} lines like “{train.get('example')}” "
-        f"(first at line {train.get('first_line')}); counter: {counter.get('how')}."
+        f"Training rows: {train.get('rows')}, read from the {layout.get('format')} file, e.g. "
+        f"“{train.get('example')}” (line {train.get('first_line')}); counter: {counter.get('how')}."
     )
     if ev:
         lines.append(

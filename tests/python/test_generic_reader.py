@@ -348,7 +348,7 @@ def test_layout_reaches_the_config_and_the_report(tmp_path: Path) -> None:
     assert layout["train"]["rows"] == 20 and layout["fields"]["val_loss"] == "eval_loss"
     lines = layout_lines(SimpleNamespace(summary={"inferred_layout": json.dumps(layout)}))
     assert lines[0].startswith("Low confidence: this diagnosis rests on a layout inferred")
-    assert any(line.startswith("Training rows: 20 console lines like") for line in lines)
+    assert any(line.startswith("Training rows: 20, read from the console file") for line in lines)
     assert layout_lines(SimpleNamespace(summary={"inferred_layout": None})) == []
 
 

@@ -799,7 +799,7 @@ def _layout(
             {"rows": len(layout.records), "example": layout.records[0].text[:160]} for layout in others[:5]
         ],
         "not_used": understood[: NAMES_SHOWN * 2],
-        "not_understood": assignment.not_understood[: NAMES_SHOWN * 2],
+        "not_understood": [n for n in assignment.not_understood if n not in used][: NAMES_SHOWN * 2],
         "skipped_lines": parsed.skipped.total,
         "skipped": parsed.skipped.as_dict(),
         "confidence": "low" if low else "high",
