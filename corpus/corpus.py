@@ -101,7 +101,9 @@ def excluded_hashes() -> set[str]:
 
 
 def git_dir(repo: str) -> Path:
-    return MIRROR / repo.replace("/", "+") / "repo"
+    """The snapshot's git directory: a bare repository, or the .git of a checked-out one."""
+    snapshot = MIRROR / repo.replace("/", "+") / "repo"
+    return snapshot / ".git" if (snapshot / ".git").is_dir() else snapshot
 
 
 def destination(case_dir: Path, path: str, strip: str) -> Path:

@@ -8,7 +8,7 @@
 with
 
 config as (
-    select run_id, run_name, source_format, total_steps, import_notes from {{ run_ref('stg_training__config') }}
+    select run_id, run_name, source_format, total_steps, import_notes, inferred_layout from {{ run_ref('stg_training__config') }}
 ),
 
 raw_rows as (
@@ -106,6 +106,7 @@ final as (
         config.run_name,
         config.source_format,
         config.import_notes,
+        config.inferred_layout,
         coalesce(raw_rows.steps_logged, 0) as steps_logged,
         coalesce(counted.steps_counted, 0) as steps_counted,
         counted.first_step,

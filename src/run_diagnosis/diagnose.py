@@ -1,6 +1,6 @@
 """Diagnose one training run from its logs, end to end.
 
-    python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--keep-going]
+    python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--map MAP] [--keep-going]
         [--alert-json FILE] [--alert-webhook URL] [--alert-format generic|slack] [--alert-min-severity S]
 
 1. checks SOURCE's canonical files, if it has any (run_diagnosis.validate_run), then reads SOURCE
@@ -53,6 +53,7 @@ from typing import Any
 
 from run_diagnosis import alerts, importers, multi_run
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, DbtBuildError, build_run, failure_message
+from run_diagnosis.importers import generic_log, metric_names
 from run_diagnosis.importers.canonical import FILE_SUFFIXES, RunData, write_run
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem
 from run_diagnosis.tool_defects import ToolDefect, read_tool_defects
@@ -147,6 +148,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="when another diagnosis is writing DIR, wait up to this long for it (default: refuse at once)",
     )
     parser.add_argument(
+        "--map",
+        metavar="MAP",
+        help="read SOURCE with the generic reader and say which logged names are which fields, e.g. "
+        "step=iter,loss=train/CrossEntropyLoss,lr=optim/lr (the same as 'field: name' lines in "
+        "<log>.map.yaml beside the log); see docs/generic-reader.md",
+    )
+    parser.add_argument(
         "--keep-going",
         action="store_true",
         help="when the dbt build fails, still write the report from what was built (exit status 1)",
@@ -174,12 +182,26 @@ def checked(check: Any, path: Path) -> None:
         raise BadInput(f"{path}: cannot be read: {error.strerror or error}") from error
 
 
-def read_source(source: Path, fmt: str | None) -> RunData:
+def parse_mapping(text: str | None, fmt: str | None) -> dict[str, str] | None:
+    """--map as field -> name; BadInput for an unknown field or a format other than generic."""
+    if text is None:
+        return None
+    if fmt not in (None, generic_log.FORMAT):
+        raise BadInput(
+            f"--map names the columns of a log for the generic reader; it cannot be used with --format {fmt}"
+        )
+    try:
+        return metric_names.parse_map(text)
+    except ValueError as error:
+        raise BadInput(f"--map: {error}") from error
+
+
+def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = None) -> RunData:
     checked(validate_source, source)
-    module = choose_importer(source, fmt)
+    module = choose_importer(source, generic_log.FORMAT if mapping is not None else fmt)
     step(1, f"reading {source} as {module.FORMAT}")
     try:
-        run = module.load(source)
+        run = generic_log.load(source, mapping) if mapping is not None else module.load(source)
     except importers.RunImportError as error:
         raise BadInput(str(error)) from error
     except OSError as error:
@@ -290,18 +312,20 @@ def send_alerts(result: BuildResult, options: AlertOptions, reports: dict[str, s
         detail(f"{count} alert(s) sent: {key}")
 
 
-def several_sources(sources: Sequence[Path], fmt: str | None) -> list[multi_run.RunSource]:
+def several_sources(
+    sources: Sequence[Path], fmt: str | None, mapping: dict[str, str] | None = None
+) -> list[multi_run.RunSource]:
     """The runs of several SOURCEs: a SOURCE holding several runs gives each of them."""
     runs: list[multi_run.RunSource] = []
     for source in sources:
         if not source.exists():
             raise BadInput(f"{source}: no such file or folder")
-        found = [] if fmt else multi_run.find_runs(source)
+        found = [] if fmt or mapping is not None else multi_run.find_runs(source)
         runs += found or [
             multi_run.RunSource(
                 name=source.stem if source.is_file() else source.name,
                 describe=str(source),
-                load=lambda source=source: read_source(source, fmt),
+                load=lambda source=source: read_source(source, fmt, mapping),
             )
         ]
     return runs
@@ -366,14 +390,15 @@ def diagnose(
     fmt: str | None = None,
     keep_going: bool = False,
     notify: AlertOptions = AlertOptions(),
+    mapping: dict[str, str] | None = None,
 ) -> int:
     """Run the four steps (and send the alerts asked for); returns the exit status (raises
     BadInput / Failed)."""
-    runs = [] if fmt else multi_run.find_runs(source)
+    runs = [] if fmt or mapping is not None else multi_run.find_runs(source)
     if runs:
         return diagnose_several(runs, out, keep_going, notify)
     # the imported frames are not kept through the build (a 10M-row log is GBs of text in pandas)
-    run_dir = write_canonical(read_source(source, fmt), out / RUN_SUBDIR, source)
+    run_dir = write_canonical(read_source(source, fmt, mapping), out / RUN_SUBDIR, source)
     result = build(run_dir, out, keep_going)
     defects = defects_of(result)
     paths = report(result, out)
@@ -409,11 +434,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.alert_json, tuple(args.alert_webhook), args.alert_format, args.alert_min_severity
     )
     try:
+        mapping = parse_mapping(args.map, args.format)
         with writing_into(args.out, args.wait):
             if len(args.sources) > 1:
-                runs = several_sources(args.sources, args.format)
+                runs = several_sources(args.sources, args.format, mapping)
                 return diagnose_several(runs, args.out, args.keep_going, notify)
-            return diagnose(args.sources[0], args.out, args.format, args.keep_going, notify)
+            return diagnose(args.sources[0], args.out, args.format, args.keep_going, notify, mapping)
     except BadInput as error:
         say(f"diagnose: error: {error}")
         return EXIT_BAD_INPUT

@@ -20,6 +20,8 @@ from run_diagnosis.report_content import (
     fmt_steps,
 )
 from run_diagnosis.report_data import ReportData
+from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
+from run_diagnosis.report_layout import layout_lines
 from run_diagnosis.report_plots import SEVERITY_COLORS, Plot
 from run_diagnosis.report_story import Cause, PageOne, glitch_row, run_numbers, symptom_line
 from run_diagnosis.tool_defects import banner
@@ -308,9 +310,13 @@ def render_html(
         '<li><a href="#causes">Causes</a></li><li><a href="#glitches">Glitches</a></li>'
         '<li><a href="#appendix">Appendix</a></li></ul></nav>'
     )
+    layout = layout_lines(data)
     body = "".join(
         [
             defect_section(data),
+            f'<section id="layout"><h2>{esc(LAYOUT_TITLE)}</h2><ul>{paragraphs(layout)}</ul></section>'
+            if layout
+            else "",
             page_one_section(data, page),
             plots_section(plots),
             causes_section(page, plots),

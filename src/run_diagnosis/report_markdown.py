@@ -9,6 +9,8 @@ from typing import Any
 
 from run_diagnosis.report_content import DoubleCheck, FindingEntry, FindingsView, fmt_steps, plural
 from run_diagnosis.report_data import ReportData
+from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
+from run_diagnosis.report_layout import layout_lines
 from run_diagnosis.report_plots import Plot
 from run_diagnosis.report_story import PageOne, glitch_row, run_numbers, symptom_line
 from run_diagnosis.tool_defects import banner
@@ -169,6 +171,8 @@ def render_markdown(
     run_name = data.summary.get("run_name") or "unnamed run"
     lines = [f"# Run diagnosis: {esc(run_name)}", ""]
     lines += defect_lines(data)
+    if layout := layout_lines(data):
+        lines += [f"## {LAYOUT_TITLE}", "", *(f"- {esc(line)}" for line in layout), ""]
     lines += page_one_lines(page)
     lines += ["---", ""]
     lines += page_two_lines(page)

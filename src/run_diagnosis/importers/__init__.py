@@ -7,6 +7,8 @@ Each importer module exposes:
 - ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input;
 - optionally ``list_runs(path: Path) -> [(name, where, loader)]``: a store or export holding several
   runs (MLflow, Trackio, Parquet) names them; ``multi_run`` builds them together.
+- optionally ``explain(path: Path) -> str | None``: why a file no importer takes cannot be read
+  (what was found and how to map it), used for the error instead of the list of formats.
 
 The registry below is the one list of importers; order is the sniffing order
 (most specific first). The other modules here are shared by importers, not importers:
@@ -52,6 +54,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.text_logs",
     # after text_logs: Megatron-DeepSpeed stdout also prints DeepSpeed's `steps: N loss: X` lines
     "run_diagnosis.importers.trainer_stdout",
+    # last: it infers the layout of any line-oriented log, so it only reads what the others decline
+    "run_diagnosis.importers.generic_log",
 ]
 
 
@@ -82,6 +86,11 @@ def detect(path: Path) -> ModuleType:
     for module in importers():
         if module.sniff(path):
             return module
+    for module in importers():
+        explain = getattr(module, "explain", None)
+        reason = explain(path) if explain is not None else None
+        if reason:
+            raise RunImportError(reason)
     expected = "; ".join(f"{m.FORMAT} ({m.DESCRIPTION})" for m in importers())
     shown = sorted(p.name for p in path.iterdir())[:10] if path.is_dir() else [path.name]
     summary_only = path / "files" / "wandb-summary.json"

@@ -60,6 +60,7 @@ class RunData:
     schedule: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
 
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
@@ -100,6 +101,8 @@ def config_document(run: RunData) -> dict[str, Any]:
         "unknown_fields": unknown,
         "notes": run.notes,
     }
+    if run.layout is not None:
+        document["provenance"]["layout"] = run.layout
     return document
 
 
