@@ -22,6 +22,7 @@ from run_diagnosis.importers import (
     hf_trainer,
     lightning_csv,
     llamafactory_log,
+    metric_frames,
     training_args,
     wandb_history,
 )
@@ -357,6 +358,61 @@ def test_eval_accuracy_as_percentage_is_not_copied(tmp_path: Path) -> None:
     write_state(tmp_path, [*train_rows(range(1, 3)), {"step": 2, "eval_loss": 1.0, "eval_accuracy": 87.5}])
     run = hf_trainer.load(tmp_path)
     assert run.evals["val_accuracy"].isna().all() and notes_with(run, "outside 0..1")
+
+
+def eval_set_rows(sets: dict[str, list[tuple[int, float]]]) -> list[dict[str, Any]]:
+    """HF Trainer rows of a dict of eval datasets: one row per set and evaluation."""
+    return [
+        {"step": step, "epoch": step / 10, f"eval_{name}_loss": value, f"eval_{name}_runtime": 1.5}
+        for name, points in sets.items()
+        for step, value in points
+    ]
+
+
+def test_several_eval_sets_at_the_same_steps_are_averaged(tmp_path: Path) -> None:
+    """eval_<set>_loss of each set at the same steps: val_loss is their mean (aliases.evaluation_sets)."""
+    sets = {"g1": [(0, 4.0), (10, 2.0), (20, 3.0)], "g0": [(0, 6.0), (10, 1.0), (20, 2.0)]}
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["step"].tolist() == [0, 10, 20]
+    assert run.evals["val_loss"].tolist() == [5.0, 1.5, 2.5]
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets logged at the same 3 steps ('eval_g0_")
+    assert not notes_with(run, "eval metrics not in the canonical eval log")
+
+
+def test_several_eval_sets_at_other_steps_use_the_first(tmp_path: Path) -> None:
+    sets = {"g1": [(10, 2.0), (20, 3.0)], "g0": [(10, 1.0), (20, 2.0), (30, 2.2)]}
+    write_state(tmp_path, [*train_rows(range(5, 35, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals[["step", "val_loss"]].values.tolist() == [[10, 1.0], [20, 2.0], [30, 2.2]]
+    assert notes_with(run, "val_loss <- 'eval_g0_loss', the first of 2 evaluation sets")
+
+
+def test_several_validation_dataloaders_in_a_lightning_csv(tmp_path: Path) -> None:
+    (tmp_path / "metrics.csv").write_text(
+        "epoch,step,train_loss,val_loss/dataloader_idx_0,val_loss/dataloader_idx_1\n"
+        "0,9,3.0,,\n0,9,,2.0,4.0\n1,19,2.5,,\n1,19,,1.0,nan\n",
+        encoding="utf-8",
+    )
+    run = lightning_csv.load(tmp_path)
+    assert run.evals["step"].tolist() == [9, 19]
+    assert run.evals["val_loss"].tolist() == ["3", "nan"]  # a NaN in one set makes the mean NaN: visible
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets")
+
+
+def test_several_eval_sets_in_logged_records() -> None:
+    """The importers of (step, {name: value}) records (MLflow, Trackio, Keras...) follow the same policy."""
+    records = metric_frames.records_from_rows(
+        [
+            (1, {"train_loss": 2.0}, "row 1"),
+            (1, {"eval/wiki_loss": 3.0, "eval/web_loss": 5.0}, "row 2"),
+            (2, {"train_loss": 1.8}, "row 3"),
+            (2, {"eval/wiki_loss": 2.0}, "row 4"),
+        ]
+    )
+    frames = metric_frames.build_frames(records, "records")
+    assert frames.evals[["step", "val_loss"]].values.tolist() == [[1, 3.0], [2, 2.0]]
+    assert any("val_loss <- 'eval/wiki_loss', the first of 2 evaluation sets" in n for n in frames.notes)
 
 
 # ---------------------------------------------------------------- malformed inputs

@@ -59,6 +59,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
     column_map,
+    evaluation_sets,
     load_aliases,
     metric_column,
     read_text,
@@ -271,6 +272,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         "learning_rate": keys.get("learning_rate"),
     }
     rows.notes += keys.notes
+    loss_sets = keys.assignment.sets.get("val_loss", [])
+    eval_keys = loss_sets or ([val_loss] if val_loss is not None else [])
     no_step: dict[str, int] = {}
     other: dict[str, int] = {}
     unmapped_eval: set[str] = set()
@@ -293,10 +296,11 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
             rows.train.append({"step": step, **{k: row.get(c) if c else None for k, c in train_keys.items()}})
             rows.has_grad_norm |= train_keys["grad_norm"] is not None and train_keys["grad_norm"] in row
             known = True
-        if SUMMARY_KEY not in row and val_loss is not None and val_loss in row:
-            rows.evals.append(
-                {"step": step, "val_loss": row[val_loss], "val_accuracy": row.get(accuracy or "")}
-            )
+        if SUMMARY_KEY not in row and any(key in row for key in eval_keys):
+            if not loss_sets:
+                rows.evals.append(
+                    {"step": step, "val_loss": row[val_loss], "val_accuracy": row.get(accuracy or "")}
+                )
             unmapped_eval |= {k for k in row if _unused_eval_metric(keys, k)}
             known = True
         if not known:
@@ -308,6 +312,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         rows.notes.append(
             f"skipped {count} log_history rows that are neither train nor eval rows (keys: {kind})"
         )
+    if loss_sets:
+        _evaluation_sets(history, keys, rows)
     if unmapped_eval:
         rows.notes.append(
             f"eval metrics not in the canonical eval log (kept out): {', '.join(sorted(unmapped_eval))}"
@@ -321,12 +327,29 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
     return rows
 
 
+def _evaluation_sets(history: list[Any], keys: ColumnMap, rows: _Rows) -> None:
+    """Eval rows from several evaluation sets, one row per set and step (aliases.evaluation_sets)."""
+
+    def read(_field: str, key: str) -> list[tuple[int, float | None]]:
+        return [
+            (int(row["step"]), float_or_none(row[key]))
+            for row in history
+            if isinstance(row, dict) and key in row and "step" in row and SUMMARY_KEY not in row
+        ]
+
+    combined = evaluation_sets(keys, read)
+    if combined is not None:
+        frame, notes = combined
+        rows.evals = frame.to_dict("records")
+        rows.notes += notes
+
+
 def _unused_eval_metric(keys: ColumnMap, key: str) -> bool:
     """An evaluation metric the canonical eval log has no column for (eval_rouge1, eval_bleu)."""
     meaning = keys.meaning(key)
     return (
         meaning is not None
-        and key not in keys.columns.values()
+        and not keys.feeds_a_field(key)
         and meaning.split in ("validation", "test")
         and meaning.quantity not in EVAL_BOOKKEEPING_QUANTITIES
     )
