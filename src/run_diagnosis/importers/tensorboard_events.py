@@ -390,7 +390,7 @@ def load(path: Path) -> RunData:
     if sets is not None:
         evals, set_notes = sets
         notes += set_notes
-    used = set(fields.values()) | {tag for tag in tags if mapping.feeds_a_field(tag)}
+    used = set(fields.values()) | {tag for sets in mapping.assignment.sets.values() for tag in sets}
     notes.append("TensorBoard tags used: " + ", ".join(f"{name} <- {tag!r}" for name, tag in fields.items()))
     not_understood = set(mapping.assignment.not_understood)  # already in one "not understood" note
     unused = [tag for tag in tags if tag not in used and tag not in not_understood]
