@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from run_diagnosis import importers
+from run_diagnosis import importers, multi_run
 from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
@@ -550,6 +550,70 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     assert run.evals["val_loss"].tolist() == [3.1]
     assert run.config["total_steps"] == 100 and run.config["grad_clip_norm"] == 1.0
     assert run.config["hparams"]["args"] == {"x": 1} and run.run_name == "lightning_logs/version_3"
+
+
+def write_version(root: Path, number: int, steps: range, hparams: str) -> Path:
+    """A CSVLogger version folder: a train row per logged step (loss falling with the step), a
+    validation row at the end with per-batch val rows (their 'step' is the batch index)."""
+    folder = root / f"version_{number}"
+    folder.mkdir(parents=True)
+    rows = [f"{1 / (1 + s):.6f},{s // 100},{s},," for s in steps]
+    rows += [f",{steps[-1] // 100},{batch},0.5," for batch in range(3)]  # val_loss_step per batch
+    rows.append(f",{steps[-1] // 100},{steps[-1]},,0.4")
+    (folder / "metrics.csv").write_text(
+        "train_loss_step,epoch,step,val_loss_step,val_loss_epoch\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    return folder
+
+
+RECIPE = "lr: 0.0002\nbatch_size: 16\nnoise_schedule: [0.0001, 0.05]\n"
+
+
+def test_lightning_versions_that_continue_each_other_are_one_run_resumed(tmp_path: Path) -> None:
+    """version_1 restores a checkpoint (its steps go on from 159 < 199: 159-199 replayed), version_2
+    starts right after version_1; only the checkpoint path, a data path and a switch changed."""
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE + "checkpoint_name: null\nin_ram: true\n")
+    write_version(tmp_path, 1, range(159, 400, 10), RECIPE + "checkpoint_name: epoch=1.ckpt\nin_ram: false\n")
+    write_version(tmp_path, 2, range(409, 600, 10), RECIPE + "checkpoint_name: epoch=3.ckpt\nin_ram: false\n")
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / f"version_{n}" for n in range(3)]]
+    assert multi_run.find_runs(tmp_path) == [], "one run: not a folder of several runs"
+    run = importers.load_run(tmp_path)
+    assert run.train["step"].tolist() == [*range(9, 200, 10), *range(159, 400, 10), *range(409, 600, 10)]
+    assert [step for step, _ in events(run)] == [159, 409]
+    assert all(text.startswith("run resumed: version_") and "restarted" in text for _, text in events(run))
+    assert "steps 159-199 logged again" in events(run)[0][1] and "no step logged twice" in events(run)[1][1]
+    assert notes_with(run, "version_0, version_1, version_2 read as one run resumed 2 time(s)")
+    assert notes_with(run, "version_1: hparams that changed at the resume (not the training recipe): check")
+
+
+@pytest.mark.parametrize(
+    ("second_steps", "second_recipe", "why"),
+    [
+        (range(9, 200, 10), RECIPE.replace("0.0002", "0.001"), "a sweep: from the first step, another lr"),
+        (range(9, 200, 10), RECIPE, "the same recipe run again from the first step"),
+        (range(159, 400, 10), RECIPE.replace("16", "32"), "a new stage: steps go on, the batch size changed"),
+        (range(2009, 2200, 10), RECIPE, "a gap of 1800 steps after the previous version's last"),
+    ],
+)
+def test_lightning_versions_that_do_not_continue_are_separate_runs(
+    tmp_path: Path, second_steps: range, second_recipe: str, why: str
+) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, second_steps, second_recipe)
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / "version_0"], [tmp_path / "version_1"]], why
+    assert [source.name for source in multi_run.find_runs(tmp_path)] == ["version_0", "version_1"]
+    with pytest.raises(RunImportError, match="holds 2 Lightning runs"):
+        lightning_csv.load(tmp_path)
+
+
+def test_lightning_resumed_versions_beside_a_new_run_in_one_folder(tmp_path: Path) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, range(199, 400, 10), RECIPE)
+    write_version(tmp_path, 2, range(9, 200, 10), RECIPE.replace("0.0002", "0.001"))
+    runs = multi_run.find_runs(tmp_path)
+    assert [source.name for source in runs] == ["version_0-version_1", "version_2"]
+    assert len(runs[0].load().train) == 20 + 21 and len(runs[1].load().train) == 20
 
 
 def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
