@@ -360,6 +360,41 @@ def test_eval_accuracy_as_percentage_is_not_copied(tmp_path: Path) -> None:
     assert run.evals["val_accuracy"].isna().all() and notes_with(run, "outside 0..1")
 
 
+EPOCH_STEPS = 230  # the true epoch length of the fixtures below
+MAXSIZE = 2**63 - 1  # sys.maxsize, what transformers writes as num_train_epochs for a streamed dataset
+
+
+def streamed_epoch(step: int, max_steps: int) -> float:
+    """transformers' epoch for a dataset without a length: epochs done + step in epoch / max_steps."""
+    return step // EPOCH_STEPS + (step % EPOCH_STEPS) / max_steps
+
+
+@pytest.mark.parametrize(
+    ("epoch_of", "top"),
+    [
+        (lambda step: round(streamed_epoch(step, 1000), 2), {"num_train_epochs": MAXSIZE, "max_steps": 1000}),
+        (lambda step: round(step / EPOCH_STEPS, 2), {"max_steps": 1000}),  # no num_train_epochs stated
+    ],
+    ids=["streamed dataset, num_train_epochs = sys.maxsize", "sized dataset, no num_train_epochs"],
+)
+def test_steps_per_epoch_from_the_logged_epoch(tmp_path: Path, epoch_of: Any, top: dict[str, Any]) -> None:
+    rows = [{**row, "epoch": epoch_of(row["step"])} for row in train_rows(range(50, 1001, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, **top))
+    assert run.config["num_epochs"] is None
+    # within a logging interval (50) over the boundaries crossed (4)
+    assert abs(run.config["steps_per_epoch"] - EPOCH_STEPS) <= 50 / 4
+    assert notes_with(run, "from the logged epoch against step")
+    if "num_train_epochs" in top:
+        assert notes_with(run, "is not an epoch count")
+
+
+def test_steps_per_epoch_is_never_zero(tmp_path: Path) -> None:
+    rows = [{**r, "epoch": round(streamed_epoch(r["step"], 1000), 2)} for r in train_rows(range(50, 201, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, num_train_epochs=MAXSIZE, max_steps=1000))
+    assert run.config.get("steps_per_epoch") is None  # under one epoch: no boundary to measure, never 0
+    assert notes_with(run, "no epoch boundary to see")
+
+
 def eval_set_rows(sets: dict[str, list[tuple[int, float]]]) -> list[dict[str, Any]]:
     """HF Trainer rows of a dict of eval datasets: one row per set and evaluation."""
     return [

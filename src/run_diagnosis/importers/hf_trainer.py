@@ -139,7 +139,8 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     run.schedule = schedule_from_args(args, total_steps, notes) if args else {}
     train_steps = [r["step"] for r in rows.train]
     eval_steps = [r["step"] for r in rows.evals]
-    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes)
+    epochs = [(r["step"], r["epoch"]) for r in rows.train]
+    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes, epochs)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
     run.config.update(run_results(state_path.parent, notes))
@@ -293,7 +294,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
             rows.events.append((step, f"run finished: train_runtime {row[SUMMARY_KEY]} s"))
             known = True
         elif loss is not None and loss in row:
-            rows.train.append({"step": step, **{k: row.get(c) if c else None for k, c in train_keys.items()}})
+            values = {k: row.get(c) if c else None for k, c in train_keys.items()}
+            rows.train.append({"step": step, "epoch": row.get("epoch"), **values})
             rows.has_grad_norm |= train_keys["grad_norm"] is not None and train_keys["grad_norm"] in row
             known = True
         if SUMMARY_KEY not in row and any(key in row for key in eval_keys):
