@@ -423,6 +423,18 @@ def test_several_eval_sets_at_other_steps_use_the_first(tmp_path: Path) -> None:
     assert notes_with(run, "val_loss <- 'eval_g0_loss', the first of 2 evaluation sets")
 
 
+def test_accuracy_of_several_eval_sets_beside_one_eval_loss(tmp_path: Path) -> None:
+    evals = [
+        {"step": step, "eval_loss": loss, "eval_g0_accuracy": 0.5 + step / 100, "eval_g1_accuracy": 0.3}
+        for step, loss in ((10, 2.0), (20, 1.5))
+    ]
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *evals])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["val_loss"].tolist() == [2.0, 1.5]
+    assert run.evals["val_accuracy"].tolist() == pytest.approx([0.45, 0.5])
+    assert notes_with(run, "val_accuracy = the mean of 2 evaluation sets")
+
+
 def test_several_validation_dataloaders_in_a_lightning_csv(tmp_path: Path) -> None:
     (tmp_path / "metrics.csv").write_text(
         "epoch,step,train_loss,val_loss/dataloader_idx_0,val_loss/dataloader_idx_1\n"

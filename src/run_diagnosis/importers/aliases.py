@@ -226,11 +226,12 @@ EVAL_SET_FIELDS = ("val_loss", "val_accuracy")
 def evaluation_sets(
     columns: ColumnMap, read: Callable[[str, str], Iterable[tuple[int, float | None]]]
 ) -> tuple[pd.DataFrame, list[str]] | None:
-    """The canonical eval frame and its notes when several evaluation sets feed ``val_loss``
-    (None otherwise): see the module docstring (5) for the policy. ``read(field, name)`` gives
-    the (step, value) pairs logged under ``name``, in the field's canonical unit; at a step
-    logged twice (an evaluation re-run after a resume) the later value counts."""
-    if not columns.assignment.sets.get("val_loss"):
+    """The canonical eval frame and its notes when several evaluation sets feed ``val_loss`` or
+    ``val_accuracy`` (None otherwise): see the module docstring (5) for the policy.
+    ``read(field, name)`` gives the (step, value) pairs logged under ``name``, in the field's
+    canonical unit; at a step logged twice (an evaluation re-run after a resume) the later value
+    counts."""
+    if not any(columns.assignment.sets.get(fieldname) for fieldname in EVAL_SET_FIELDS):
         return None
     notes: list[str] = []
     series: dict[str, dict[int, float | None]] = {}

@@ -314,7 +314,7 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         rows.notes.append(
             f"skipped {count} log_history rows that are neither train nor eval rows (keys: {kind})"
         )
-    if loss_sets:
+    if keys.assignment.sets:
         _evaluation_sets(history, keys, rows)
     if unmapped_eval:
         rows.notes.append(
