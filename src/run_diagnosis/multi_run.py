@@ -13,7 +13,9 @@ What counts as several runs (checked before the single-run importers, see ``find
   by side; logs split by a resume are one run, see ``importers.text_logs``);
 * a folder whose sub-folders are runs: at least two sub-folders an importer reads, or that are
   named like run folders (Lightning ``version_N``, W&B ``run-*``), while the folder itself has
-  no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run).
+  no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run);
+  Lightning ``version_N`` folders that continue each other are one run resumed
+  (``importers.lightning_csv.version_runs``), the others separate runs.
 
 Every run is written as canonical files into ``DIR/warehouse/<run>/`` and all of them are
 built together, once, into ``DIR/diagnosis.duckdb`` (every model carries ``run_id``, the
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis import importers
-from run_diagnosis.importers import text_logs, wandb_history
+from run_diagnosis.importers import lightning_csv, text_logs, wandb_history
 from run_diagnosis.importers.canonical import RunData
 
 RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
@@ -101,6 +103,10 @@ def _chart_sources(source: Path) -> list[RunSource]:
     ]
 
 
+def _run_folder(child: Path) -> RunSource:
+    return RunSource(name=child.name, describe=str(child), load=lambda: importers.load_run(child))
+
+
 def _folder_sources(source: Path) -> list[RunSource]:
     if not source.is_dir() or _own_log_file(source):
         return []
@@ -112,10 +118,23 @@ def _folder_sources(source: Path) -> list[RunSource]:
     candidates = [c for c in children if c in readable or RUN_FOLDER_NAME.match(c.name)]
     if len(candidates) < 2 or not readable:
         return []
-    return [
-        RunSource(name=child.name, describe=str(child), load=lambda child=child: importers.load_run(child))
-        for child in candidates
-    ]
+    # Lightning version folders that continue each other are one run resumed
+    chains = lightning_csv.version_runs(source)
+    resumed = {path: chain for chain in chains if len(chain) > 1 for path in chain}
+    sources = []
+    for child in candidates:
+        chain = resumed.get(child)
+        if chain is None:
+            sources.append(_run_folder(child))
+        elif child == chain[0]:
+            sources.append(
+                RunSource(
+                    name=f"{chain[0].name}-{chain[-1].name}",
+                    describe=f"{', '.join(str(p) for p in chain)} (one run resumed)",
+                    load=lambda chain=chain: lightning_csv.load_versions(chain),
+                )
+            )
+    return sources if len(sources) > 1 else []
 
 
 def _text_log_sources(source: Path) -> list[RunSource]:

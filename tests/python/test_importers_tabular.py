@@ -15,13 +15,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from run_diagnosis import importers
+from run_diagnosis import importers, multi_run
 from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
     hf_trainer,
     lightning_csv,
     llamafactory_log,
+    metric_frames,
     training_args,
     wandb_history,
 )
@@ -393,6 +394,108 @@ def test_eval_accuracy_as_percentage_is_not_copied(tmp_path: Path) -> None:
     assert run.evals["val_accuracy"].isna().all() and notes_with(run, "outside 0..1")
 
 
+EPOCH_STEPS = 230  # the true epoch length of the fixtures below
+MAXSIZE = 2**63 - 1  # sys.maxsize, what transformers writes as num_train_epochs for a streamed dataset
+
+
+def streamed_epoch(step: int, max_steps: int) -> float:
+    """transformers' epoch for a dataset without a length: epochs done + step in epoch / max_steps."""
+    return step // EPOCH_STEPS + (step % EPOCH_STEPS) / max_steps
+
+
+@pytest.mark.parametrize(
+    ("epoch_of", "top"),
+    [
+        (lambda step: round(streamed_epoch(step, 1000), 2), {"num_train_epochs": MAXSIZE, "max_steps": 1000}),
+        (lambda step: round(step / EPOCH_STEPS, 2), {"max_steps": 1000}),  # no num_train_epochs stated
+    ],
+    ids=["streamed dataset, num_train_epochs = sys.maxsize", "sized dataset, no num_train_epochs"],
+)
+def test_steps_per_epoch_from_the_logged_epoch(tmp_path: Path, epoch_of: Any, top: dict[str, Any]) -> None:
+    rows = [{**row, "epoch": epoch_of(row["step"])} for row in train_rows(range(50, 1001, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, **top))
+    assert run.config["num_epochs"] is None
+    # within a logging interval (50) over the boundaries crossed (4)
+    assert abs(run.config["steps_per_epoch"] - EPOCH_STEPS) <= 50 / 4
+    assert notes_with(run, "from the logged epoch against step")
+    if "num_train_epochs" in top:
+        assert notes_with(run, "is not an epoch count")
+
+
+def test_steps_per_epoch_is_never_zero(tmp_path: Path) -> None:
+    rows = [{**r, "epoch": round(streamed_epoch(r["step"], 1000), 2)} for r in train_rows(range(50, 201, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, num_train_epochs=MAXSIZE, max_steps=1000))
+    assert run.config.get("steps_per_epoch") is None  # under one epoch: no boundary to measure, never 0
+    assert notes_with(run, "no epoch boundary to see")
+
+
+def eval_set_rows(sets: dict[str, list[tuple[int, float]]]) -> list[dict[str, Any]]:
+    """HF Trainer rows of a dict of eval datasets: one row per set and evaluation."""
+    return [
+        {"step": step, "epoch": step / 10, f"eval_{name}_loss": value, f"eval_{name}_runtime": 1.5}
+        for name, points in sets.items()
+        for step, value in points
+    ]
+
+
+def test_several_eval_sets_at_the_same_steps_are_averaged(tmp_path: Path) -> None:
+    """eval_<set>_loss of each set at the same steps: val_loss is their mean (aliases.evaluation_sets)."""
+    sets = {"g1": [(0, 4.0), (10, 2.0), (20, 3.0)], "g0": [(0, 6.0), (10, 1.0), (20, 2.0)]}
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["step"].tolist() == [0, 10, 20]
+    assert run.evals["val_loss"].tolist() == [5.0, 1.5, 2.5]
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets logged at the same 3 steps ('eval_g0_")
+    assert not notes_with(run, "eval metrics not in the canonical eval log")
+
+
+def test_several_eval_sets_at_other_steps_use_the_first(tmp_path: Path) -> None:
+    sets = {"g1": [(10, 2.0), (20, 3.0)], "g0": [(10, 1.0), (20, 2.0), (30, 2.2)]}
+    write_state(tmp_path, [*train_rows(range(5, 35, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals[["step", "val_loss"]].values.tolist() == [[10, 1.0], [20, 2.0], [30, 2.2]]
+    assert notes_with(run, "val_loss <- 'eval_g0_loss', the first of 2 evaluation sets")
+
+
+def test_accuracy_of_several_eval_sets_beside_one_eval_loss(tmp_path: Path) -> None:
+    evals = [
+        {"step": step, "eval_loss": loss, "eval_g0_accuracy": 0.5 + step / 100, "eval_g1_accuracy": 0.3}
+        for step, loss in ((10, 2.0), (20, 1.5))
+    ]
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *evals])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["val_loss"].tolist() == [2.0, 1.5]
+    assert run.evals["val_accuracy"].tolist() == pytest.approx([0.45, 0.5])
+    assert notes_with(run, "val_accuracy = the mean of 2 evaluation sets")
+
+
+def test_several_validation_dataloaders_in_a_lightning_csv(tmp_path: Path) -> None:
+    (tmp_path / "metrics.csv").write_text(
+        "epoch,step,train_loss,val_loss/dataloader_idx_0,val_loss/dataloader_idx_1\n"
+        "0,9,3.0,,\n0,9,,2.0,4.0\n1,19,2.5,,\n1,19,,1.0,nan\n",
+        encoding="utf-8",
+    )
+    run = lightning_csv.load(tmp_path)
+    assert run.evals["step"].tolist() == [9, 19]
+    assert run.evals["val_loss"].tolist() == ["3", "nan"]  # a NaN in one set makes the mean NaN: visible
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets")
+
+
+def test_several_eval_sets_in_logged_records() -> None:
+    """The importers of (step, {name: value}) records (MLflow, Trackio, Keras...) follow the same policy."""
+    records = metric_frames.records_from_rows(
+        [
+            (1, {"train_loss": 2.0}, "row 1"),
+            (1, {"eval/wiki_loss": 3.0, "eval/web_loss": 5.0}, "row 2"),
+            (2, {"train_loss": 1.8}, "row 3"),
+            (2, {"eval/wiki_loss": 2.0}, "row 4"),
+        ]
+    )
+    frames = metric_frames.build_frames(records, "records")
+    assert frames.evals[["step", "val_loss"]].values.tolist() == [[1, 3.0], [2, 2.0]]
+    assert any("val_loss <- 'eval/wiki_loss', the first of 2 evaluation sets" in n for n in frames.notes)
+
+
 # ---------------------------------------------------------------- malformed inputs
 
 
@@ -528,6 +631,70 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     assert run.evals["val_loss"].tolist() == [3.1]
     assert run.config["total_steps"] == 100 and run.config["grad_clip_norm"] == 1.0
     assert run.config["hparams"]["args"] == {"x": 1} and run.run_name == "lightning_logs/version_3"
+
+
+def write_version(root: Path, number: int, steps: range, hparams: str) -> Path:
+    """A CSVLogger version folder: a train row per logged step (loss falling with the step), a
+    validation row at the end with per-batch val rows (their 'step' is the batch index)."""
+    folder = root / f"version_{number}"
+    folder.mkdir(parents=True)
+    rows = [f"{1 / (1 + s):.6f},{s // 100},{s},," for s in steps]
+    rows += [f",{steps[-1] // 100},{batch},0.5," for batch in range(3)]  # val_loss_step per batch
+    rows.append(f",{steps[-1] // 100},{steps[-1]},,0.4")
+    (folder / "metrics.csv").write_text(
+        "train_loss_step,epoch,step,val_loss_step,val_loss_epoch\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    return folder
+
+
+RECIPE = "lr: 0.0002\nbatch_size: 16\nnoise_schedule: [0.0001, 0.05]\n"
+
+
+def test_lightning_versions_that_continue_each_other_are_one_run_resumed(tmp_path: Path) -> None:
+    """version_1 restores a checkpoint (its steps go on from 159 < 199: 159-199 replayed), version_2
+    starts right after version_1; only the checkpoint path, a data path and a switch changed."""
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE + "checkpoint_name: null\nin_ram: true\n")
+    write_version(tmp_path, 1, range(159, 400, 10), RECIPE + "checkpoint_name: epoch=1.ckpt\nin_ram: false\n")
+    write_version(tmp_path, 2, range(409, 600, 10), RECIPE + "checkpoint_name: epoch=3.ckpt\nin_ram: false\n")
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / f"version_{n}" for n in range(3)]]
+    assert multi_run.find_runs(tmp_path) == [], "one run: not a folder of several runs"
+    run = importers.load_run(tmp_path)
+    assert run.train["step"].tolist() == [*range(9, 200, 10), *range(159, 400, 10), *range(409, 600, 10)]
+    assert [step for step, _ in events(run)] == [159, 409]
+    assert all(text.startswith("run resumed: version_") and "restarted" in text for _, text in events(run))
+    assert "steps 159-199 logged again" in events(run)[0][1] and "no step logged twice" in events(run)[1][1]
+    assert notes_with(run, "version_0, version_1, version_2 read as one run resumed 2 time(s)")
+    assert notes_with(run, "version_1: hparams that changed at the resume (not the training recipe): check")
+
+
+@pytest.mark.parametrize(
+    ("second_steps", "second_recipe", "why"),
+    [
+        (range(9, 200, 10), RECIPE.replace("0.0002", "0.001"), "a sweep: from the first step, another lr"),
+        (range(9, 200, 10), RECIPE, "the same recipe run again from the first step"),
+        (range(159, 400, 10), RECIPE.replace("16", "32"), "a new stage: steps go on, the batch size changed"),
+        (range(2009, 2200, 10), RECIPE, "a gap of 1800 steps after the previous version's last"),
+    ],
+)
+def test_lightning_versions_that_do_not_continue_are_separate_runs(
+    tmp_path: Path, second_steps: range, second_recipe: str, why: str
+) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, second_steps, second_recipe)
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / "version_0"], [tmp_path / "version_1"]], why
+    assert [source.name for source in multi_run.find_runs(tmp_path)] == ["version_0", "version_1"]
+    with pytest.raises(RunImportError, match="holds 2 Lightning runs"):
+        lightning_csv.load(tmp_path)
+
+
+def test_lightning_resumed_versions_beside_a_new_run_in_one_folder(tmp_path: Path) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, range(199, 400, 10), RECIPE)
+    write_version(tmp_path, 2, range(9, 200, 10), RECIPE.replace("0.0002", "0.001"))
+    runs = multi_run.find_runs(tmp_path)
+    assert [source.name for source in runs] == ["version_0-version_1", "version_2"]
+    assert len(runs[0].load().train) == 20 + 21 and len(runs[1].load().train) == 20
 
 
 def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:

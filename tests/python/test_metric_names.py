@@ -153,11 +153,48 @@ def test_parameter_group_zero_is_the_learning_rate() -> None:
 
 
 def test_two_equally_plausible_candidates_are_an_ambiguity_in_the_notes() -> None:
-    chosen = assign(["step", "eval/wiki_loss", "eval/c4_loss", "mystery_metric"])
-    assert chosen.ambiguous["val_loss"] == ["eval/wiki_loss", "eval/c4_loss"]
+    chosen = assign(["step", "train/wiki_loss", "train/web_loss", "mystery_metric"])
+    assert chosen.ambiguous["loss"] == ["train/wiki_loss", "train/web_loss"]
     notes = chosen.notes()
     assert notes[0] == "not understood: mystery_metric"
-    assert any(n.startswith("val_loss: ambiguous between 'eval/wiki_loss', 'eval/c4_loss'") for n in notes)
+    assert any(n.startswith("loss: ambiguous between 'train/wiki_loss', 'train/web_loss'") for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("names", "field", "sets"),
+    [
+        # HF Trainer with a dict of eval datasets: eval_<name>_<metric>, lowest number first
+        (["loss", "eval_g1_loss", "eval_g0_loss", "eval_g2_loss"], "val_loss",
+         ["eval_g0_loss", "eval_g1_loss", "eval_g2_loss"]),
+        (["loss", "eval_squad_loss", "eval_mnli_loss"], "val_loss", ["eval_squad_loss", "eval_mnli_loss"]),
+        (["loss", "eval/wiki_loss", "eval/c4_loss"], "val_loss", ["eval/wiki_loss", "eval/c4_loss"]),
+        (["loss", "eval_g0_accuracy", "eval_g1_accuracy"], "val_accuracy",
+         ["eval_g0_accuracy", "eval_g1_accuracy"]),
+        # Lightning with several validation dataloaders
+        (["train_loss", "val_loss/dataloader_idx_1", "val_loss/dataloader_idx_0"], "val_loss",
+         ["val_loss/dataloader_idx_0", "val_loss/dataloader_idx_1"]),
+    ],
+)  # fmt: skip
+def test_several_evaluation_sets_feed_one_field(names: list[str], field: str, sets: list[str]) -> None:
+    chosen = assign(names)
+    assert chosen.sets[field] == sets
+    assert chosen.columns[field] == sets[0]
+    assert field not in chosen.ambiguous
+    meaning = resolve(sets[0])
+    assert meaning.field == field and meaning.label is not None and not meaning.primary
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["loss", "eval_loss", "eval_squad_loss"],  # a plain eval loss wins over the sets
+        ["loss", "val/box_loss", "val/cls_loss", "val/obj_loss"],  # components of one loss, not sets
+        ["loss", "eval_g0_loss"],  # one labelled set: it stands in, nothing to combine
+        ["train/wiki_loss", "train/web_loss"],  # training data sets are not evaluation sets
+    ],
+)
+def test_not_several_evaluation_sets(names: list[str]) -> None:
+    assert assign(names).sets == {}
 
 
 def test_overrides_win_and_a_missing_one_is_noted() -> None:

@@ -178,13 +178,14 @@ def test_the_importers_not_understood_names_are_one_caveat_line() -> None:
     from run_diagnosis.report_story import import_caveat
 
     notes = [
-        "columns used: loss <- 'loss'",
-        *assign(["step", "loss", "eval/wiki_loss", "eval/c4_loss", "zorp", "blip"]).notes(),
+        "columns used: loss <- 'train/wiki_loss'",
+        # two training losses equally plausible (two evaluation sets would be one series instead)
+        *assign(["step", "train/wiki_loss", "train/web_loss", "zorp", "blip"]).notes(),
     ]
     line = import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(notes)}))
     assert line == (
         "The importer did not understand the logged names zorp, blip, so they were not used and chose "
-        "between equally plausible columns for val_loss (the choice may be wrong); name them with an alias "
+        "between equally plausible columns for loss (the choice may be wrong); name them with an alias "
         "file or --map."
     )
     assert import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(["columns used: x"])})) is None

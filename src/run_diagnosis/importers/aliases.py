@@ -28,6 +28,14 @@
 4. ``step_times_from_elapsed``: the canonical ``step_time_sec`` derived from an elapsed-time
    counter (W&B ``_runtime``, LLaMA-Factory ``elapsed_time``), i.e. the average seconds per
    step over each logging interval.
+
+5. ``evaluation_sets``: the canonical eval frame when the resolver found several evaluation
+   sets feeding the validation loss (``Assignment.sets``: ``eval_<set>_loss`` of an HF Trainer
+   given a dict of eval datasets, Lightning's ``val_loss/dataloader_idx_<i>``). The policy, the
+   same for every importer: when every set is logged at the same steps, the validation series
+   is their mean at each step (one number per evaluation, as if the sets were one set, each
+   set weighted equally); otherwise it is the first set (lowest number, else first logged) and
+   the others are named in the notes, not diagnosed.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import fmean
 from typing import Any, TextIO
 
 import pandas as pd
@@ -105,6 +114,10 @@ class ColumnMap:
     def used(self) -> str:
         """'loss <- train/loss, val_loss <- valid_loss', for the notes."""
         return ", ".join(f"{name} <- {column!r}" for name, column in self.columns.items())
+
+    def feeds_a_field(self, name: str) -> bool:
+        """Whether the source name feeds a canonical field (chosen, or one of its evaluation sets)."""
+        return name in self.columns.values() or any(name in sets for sets in self.assignment.sets.values())
 
 
 def column_map(names: Iterable[Any], aliases: dict[str, list[str]] | None = None) -> ColumnMap:
@@ -207,6 +220,53 @@ def step_times_from_elapsed(
             previous = (step, seconds)
         times.append(value)
     return times, resets
+
+
+EVAL_SET_FIELDS = ("val_loss", "val_accuracy")
+
+
+def evaluation_sets(
+    columns: ColumnMap, read: Callable[[str, str], Iterable[tuple[int, float | None]]]
+) -> tuple[pd.DataFrame, list[str]] | None:
+    """The canonical eval frame and its notes when several evaluation sets feed ``val_loss`` or
+    ``val_accuracy`` (None otherwise): see the module docstring (5) for the policy.
+    ``read(field, name)`` gives the (step, value) pairs logged under ``name``, in the field's
+    canonical unit; at a step logged twice (an evaluation re-run after a resume) the later value
+    counts."""
+    if not any(columns.assignment.sets.get(fieldname) for fieldname in EVAL_SET_FIELDS):
+        return None
+    notes: list[str] = []
+    series: dict[str, dict[int, float | None]] = {}
+    for fieldname in EVAL_SET_FIELDS:
+        names = columns.assignment.sets.get(fieldname) or [columns.get(fieldname)]
+        logged = {name: dict(read(fieldname, name)) for name in names if name is not None}
+        series[fieldname], note = _one_series(fieldname, logged)
+        notes += [note] if note else []
+    steps = sorted(series["val_loss"])
+    rows = [{fieldname: series[fieldname].get(step) for fieldname in EVAL_SET_FIELDS} for step in steps]
+    return metric_frame(steps, rows, ["step", *EVAL_SET_FIELDS]), notes
+
+
+def _one_series(
+    fieldname: str, logged: dict[str, dict[int, float | None]]
+) -> tuple[dict[int, float | None], str]:
+    """One series from the sets' series (name -> step -> value), and the note saying how."""
+    logged = {name: {s: v for s, v in values.items() if v is not None} for name, values in logged.items()}
+    if len(logged) < 2:
+        return next(iter(logged.values()), {}), ""
+    names = list(logged)
+    listed = ", ".join(repr(n) for n in names)
+    steps = [set(values) for values in logged.values()]
+    if steps[0] and all(s == steps[0] for s in steps):
+        mean = {step: fmean(values[step] for values in logged.values()) for step in sorted(steps[0])}
+        return mean, (
+            f"{fieldname} = the mean of {len(names)} evaluation sets logged at the same {len(mean)} steps "
+            f"({listed}), each set weighted equally: a problem confined to one set is diluted"
+        )
+    return logged[names[0]], (
+        f"{fieldname} <- {names[0]!r}, the first of {len(names)} evaluation sets ({listed}): they are "
+        "not logged at the same steps, so they are not averaged; the other sets are not diagnosed"
+    )
 
 
 def sniff_file(path: Path, name: str, suffix: str, looks_right: Callable[[TextIO], bool]) -> bool:

@@ -59,6 +59,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
     column_map,
+    evaluation_sets,
     load_aliases,
     metric_column,
     read_text,
@@ -138,7 +139,8 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     run.schedule = schedule_from_args(args, total_steps, notes) if args else {}
     train_steps = [r["step"] for r in rows.train]
     eval_steps = [r["step"] for r in rows.evals]
-    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes)
+    epochs = [(r["step"], r["epoch"]) for r in rows.train]
+    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes, epochs)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
     run.config.update(run_results(state_path.parent, notes))
@@ -271,6 +273,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         "learning_rate": keys.get("learning_rate"),
     }
     rows.notes += keys.notes
+    loss_sets = keys.assignment.sets.get("val_loss", [])
+    eval_keys = loss_sets or ([val_loss] if val_loss is not None else [])
     no_step: dict[str, int] = {}
     other: dict[str, int] = {}
     unmapped_eval: set[str] = set()
@@ -290,13 +294,15 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
             rows.events.append((step, f"run finished: train_runtime {row[SUMMARY_KEY]} s"))
             known = True
         elif loss is not None and loss in row:
-            rows.train.append({"step": step, **{k: row.get(c) if c else None for k, c in train_keys.items()}})
+            values = {k: row.get(c) if c else None for k, c in train_keys.items()}
+            rows.train.append({"step": step, "epoch": row.get("epoch"), **values})
             rows.has_grad_norm |= train_keys["grad_norm"] is not None and train_keys["grad_norm"] in row
             known = True
-        if SUMMARY_KEY not in row and val_loss is not None and val_loss in row:
-            rows.evals.append(
-                {"step": step, "val_loss": row[val_loss], "val_accuracy": row.get(accuracy or "")}
-            )
+        if SUMMARY_KEY not in row and any(key in row for key in eval_keys):
+            if not loss_sets:
+                rows.evals.append(
+                    {"step": step, "val_loss": row[val_loss], "val_accuracy": row.get(accuracy or "")}
+                )
             unmapped_eval |= {k for k in row if _unused_eval_metric(keys, k)}
             known = True
         if not known:
@@ -308,6 +314,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         rows.notes.append(
             f"skipped {count} log_history rows that are neither train nor eval rows (keys: {kind})"
         )
+    if keys.assignment.sets:
+        _evaluation_sets(history, keys, rows)
     if unmapped_eval:
         rows.notes.append(
             f"eval metrics not in the canonical eval log (kept out): {', '.join(sorted(unmapped_eval))}"
@@ -321,12 +329,29 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
     return rows
 
 
+def _evaluation_sets(history: list[Any], keys: ColumnMap, rows: _Rows) -> None:
+    """Eval rows from several evaluation sets, one row per set and step (aliases.evaluation_sets)."""
+
+    def read(_field: str, key: str) -> list[tuple[int, float | None]]:
+        return [
+            (int(row["step"]), float_or_none(row[key]))
+            for row in history
+            if isinstance(row, dict) and key in row and "step" in row and SUMMARY_KEY not in row
+        ]
+
+    combined = evaluation_sets(keys, read)
+    if combined is not None:
+        frame, notes = combined
+        rows.evals = frame.to_dict("records")
+        rows.notes += notes
+
+
 def _unused_eval_metric(keys: ColumnMap, key: str) -> bool:
     """An evaluation metric the canonical eval log has no column for (eval_rouge1, eval_bleu)."""
     meaning = keys.meaning(key)
     return (
         meaning is not None
-        and key not in keys.columns.values()
+        and not keys.feeds_a_field(key)
         and meaning.split in ("validation", "test")
         and meaning.quantity not in EVAL_BOOKKEEPING_QUANTITIES
     )

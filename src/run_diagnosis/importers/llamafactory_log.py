@@ -51,6 +51,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
     column_map,
+    evaluation_sets,
     load_aliases,
     metric_column,
     read_jsonl,
@@ -163,9 +164,10 @@ class _Record:
         return cls(number, raw, step, seconds)
 
     def has(self, keys: ColumnMap, name: str) -> bool:
-        """Whether the line logged the key the resolver chose for canonical field `name`."""
-        key = keys.get(name)
-        return key is not None and key in self.raw
+        """Whether the line logged the key the resolver chose for canonical field `name` (or one of
+        the field's evaluation sets)."""
+        chosen = keys.assignment.sets.get(name) or [keys.get(name)]
+        return any(key is not None and key in self.raw for key in chosen)
 
     def number_at(self, key: str, path: Path) -> float | None:
         try:
@@ -227,6 +229,12 @@ def _standalone(path: Path, log_path: Path, records: list[_Record], keys: Column
         [r.number_at(keys.get("val_loss") or "", log_path) for r in eval_records]
     )
     evals = evals.reindex(columns=EVAL_COLUMNS)
+    sets = evaluation_sets(
+        keys, lambda _field, key: [(r.step, r.number_at(key, log_path)) for r in records if key in r.raw]
+    )
+    if sets is not None:
+        evals, set_notes = sets
+        notes += set_notes
     events += [
         (r.step, "run finished") for r in records if not any(r.has(keys, name) for name in LOSS_FIELDS)
     ]

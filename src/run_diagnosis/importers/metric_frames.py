@@ -33,6 +33,7 @@ import pandas as pd
 from run_diagnosis.importers import RunImportError, training_args
 from run_diagnosis.importers.aliases import (
     column_map,
+    evaluation_sets,
     files_to_read,
     load_aliases,
     metric_column,
@@ -171,7 +172,16 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         notes.append(f"{columns.get('val_accuracy')} has values outside 0..1: val_accuracy left empty")
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
-    notes += _missing(columns, eval_rows)
+    sets = evaluation_sets(
+        mapping,
+        lambda fieldname, name: [
+            (r.step, _converted(name, fieldname, r.values.get(name), conventions)) for r in records
+        ],
+    )
+    if sets is not None:
+        evals, set_notes = sets
+        notes += set_notes
+    notes += _missing(columns, not evals.empty)
     return Frames(
         train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes, assignment
     )
@@ -220,13 +230,13 @@ def _step_times(
     return [by_record.get(id(r)) for r in train_rows], events
 
 
-def _missing(columns: Mapping[str, str], eval_rows: Sequence[Record]) -> list[str]:
+def _missing(columns: Mapping[str, str], has_evals: bool) -> list[str]:
     notes = []
     if "grad_norm" not in columns:
         notes.append("no gradient-norm metric: gradient-norm and clip checks cannot run")
     if "learning_rate" not in columns:
         notes.append("no learning-rate metric: the LR cannot be checked against a schedule")
-    if not eval_rows:
+    if not has_evals:
         notes.append("no validation-loss values: evaluation checks cannot run")
     notes.append("no shard ids in this format: per-shard checks cannot run")
     return notes

@@ -31,9 +31,22 @@ How a name is read
    2 a component or a different series that never stands in for the field (``loss_aux``,
    ``z_loss``, top-5 accuracy, one layer's grad norm, a series plotted against samples).
 
+6. **Evaluation sets** (``Meaning.label``): an evaluation metric can name the set it was
+   computed on. The Hugging Face Trainer, given a dict of eval datasets, logs
+   ``eval_<set name>_loss`` for each (its ``metric_key_prefix`` is ``eval_<name>``); Lightning,
+   given several validation dataloaders, appends ``/dataloader_idx_<i>``. So, in a name of the
+   validation or test split, the words between the split word and the quantity word that are
+   not in ``WORDS`` (a set's name: ``squad``, ``g0``: a letter glued to a number is a label,
+   not a GAN role) and a dataloader index are the set's label; such a name is a variant (rank
+   1) with the label's number as its index. ``family`` is the name with the label as ``*``.
+
 ``assign`` picks, per field, the best-ranked candidate (then fewest words, then lowest group
-index); two candidates equal on all of these are an ambiguity, reported in the notes. User
-overrides (``--map``, the alias file ``RUN_DIAGNOSIS_ALIASES``) win over the resolver.
+index); two candidates equal on all of these are an ambiguity, reported in the notes. When the
+best candidate of an evaluation field is labelled and other candidates of the same family and
+rank name other sets, the field is fed by several evaluation sets (``Assignment.sets``, in
+index order); ``aliases.evaluation_sets`` turns them into one series (their mean when all are
+logged at the same steps, else the first set) and says which in the notes. User overrides
+(``--map``, the alias file ``RUN_DIAGNOSIS_ALIASES``) win over the resolver.
 
 To add a word: put it in ``WORDS`` with its class and a reason grounded in where it is logged,
 and add the name that needs it to ``corpus/metric_names.csv`` (see docs/metric-names.md).
@@ -84,6 +97,8 @@ class Meaning:
     rank: int = PLAIN  # 0 plain, 1 variant that stands in, 2 component that never stands in
     index: int = 0  # a parameter-group / dataloader index (group 0 before group 1)
     words: int = 0  # meaningful tokens, fewer first among equal ranks ("loss" before "train/loss")
+    label: str | None = None  # the evaluation set an evaluation metric names ("g0" in eval_g0_loss)
+    family: str = ""  # the name's words with the set label as "*": several sets share it
 
 
 # --------------------------------------------------------------------------- the word table
@@ -574,6 +589,51 @@ def _leaf_quantity(name: str, words: list[str]) -> tuple[str | None, str]:
     return _quantity(words, name)
 
 
+_EVALUATION_SPLITS = ("validation", "test")
+_GLUED = re.compile(r"\b([a-z]) (\d+)\b")  # 'g 0' -> 'g0' in a label
+
+
+def _set_label(words: list[str], split: str | None) -> tuple[set[int], str | None, int]:
+    """The positions of the words naming an evaluation set, the label, and its number (see the
+    module docstring, step 6): the words between the split word and the first quantity word when
+    each is unknown, a number, or a letter glued to a number ('g0'), or a dataloader index."""
+    if split not in _EVALUATION_SPLITS:
+        return set(), None, 0
+    kinds = [WORDS[w].kind if w in WORDS else None for w in words]
+    positions: set[int] = set()
+    start = kinds.index(SPLIT)
+    stop = next((i for i in range(start + 1, len(words)) if kinds[i] == QUANTITY), None)
+    if stop is not None and stop > start + 1:
+        between = range(start + 1, stop)
+
+        def labelled(i: int) -> bool:
+            glued = len(words[i]) == 1 and i + 1 < stop and words[i + 1].isdigit()
+            return kinds[i] is None or words[i].isdigit() or glued
+
+        if all(labelled(i) for i in between):
+            positions = set(between)
+    for i in range(1, len(words)):
+        previous = words[i - 1]
+        index_word = previous in ("dataloader", "dl") or (previous == "idx" and "dataloader" in words[:i])
+        if words[i].isdigit() and index_word:
+            positions |= {i, *(j for j in range(i) if words[j] in ("dataloader", "dl", "idx"))}
+    if not positions:
+        return set(), None, 0
+    label = _GLUED.sub(r"\1\2", " ".join(words[i] for i in sorted(positions)))
+    numbers = [int(words[i]) for i in sorted(positions) if words[i].isdigit()]
+    return positions, label, numbers[-1] if numbers else 0
+
+
+def _family(words: list[str], label_positions: set[int]) -> str:
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if i not in label_positions:
+            out.append(word)
+        elif not out or out[-1] != "*":
+            out.append("*")
+    return " ".join(out)
+
+
 def resolve(name: str) -> Meaning:
     """What the logged ``name`` means (see the module docstring)."""
     words = tokens(name)
@@ -589,7 +649,11 @@ def resolve(name: str) -> Meaning:
         reasons.append(f"split {split}")
     if unit:
         reasons.append(f"unit {unit}")
-    rank, aggregation, index, rank_reasons = _rank(words, quantity, split, name)
+    label_positions, label, label_index = _set_label(words, split)
+    rank, aggregation, index, rank_reasons = _rank(words, quantity, split, name, label_positions)
+    if label is not None:
+        rank, index = max(rank, VARIANT), label_index
+        rank_reasons.append(f"evaluation set {label!r} (one set of possibly several)")
     meaningful = sum(1 for w in words if not w.isdigit())
     reasons += rank_reasons
     base = "loss" if quantity in ("loss", "perplexity") else quantity
@@ -626,6 +690,8 @@ def resolve(name: str) -> Meaning:
         rank=rank,
         index=index,
         words=meaningful,
+        label=label,
+        family=_family(words, label_positions),
     )
 
 
@@ -648,9 +714,10 @@ _INDEX_AFTER = ("group", "groups", "param_group", "pg", "dataloader", "idx", "dl
 
 
 def _rank(
-    words: list[str], quantity: str, split: str | None, name: str
+    words: list[str], quantity: str, split: str | None, name: str, label_positions: set[int]
 ) -> tuple[int, str | None, int, list[str]]:
-    """(rank, aggregation, group index, reasons) from the words around the quantity."""
+    """(rank, aggregation, group index, reasons) from the words around the quantity; the words
+    naming an evaluation set (``label_positions``) are read by ``resolve``."""
     rank, aggregation, index = PLAIN, None, 0
     reasons: list[str] = []
 
@@ -661,6 +728,8 @@ def _rank(
 
     counter = quantity in ("step", "epoch")
     for position, word in enumerate(words):
+        if position in label_positions:
+            continue
         previous = words[position - 1] if position else ""
         entry = WORDS.get(word)
         if word.isdigit():
@@ -734,6 +803,7 @@ class Assignment:
     not_understood: list[str] = field(default_factory=list)  # names it could not place
     meanings: dict[str, Meaning] = field(default_factory=dict)  # name -> its Meaning
     overridden: dict[str, str] = field(default_factory=dict)  # field -> name chosen by an override
+    sets: dict[str, list[str]] = field(default_factory=dict)  # field -> its evaluation sets' names
     missing_overrides: dict[str, str] = field(default_factory=dict)  # field -> override naming no column
 
     def get(self, name: str) -> str | None:
@@ -752,6 +822,8 @@ class Assignment:
             )
         for name, source in self.columns.items():
             meaning = self.meanings.get(source)
+            if name in self.sets:
+                continue  # aliases.evaluation_sets says how the sets became one series
             if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
                 lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
         for name, source in self.missing_overrides.items():
@@ -794,11 +866,26 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         if not eligible:
             continue
         result.columns[field_name] = eligible[0]
+        sets = _evaluation_sets(eligible, result.meanings)
+        if len(sets) > 1:
+            result.sets[field_name] = sets
+            result.columns[field_name] = sets[0]
+            continue
         best = _order(result.meanings[eligible[0]])
         tied = [n for n in eligible if _order(result.meanings[n]) == best]
         if len(tied) > 1:
             result.ambiguous[field_name] = tied
     return result
+
+
+def _evaluation_sets(eligible: list[str], meanings: Mapping[str, Meaning]) -> list[str]:
+    """The names of the evaluation sets that feed one field (module docstring, step 6): the best
+    candidate's family members of its rank, lowest index first, else in logged order."""
+    best = meanings[eligible[0]]
+    if best.label is None:
+        return []
+    members = [n for n in eligible if meanings[n].family == best.family and meanings[n].rank == best.rank]
+    return sorted(members, key=lambda n: (meanings[n].index, eligible.index(n)))
 
 
 def field_of(key: str) -> str:

@@ -55,7 +55,7 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.util import tensor_util
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import ColumnMap, column_map, load_aliases, metric_frame
+from run_diagnosis.importers.aliases import ColumnMap, column_map, evaluation_sets, load_aliases, metric_frame
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.training_args import config_from, run_results, schedule_from_args
 
@@ -384,7 +384,13 @@ def load(path: Path) -> RunData:
         )
     train = _loss_rows_only(_rows(points, fields, TRAIN_COLUMNS), "loss" in fields, notes)
     evals = _rows(points, fields, EVAL_COLUMNS)
-    used = set(fields.values())
+    sets = evaluation_sets(
+        mapping, lambda _field, name: [(step, value) for tag, step, value in points if tag == name]
+    )
+    if sets is not None:
+        evals, set_notes = sets
+        notes += set_notes
+    used = set(fields.values()) | {tag for sets in mapping.assignment.sets.values() for tag in sets}
     notes.append("TensorBoard tags used: " + ", ".join(f"{name} <- {tag!r}" for name, tag in fields.items()))
     not_understood = set(mapping.assignment.not_understood)  # already in one "not understood" note
     unused = [tag for tag in tags if tag not in used and tag not in not_understood]

@@ -23,6 +23,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
     column_map,
+    evaluation_sets,
     load_aliases,
     metric_column,
     read_jsonl,
@@ -182,6 +183,16 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         )
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
+
+    def read(fieldname: str, name: str) -> list[tuple[int, float | None]]:
+        cells = _cells(table, name, cell_parser(fieldname, name, to_float))
+        return [(steps[i], cells[i]) for i in rows]
+
+    sets = evaluation_sets(columns, read)
+    if sets is not None:
+        evals, set_notes = sets
+        eval_rows = list(evals.index)
+        notes += set_notes
     notes.append("columns used: " + columns.used())
     notes += _missing_notes(columns, eval_rows)
     return WideFrames(
