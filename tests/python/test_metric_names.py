@@ -18,6 +18,14 @@ from run_diagnosis.importers.metric_names import FIELDS, assign, parse_map, reso
 # name -> (field, split, primary); split None: no split word
 EXAMPLES: dict[str, tuple[str | None, str | None, bool]] = {
     "loss": ("loss", None, True),
+    # the head noun decides: a count of the loss's tokens is not a loss; a loss per token is
+    "num_loss_tokens": ("tokens", None, True),
+    "loss_per_token": ("loss", None, True),
+    # a running count is the counter; a qualified plural is a setting (the interval, not the step)
+    "num_updates": ("step", None, True),
+    "current_steps": ("step", None, True),
+    "gradient_accumulation_steps": (None, None, False),
+    "save_steps": (None, None, False),
     "train_loss_step": ("loss", "train", True),
     "train_loss_epoch": ("loss", "train", False),
     "valid_loss": ("val_loss", "validation", True),
@@ -326,3 +334,11 @@ def test_precision_and_recall_on_the_corpus(half: str) -> None:
     )
     for metric, floor in FLOORS[half].items():
         assert scores[metric] >= floor, f"{half} {metric} {scores[metric]:.3f} < {floor}"
+
+
+def test_a_test_split_stands_in_for_validation_only_when_no_validation_is_logged() -> None:
+    only_test = assign(["step", "train_mean_nll", "test/nll", "test_acc"])
+    assert only_test.columns["val_loss"] == "test/nll" and only_test.columns["val_accuracy"] == "test_acc"
+    assert any("named 'test'" in line for line in only_test.notes())
+    both = assign(["step", "loss", "eval_loss", "test_loss"])
+    assert both.columns["val_loss"] == "eval_loss" and not both.held_out_as_test

@@ -453,6 +453,11 @@ _TOPK = {"top1", "top3", "top5", "top10"}
 _CUMULATIVE = {"total", "overall", "cumulative", "run"}
 _PLANNED = {"total", "max"}
 _LOSS_WORDS = ("loss", "perplexity", "bits")
+# the counter is named in the singular ('step', 'global_step', 'iteration'); a plural with another
+# word names a number of steps: a setting or a planned total ('num_train_steps', 'save_steps')
+_PLURAL_COUNTS = {"steps", "iters", "iterations", "updates"}
+# ... except a running count ('num_updates' is fairseq's counter; 'n_steps' so far)
+_RUNNING = {"num", "n", "current"}
 
 
 def tokens(name: str) -> list[str]:
@@ -489,6 +494,10 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     ]
     if ("scale" in values and (loss_words or "grad" in values)) or "scaler" in present:
         return "loss_scale", "loss/grad + scale"
+    # the head noun of an English compound is its last word: 'num_loss_tokens' and 'loss_tokens'
+    # count tokens (of the loss), they are not a loss ('loss_per_target_token' is a loss: a rate)
+    if len(words) > 1 and kinds.get(words[-1]) == WORDS["tokens"] and "per" not in words:
+        return "tokens", words[-1]
     if "lr" in values:
         return "learning_rate", first("lr", "lrs")
     norm_words = [w for w in words if w in ("norm", "l2")]
@@ -640,7 +649,8 @@ def resolve(name: str) -> Meaning:
     quantity, decided = _leaf_quantity(name, words)
     if quantity is None:
         return Meaning(name, None, None, None, None, None, False, False, f"no quantity word in {words}")
-    splits = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == SPLIT]
+    split_words = {w for w in words if w in WORDS and WORDS[w].kind == SPLIT}
+    splits = [WORDS[w].value for w in words if w in split_words]
     # the first split word decides ('loss/train/total', 'lm loss validation')
     split = splits[0] if splits else None
     unit = _unit(words, quantity)
@@ -668,7 +678,11 @@ def resolve(name: str) -> Meaning:
         field_name = None
     if quantity == "time_part":
         reasons.append("a part of the step's time, not the step")
-    if quantity in ("step", "epoch") and set(words) & _PLANNED:
+    qualifiers = set(words) - {decided} - split_words
+    if quantity == "step" and decided in _PLURAL_COUNTS and qualifiers and not qualifiers <= _RUNNING:
+        field_name = None  # 'save_steps', 'eval_steps', 'gradient_accumulation_steps'
+        reasons.append("a plural count with a qualifier: a number of steps (a setting), not the counter")
+    elif quantity in ("step", "epoch") and set(words) & _PLANNED:
         field_name = None
         reasons.append(
             "total/max with a counter: the planned number (total_steps, max_epochs), not the counter"
@@ -805,6 +819,7 @@ class Assignment:
     overridden: dict[str, str] = field(default_factory=dict)  # field -> name chosen by an override
     sets: dict[str, list[str]] = field(default_factory=dict)  # field -> its evaluation sets' names
     missing_overrides: dict[str, str] = field(default_factory=dict)  # field -> override naming no column
+    held_out_as_test: dict[str, str] = field(default_factory=dict)  # validation field -> its 'test' name
 
     def get(self, name: str) -> str | None:
         return self.columns.get(name)
@@ -826,6 +841,11 @@ class Assignment:
                 continue  # aliases.evaluation_sets says how the sets became one series
             if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
                 lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
+        for name, source in self.held_out_as_test.items():
+            lines.append(
+                f"{name} <- {source!r}: the only held-out series is named 'test'; it is read as the "
+                "validation series (many scripts call their validation set 'test')"
+            )
         for name, source in self.missing_overrides.items():
             lines.append(
                 f"override {name}={source}: no such name in this log; resolved from the names instead"
@@ -875,6 +895,11 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         tied = [n for n in eligible if _order(result.meanings[n]) == best]
         if len(tied) > 1:
             result.ambiguous[field_name] = tied
+    # a run whose only held-out split is named 'test' is judged on it: many scripts evaluate on a
+    # set they call 'test' during training (DINO, MAE, torchvision references)
+    for test_field, val_field in (("test_loss", "val_loss"), ("test_accuracy", "val_accuracy")):
+        if val_field not in result.columns and test_field in result.columns:
+            result.columns[val_field] = result.held_out_as_test[val_field] = result.columns[test_field]
     return result
 
 
