@@ -19,7 +19,8 @@
 --
 -- The counterfactual per finding (fit_kind):
 --   configured  a schedule finding (lr_schedule_mismatch): the configured schedule's S1 and lr
---   restored   lost updates (nan_loss): the skipped steps' LR area given back
+--   restored   lost updates (nan_loss): the skipped steps' LR area given back (only when the
+--              run trained on normally before its final evaluation: it recovered)
 --   shard      bad data (bad_data_shard): no progress erased, no fresh damage
 -- cost = (regressors at the final evaluation - their counterfactual values) . coefficients,
 -- with its standard error from the fit, and the spread of the cost over the grid points
@@ -59,6 +60,14 @@ final_point as (
     select * from points where is_final
 ),
 
+lost_updates as (
+    -- the last step whose update was lost (non-finite loss or gradient)
+    select run_id, max(step) as last_lost_step
+    from {{ run_ref('int_train_steps_resolved') }}
+    where is_loss_non_finite or is_grad_norm_non_finite
+    group by run_id
+),
+
 candidates as (
     select
         linked.run_id,
@@ -71,19 +80,24 @@ candidates as (
         (run_shape.fit_points_have_lr = 1 and final_point.has_lr_record) as uses_lr,
         (run_shape.fit_points_have_lr = 1 and final_point.has_lr_record
             and run_shape.highest_lr >= {{ min_span }} * run_shape.lowest_lr and run_shape.highest_lr > 0) as has_lr_term,
-        {{ safe_divide('run_shape.highest_lr', 'run_shape.lowest_lr') }} as lr_span
+        {{ safe_divide('run_shape.highest_lr', 'run_shape.lowest_lr') }} as lr_span,
+        -- lost updates are skipped ones only when the run trained on normally before its final
+        -- evaluation; a run still non-finite in its last interval did not recover
+        (lost_updates.last_lost_step < final_point.bucket_first_step) as recovered_before_final
     from linked
     inner join run_shape
         on linked.run_id = run_shape.run_id
     inner join final_point
         on linked.run_id = final_point.run_id
+    left join lost_updates
+        on linked.run_id = lost_updates.run_id
 ),
 
 priceable as (
     -- a schedule counterfactual needs the LR term; lost updates need the LR areas
     select * from candidates
     where (fit_kind = 'configured' and has_lr_term)
-        or (fit_kind = 'restored' and uses_lr)
+        or (fit_kind = 'restored' and uses_lr and recovered_before_final)
         or fit_kind = 'shard'
 ),
 
