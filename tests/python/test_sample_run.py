@@ -58,7 +58,7 @@ def test_every_problem_of_the_sample_is_found(sample: Diagnosis) -> None:
     )
 
 
-def test_fix_first_is_the_bad_shard_then_the_learning_rate_their_ranges_overlapping(sample: Diagnosis) -> None:
+def test_fix_first_is_the_bad_shard_then_the_lr_their_ranges_overlapping(sample: Diagnosis) -> None:
     # measured by retraining: LR 0.198, shard 0.169, within each other's noise; estimated
     # 0.120 and 0.245 (docs/costing.md): the order is not settled, both must be fixed
     findings = by_id(sample)
