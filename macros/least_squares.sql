@@ -10,21 +10,27 @@
   coefficient times its contrast: c'b = bc1 + ... + bcp) and cz = c' (X'X)^-1 c, so the
   contrast c'b has the standard error sqrt(sse / (n - p) * cz).
 
-  How: the normal equations X'X b = X'y (with a second right-hand side, c, for cz) are
-  solved by Gaussian elimination unrolled at compile time: p is fixed per call, so the
-  solver is p forward-elimination CTEs and p back-substitution CTEs of plain arithmetic,
-  with no matrix or array functions (DuckDB, Spark and Postgres run it alike). Each
-  regressor is first scaled by its root mean square, which keeps X'X well conditioned
-  when the regressors differ by orders of magnitude (an LR of 1e-3 beside a constant).
-  X'X of a least-squares fit is symmetric positive semi-definite, so elimination needs no
-  pivoting. After the scaling every diagonal entry starts at 1 and each pivot is the share
-  of its regressor the earlier ones do not explain (1 - R^2): a pivot below 1e-9 means a
-  regressor constant or collinear within the group, and gives NULL coefficients (the fit
-  is refused downstream) instead of the huge ones rounding error would make.
+  How: the normal equations X'X b = X'y (and X'X z = c, for cz) solved by Cramer's rule,
+  the determinants written out at compile time by Laplace expansion (p is fixed per call;
+  p! products each, 24 for p = 4). Every solution is one expression over the sums of one
+  aggregate, with no chain of dependent steps: a query optimizer that inlines projections
+  into each other (Spark's does) cannot blow the expressions up, as it did with an unrolled
+  Gaussian elimination. No matrix or array functions: DuckDB, Spark and Postgres run it
+  alike. Each regressor is first scaled by its root mean square, so X'X has a unit
+  diagonal and its determinant lies in [0, 1], the product of the shares of each regressor
+  the others do not explain: below 1e-12 a regressor is constant or collinear within the
+  group, and the coefficients are NULL (the fit is refused downstream) instead of the huge
+  ones rounding error would make.
 -#}
 {% macro least_squares_ctes(name, design, group_by, p) %}
 {%- set groups = group_by | join(', ') %}
 {%- set idx = range(1, p + 1) %}
+{%- set matrix = [] %}
+{%- for i in idx %}
+{%- set row = [] %}
+{%- for j in idx %}{% do row.append('a' ~ i ~ '_' ~ j) %}{% endfor %}
+{%- do matrix.append(row) %}
+{%- endfor %}
 {{ name }}_sums as (
     select
         {{ groups }},
@@ -42,14 +48,13 @@
     group by {{ groups }}
 ),
 
-{{ name }}_e0 as (
+{{ name }}_scaled as (
     -- the scaled normal equations: a_i_j = s_ij / (r_i r_j), t_i = X'y_i / r_i, g_i = c_i / r_i
     select
         {{ groups }},
         n,
         {%- for i in idx %}
         r{{ i }},
-        {{ safe_divide('craw' ~ i, 'r' ~ i) }} as cs{{ i }},
         {{ safe_divide('traw' ~ i, 'r' ~ i) }} as t{{ i }},
         {{ safe_divide('craw' ~ i, 'r' ~ i) }} as g{{ i }},
         {%- for j in idx %}
@@ -60,70 +65,53 @@
     from {{ name }}_sums
 ),
 
-{%- for k in range(1, p) %}
+{{ name }}_determinant as (
+    select
+        {{ name }}_scaled.*,
+        {{ determinant(matrix) }} as raw_det
+    from {{ name }}_scaled
+),
 
-{{ name }}_e{{ k }} as (
-    -- eliminate column {{ k }} from the rows below it
+{%- set det = '(case when raw_det > 1e-12 then raw_det end)' %}
+
+{{ name }}_solution as (
+    -- Cramer's rule: unknown i is det(A with column i replaced by the right-hand side) / det(A)
     select
         {{ groups }},
         n,
         {%- for i in idx %}
-        r{{ i }},
-        cs{{ i }},
-        {%- if i > k %}
-        {%- set factor = safe_divide('a' ~ i ~ '_' ~ k, pivot(k)) %}
-        t{{ i }} - {{ factor }} * t{{ k }} as t{{ i }},
-        g{{ i }} - {{ factor }} * g{{ k }} as g{{ i }},
-        {%- for j in idx %}
-        {%- if j > k %}
-        a{{ i }}_{{ j }} - {{ factor }} * a{{ k }}_{{ j }} as a{{ i }}_{{ j }}{{ ',' if not (loop.last and i == p) }}
-        {%- else %}
-        cast(0 as {{ type_double() }}) as a{{ i }}_{{ j }}{{ ',' if not (loop.last and i == p) }}
-        {%- endif %}
+        {%- set with_t = [] %}{%- set with_g = [] %}
+        {%- for row in matrix %}
+        {%- do with_t.append(row[:i - 1] + ['t' ~ loop.index] + row[i:]) %}
+        {%- do with_g.append(row[:i - 1] + ['g' ~ loop.index] + row[i:]) %}
         {%- endfor %}
-        {%- else %}
-        t{{ i }},
-        g{{ i }},
-        {%- for j in idx %}
-        a{{ i }}_{{ j }}{{ ',' if not (loop.last and i == p) }}
+        {{ safe_divide(determinant(with_t), det ~ ' * r' ~ i) }} as b{{ i }},
+        {{ safe_divide(determinant(with_t), det) }} * g{{ i }} as bc{{ i }},
+        {{ safe_divide(determinant(with_g), det) }} * g{{ i }} as gz{{ i }}{{ ',' if not loop.last }}
         {%- endfor %}
-        {%- endif %}
-        {%- endfor %}
-    from {{ name }}_e{{ k - 1 }}
+    from {{ name }}_determinant
 ),
-{%- endfor %}
-
-{%- for k in range(p, 0, -1) %}
-
-{{ name }}_b{{ k }} as (
-    -- back substitution: unknown {{ k }} (scaled coefficient bs, and z for the contrast)
-    select
-        {{ name }}_{{ 'e' ~ (p - 1) if k == p else 'b' ~ (k + 1) }}.*,
-        {{ safe_divide('t' ~ k ~ back_terms(k, p, 'bs'), pivot(k)) }} as bs{{ k }},
-        {{ safe_divide('g' ~ k ~ back_terms(k, p, 'z'), pivot(k)) }} as z{{ k }}
-    from {{ name }}_{{ 'e' ~ (p - 1) if k == p else 'b' ~ (k + 1) }}
-),
-{%- endfor %}
 
 {{ name }} as (
     select
-        {{ groups }},
-        n,
-        {%- for i in idx %}
-        {{ safe_divide('bs' ~ i, 'r' ~ i) }} as b{{ i }},
-        bs{{ i }} * cs{{ i }} as bc{{ i }},
-        {%- endfor %}
-        {% for i in idx %}cs{{ i }} * z{{ i }}{{ ' + ' if not loop.last }}{% endfor %} as cz
-    from {{ name }}_b1
+        {{ name }}_solution.*,
+        {% for i in idx %}gz{{ i }}{{ ' + ' if not loop.last }}{% endfor %} as cz
+    from {{ name }}_solution
 )
 {% endmacro %}
 
-{#- ' - a<k>_<j> * <unknown><j>' for the unknowns after k (back substitution) -#}
-{% macro back_terms(k, p, unknown) -%}
-{%- for j in range(k + 1, p + 1) %} - a{{ k }}_{{ j }} * {{ unknown }}{{ j }}{% endfor -%}
-{%- endmacro %}
-
-{#- the k-th pivot, NULL when it is below the tolerance (a collinear regressor) -#}
-{% macro pivot(k) -%}
-case when abs(a{{ k }}_{{ k }}) > 1e-9 then a{{ k }}_{{ k }} end
+{#- the determinant of a square matrix of SQL expressions, by Laplace expansion along the
+    first row (n! products: meant for the handful of coefficients of a loss-curve law) -#}
+{% macro determinant(matrix) -%}
+{%- if matrix | length == 1 -%}
+{{ matrix[0][0] }}
+{%- else -%}
+(
+{%- for column in range(matrix | length) -%}
+{%- set minor = [] -%}
+{%- for row in matrix[1:] -%}{%- do minor.append(row[:column] + row[column + 1:]) -%}{%- endfor -%}
+{{ ' - ' if column % 2 == 1 else (' + ' if column > 0 else '') }}{{ matrix[0][column] }} * {{ determinant(minor) }}
+{%- endfor -%}
+)
+{%- endif -%}
 {%- endmacro %}

@@ -46,7 +46,7 @@ scored as (
         harmed.val_loss_cost_low,
         harmed.val_loss_cost_high,
         harmed.val_loss_cost_share,
-        harmed.noise_floor,
+        case when harmed.ledger = 'model' then harmed.noise_floor end as noise_floor,
         coalesce(harmed.cost_within_noise, false) as cost_within_noise,
         -- an estimator whose inputs are missing (no evaluations, no schedule to compare with) gave no cost
         case when harmed.val_loss_cost is null then 'none' else harmed.cost_estimator end as cost_estimator,
