@@ -7,8 +7,9 @@
   relation with the group columns, y, x1..xp and c1..cp (a contrast, constant within the
   group: the regressors at the final evaluation minus their counterfactual values). The
   last CTE, `<name>`, holds per group: n (points), b1..bp (coefficients), bc1..bcp (each
-  coefficient times its contrast: c'b = bc1 + ... + bcp) and cz = c' (X'X)^-1 c, so the
-  contrast c'b has the standard error sqrt(sse / (n - p) * cz).
+  coefficient times its contrast: c'b = bc1 + ... + bcp), cz = c' (X'X)^-1 c and sse, the
+  residual sum of squares y'y - 2 b'X'y + b'X'X b (from the same sums: no second pass over
+  the design), so the contrast c'b has the standard error sqrt(sse / (n - p) * cz).
 
   How: the normal equations X'X b = X'y (and X'X z = c, for cz) solved by Cramer's rule,
   the determinants written out at compile time by Laplace expansion (p is fixed per call;
@@ -53,6 +54,7 @@
     select
         {{ groups }},
         n,
+        yy,
         {%- for i in idx %}
         r{{ i }},
         {{ safe_divide('traw' ~ i, 'r' ~ i) }} as t{{ i }},
@@ -77,25 +79,33 @@
 {{ name }}_solution as (
     -- Cramer's rule: unknown i is det(A with column i replaced by the right-hand side) / det(A)
     select
-        {{ groups }},
-        n,
+        {{ name }}_determinant.*,
         {%- for i in idx %}
         {%- set with_t = [] %}{%- set with_g = [] %}
         {%- for row in matrix %}
         {%- do with_t.append(row[:i - 1] + ['t' ~ loop.index] + row[i:]) %}
         {%- do with_g.append(row[:i - 1] + ['g' ~ loop.index] + row[i:]) %}
         {%- endfor %}
-        {{ safe_divide(determinant(with_t), det ~ ' * r' ~ i) }} as b{{ i }},
-        {{ safe_divide(determinant(with_t), det) }} * g{{ i }} as bc{{ i }},
-        {{ safe_divide(determinant(with_g), det) }} * g{{ i }} as gz{{ i }}{{ ',' if not loop.last }}
+        {{ safe_divide(determinant(with_t), det) }} as bs{{ i }},
+        {{ safe_divide(determinant(with_g), det) }} as z{{ i }}{{ ',' if not loop.last }}
         {%- endfor %}
     from {{ name }}_determinant
 ),
 
 {{ name }} as (
+    -- back to the unscaled coefficients; the residual sum of squares from the sums
+    -- (y'y - 2 b'X'y + b'X'X b, rounding can take a perfect fit a hair below 0)
     select
-        {{ name }}_solution.*,
-        {% for i in idx %}gz{{ i }}{{ ' + ' if not loop.last }}{% endfor %} as cz
+        {{ groups }},
+        n,
+        {%- for i in idx %}
+        {{ safe_divide('bs' ~ i, 'r' ~ i) }} as b{{ i }},
+        bs{{ i }} * g{{ i }} as bc{{ i }},
+        {%- endfor %}
+        {% for i in idx %}g{{ i }} * z{{ i }}{{ ' + ' if not loop.last }}{% endfor %} as cz,
+        greatest(0.0, yy
+            {%- for i in idx %} - 2 * bs{{ i }} * t{{ i }}{% endfor %}
+            {%- for i in idx %}{% for j in idx %} + bs{{ i }} * bs{{ j }} * a{{ i }}_{{ j }}{% endfor %}{% endfor %}) as sse
     from {{ name }}_solution
 )
 {% endmacro %}
