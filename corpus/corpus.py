@@ -15,7 +15,9 @@ in the shape ``../shared/tools/score_corpus.py`` reads (``files``, ``expect``, `
     python corpus/corpus.py check corpus/runs.json
         # the manifest's shape: every case has a source, a split, a key; prints the counts
 
-A case whose repository snapshot is absent is reported and skipped, never guessed.
+A case whose repository snapshot is absent is reported and skipped, never guessed. A source may
+record the sha256 of each path (``source.sha256``): materialize refuses a blob that differs, and
+``changed_files`` lists materialized files that no longer match (a changed snapshot is noticed).
 """
 
 from __future__ import annotations
@@ -60,7 +62,36 @@ def load(manifest: Path) -> dict[str, dict[str, Any]]:
             raise CorpusError(f"{manifest}: case {name}: split must be one of {SPLITS}")
         if hashlib.sha256(source["repo"].lower().encode()).hexdigest() in excluded:
             raise CorpusError(f"{manifest}: case {name}: {source['repo']} is excluded (EXCLUDE.sha256)")
+        recorded = source.get("sha256", {})
+        if not isinstance(recorded, dict) or set(recorded) - set(source["paths"]):
+            raise CorpusError(f"{manifest}: case {name}: source sha256 must map its paths to digests")
     return cases
+
+
+def case_files(case: dict[str, Any], out: Path, name: str) -> dict[str, Path]:
+    """Each source path of a case -> where materialize writes it under OUT/NAME."""
+    source = case["source"]
+    return {path: destination(out / name, path, source.get("strip", "")) for path in source["paths"]}
+
+
+def changed_files(cases: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Materialized files whose sha256 is not the one the manifest recorded (absent cases are skipped)."""
+    changed = []
+    for name, case in sorted(cases.items()):
+        recorded = case["source"].get("sha256", {})
+        for path, target in case_files(case, out, name).items():
+            digest = hashlib.sha256(target.read_bytes()).hexdigest() if target.is_file() else None
+            if path in recorded and digest is not None and digest != recorded[path]:
+                changed.append(f"{name}: {path}")
+    return changed
+
+
+def is_healthy(case: dict[str, Any]) -> bool:
+    """A run with nothing to report: no expected finding, unless the key says otherwise (``healthy``:
+    false marks a run whose real problem has no finding category, so ``expect`` stays empty)."""
+    if case.get("negative"):
+        return False
+    return bool(case.get("healthy", not case.get("expect")))
 
 
 def excluded_hashes() -> set[str]:
@@ -70,7 +101,9 @@ def excluded_hashes() -> set[str]:
 
 
 def git_dir(repo: str) -> Path:
-    return MIRROR / repo.replace("/", "+") / "repo"
+    """The snapshot's git directory: a bare repository, or the .git of a checked-out one."""
+    snapshot = MIRROR / repo.replace("/", "+") / "repo"
+    return snapshot / ".git" if (snapshot / ".git").is_dir() else snapshot
 
 
 def destination(case_dir: Path, path: str, strip: str) -> Path:
@@ -101,6 +134,10 @@ def materialize(manifest: Path, out: Path) -> int:
             )
             if blob.returncode != 0:
                 raise CorpusError(f"case {name}: {source['repo']}@{source['commit'][:10]}:{path}: not found")
+            recorded = source.get("sha256", {}).get(path)
+            if recorded and hashlib.sha256(blob.stdout).hexdigest() != recorded:
+                where = f"{source['repo']}@{source['commit'][:10]}:{path}"
+                raise CorpusError(f"case {name}: {where}: sha256 differs from the manifest's")
             target.write_bytes(blob.stdout)
         keys[name] = {k: case[k] for k in KEY_FIELDS if k in case}
     (out / "expected.json").write_text(
@@ -136,7 +173,7 @@ def check(manifest: Path) -> int:
     by_split = Counter(c["split"] for c in cases.values())
     repos = {c["source"]["repo"] for c in cases.values()}
     formats = Counter(c.get("format", "?") for c in cases.values())
-    healthy = sum(1 for c in cases.values() if not c.get("expect") and not c.get("negative"))
+    healthy = sum(1 for c in cases.values() if is_healthy(c))
     print(f"{len(cases)} cases ({dict(by_split)}), {len(repos)} repositories, {healthy} healthy")
     print(f"formats: {dict(formats)}")
     return 0

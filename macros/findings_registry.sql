@@ -23,6 +23,7 @@
     'int_findings__learning_progress': ['no_learning', 'underfitting'],
     'int_findings__initial_loss_too_high': ['initial_loss_too_high'],
     'int_findings__baseline_divergence': ['baseline_divergence', 'baseline_slowdown'],
+    'int_findings__run_ended_early': ['run_ended_early'],
   }) }}
 {% endmacro %}
 

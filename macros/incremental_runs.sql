@@ -12,12 +12,22 @@
   * a run whose folder is gone is deleted from every model at the start;
   * on-run-end (`record_built_runs`): when no model failed, the batch's fingerprints go into
     `built_runs`, so the next build skips them. A failed build records nothing: the next build
-    redoes its batch.
+    redoes its batch. The batch's runs leave `built_runs` at the start, before any of their
+    rows is deleted, so a build killed halfway (SIGKILL, a full disk) leaves them to be rebuilt
+    even if their files then go back to what was recorded before.
+
+  * while a build whose data tests failed is completed (RUN_DIAGNOSIS_COMPLETING=1: the models
+    the failed tests skipped are built by a second invocation), the batch is kept as it is;
 
   * when the project itself changed since the last complete build (a new version of a model
     or test: `project_checksum()` differs from the one kept in `built_project`, or a database
     written before this bookkeeping existed), every model table is dropped first, so a model
     whose columns changed is created afresh instead of failing to append (`reset_if_project_changed`).
+
+  * the history models (config meta `keeps_history: true`, models/marts/history/) are the
+    exception: they only ever append. Their pre-hook deletes nothing, a gone run keeps its
+    history, a project change does not drop them and `--full-refresh` leaves them
+    (`full_refresh: false`): every build adds what it found for the runs it built.
 
   A run that was built before and has not changed is neither read nor rewritten: adding one
   run to a warehouse of N processes that run's rows only. New steps of a run still training
@@ -83,6 +93,9 @@
 {#- on-run-start: the runs to build in this invocation -#}
 {% macro start_run_batch() %}
   {% if not execute %}{{ return('') }}{% endif %}
+  {#- completing a build whose data tests failed (dbt_runner.build_run(complete=True) builds the
+      models they skipped): the same batch, and no start over, since that build recorded nothing -#}
+  {% if env_var('RUN_DIAGNOSIS_COMPLETING', '0') == '1' %}{{ return('') }}{% endif %}
   {#- (also when batches are switched off: their pre-hook appends to the tables too) -#}
   {% set checksum = project_checksum() %}
   {% if target.type == 'duckdb' and not flags.FULL_REFRESH %}{% do reset_if_project_changed(checksum) %}{% endif %}
@@ -98,13 +111,20 @@
     ~ 'select coded.run_id, coded.fingerprint from coded'
     ~ ((' where not exists (select 1 from ' ~ built ~ ' as built where built.run_id = coded.run_id and built.fingerprint = coded.fingerprint)') if built else '')
   ) %}
-  {#- a run folder that is gone takes its rows with it -#}
   {% set current = runs | map(attribute='run_id') | map('string') | list %}
-  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' %}
+  {% set literals = [] %}
+  {% for run_id in current %}{% do literals.append(sql_literal(run_id)) %}{% endfor %}
+  {#- before any row is touched, the batch's runs (and the runs that are gone) are no longer
+      recorded as built: a build killed from here on leaves them to be rebuilt, even when their
+      files go back to what was recorded before (a killed build may have deleted or appended
+      some of their rows) -#}
+  {% if built %}
+    {% do run_query('delete from ' ~ built ~ ' where run_id in (select run_id from ' ~ run_batch_relation() ~ ') or run_id not in (' ~ literals | join(', ') ~ ')') %}
+  {% endif %}
+  {#- a run folder that is gone takes its rows with it -#}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and node.config.materialized == 'incremental' and not keeps_history(node) %}
     {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
     {% if relation and relation.type == 'table' %}
-      {% set literals = [] %}
-      {% for run_id in current %}{% do literals.append(sql_literal(run_id)) %}{% endfor %}
       {% do run_query('delete from ' ~ relation ~ ' where run_id not in (' ~ literals | join(', ') ~ ')') %}
     {% endif %}
   {% endfor %}
@@ -117,10 +137,11 @@
   {{ return(api.Relation.create(database=target.database, schema=target.schema, identifier='built_project')) }}
 {% endmacro %}
 
-{#- the project's model tables in this database (the relation cache, filled before the hooks run) -#}
+{#- the project's model tables in this database (the relation cache, filled before the hooks run),
+    the history models aside -#}
 {% macro project_model_relations() %}
   {% set found = [] %}
-  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name %}
+  {% for node in graph.nodes.values() if node.resource_type == 'model' and node.package_name == project_name and not keeps_history(node) %}
     {% set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) %}
     {% if relation %}{% do found.append(relation) %}{% endif %}
   {% endfor %}
@@ -162,6 +183,11 @@
   {{ return('') }}
 {% endmacro %}
 
+{#- a history model (config meta keeps_history): appended to on every build, never deleted from -#}
+{% macro keeps_history(node) %}
+  {{ return((node.config.get('meta') or {}).get('keeps_history', false)) }}
+{% endmacro %}
+
 {#- the model is being built as an increment (its table exists, batches on) -#}
 {% macro building_increment() %}
   {#- a unit test (no relation of its own) is never an increment -#}
@@ -171,7 +197,9 @@
 
 {#- pre-hook of every model: drop the batch's runs before their new rows are appended -#}
 {% macro delete_batch_runs() %}
-  {% if execute and building_increment() %}
+  {% if execute and this is not none and model.resource_type == 'model' and keeps_history(model) %}
+    {#- a history model appends what this build found; it never deletes -#}
+  {% elif execute and building_increment() %}
     delete from {{ this }} where run_id in (select run_id from {{ run_batch_relation() }})
   {% elif execute and this is not none and model.resource_type == 'model' and is_incremental() %}
     {#- batches switched off (RUN_DIAGNOSIS_INCREMENTAL=0) on a table built before: every run is rebuilt -#}

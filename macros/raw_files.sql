@@ -221,13 +221,15 @@
   from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true, delim = ',', null_padding = true)
 {% endmacro %}
 
-{#- every run's config file as one text value, with the run and the path -#}
+{#- every run's config file as one text value, with the run, the path and the file's name (the
+    findings name the file, not the path: the same run in another folder gives the same findings) -#}
 {% macro raw_run_config() %}
   {% set files = run_files('config') %}
-  {% if not files %}{{ no_rows(['run_id', 'config_json', 'config_path']) }}{% endif %}
+  {% if not files %}{{ no_rows(['run_id', 'config_json', 'config_path', 'config_file_name']) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
-    select {{ sql_literal(run.run_id) }} as run_id, config_file.config_json, config_file.config_path
+    select {{ sql_literal(run.run_id) }} as run_id, config_file.config_json, config_file.config_path,
+      {{ sql_literal(path_name(path)) }} as config_file_name
     from ({{ adapter.dispatch('read_text_file', 'run_diagnosis')(glob_literal(path)) }}) as config_file
   {% endfor %}
 {% endmacro %}

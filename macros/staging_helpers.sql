@@ -63,6 +63,7 @@
     ('steps_per_epoch', '$.steps_per_epoch', 'integer', false),
     ('grad_norm_measured', '$.grad_norm_measured', 'text', false),
     ('step_time_is_interval_mean', '$.step_time_is_interval_mean', 'text', false),
+    ('rows_are', '$.rows_are', 'text', false),
     ('vocab_size', '$.vocab_size', 'integer', false),
     ('source_format', '$.provenance.source_format', 'text', false),
     ('baseline_run_id', '$.baseline_run_id', 'name', false),

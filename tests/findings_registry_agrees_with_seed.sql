@@ -44,8 +44,9 @@
       {%- endfor -%}
     {%- elif node.resource_type == 'test' and node.config.meta.get('category') -%}
       {%- set tested = [] -%}
+      {#- the detector it sits on (the test also reads the findings mart, for the final severity) -#}
       {%- for dependency in node.depends_on.nodes if dependency.startswith('model.') -%}
-        {%- do tested.append(dependency.split('.')[-1]) -%}
+        {%- if dependency.split('.')[-1] != 'findings' -%}{%- do tested.append(dependency.split('.')[-1]) -%}{%- endif -%}
       {%- endfor -%}
       {%- do test_rows.append([node.name, node.config.meta.get('category'), tested | first | default('')]) -%}
     {%- endif -%}

@@ -20,7 +20,7 @@ log_restarts as (
         starts.attempt_number,
         max(earlier.step) as crashed_after_step,
         count(earlier.step) as replayed_rows,
-        sum(earlier.step_time_sec) as replayed_seconds
+        {{ stable_sum('earlier.step_time_sec') }} as replayed_seconds
     from rows_resolved as starts
     left join rows_resolved as earlier
         on earlier.run_id = starts.run_id
@@ -64,6 +64,9 @@ matched as (
         on restart_events.run_id = log_restarts.run_id
         and (
             restart_events.resumed_from_step + 1 = log_restarts.resume_step
+            -- a checkpoint named after the step it was saved at, before or after that step's
+            -- update (build-nanogpt saves model_<step>.pt before it): the resume the log shows
+            or restart_events.resumed_from_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step
             or (
                 restart_events.resumed_from_step is null
                 and restart_events.event_step between log_restarts.resume_step - 1 and log_restarts.crashed_after_step + 1
@@ -76,9 +79,15 @@ with_crash as (
         matched.*,
         crash_events.event_step as crash_event_step,
         crash_events.event_text as crash_event_text,
+        -- one row per resume step (the finding's key): the crash nearest to where the attempt
+        -- stopped; on a tie (no crash event, or the same resume logged twice) the latest attempt
+        -- and the first restart event, so the pick is the same in every build
         row_number() over (
             partition by matched.run_id, matched.resume_step
-            order by abs(crash_events.event_step - coalesce(matched.crashed_after_step, matched.restart_event_step, 0)) nulls last
+            order by abs(crash_events.event_step - coalesce(matched.crashed_after_step, matched.restart_event_step, 0)) nulls last,
+                matched.attempt_number desc nulls last, matched.restart_event_step nulls last,
+                crash_events.event_step nulls last, crash_events.event_text nulls last, matched.restart_event_text nulls last
+            rows between unbounded preceding and current row
         ) as crash_rank
     from matched
     left join crash_events

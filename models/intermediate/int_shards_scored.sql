@@ -116,11 +116,11 @@ worst_visits as (
         count(*) as n_steps,
         min(step) as first_step,
         max(step) as last_step,
-        avg(log_residual) as mean_log_residual,
+        {{ stable_avg('log_residual') }} as mean_log_residual,
         percentile_cont(0.5) within group (order by log_residual) as median_log_residual,
         sum(case when is_loss_spike then 1 else 0 end) as n_spikes,
-        sum(case when is_loss_spike then loss - loss_baseline else 0 end) as spike_loss_excess,
-        sum(case when loss > loss_baseline then loss - loss_baseline else 0 end) as loss_excess
+        {{ stable_sum('case when is_loss_spike then loss - loss_baseline else 0 end') }} as spike_loss_excess,
+        {{ stable_sum('case when loss > loss_baseline then loss - loss_baseline else 0 end') }} as loss_excess
     from visit_numbered
     group by run_id, {{ key }}
 ),

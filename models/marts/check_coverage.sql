@@ -66,6 +66,9 @@ categories as (
     select category from {{ ref('finding_categories') }}
 ),
 
+{#- a per-epoch log (the generic reader's rows_are = 'epoch'): checks built on one row a step cannot run -#}
+{%- set per_epoch_rows = ("coalesce(config.rows_are, 'step') = 'epoch'", 'rows are epochs, not steps (a per-epoch log): the check needs one row a step') %}
+
 reasons as (
     select
         config.run_id,
@@ -74,7 +77,7 @@ reasons as (
             when 'lr_above_peak' then {{ reason_list([
                 ('available.with_learning_rate = 0', 'no learning_rate in the log')] + config_field_reasons('peak_lr')) }}
             when 'lr_schedule_mismatch' then {{ reason_list([
-                ('available.with_learning_rate = 0', 'no learning_rate in the log')] + config_field_reasons('peak_lr') + [
+                ('available.with_learning_rate = 0', 'no learning_rate in the log'), per_epoch_rows] + config_field_reasons('peak_lr') + [
                 ('config.schedule_type is null', 'schedule type unknown in the config'),
                 ('config.schedule_type is not null and not ' ~ is_supported_schedule('config.schedule_type'), 'schedule type not rebuilt (supported: cosine, linear, constant, with warmup)'),
                 ('config.decay_steps is null and config.schedule_type not like \'%constant%\' and \',\' || config.impossible_fields || \',\' not like \'%,decay_steps,%\'', 'decay_steps unknown in the config'),
@@ -94,8 +97,11 @@ reasons as (
             when 'eval_contamination' then {{ reason_list([
                 ('other_files.evals < 3 and other_files.shards = 0', 'fewer than 3 evaluations and no shard table'),
                 ('available.with_loss < ' ~ var('contamination_min_train_losses'), 'fewer than ' ~ var('contamination_min_train_losses') ~ ' training losses: validation below training cannot be judged (a held-out source name is still checked)')]) }}
-            when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log')]) }}
+            when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log'), per_epoch_rows]) }}
+            when 'step_sequence' then {{ reason_list([per_epoch_rows]) }}
             when 'run_restart' then {{ reason_list([]) if false else 'cast(null as ' ~ dbt.type_string() ~ ')' }}
+            {#- a partial copy or a crash at the end is always seen (an early stop needs total_steps) #}
+            when 'run_ended_early' then {{ 'cast(null as ' ~ dbt.type_string() ~ ')' }}
             when 'nan_loss' then {{ reason_list([('available.with_loss = 0', 'no loss in the log')]) }}
             when 'no_learning' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
             when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}

@@ -21,7 +21,7 @@ harmed as (
 ),
 
 symptom_harm as (
-    select run_id, caused_by as finding_id, sum(own_harm) as symptoms_harm, count(*) as symptom_count
+    select run_id, caused_by as finding_id, {{ stable_sum('own_harm') }} as symptoms_harm, count(*) as symptom_count
     from harmed
     where caused_by is not null
     group by run_id, caused_by

@@ -8,7 +8,7 @@
 with
 
 config as (
-    select run_id, run_name, source_format, total_steps from {{ run_ref('stg_training__config') }}
+    select run_id, run_name, source_format, total_steps, import_notes, inferred_layout from {{ run_ref('stg_training__config') }}
 ),
 
 raw_rows as (
@@ -23,7 +23,7 @@ counted as (
         count(*) as steps_counted,
         min(step) as first_step,
         max(step) as last_step,
-        sum(step_time_sec) as wall_clock_sec
+        {{ stable_sum('step_time_sec') }} as wall_clock_sec
     from {{ run_ref('int_train_steps_resolved') }}
     group by run_id
 ),
@@ -105,6 +105,8 @@ final as (
         1 as summary_id,
         config.run_name,
         config.source_format,
+        config.import_notes,
+        config.inferred_layout,
         coalesce(raw_rows.steps_logged, 0) as steps_logged,
         coalesce(counted.steps_counted, 0) as steps_counted,
         counted.first_step,

@@ -19,12 +19,14 @@ parsed as (
     select
         run_id,
         config_path,
+        config_file_name,
         config_json,
         {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}
         {{ parse_double(json_text('config_json', path)) }} as {{ name }}_parsed,
         {{ json_text('config_json', path) }} as {{ name }}_text,
         {%- endfor %}
-        {{ json_text('config_json', '$.provenance.notes') }} as import_notes
+        {{ json_text('config_json', '$.provenance.notes') }} as import_notes,
+        {{ json_text('config_json', '$.provenance.layout') }} as inferred_layout
     from source
 ),
 
@@ -46,6 +48,7 @@ typed as (
         run_id,
         1 as config_id,
         config_path,
+        config_file_name,
         config_json,
         {%- for name, path, type, is_required in config_fields() %}
         {%- if type == 'double' %}
@@ -59,6 +62,7 @@ typed as (
         {%- endif %}
         {%- endfor %}
         import_notes,
+        inferred_layout,
         -- impossible values as written, e.g. 'grad_clip_norm -1; peak_lr NaN'
         {%- set parts = ["''"] %}
         {%- for name, path, type, is_required in config_fields() if type in ('double', 'integer') %}

@@ -4,6 +4,7 @@
     python scripts/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
     python scripts/benchmark.py --steps 10000 --no-sample
     python scripts/benchmark.py --fleet 1000 --no-sample --steps   # 1,000 runs x 10k steps, + 1 run
+    python scripts/benchmark.py --readme README.md    # ... and write the output into the README
 
 Three commands run as separate processes, each measured whole (wall seconds, CPU seconds
 and peak resident memory of the process tree, from wait4):
@@ -44,6 +45,7 @@ import pandas as pd
 
 from run_diagnosis.dbt_runner import REPO_ROOT as REPO
 from run_diagnosis.dbt_runner import dbt_executable
+from run_diagnosis.report_readme import replace_between
 from run_diagnosis.run_files import FILE_SUFFIXES, run_file
 
 FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
@@ -52,6 +54,9 @@ DIAGNOSE = REPO / "scripts" / "diagnose.py"
 GB = 1024**3
 PREFIX = "bench_"  # the synthetic runs' file-name prefix
 TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
+# the README's block of measured numbers, written by `--readme README.md` (never edited by hand)
+README_START = "<!-- benchmark output: start (written by python scripts/benchmark.py --readme README.md) -->"
+README_END = "<!-- benchmark output: end -->"
 
 
 @dataclass(frozen=True)
@@ -323,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         "--fleet", type=int, default=0, metavar="N", help="also build N runs in one warehouse"
     )
     parser.add_argument("--fleet-steps", type=int, default=TEN_K, metavar="S", help="steps per fleet run")
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        metavar="README",
+        help="also write the output between the benchmark markers of this README (README.md)",
+    )
     args = parser.parse_args(argv)
     sizes = sorted(set(args.steps) | ({TEN_M} if args.with_10m else set()))
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="run_diagnosis_bench_"))
@@ -378,19 +389,25 @@ def main(argv: list[str] | None = None) -> int:
         if ONE_M in project:
             growth = ten_m.wall_s / project[ONE_M].wall_s
             goals.append(goal("10M / 1M project time", growth, at_most=11))
-    print(
+    out = [
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores; "
-        f"load average (1/5/15 min) {started_load} at the start, {load_average()} at the end.\n"
-    )
-    print("| run | project: wall / CPU / peak | pandas peer: wall / CPU / peak | yardstick | dbt build |")
-    print("|---|---|---|---|---|")
-    print("\n".join(rows))
-    print("\n| goal | ratio | target | |\n|---|---:|---|---|")
-    print("\n".join(goals))
-    print("\nWhere the time goes:\n")
-    print(BREAKDOWN_HEADER)
-    print("\n".join(breakdown.row(name) for name, breakdown in breakdowns.items()))
+        f"load average (1/5/15 min) {started_load} at the start, {load_average()} at the end.\n",
+        "| run | project: wall / CPU / peak | pandas peer: wall / CPU / peak | yardstick | dbt build |",
+        "|---|---|---|---|---|",
+        "\n".join(rows),
+        "\n| goal | ratio | target | |\n|---|---:|---|---|",
+        "\n".join(goals),
+        "\nWhere the time goes:\n",
+        BREAKDOWN_HEADER,
+        "\n".join(breakdown.row(name) for name, breakdown in breakdowns.items()),
+    ]
     if args.fleet:
-        print("\n| warehouse | wall / CPU / peak | runs rebuilt |\n|---|---|---|")
-        print("\n".join(fleet(args.fleet, args.fleet_steps, work)))
+        out += ["\n| warehouse | wall / CPU / peak | runs rebuilt |\n|---|---|---|"]
+        out += ["\n".join(fleet(args.fleet, args.fleet_steps, work))]
+    text = "\n".join(out)
+    print(text)
+    if args.readme is not None:  # the README's measured numbers come from here, not by hand
+        readme = args.readme.read_text(encoding="utf-8")
+        args.readme.write_text(replace_between(readme, README_START, README_END, text), encoding="utf-8")
+        say(f"benchmark output written into {args.readme}")
     return 0

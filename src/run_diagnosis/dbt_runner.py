@@ -25,6 +25,16 @@ Progress comes from dbt's structured events (JSON console lines, or callbacks in
 counts and "which anomaly tests fired" (`failed_tests`) come from `run_results.json` joined to
 `manifest.json`. A failed build raises `DbtBuildError` carrying dbt's own error lines
 (for bad input, the project's "run_diagnosis: <file> row N: ..." messages).
+
+One writer at a time (docs/reliability.md): a build holds a lock beside its database
+(`<db>.lock`, safe_io.exclusive); a second build of the same database is refused
+(`BuildRefused`, naming the holder) or waits `wait_sec`. A database that cannot be opened
+(truncated, written by another DuckDB version) is moved aside to `<db>.unreadable` and built
+anew: it is derived from the run files, which are the source of truth. A database held open by
+another program, a folder that is full or not writable, are `BuildRefused` with what to do.
+With `complete=True`, a build whose only failures are data tests (an invariant that does not
+hold: a defect of this tool, not of the run) builds the models those failures skipped
+anyway, so the marts are whole and the report can name the failed tests.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import fcntl
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -47,6 +58,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from run_diagnosis.safe_io import Busy, exclusive, folder_problem, folder_problem_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the dbt project
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
@@ -68,6 +81,21 @@ PROGRESS_STEPS = 4  # say "n of N done" this many times during the build
 MAX_ERROR_LINES = 20
 # test statuses that mean the test found rows (an anomaly test "fired")
 TEST_PROBLEM_STATUSES = ("fail", "warn")
+# set while the models a failed test skipped are built (macros/incremental_runs.sql keeps the
+# failed build's batch of runs and does not start over)
+COMPLETING_ENV_VAR = "RUN_DIAGNOSIS_COMPLETING"
+LOCK_SUFFIX = ".lock"  # <db>.lock beside the database: held while a build writes it
+UNREADABLE_SUFFIX = ".unreadable"  # where a database that cannot be opened is moved aside
+# what DuckDB says about a database file it cannot read (rebuilt), and about one open elsewhere
+UNREADABLE_DB_TEXTS = (
+    "could not read enough bytes",
+    "not a valid duckdb database",
+    "corrupt database file",
+    "does not match stored checksum",
+    "database file with version number",
+    "serialization error",
+)
+DB_LOCKED_TEXT = "could not set lock on file"
 
 
 class DbtBuildError(Exception):
@@ -76,6 +104,12 @@ class DbtBuildError(Exception):
     def __init__(self, message: str, result: BuildResult | None = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class BuildRefused(DbtBuildError):
+    """The build could not be run where it was asked to: its database is being built or is open
+    in another process, or its folder is full or not writable. The message says which and what
+    to do; nothing was changed."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +125,16 @@ class BuildResult:
     errors: tuple[str, ...] = ()
     warned_tests: tuple[str, ...] = ()
     output: str = ""  # dbt's console messages (info and above), one per line
+    completed: bool = False  # data tests failed, and the models they skipped were built anyway
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def marts_complete(self) -> bool:
+        """Every model built: the build passed, or only data tests failed and it was completed."""
+        return self.ok or self.completed
 
     @property
     def n_pass(self) -> int:
@@ -305,12 +345,25 @@ def release_database() -> None:
             DuckDBConnectionManager._ENV = None
 
 
+@contextmanager
+def _no_logging_tracebacks() -> Iterator[None]:
+    """dbt's log file handler cannot write on a full disk, and Python's logging prints a traceback
+    on stderr for every line it drops; the build's own error says what happened (the folder is
+    full), so those are not printed while dbt runs."""
+    saved = logging.raiseExceptions
+    logging.raiseExceptions = False
+    try:
+        yield
+    finally:
+        logging.raiseExceptions = saved
+
+
 def invoke(args: list[str], env: Mapping[str, str | None], manifest: Any = None, callbacks: Any = ()) -> Any:
     """One in-process dbt command (dbtRunnerResult) with env set and cwd the project; stdout captured."""
     from dbt.cli.main import dbtRunner
 
     project_dir = Path(args[args.index("--project-dir") + 1]) if "--project-dir" in args else REPO_ROOT
-    with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()):
+    with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()), _no_logging_tracebacks():
         os.chdir(project_dir)
         try:
             return dbtRunner(manifest=manifest, callbacks=list(callbacks)).invoke(args)
@@ -493,6 +546,8 @@ def build_run(
     in_process: bool | None = None,
     full_refresh: bool = False,
     indirect_selection: str | None = None,
+    complete: bool = False,
+    wait_sec: float = 0.0,
 ) -> BuildResult:
     """Run `dbt build` on run_dir (None: the seeds) into db_path; target and logs under work_dir.
 
@@ -505,38 +560,61 @@ def build_run(
     in_process None: in-process unless RUN_DIAGNOSIS_DBT_SUBPROCESS=1. run_dir may hold one run
     or a folder of run folders; a database built before is updated run by run (only new or
     changed runs are rebuilt) unless full_refresh.
+
+    Raises BuildRefused, whatever `check`, when another build holds the database beyond
+    wait_sec seconds, another program has it open, or its folder is full or not writable.
+    complete: when only data tests failed, build the models they skipped (`completed`).
     """
     if run_dir is not None and not run_dir.is_dir():
         raise DbtBuildError(f"run folder {run_dir} does not exist or is not a folder")
     db_path, work_dir = db_path.resolve(), work_dir.resolve()
     target_path, log_path = work_dir / "target", work_dir / "logs"
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    stale = target_path / "run_results.json"
-    stale.unlink(missing_ok=True)  # never report a previous build's results as this one's
-    args = dbt_arguments(
-        target_path,
-        log_path,
-        select,
-        exclude,
-        extra_vars,
-        project_dir=project_dir,
-        threads=threads,
-        full_refresh=full_refresh,
-        indirect_selection=indirect_selection,
-    )
+    for folder in (db_path.parent, work_dir):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise BuildRefused(folder_problem(error, folder)) from error
     if in_process is None:
         in_process = os.environ.get(SUBPROCESS_ENV_VAR) != "1"
-    env: dict[str, str | None] = {RUN_DIR_ENV_VAR: str(run_dir.resolve()) if run_dir is not None else None}
     reader = _EventReader(progress)
     started = time.monotonic()
-    with _buildable_db_path(db_path) as build_db:
-        env[DB_ENV_VAR] = str(build_db)
-        if in_process:
-            exit_code = _run_in_process(args, env, reader, extra_vars or {})
-        else:
-            full_env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
-            exit_code = _run_streaming([dbt_executable(), *args], full_env, reader, project_dir)
+
+    def arguments(**changes: Any) -> list[str]:
+        settings: dict[str, Any] = {
+            "select": select,
+            "exclude": exclude,
+            "extra_vars": extra_vars,
+            "project_dir": project_dir,
+            "threads": threads,
+            "full_refresh": full_refresh,
+            "indirect_selection": indirect_selection,
+            **changes,
+        }
+        return dbt_arguments(target_path, log_path, **settings)
+
+    with _database_lock(db_path, wait_sec, progress), _buildable_db_path(db_path) as build_db:
+        env: dict[str, str | None] = {
+            RUN_DIR_ENV_VAR: str(run_dir.resolve()) if run_dir is not None else None,
+            DB_ENV_VAR: str(build_db),
+            COMPLETING_ENV_VAR: None,
+        }
+
+        def invoke_dbt(args: list[str], **env_changes: str) -> int:
+            full = {**env, **env_changes}
+            if in_process:
+                return _run_in_process(args, full, reader, extra_vars or {})
+            full_env = {k: v for k, v in {**os.environ, **full}.items() if v is not None}
+            return _run_streaming([dbt_executable(), *args], full_env, reader, project_dir)
+
+        _set_aside_if_unreadable(db_path, progress)
+        (target_path / "run_results.json").unlink(missing_ok=True)  # never a previous build's results
+        exit_code = invoke_dbt(arguments())
+        if exit_code and _says_unreadable(reader.error_messages) and db_path.exists():
+            _set_aside(db_path, "; ".join(reader.error_messages[-1:]), progress)
+            reader.error_messages.clear()
+            exit_code = invoke_dbt(arguments())
+        completed = exit_code != 0 and complete and _complete(target_path, arguments, invoke_dbt, progress)
+    _refuse_on_folder_problem(reader.error_messages, db_path.parent)
     results = read_run_results(target_path)
     result = BuildResult(
         exit_code=exit_code,
@@ -548,12 +626,127 @@ def build_run(
         errors=_collect_errors(results, reader.error_messages) if exit_code else (),
         warned_tests=tuple(reader.warned_tests),
         output="\n".join(reader.output),
+        completed=completed,
     )
     if progress is not None:
-        progress(f"dbt: {'done' if result.ok else 'FAILED'}: {result.summary()}")
+        state = "done" if result.ok else "data tests FAILED, models completed" if completed else "FAILED"
+        progress(f"dbt: {state}: {result.summary()}")
     if check and not result.ok:
         raise DbtBuildError(failure_message(result), result)
     return result
+
+
+@contextmanager
+def _database_lock(db_path: Path, wait_sec: float, progress: Progress | None) -> Iterator[None]:
+    """Hold <db>.lock for the build; another build of the same database is BuildRefused."""
+    lock_file = db_path.with_name(db_path.name + LOCK_SUFFIX)
+    try:
+        with exclusive(lock_file, f"the database {db_path}", wait_sec, progress):
+            yield
+    except Busy as error:
+        advice = "Wait for that build to finish, or build into another database."
+        raise BuildRefused(f"{error}. {advice}") from error
+    except OSError as error:
+        if error.filename is not None and Path(error.filename) == lock_file:
+            raise BuildRefused(folder_problem(error, db_path.parent)) from error
+        raise
+
+
+def _says_unreadable(messages: Iterable[str]) -> bool:
+    text = " ".join(messages).lower()
+    return any(words in text for words in UNREADABLE_DB_TEXTS)
+
+
+def _set_aside_if_unreadable(db_path: Path, progress: Progress | None) -> None:
+    """Open the database the way the build will; one that cannot be read is moved aside (the run
+    files are the source of truth: the build writes it anew); one open in another program is
+    BuildRefused naming that program."""
+    if not db_path.is_file():
+        return
+    import duckdb
+
+    try:
+        duckdb.connect(str(db_path)).close()
+    except duckdb.Error as error:
+        message = " ".join(str(error).split())
+        if DB_LOCKED_TEXT in message.lower():
+            held_by = message.split("Conflicting lock is held in", 1)[-1].split(". See also")[0].strip()
+            raise BuildRefused(
+                f"the database {db_path} is open in another program ({held_by}); close it (a report, a "
+                "notebook, the DuckDB command line) or build into another database"
+            ) from error
+        if "permission denied" in message.lower():
+            problem = f"the database {db_path} cannot be opened for writing (permission denied)"
+            raise BuildRefused(problem) from error
+        _set_aside(db_path, message, progress)
+
+
+def _set_aside(db_path: Path, reason: str, progress: Progress | None) -> None:
+    """Move an unreadable database (and its write-ahead log) to <db>.unreadable, replacing an older one."""
+    for path in (db_path, db_path.with_name(db_path.name + ".wal")):
+        if path.exists():
+            path.replace(path.with_name(path.name + UNREADABLE_SUFFIX))
+    if progress is not None:
+        progress(
+            f"the database {db_path} cannot be read ({reason[:200]}): moved aside to "
+            f"{db_path.name}{UNREADABLE_SUFFIX} (delete it when done) and built anew from the run files"
+        )
+
+
+def _refuse_on_folder_problem(messages: Iterable[str], folder: Path) -> None:
+    problem = folder_problem_in(" ".join(messages), folder)
+    if problem is not None:
+        advice = "Free space or choose another folder, then build again."
+        raise BuildRefused(f"{problem}: the build stopped. {advice}")
+
+
+def _node_name(unique_id: str) -> str:
+    """model.run_diagnosis.run_summary -> run_summary; test.run_diagnosis.<name>.<hash> -> <name>."""
+    parts = unique_id.split(".")
+    return parts[2] if len(parts) > 2 else unique_id
+
+
+def _complete(
+    target_path: Path,
+    arguments: Callable[..., list[str]],
+    invoke_dbt: Callable[..., int],
+    progress: Progress | None,
+) -> bool:
+    """When the build's only failures are data tests, build the models they skipped (`dbt run`)
+    and run the tests those skipped (`dbt test`), and merge their results into run_results.json.
+    True when every model then built."""
+    path = target_path / "run_results.json"
+    if not path.is_file():
+        return False
+    first = json.loads(path.read_text(encoding="utf-8"))
+    results: list[dict[str, Any]] = list(first.get("results") or [])
+
+    def kind(result: Mapping[str, Any]) -> str:
+        return str(result.get("unique_id", "")).split(".", 1)[0]
+
+    broken = [r for r in results if kind(r) != "test" and r.get("status") in ERROR_STATUSES]
+    failed = [r for r in results if kind(r) == "test" and r.get("status") in ("fail", "error")]
+    if broken or not failed:
+        return False
+    skipped = [r for r in results if r.get("status") in SKIP_STATUSES]
+    models = sorted({_node_name(r["unique_id"]) for r in skipped if kind(r) in ("model", "seed", "snapshot")})
+    tests = sorted({_node_name(r["unique_id"]) for r in skipped if kind(r) == "test"})
+    if progress is not None:
+        progress(
+            f"dbt: {len(failed)} data test(s) failed: building the {len(models)} model(s) they skipped anyway"
+        )
+    later: list[dict[str, Any]] = []
+    for command, names in (("run", models), ("test", tests)):
+        if not names:
+            continue
+        path.unlink(missing_ok=True)
+        args = arguments(command=command, select=" ".join(names), exclude=None)
+        invoke_dbt(args, **{COMPLETING_ENV_VAR: "1"})
+        later += read_run_results(target_path)
+    by_id = {str(r.get("unique_id")): r for r in later}
+    merged = [by_id.pop(str(r.get("unique_id")), r) for r in results] + list(by_id.values())
+    path.write_text(json.dumps({**first, "results": merged}, indent=2), encoding="utf-8")
+    return all(r.get("status") in PASS_STATUSES for r in merged if kind(r) in ("model", "seed", "snapshot"))
 
 
 @contextmanager

@@ -4,6 +4,8 @@
 
 What counts as several runs (checked before the single-run importers, see ``find_runs``):
 
+* a tracking store or export holding several runs: an MLflow ``mlflow.db`` or ``mlruns/`` tree,
+  a Trackio project database, a Parquet export with a run column (the importers' ``list_runs``);
 * a W&B chart-panel CSV export (``Step``, ``<run> - <metric>`` columns with ``__MIN``/``__MAX``
   bands) naming two or more runs, or a folder of such exports (their columns are joined per
   run on ``Step``);
@@ -11,7 +13,9 @@ What counts as several runs (checked before the single-run importers, see ``find
   by side; logs split by a resume are one run, see ``importers.text_logs``);
 * a folder whose sub-folders are runs: at least two sub-folders an importer reads, or that are
   named like run folders (Lightning ``version_N``, W&B ``run-*``), while the folder itself has
-  no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run).
+  no log file of its own (an HF output folder with ``checkpoint-*`` sub-folders is one run);
+  Lightning ``version_N`` folders that continue each other are one run resumed
+  (``importers.lightning_csv.version_runs``), the others separate runs.
 
 Every run is written as canonical files into ``DIR/warehouse/<run>/`` and all of them are
 built together, once, into ``DIR/diagnosis.duckdb`` (every model carries ``run_id``, the
@@ -31,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis import importers
-from run_diagnosis.importers import text_logs, wandb_history
+from run_diagnosis.importers import lightning_csv, text_logs, wandb_history
 from run_diagnosis.importers.canonical import RunData
 
 RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
@@ -99,6 +103,10 @@ def _chart_sources(source: Path) -> list[RunSource]:
     ]
 
 
+def _run_folder(child: Path) -> RunSource:
+    return RunSource(name=child.name, describe=str(child), load=lambda: importers.load_run(child))
+
+
 def _folder_sources(source: Path) -> list[RunSource]:
     if not source.is_dir() or _own_log_file(source):
         return []
@@ -110,10 +118,23 @@ def _folder_sources(source: Path) -> list[RunSource]:
     candidates = [c for c in children if c in readable or RUN_FOLDER_NAME.match(c.name)]
     if len(candidates) < 2 or not readable:
         return []
-    return [
-        RunSource(name=child.name, describe=str(child), load=lambda child=child: importers.load_run(child))
-        for child in candidates
-    ]
+    # Lightning version folders that continue each other are one run resumed
+    chains = lightning_csv.version_runs(source)
+    resumed = {path: chain for chain in chains if len(chain) > 1 for path in chain}
+    sources = []
+    for child in candidates:
+        chain = resumed.get(child)
+        if chain is None:
+            sources.append(_run_folder(child))
+        elif child == chain[0]:
+            sources.append(
+                RunSource(
+                    name=f"{chain[0].name}-{chain[-1].name}",
+                    describe=f"{', '.join(str(p) for p in chain)} (one run resumed)",
+                    load=lambda chain=chain: lightning_csv.load_versions(chain),
+                )
+            )
+    return sources if len(sources) > 1 else []
 
 
 def _text_log_sources(source: Path) -> list[RunSource]:
@@ -137,11 +158,33 @@ def _text_log_sources(source: Path) -> list[RunSource]:
     return []
 
 
+def _store_sources(source: Path) -> list[RunSource]:
+    """The runs of a store or export an importer can list (two or more)."""
+    for module in importers.importers():
+        if not hasattr(module, "list_runs"):
+            continue
+        try:
+            if not module.sniff(source):
+                continue
+            listed = module.list_runs(source)
+        except (importers.RunImportError, OSError):
+            return []
+        if len(listed) < 2:
+            return []
+        return [RunSource(name=name, describe=where, load=loader) for name, where, loader in listed]
+    return []
+
+
 def find_runs(source: Path) -> list[RunSource]:
     """The runs ``source`` holds when it holds several (else an empty list: one run)."""
     if not source.exists():
         return []
-    return _chart_sources(source) or _folder_sources(source) or _text_log_sources(source)
+    return (
+        _store_sources(source)
+        or _chart_sources(source)
+        or _folder_sources(source)
+        or _text_log_sources(source)
+    )
 
 
 def _safe_name(name: str, taken: set[str]) -> str:

@@ -25,11 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.report_content import build_double_check, build_findings_view
-from run_diagnosis.report_data import ReportData, load_report_data, run_command
+from run_diagnosis.report_data import (
+    ReportData,
+    ReportNotWritten,
+    load_report_data,
+    read_dbt_results,
+    run_command,
+)
 from run_diagnosis.report_html import render_html
 from run_diagnosis.report_markdown import render_markdown
 from run_diagnosis.report_plots import make_plots
 from run_diagnosis.report_story import build_page_one
+from run_diagnosis.safe_io import folder_problem, write_files_atomically
 
 DEFAULT_DB = ".dbt_state/run_diagnosis.duckdb"
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
@@ -50,18 +57,13 @@ def stable(value: Any) -> Any:
 
 
 def findings_json(data: ReportData) -> list[dict[str, Any]]:
-    """The ranked findings: `rank` then every column of the findings mart, in mart order."""
+    """The ranked findings: `rank` then every column of the findings mart, in mart order; in a run
+    quarantined by a failed structural test, each finding also names the tests (`tool_defects`)."""
+    defects = {"tool_defects": [d.test_name for d in data.tool_defects]} if data.tool_defects else {}
     return [
-        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}} for f in data.findings
+        {"rank": f["rank"], **{c: stable(f.get(c)) for c in data.findings_columns}, **defects}
+        for f in data.findings
     ]
-
-
-def write_text(path: Path, text: str) -> Path:
-    """Write via a temporary file and rename, so a reader never sees half a report."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 def write_report(
@@ -70,6 +72,7 @@ def write_report(
     out_dir: Path,
     progress: Progress | None = stderr_progress,
     run_id: str | None = None,
+    with_history: bool = True,
 ) -> dict[str, Path]:
     """Write report.md, report.html and findings.json into out_dir.
 
@@ -80,7 +83,7 @@ def write_report(
     say = progress or (lambda _message: None)
     db_path, target_path, out_dir = Path(db_path), Path(target_path), Path(out_dir)
     say(f"reading marts from {db_path} and dbt results from {target_path}")
-    data = load_report_data(db_path, target_path, run_id)
+    data = load_report_data(db_path, target_path, run_id, with_history)
     say(
         f"read {len(data.findings)} findings, {len(data.step_metrics)} step rows, "
         f"{len(data.eval_metrics)} evals, {len(data.dbt.failed_tests)} failing dbt tests"
@@ -97,14 +100,18 @@ def write_report(
         f"drew {len(plots) - len(missing)} plots"
         + (f" ({', '.join(missing)}: not logged)" if missing else "")
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "markdown": write_text(out_dir / "report.md", render_markdown(data, page, view, check, plots)),
-        "html": write_text(out_dir / "report.html", render_html(data, page, view, check, plots)),
-        "findings": write_text(
-            out_dir / "findings.json", json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n"
-        ),
+    names = {"markdown": "report.md", "html": "report.html", "findings": "findings.json"}
+    paths = {kind: out_dir / name for kind, name in names.items()}
+    texts = {
+        paths["markdown"]: render_markdown(data, page, view, check, plots),
+        paths["html"]: render_html(data, page, view, check, plots),
+        paths["findings"]: json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n",
     }
+    try:  # all three or none: a reader never sees half a report, or parts of two
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_files_atomically(texts)
+    except OSError as error:
+        raise ReportNotWritten(f"the report was not written: {folder_problem(error, out_dir)}") from error
     for path in paths.values():
         say(f"wrote {path}")
     return paths
@@ -120,7 +127,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         epilog=(
             "findings.json is a JSON list of the findings in fix order: every column of the findings "
             "mart plus `rank` (1 = fix first). Progress goes to stderr; exit status 1 means no usable "
-            "build (the message says what is missing)."
+            "build (the message says what is missing), or a report written from a build that failed "
+            "(it says INCOMPLETE at the top)."
         ),
     )
     parser.add_argument(
@@ -149,11 +157,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="RUN",
         help="the run to report on when the build holds several (its run folder's name)",
     )
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="leave out what changed since the run's previous build (the report of a fresh build)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit 0: the report was written from a complete build; 1: no usable build, or the report
+    was written but the last build failed (the report says INCOMPLETE at the top)."""
     args = parse_args(argv)
-    return run_command(
-        "report", lambda: write_report(args.db, args.target_path, args.out, run_id=args.run_id)
+    status = run_command(
+        "report",
+        lambda: write_report(
+            args.db, args.target_path, args.out, run_id=args.run_id, with_history=not args.no_history
+        ),
     )
+    return status or incomplete_status("report", Path(args.target_path))
+
+
+def incomplete_status(prog: str, target_path: Path) -> int:
+    """1 (after saying why on stderr) when the last build in target_path failed, else 0."""
+    lines = read_dbt_results(target_path).incomplete_lines()
+    for line in lines:
+        print(f"{prog}: {line}", file=sys.stderr)
+    return 1 if lines else 0

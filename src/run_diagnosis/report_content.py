@@ -38,13 +38,36 @@ def fmt_steps(first: Any, last: Any) -> str:
     return f"steps {fmt_num(first)}-{fmt_num(last)}"
 
 
+# A detector's cost unit in words (no column or unit names in prose): a template of the value;
+# {n} a count, {v} a number, {pct} a share as a percentage. An unknown unit is shown as it is.
+COST_UNIT_WORDS: dict[str, str] = {
+    "seconds": "{v} s",
+    "steps": "{n} steps",
+    "rows": "{n} rows",
+    "nats": "{v} nats",
+    "loss_excess": "{v} nats of training loss above its baseline, summed over the steps",
+    "val_loss": "{v} of validation loss",
+    "val_loss_share": "{pct} of the final validation loss",
+    "share_of_updates": "{pct} of the updates",
+    "share_of_anneal": "{pct} of the learning-rate cooldown skipped",
+    "relative_loss_drop": "a {pct} fall of the training loss",
+}
+
+
 def fmt_cost(finding: dict[str, Any]) -> str:
-    """'0.12 val_loss' or 'not estimated'."""
+    """The detector's own estimate in words ('3 rows', '60.0% of the updates on data already
+    seen'), or 'not estimated'."""
     cost = finding.get("estimated_cost")
-    if cost is None:
+    unit = str(finding.get("cost_unit") or "")
+    if cost is None or unit == "none":
         return "not estimated"
-    unit = finding.get("cost_unit")
-    return f"{fmt_num(cost)} {unit}" if unit else fmt_num(cost)
+    template = COST_UNIT_WORDS.get(unit)
+    if template is None:
+        return f"{fmt_num(cost)} {unit}" if unit else fmt_num(cost)
+    value = float(cost)
+    count = int(value) if value.is_integer() else value
+    words = template.format(n=fmt_num(count), v=fmt_num(value), pct=fmt_pct(value))
+    return words.replace("1 steps", "1 step").replace("1 rows", "1 row") if words.startswith("1 ") else words
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -312,13 +335,16 @@ def fmt_model_cost(finding: dict[str, Any]) -> str | None:
 
 
 def fmt_compute_cost(finding: dict[str, Any]) -> str | None:
-    """'17.7 s (34.6% of the run's time)', or None without a compute cost."""
+    """'17.7 s, 31.6% of the 56.2 s of step time logged over all attempts': one percentage, with its
+    denominator (compute_seconds_lost / compute_share_lost); None without a compute cost."""
     seconds = finding.get("compute_seconds_lost")
     if seconds is None:
         return None
     text = f"{float(seconds):.1f} s"
-    if finding.get("compute_share_lost") is not None:
-        text += f" ({fmt_pct(finding['compute_share_lost'])} of the run's time)"
+    share = finding.get("compute_share_lost")
+    if share is not None and float(share) > 0:
+        total = float(seconds) / float(share)
+        text += f", {fmt_pct(share)} of the {total:.1f} s of step time logged over all attempts"
     return text
 
 

@@ -14,7 +14,8 @@ import datetime as dt
 import decimal
 import math
 import sys
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,15 @@ import duckdb
 import pandas as pd
 
 from run_diagnosis.dbt_runner import (
+    LOCK_SUFFIX,
     FailedTest,
     failed_tests_of,
     is_failed_test,
     manifest_nodes,
     read_target_json,
 )
+from run_diagnosis.safe_io import holder
+from run_diagnosis.tool_defects import ToolDefect, read_tool_defects
 
 SCHEMA = "main"
 # a Spark build's tables: <warehouse>/<dbt schema>.db/<table>/part-*.parquet (profiles.yml, target spark)
@@ -77,11 +81,13 @@ MART_ORDER: dict[str, str] = {
     "check_coverage": "category",
     "run_context": "run_context_id",
     "run_events": "step, event_row_id",
+    "run_story": "run_id",
 }
 
 # Marts the report uses when the build has them (older builds and imports may not):
-# without them the caveats about checkpoints, validation-set size and events are left out.
-OPTIONAL_MARTS = ("run_context", "run_events")
+# without them the caveats about checkpoints, validation-set size and events are left out,
+# and without run_story the story states the validation curve's ends and no trend.
+OPTIONAL_MARTS = ("run_context", "run_events", "run_story")
 
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
@@ -90,10 +96,15 @@ COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_h
 # dbt result statuses the report lists
 NODE_BROKEN_STATUSES = ("error", "runtime error", "skipped")
 MESSAGE_CHARS = 300  # dbt error messages can be pages long: the report keeps the start
+SKIPPED_SHOWN = 8  # skipped nodes named when a build failed (the rest are counted)
 
 
 class ReportError(Exception):
     """A problem the user can fix (no build, a missing mart): shown without a traceback."""
+
+
+class ReportNotWritten(ReportError):
+    """The report could not be written: its folder is full or not writable (nothing was replaced)."""
 
 
 def run_command(
@@ -134,6 +145,36 @@ class DbtResults:
     def available(self) -> bool:
         return self.generated_at is not None
 
+    @property
+    def incomplete(self) -> bool:
+        """True when a node of the last build failed or was skipped: the diagnosis is incomplete."""
+        return bool(self.broken_nodes)
+
+    def incomplete_lines(self) -> list[str]:
+        """What the report, the fleet page and the commands say first when the last build failed
+        (empty when it did not): which nodes did not build, what was skipped, what that means."""
+        if not self.broken_nodes:
+            return []
+        failed = [n for n in self.broken_nodes if n.status != "skipped"]
+        skipped = [n for n in self.broken_nodes if n.status == "skipped"]
+        lines = [
+            "This diagnosis is INCOMPLETE: the last dbt build failed, so the checks downstream of the "
+            "failure did not run and the tables read here may be from an earlier build. Do not read "
+            "this run as healthy."
+        ]
+        for node in failed:
+            name = node.unique_id.split(".")[-1]
+            why = f": {node.message}" if node.message else ""
+            lines.append(f"Did not build: {node.resource_type} {name} ({node.status}){why}")
+        if skipped:
+            kinds = Counter(n.resource_type for n in skipped)
+            counts = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(kinds.items()))
+            shown = ", ".join(n.unique_id.split(".")[-1] for n in skipped[:SKIPPED_SHOWN])
+            more = " ..." if len(skipped) > SKIPPED_SHOWN else ""
+            lines.append(f"Skipped because of it: {counts} ({shown}{more}).")
+        lines.append("Fix the error and rebuild before relying on any finding, or on the absence of one.")
+        return lines
+
 
 @dataclass
 class ReportData:
@@ -153,6 +194,9 @@ class ReportData:
     context: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
     has_events: bool = False
+    history: Any = None  # report_history.RunHistory: what changed since the run's previous build
+    tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
+    story: dict[str, Any] = field(default_factory=dict)  # the run_story mart's row: the story's claims
 
     @property
     def has_costs(self) -> bool:
@@ -211,6 +255,9 @@ def connect(db_path: Path) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(db_path), read_only=True)
     except duckdb.Error as exc:  # locked by a running build, or not a DuckDB file
+        building = holder(db_path.with_name(db_path.name + LOCK_SUFFIX))
+        if building is not None:
+            raise ReportError(f"{db_path} is being built ({building}): wait for the build to finish") from exc
         raise ReportError(
             f"cannot open {db_path} read-only ({exc}); if dbt build is still running, wait for it"
         ) from exc
@@ -242,14 +289,25 @@ def existing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return columns
 
 
-def check_contract(db_path: Path, columns: dict[str, list[str]]) -> None:
-    """Raise naming every missing mart, then every missing column."""
+def failed_build_hint(target_path: Path | None) -> str:
+    """' (the last build failed: ...)' naming the nodes that did not build, or a question."""
+    if target_path is None:
+        return " (did a model fail?)"
+    failed = [n for n in read_dbt_results(target_path).broken_nodes if n.status != "skipped"]
+    if not failed:
+        return " (did a model fail?)"
+    named = "; ".join(f"{n.unique_id.split('.')[-1]}: {n.message or n.status}" for n in failed[:3])
+    return f" (the last build failed, so there is no diagnosis: {named})"
+
+
+def check_contract(db_path: Path, columns: dict[str, list[str]], target_path: Path | None = None) -> None:
+    """Raise naming every missing mart (and the nodes of a failed build), then every missing column."""
     missing_marts = [mart for mart in MART_COLUMNS if mart not in columns]
     if missing_marts:
         names = ", ".join(missing_marts)
         raise ReportError(
             f"mart{'s' if len(missing_marts) > 1 else ''} missing from {db_path} (schema {SCHEMA}): "
-            f"{names}; run dbt build (did a model fail?)"
+            f"{names}; run dbt build{failed_build_hint(target_path)}"
         )
     problems = []
     for mart, wanted in MART_COLUMNS.items():
@@ -290,10 +348,26 @@ def read_rows(
     con: duckdb.DuckDBPyConnection, mart: str, run_id: str
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """One run's rows of a mart as plain dicts, in the mart's report order."""
-    cursor = con.execute(_select(mart), [run_id])
+    return query_rows(con, _select(mart), [run_id])
+
+
+def query_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A query's column names and its rows as plain dicts (JSON-safe values)."""
+    cursor = con.execute(sql, list(params))
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, (plain_value(v) for v in row), strict=True)) for row in cursor.fetchall()]
     return names, rows
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """True when schema `main` holds a table or view of this name."""
+    found = con.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+        [SCHEMA, name],
+    ).fetchone()
+    return bool(found and found[0])
 
 
 def read_frame(con: duckdb.DuckDBPyConnection, mart: str, run_id: str) -> pd.DataFrame:
@@ -338,13 +412,18 @@ def read_dbt_results(target_path: Path) -> DbtResults:
 # --------------------------------------------------------------------------- all together
 
 
-def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None) -> ReportData:
+def load_report_data(
+    db_path: Path, target_path: Path, run_id: str | None = None, with_history: bool = True
+) -> ReportData:
     """Read one run's rows of every mart (raising ReportError on a missing build, mart or run)
-    and the dbt results. `run_id` may be left out when the build holds one run."""
+    and the dbt results. `run_id` may be left out when the build holds one run. with_history:
+    also what changed since the run's previous build (report_history)."""
+    from run_diagnosis.report_history import read_history
+
     con = connect(db_path)
     try:
         present = existing_columns(con)
-        check_contract(db_path, present)
+        check_contract(db_path, present, target_path)
         run_id = choose_run(con, db_path, run_id)
         findings_columns, findings = read_rows(con, "findings", run_id)
         _, summary_rows = read_rows(con, "run_summary", run_id)
@@ -355,9 +434,15 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         shard_metrics = read_frame(con, "shard_metrics", run_id)
         context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
         events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
+        history = read_history(con, run_id) if with_history else None
+        story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
+    dbt = read_dbt_results(target_path)
+    defects = read_tool_defects(target_path, db_path)
+    elsewhere = {d.test_name for d in defects if not d.concerns(run_id)}  # other runs' quarantine
+    dbt.failed_tests = [test for test in dbt.failed_tests if test.name not in elsewhere]
     return ReportData(
         db_path=db_path,
         run_id=run_id,
@@ -369,10 +454,13 @@ def load_report_data(db_path: Path, target_path: Path, run_id: str | None = None
         shard_metrics=shard_metrics,
         audit=audit,
         coverage=coverage,
-        dbt=read_dbt_results(target_path),
+        dbt=dbt,
         context=context_rows[0] if context_rows else {},
         events=events,
         has_events="run_events" in present,
+        history=history,
+        tool_defects=[d for d in defects if d.concerns(run_id)],
+        story=story_rows[0] if story_rows else {},
     )
 
 

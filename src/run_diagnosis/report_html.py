@@ -20,8 +20,11 @@ from run_diagnosis.report_content import (
     fmt_steps,
 )
 from run_diagnosis.report_data import ReportData
+from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
+from run_diagnosis.report_layout import layout_lines
 from run_diagnosis.report_plots import SEVERITY_COLORS, Plot
 from run_diagnosis.report_story import Cause, PageOne, glitch_row, run_numbers, symptom_line
+from run_diagnosis.tool_defects import banner
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1b1b1b;
@@ -37,6 +40,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
   font-weight: 600; text-transform: uppercase; }
 .callout { border-left: 4px solid #1f77b4; background: #f3f8fc; padding: .6rem 1rem; margin: 1rem 0; }
 .callout.ok { border-color: #2ca02c; background: #f2faf2; }
+.callout.defect { border-color: #b00020; background: #fdf2f4; }
+.callout.incomplete { border-color: #b00020; background: #fdf1f3; }
 article.finding { border: 1px solid #e2e2e2; border-radius: .4rem; padding: .2rem 1rem .6rem;
   margin: 1rem 0; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
@@ -92,12 +97,18 @@ def paragraphs(items: list[str]) -> str:
 
 
 def page_one_section(data: ReportData, page: PageOne) -> str:
-    parts = ['<section id="page-one" class="page-one">', "<h2>What happened</h2>"]
+    parts = ['<section id="page-one" class="page-one">']
+    if page.incomplete:
+        parts.append(
+            '<div class="callout incomplete" id="incomplete"><h2>This diagnosis is INCOMPLETE</h2>'
+            f"<ul>{paragraphs(page.incomplete)}</ul></div>"
+        )
+    parts.append("<h2>What happened</h2>")
     parts.append(f"<p>{esc(' '.join(page.what_happened))}</p>")
     parts.append("<h2>The team's two questions</h2>")
     parts += [f'<p><span class="question">{esc(q)}</span> {esc(a)}</p>' for q, a in page.questions]
     if page.nothing_above_low:
-        parts.append('<p class="callout ok"><strong>Nothing wrong above low severity.</strong></p>')
+        parts.append(f'<p class="callout ok"><strong>{esc(page.all_clear)}</strong></p>')
     for ledger in page.ledgers:
         parts.append(f"<h2>{esc(ledger.title)}</h2>")
         if not ledger.rows:
@@ -125,7 +136,7 @@ def page_one_section(data: ReportData, page: PageOne) -> str:
     return "".join(parts)
 
 
-def cause_article(index: int, cause: Cause) -> str:
+def cause_article(index: int, cause: Cause, zoom: Plot | None = None) -> str:
     f = cause.finding
     evidence = "".join(f"<li>{esc(e)}</li>" for e in cause.evidence) or "<li>none given</li>"
     symptoms = ""
@@ -141,15 +152,20 @@ def cause_article(index: int, cause: Cause) -> str:
         f'<dl class="facts"><dt>Steps</dt><dd>{esc(fmt_steps(f.get("first_step"), f.get("last_step")))}</dd>'
         f"<dt>Estimate</dt><dd>{esc(cause.estimate)}</dd><dt>Fix</dt><dd>{esc(cause.fix)}</dd>"
         f"<dt>Confirm the fix worked</dt><dd>{esc(cause.confirm)}</dd></dl>"
-        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}</article>"
+        f"<h4>Evidence</h4><ul>{evidence}</ul>{symptoms}"
+        + (figure(zoom, "zoom") if zoom is not None else "")
+        + "</article>"
     )
 
 
-def causes_section(page: PageOne) -> str:
+def causes_section(page: PageOne, plots: list[Plot]) -> str:
+    zooms = {p.finding_id: p for p in plots if p.finding_id is not None}
     parts = ['<section id="causes"><h2>Causes and their symptoms</h2>']
     if not page.causes:
         parts.append("<p>No cause found: nothing went wrong in training itself.</p>")
-    parts += [cause_article(i, c) for i, c in enumerate(page.causes, 1)]
+    parts += [
+        cause_article(i, c, zooms.get(str(c.finding["finding_id"]))) for i, c in enumerate(page.causes, 1)
+    ]
     parts.append('<h2 id="glitches">Log and record glitches</h2>')
     if page.glitches:
         rows = [[esc(cell) for cell in glitch_row(g)] for g in page.glitches]
@@ -184,6 +200,11 @@ def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -
     parts.append(table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)]))
     parts.append("<h3>Every finding</h3>")
     parts += [finding_details(entry) for entry in view.findings] or ["<p>No findings.</p>"]
+    if data.history is not None:
+        parts.append(f"<h3>Since the previous build</h3><p>{esc(data.history.headline())}</p>")
+        if data.history.changed:
+            rows = [[esc(cell) for cell in row] for row in data.history.rows()]
+            parts.append(table(["Status", "Severity", "Finding", "Title"], rows))
     parts.append('<h3 id="dbt-tests">dbt tests that failed</h3>')
     if not data.dbt.available:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in data.dbt.notes) + "</ul>")
@@ -245,17 +266,30 @@ def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -
     return "".join(parts)
 
 
-def figure(plot: Plot) -> str:
+def figure(plot: Plot, kind: str = "") -> str:
     if plot.image_base64 is None:
         body = f'<div class="not-logged" id="{esc(plot.plot_id)}" role="note">{esc(plot.not_logged)}</div>'
     else:
         body = f'<img id="{esc(plot.plot_id)}" alt="{esc(plot.alt)}" src="{plot.data_uri}">'
     caption = f"<figcaption><strong>{esc(plot.title)}.</strong> {esc(plot.caption)}</figcaption>"
-    return f"<figure>{body}{caption}</figure>"
+    return f'<figure class="{kind}">{body}{caption}</figure>' if kind else f"<figure>{body}{caption}</figure>"
 
 
 def plots_section(plots: list[Plot]) -> str:
-    return '<section id="plots"><h2>The run in plots</h2>' + "".join(figure(p) for p in plots) + "</section>"
+    """The plots of the whole run (the zooms on single findings sit with their causes)."""
+    whole_run = "".join(figure(p) for p in plots if p.finding_id is None)
+    return '<section id="plots"><h2>The run in plots</h2>' + whole_run + "</section>"
+
+
+def defect_section(data: ReportData) -> str:
+    """The failed structural tests about this run, first of all (tool_defects.banner)."""
+    if not data.tool_defects:
+        return ""
+    heading, items = banner(data.tool_defects)
+    return (
+        f'<div class="callout defect" id="tool-defects" role="alert"><h2>{esc(heading)}</h2>'
+        f"<ul>{paragraphs(items[:-1])}</ul><p>{esc(items[-1])}</p></div>"
+    )
 
 
 def render_html(
@@ -276,11 +310,16 @@ def render_html(
         '<li><a href="#causes">Causes</a></li><li><a href="#glitches">Glitches</a></li>'
         '<li><a href="#appendix">Appendix</a></li></ul></nav>'
     )
+    layout = layout_lines(data)
     body = "".join(
         [
+            defect_section(data),
+            f'<section id="layout"><h2>{esc(LAYOUT_TITLE)}</h2><ul>{paragraphs(layout)}</ul></section>'
+            if layout
+            else "",
             page_one_section(data, page),
             plots_section(plots),
-            causes_section(page),
+            causes_section(page, plots),
             appendix_section(data, view, check),
         ]
     )

@@ -9,8 +9,11 @@ from typing import Any
 
 from run_diagnosis.report_content import DoubleCheck, FindingEntry, FindingsView, fmt_steps, plural
 from run_diagnosis.report_data import ReportData
+from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
+from run_diagnosis.report_layout import layout_lines
 from run_diagnosis.report_plots import Plot
 from run_diagnosis.report_story import PageOne, glitch_row, run_numbers, symptom_line
+from run_diagnosis.tool_defects import banner
 
 # `<` (raw HTML), emphasis, links, code and table pipes; `>` only matters at a line start, never ours
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<|"})
@@ -33,12 +36,17 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def page_one_lines(page: PageOne) -> list[str]:
-    lines = ["## What happened", "", esc(" ".join(page.what_happened)), ""]
+    lines = []
+    if page.incomplete:
+        lines += ["## This diagnosis is INCOMPLETE", ""]
+        lines += [f"- {esc(line)}" for line in page.incomplete]
+        lines.append("")
+    lines += ["## What happened", "", esc(" ".join(page.what_happened)), ""]
     lines += ["## The team's two questions", ""]
     lines += [f"- **{esc(question)}** {esc(answer)}" for question, answer in page.questions]
     lines.append("")
     if page.nothing_above_low:
-        lines += ["**Nothing wrong above low severity.**", ""]
+        lines += [f"**{esc(page.all_clear)}**", ""]
     for ledger in page.ledgers:
         lines += [f"## {esc(ledger.title)}", ""]
         if not ledger.rows:
@@ -89,7 +97,7 @@ def finding_row(entry: FindingEntry) -> list[str]:
     """One finding's row of the appendix table: the estimate without its method."""
     f = entry.finding
     return [
-        str(entry.number),
+        str(f["rank"]),
         esc(f.get("severity")),
         code(f.get("finding_id")),
         esc(entry.steps),
@@ -109,11 +117,19 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     lines += table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)])
     lines += ["", "### Every finding", ""]
     lines += [
-        "Most severe first; full evidence per finding in report.html, every column in findings.json.",
+        "In rank order (the rank of findings.json and of the problem list dbt prints), most severe first; "
+        "full evidence per finding in report.html, every column in findings.json.",
         "",
     ]
     rows = [finding_row(entry) for entry in view.findings]
     lines += table(["#", "Severity", "Finding", "Steps", "Estimate", "Caused by", "dbt test"], rows)
+    if data.history is not None:
+        lines += ["", "### Since the previous build", "", esc(data.history.headline())]
+        if data.history.changed:
+            lines += ["", *table(["Status", "Severity", "Finding", "Title"], [
+                [esc(status), esc(severity), code(finding), esc(title)]
+                for status, severity, finding, title in data.history.rows()
+            ])]  # fmt: skip
     lines += ["", "### Checks", ""]
     if data.dbt.available:
         names = ", ".join(code(entry.test.name) for entry in view.failed_tests)
@@ -131,8 +147,22 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     else:
         lines.append(f"- {plural(check.n_checks, 'check')} could run.")
     lines += [f"- Disagreement: {esc(n)}" for n in check.consistency]
-    lines.append("- Plots in report.html: " + "; ".join(esc(p.title) for p in plots))
+    whole_run = [p for p in plots if p.finding_id is None]
+    zooms = len(plots) - len(whole_run)
+    lines.append(
+        "- Plots in report.html: "
+        + "; ".join(esc(p.title) for p in whole_run)
+        + (f"; and a zoom on the steps of each of {plural(zooms, 'cause')} (page two)" if zooms else "")
+    )
     return [*lines, "", "</details>", ""]
+
+
+def defect_lines(data: ReportData) -> list[str]:
+    """The failed structural tests about this run, first of all (tool_defects.banner)."""
+    if not data.tool_defects:
+        return []
+    heading, items = banner(data.tool_defects)
+    return [f"## {esc(heading)}", "", *[f"- {esc(item)}" for item in items[:-1]], "", esc(items[-1]), ""]
 
 
 def render_markdown(
@@ -140,6 +170,9 @@ def render_markdown(
 ) -> str:
     run_name = data.summary.get("run_name") or "unnamed run"
     lines = [f"# Run diagnosis: {esc(run_name)}", ""]
+    lines += defect_lines(data)
+    if layout := layout_lines(data):
+        lines += [f"## {LAYOUT_TITLE}", "", *(f"- {esc(line)}" for line in layout), ""]
     lines += page_one_lines(page)
     lines += ["---", ""]
     lines += page_two_lines(page)

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.report_content import anchor
 from run_diagnosis.report_data import SEVERITY_ORDER, ReportData
-from run_diagnosis.report_story import PageOne
+from run_diagnosis.report_story import PageOne, short
 from run_diagnosis.svg_charts import PT, Axes, Figure, LegendEntry, Marker, Note, Stroke
 
 SEVERITY_COLORS = {
@@ -35,6 +36,18 @@ LANE_HEIGHT = 24  # pixels per finding under the loss plot
 MAX_LANES = 30  # findings drawn under the loss plot
 MIN_SPAN_SHARE = 0.006  # narrowest drawn span, as a share of the steps shown
 MEDIA_TYPE = "image/svg+xml"
+ACCURACY_HEIGHT = 110  # pixels of the accuracy panel under the validation loss
+ACCURACY_COLOR = "#2ca02c"
+CHECKPOINT_COLOR = "#8c564b"
+EVAL_COLOR = "#9467bd"
+LONG_RUN_ROWS = 2000  # above this many counted rows, step time is drawn as a rolling median
+ROLLING_WINDOWS = 300  # ... over about this many windows of the run (a few pixels each)
+ROLLING_MIN_ROWS = 5
+OUTLIER_FACTOR = 3.0  # ... and the steps above this multiple of it as points
+ZOOM_HEIGHT = 170  # pixels of a finding's zoom (page two)
+ZOOM_MAX = 8  # causes that get a zoom
+ZOOM_MIN_PAD_SHARE = 0.02  # the zoom shows at least this share of the run either side of the steps
+ZOOM_MIN_SPAN_SHARE = 0.01  # ... and shades the finding's steps at least this share of the window wide
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,7 @@ class Plot:
     image_base64: str | None = None
     not_logged: str | None = None
     media_type: str = MEDIA_TYPE
+    finding_id: str | None = None  # a zoom on one finding's steps (page two), else a plot of the run
 
     @property
     def alt(self) -> str:
@@ -207,13 +221,17 @@ def mark_restarts(ax: Axes, data: ReportData) -> str:
     restarts = [
         e for e in data.events if e.get("resumed_from_step") is not None and e.get("step") is not None
     ]
+    # a crash only when run_story counts the resumes after a logged crash (a planned stop is not one)
+    crashes, n = data.story.get("n_crash_restarts"), data.story.get("n_restarts")
+    crashed = crashes is not None and n and int(crashes) >= int(n)
+    what = "crash and resume" if crashed else "stop and resume"
     for i, event in enumerate(restarts):
-        ax.vline(
-            float(event["step"]),
-            Stroke("black", 1.0 * PT, "dotted"),
-            label="crash and resume" if i == 0 else None,
-        )
-    return " Dotted lines: the run crashed and resumed from a checkpoint." if restarts else ""
+        ax.vline(float(event["step"]), Stroke("black", 1.0 * PT, "dotted"), label=what if i == 0 else None)
+    if not restarts:
+        return ""
+    if crashed:
+        return " Dotted lines: the run crashed and resumed from a checkpoint."
+    return " Dotted lines: the run stopped and resumed from a checkpoint (not every stop was a crash)."
 
 
 def plot_loss(data: ReportData, page: PageOne) -> Plot:
@@ -367,7 +385,12 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
     def draw(s: StepSeries) -> tuple[Figure, str]:
         caption = ""
         step, val, counted = s.step, s.values, s.counted
-        fig, ax = new_axes(title, "step", "validation loss")
+        accuracy = num(s.frame, "val_accuracy")
+        with_accuracy = has_values(accuracy[counted])
+        # validation loss on its own axis; accuracy (another scale) in a panel of its own below
+        ax = Axes(title=title, ylabel="validation loss", xlabel="" if with_accuracy else "step")
+        fig = Figure(width=FIG_WIDTH, share_x=True)
+        fig.add_row(PLOT_HEIGHT, ax)
         s.line(ax, val, MAIN_COLOR, "validation loss", marker="o", marker_size=4 * PT)
         smoothed = num(s.frame, "train_loss_smoothed")
         if has_values(smoothed[counted]):
@@ -409,11 +432,12 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
                 )
             )  # fmt: skip
         caption += mark_fix_first(ax, page)
-        accuracy = num(s.frame, "val_accuracy")
-        if has_values(accuracy[counted]):
-            twin = ax.twinx("validation accuracy (share)")
-            s.line(twin, accuracy, "#2ca02c", "val accuracy", dash="dashed", marker="s", marker_size=3 * PT)
-            caption += " Green squares: validation accuracy (right axis)."
+        if with_accuracy:
+            ax.show_xticklabels = False
+            below = Axes(ylabel="validation accuracy", xlabel="step")
+            fig.add_row(ACCURACY_HEIGHT, below)
+            s.line(below, accuracy, ACCURACY_COLOR, "val accuracy", marker="s", marker_size=3 * PT)
+            caption += " Below, on its own scale: validation accuracy (a share, 0 to 1)."
         return fig, caption
 
     caption = "Validation loss per evaluation; the star marks the best evaluation (lowest validation loss)."
@@ -421,19 +445,142 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
     return step_plot("plot-eval", title, caption, data.eval_metrics, "val_loss", not_logged, draw)
 
 
+def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
+    """A centred rolling median over `window` rows (NaN where too few values are known)."""
+    series = pd.Series(values)
+    return series.rolling(window, center=True, min_periods=max(1, window // 3)).median().to_numpy()
+
+
+def mark_evaluations_and_checkpoints(ax: Axes, data: ReportData, top: float) -> str:
+    """Checkpoint saves (events) as dashed lines and evaluations as ticks along the top: the
+    steps expected to run slow. Returns the caption's sentence."""
+    said = []
+    saved = sorted({int(e["checkpoint_step"]) for e in data.events if e.get("checkpoint_step") is not None})
+    for i, checkpoint in enumerate(saved):
+        ax.vline(
+            checkpoint,
+            Stroke(CHECKPOINT_COLOR, 0.8 * PT, "dashed"),
+            label="checkpoint saved" if i == 0 else None,
+        )
+    if saved:
+        said.append("dashed lines are checkpoint saves (from the events)")
+    frame = data.eval_metrics
+    evals = num(frame, "step")[flag(frame, "is_counted", True)] if len(frame) else np.array([])
+    evals = np.unique(evals[np.isfinite(evals)])
+    if len(evals) and math.isfinite(top):
+        ax.scatter(
+            evals, np.full(len(evals), top), EVAL_COLOR, marker_size(18), marker="v", label="evaluation"
+        )
+        said.append("triangles along the top are evaluations")
+    return (" " + "; ".join(said).capitalize() + ": steps that are expected to run slow.") if said else ""
+
+
 def plot_step_times(data: ReportData, page: PageOne) -> Plot:
     title = "Step time with slow steps highlighted"
 
     def draw(s: StepSeries) -> tuple[Figure, str]:
         fig, ax = new_axes(title, "step", "step time (s)")
-        s.line(ax, s.values, MAIN_COLOR, "step time", width=1.0 * PT)
-        slow = flag(s.frame, "is_slow_step") & s.counted & np.isfinite(s.values)
+        caption = ""
+        seconds = np.where(s.counted, s.values, np.nan)
+        known = s.counted & np.isfinite(s.values)
+        slow = flag(s.frame, "is_slow_step") & known
+        if known.sum() > LONG_RUN_ROWS:
+            # a long real run is a barcode as a line: its rolling median, and the outliers as points
+            window = max(ROLLING_MIN_ROWS, int(known.sum()) // ROLLING_WINDOWS)
+            median = rolling_median(seconds, window)
+            ax.line(s.step[s.counted], median[s.counted], MAIN_COLOR, width=1.2 * PT, label="rolling median")
+            outliers = known & ~slow & (s.values > OUTLIER_FACTOR * np.nan_to_num(median, nan=np.inf))
+            s.points(ax, outliers, "#7f7f7f", 8, f"over {OUTLIER_FACTOR:g}x the rolling median")
+            caption += (
+                f" A long run: the line is the rolling median over {window} logged rows; grey points are the "
+                f"steps over {OUTLIER_FACTOR:g}x it."
+            )
+            top = float(np.nanmax(np.where(outliers | slow, s.values, median)))
+        else:
+            s.line(ax, s.values, MAIN_COLOR, "step time", width=1.0 * PT)
+            top = float(np.nanmax(seconds)) if known.any() else math.nan
         s.points(ax, slow, "#d62728", 22, "slow step")
-        return fig, mark_restarts(ax, data)
+        caption += mark_evaluations_and_checkpoints(ax, data, top)
+        return fig, caption + mark_restarts(ax, data)
 
     caption = "Seconds per counted step; red points are the steps flagged slow."
     not_logged = "Step time: not logged."
     return step_plot("plot-step-time", title, caption, data.step_metrics, "step_time_sec", not_logged, draw)
+
+
+# which series shows a finding best, by category: (mart column, y label); the loss otherwise
+ZOOM_METRIC: dict[str, tuple[str, str]] = {
+    "lr_above_peak": ("learning_rate", "learning rate"),
+    "lr_schedule_mismatch": ("learning_rate", "learning rate"),
+    "schedule_sanity": ("learning_rate", "learning rate"),
+    "grad_clip_violation": ("grad_norm", "gradient norm"),
+    "grad_norm_spikes": ("grad_norm", "gradient norm"),
+    "slow_steps": ("step_time_sec", "step time (s)"),
+    "baseline_slowdown": ("step_time_sec", "step time (s)"),
+    "overfitting": ("val_loss", "validation loss"),
+    "eval_contamination": ("val_loss", "validation loss"),
+}
+
+
+def zoom_window(first: float, last: float, steps: np.ndarray) -> tuple[float, float]:
+    """The finding's steps with as much again either side (at least ZOOM_MIN_PAD_SHARE of the run
+    and a few logged rows), within the run."""
+    low, high = float(np.nanmin(steps)), float(np.nanmax(steps))
+    gaps = np.diff(np.unique(steps[np.isfinite(steps)]))
+    interval = float(np.median(gaps)) if len(gaps) else 1.0
+    pad = max(last - first, ZOOM_MIN_PAD_SHARE * (high - low), 3 * interval, 1.0)
+    return max(low, first - pad), min(high, last + pad)
+
+
+def plot_zoom(data: ReportData, finding: dict[str, Any]) -> Plot | None:
+    """One finding's series zoomed on its steps (its span shaded), the y axis fit to the window:
+    a resume bump or a slow drift that is flat on the whole run shows here. None without a step
+    range or data in the window."""
+    spans = finding_spans([finding])
+    if not spans:
+        return None
+    _, start, end = spans[0]
+    column, ylabel = ZOOM_METRIC.get(str(finding.get("category")), ("loss", "training loss"))
+    frame = data.eval_metrics if column == "val_loss" else data.step_metrics
+    step, values = num(frame, "step"), num(frame, column)
+    counted = flag(frame, "is_counted", default=True)
+    shown = counted & np.isfinite(values) & np.isfinite(step)
+    if not shown.any():
+        return None
+    low, high = zoom_window(start + 0.5, end - 0.5, step[shown])
+    inside = shown & (step >= low) & (step <= high)
+    if inside.sum() < 2:
+        return None
+    name = str(finding.get("finding_id"))
+    title = f"Zoom on {short(finding)}: {ylabel}, steps {fmt_step(low)}-{fmt_step(high)}"
+    ax = Axes(title=title, xlabel="step", ylabel=ylabel, xlim=(low, high))
+    fig = Figure(width=FIG_WIDTH)
+    fig.add_row(ZOOM_HEIGHT, ax)
+    severity = str(finding.get("severity") or "info").lower()
+    # a few steps in a long window stay visible: the band is at least ZOOM_MIN_SPAN_SHARE of it wide
+    middle, half = (start + end) / 2, max(end - start, ZOOM_MIN_SPAN_SHARE * (high - low)) / 2
+    start, end = middle - half, middle + half
+    ax.vspan(
+        start, end, SEVERITY_COLORS.get(severity, SEVERITY_COLORS["info"]), opacity=0.15, label="its steps"
+    )
+    ax.line(step[inside], values[inside], MAIN_COLOR, width=1.2 * PT, label=ylabel,
+            marker="o" if inside.sum() <= 60 else None, marker_size=3 * PT)  # fmt: skip
+    caption = (
+        f"{ylabel.capitalize()} around the steps of {short(finding)} (shaded), the y axis fit to this "
+        "window; the whole run is in the plots above."
+    )
+    plot = svg_plot(f"zoom-{anchor(name).removeprefix('finding-')}", title, caption, fig)
+    return Plot(plot.plot_id, plot.title, plot.caption, plot.image_base64, finding_id=name)
+
+
+def fmt_step(value: float) -> str:
+    return f"{round(value):,}"
+
+
+def zoom_plots(data: ReportData, page: PageOne) -> list[Plot]:
+    """A zoom for each cause with a step range (page two order), at most ZOOM_MAX."""
+    zooms = [plot_zoom(data, cause.finding) for cause in page.causes]
+    return [z for z in zooms if z is not None][:ZOOM_MAX]
 
 
 PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
@@ -447,5 +594,6 @@ PLOTTERS: tuple[Callable[[ReportData, PageOne], Plot], ...] = (
 
 
 def make_plots(data: ReportData, page: PageOne) -> list[Plot]:
-    """All plots, in report order: the story first (loss, validation, learning rate)."""
-    return [plotter(data, page) for plotter in PLOTTERS]
+    """All plots, in report order: the story first (loss, validation, learning rate), then one zoom
+    per cause (its `finding_id` set: page two shows it beside the cause)."""
+    return [plotter(data, page) for plotter in PLOTTERS] + zoom_plots(data, page)

@@ -27,13 +27,19 @@ def page_one(report: str) -> str:
     return "\n".join("##" + line if line.startswith("#") else line for line in lines).strip()
 
 
+def replace_between(readme: str, start: str, end: str, body: str) -> str:
+    """The README with the text between the marker lines `start` and `end` replaced by `body`
+    (a block a command writes: a number in it comes from that command, never by hand)."""
+    if start not in readme or end not in readme:
+        raise ValueError(f"the README has no {start!r} ... {end!r} block")
+    head, rest = readme.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body.strip()}\n{end}{tail}"
+
+
 def with_page_one(readme: str, report: str) -> str:
     """The README with the block between the markers replaced by the report's page one."""
-    if START not in readme or END not in readme:
-        raise ValueError(f"the README has no {START!r} ... {END!r} block")
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{page_one(report)}\n{END}{tail}"
+    return replace_between(readme, START, END, page_one(report))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

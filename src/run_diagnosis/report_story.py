@@ -9,6 +9,7 @@ Both renderers format the same content, so report.md and report.html cannot disa
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.importers.metric_names import NOT_UNDERSTOOD
 from run_diagnosis.report_content import (
     all_symptoms,
     direct_symptoms,
@@ -42,11 +44,6 @@ COMPUTE_CATEGORIES = frozenset({"slow_steps", "run_restart"})
 INSTABILITY_CATEGORIES = frozenset(
     {"loss_spikes", "grad_norm_spikes", "nan_loss", "grad_clip_violation", "lr_above_peak", "bad_data_shard"}
 )
-PLATEAU_SHARE = (
-    0.95  # "almost no net progress after step k": k is where 95% of the total val-loss drop had happened
-)
-PLATEAU_MIN_RUN_SHARE = 0.25  # ... and at least a quarter of the evaluated steps come after k
-DIP_SHARE = 0.05  # a validation-loss rise of 5% above the best so far is a dip worth telling
 LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
 LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
 AT_LIMIT_TOLERANCE = 0.001  # a grad norm within 0.1% of the clip limit is "at the limit"
@@ -54,6 +51,9 @@ AT_LIMIT_MIN_STEPS = 5  # ... and 5 norms at the limit, none above, mean the log
 RATIO_TOLERANCE = 0.05  # an LR ratio within 5% of the worker count "equals" it
 LARGE_VAL_SET = 5000  # above this, the validation set size is no caveat
 HEAD_MAX_CHARS = 70
+
+# The config_mismatch finding that names every required field the config lacks (one line).
+UNKNOWN_CONFIG_FIELDS = "config_mismatch:unknown_fields"
 
 # How to confirm a fix, by category, when the build gives no `confirm_rerun`.
 CONFIRM_BY_CATEGORY = {
@@ -86,7 +86,7 @@ PLAIN_NAMES = {
     "loss_spikes": "loss spikes",
     "grad_norm_spikes": "gradient-norm spikes",
     "nan_loss": "NaN losses",
-    "run_restart": "the crash and resume",
+    "run_restart": "the restart",
     "grad_clip_violation": "gradient clipping lost",
     "slow_steps": "the slow stretch",
     "data_repetition": "repeated data",
@@ -249,33 +249,62 @@ def trajectory(data: ReportData) -> Trajectory | None:
     )
 
 
-def accuracy_change(t: Trajectory, i: int, j: int) -> str:
-    a, b = t.accuracies[i], t.accuracies[j]
+def accuracy_at(t: Trajectory, step: Any) -> float | None:
+    """Validation accuracy at an evaluation step (None when not logged there)."""
+    if step is None or int(step) not in t.steps:
+        return None
+    return t.accuracies[t.steps.index(int(step))]
+
+
+def accuracy_change(t: Trajectory, first: Any, last: Any) -> str:
+    a, b = accuracy_at(t, first), accuracy_at(t, last)
     return f", accuracy {fmt_loss(a)} -> {fmt_loss(b)}" if a is not None and b is not None else ""
 
 
-def plateau_sentence(t: Trajectory) -> str:
-    """Where the validation loss stopped making net progress, or that it kept improving."""
-    first, final = t.losses[0], t.losses[-1]
-    drop = first - final
-    last = len(t.steps) - 1
-    if drop <= 0:
+def fall_pct(before: Any, after: Any) -> str:
+    """'-3.6%': the relative change from before to after."""
+    if before is None or after is None or not float(before):
+        return "n/a"
+    return f"{100 * (float(after) - float(before)) / float(before):+.1f}%"
+
+
+def trend_sentence(data: ReportData, t: Trajectory) -> str:
+    """The validation curve as run_story judged it (val_trend and its numbers); without that mart,
+    its two ends and no judgement."""
+    s = data.story
+    first_step, first = t.steps[0], t.losses[0]
+    final_step, final = t.steps[-1], t.losses[-1]
+    ends = f"{fmt_loss(first)} at step {fmt_num(first_step)}"
+    trend = s.get("val_trend")
+    best = " (its best)" if s.get("best_is_last") else ""
+    if trend == "did_not_improve":
         return (
-            f"Validation loss did not improve: {fmt_loss(first)} at step {t.steps[0]} and "
-            f"{fmt_loss(final)} at step {t.steps[-1]}{accuracy_change(t, 0, last)}."
+            f"Validation loss did not improve: {ends} and {fmt_loss(final)} at step {fmt_num(final_step)}"
+            f"{accuracy_change(t, first_step, final_step)}."
         )
-    k = next(i for i, v in enumerate(t.losses) if first - v >= PLATEAU_SHARE * drop or i == last)
-    run = t.steps[-1] - t.steps[0]
-    if k < last and run > 0 and (t.steps[-1] - t.steps[k]) / run >= PLATEAU_MIN_RUN_SHARE:
+    if trend == "stopped_improving":
         return (
-            f"Validation loss fell from {fmt_loss(first)} at step {t.steps[0]} to {fmt_loss(t.losses[k])} "
-            f"by step {t.steps[k]}; after step {t.steps[k]} the run made almost no net progress: "
-            f"val loss {fmt_loss(t.losses[k])} -> {fmt_loss(final)}{accuracy_change(t, k, last)} "
-            f"by step {t.steps[-1]}."
+            f"Validation loss fell from {ends} to its best {fmt_loss(s['best_val_loss'])} at step "
+            f"{fmt_num(s['best_eval_step'])}, then stopped improving: {fmt_loss(final)} at step "
+            f"{fmt_num(final_step)}, the last evaluation"
+            f"{accuracy_change(t, s['best_eval_step'], final_step)}."
+        )
+    if trend == "plateaued":
+        k, at_k = s["plateau_step"], s["plateau_val_loss"]
+        return (
+            f"Validation loss fell from {ends} to {fmt_loss(at_k)} by step {fmt_num(k)}; after step "
+            f"{fmt_num(k)} the run made almost no net progress: val loss {fmt_loss(at_k)} -> "
+            f"{fmt_loss(final)} ({fall_pct(at_k, final)}){accuracy_change(t, k, final_step)} by step "
+            f"{fmt_num(final_step)}{best}."
+        )
+    if trend == "still_improving":
+        return (
+            f"Validation loss fell from {ends} to {fmt_loss(final)} at step {fmt_num(final_step)}{best}"
+            f"{accuracy_change(t, first_step, final_step)}, still improving at the end."
         )
     return (
-        f"Validation loss fell from {fmt_loss(first)} at step {t.steps[0]} to {fmt_loss(final)} at "
-        f"step {t.steps[-1]}{accuracy_change(t, 0, last)}, still improving at the end."
+        f"Validation loss went from {ends} to {fmt_loss(final)} at step {fmt_num(final_step)}"
+        f"{accuracy_change(t, first_step, final_step)}."
     )
 
 
@@ -291,22 +320,20 @@ def causes_in(causes: list[Cause], start: int, end: int) -> list[Cause]:
     return found
 
 
-def dip_sentence(t: Trajectory, causes: list[Cause]) -> str | None:
-    """The largest rise of validation loss above its best so far, and what ran just before it."""
-    best, worst = t.losses[0], None
-    for i in range(1, len(t.losses)):
-        rise = t.losses[i] - best
-        if rise > DIP_SHARE * best and (worst is None or rise > worst[1]):
-            worst = (i, rise, best)
-        best = min(best, t.losses[i])
-    if worst is None:
+def dip_sentence(data: ReportData, causes: list[Cause]) -> str | None:
+    """The largest rise of validation loss above its best so far (run_story), and what ran just before it."""
+    s = data.story
+    if s.get("dip_step") is None:
         return None
-    i, _, before = worst
-    text = f"Validation loss rose to {fmt_loss(t.losses[i])} at step {t.steps[i]}"
-    text += f" (best before {fmt_loss(before)})"
-    if t.accuracies[i] is not None:
-        text += f" and accuracy collapsed to about {fmt_loss(t.accuracies[i])}"
-    around = causes_in(causes, t.steps[i - 1], t.steps[i])
+    text = f"Validation loss rose to {fmt_loss(s['dip_val_loss'])} at step {fmt_num(s['dip_step'])}"
+    text += f" (best before {fmt_loss(s['dip_best_before'])})"
+    accuracy, before = s.get("dip_val_accuracy"), s.get("dip_previous_val_accuracy")
+    if accuracy is not None and s.get("dip_accuracy_collapsed"):
+        text += f" and accuracy collapsed to about {fmt_loss(accuracy)} (from {fmt_loss(before)})"
+    elif accuracy is not None and before is not None and accuracy < before:
+        text += f" and accuracy fell to {fmt_loss(accuracy)} (from {fmt_loss(before)})"
+    previous = s.get("dip_previous_eval_step")
+    around = causes_in(causes, int(previous), int(s["dip_step"])) if previous is not None else []
     if around:
         text += f", after {join_words([short(c.finding) for c in around])}"
     return text + "."
@@ -332,21 +359,54 @@ def checkpoint_sentence(data: ReportData) -> str | None:
 
 
 def restart_sentence(data: ReportData) -> str | None:
-    restarts = [e for e in data.events if e.get("resumed_from_step") is not None]
-    if not restarts:
-        return None
+    """The resumes, as the events name them (else as the run_restart findings place them): told
+    as a crash only when run_story counts that many after a logged crash; a stop with no crash
+    logged is told as a stop."""
     parts = [
         f"at step {fmt_num(e['step'])} from the checkpoint of step {fmt_num(e['resumed_from_step'])}"
-        for e in restarts
+        for e in data.events
+        if e.get("resumed_from_step") is not None
     ]
-    times = "once" if len(restarts) == 1 else f"{len(restarts)} times"
-    return f"It crashed and was resumed {times}: {join_words(parts)}."
+    if not parts:
+        parts = [
+            f"at step {fmt_num(f['first_step'])}"
+            for f in sorted(
+                (
+                    f
+                    for f in data.findings
+                    if f.get("category") == "run_restart" and f.get("first_step") is not None
+                ),
+                key=lambda f: f["first_step"],
+            )
+        ]
+    if not parts:
+        return None
+    n = int(data.story.get("n_restarts") or len(parts))
+    times = "once" if n == 1 else f"{n} times"
+    crashes = data.story.get("n_crash_restarts")
+    if crashes is None:  # a build without run_story: say what happened, not why
+        return f"It was resumed {times}: {join_words(parts)}."
+    if int(crashes) >= n:
+        return f"It crashed and was resumed {times}: {join_words(parts)}."
+    if int(crashes) == 0:
+        return f"It stopped {times} with no crash logged and was resumed: {join_words(parts)}."
+    after = plural(int(crashes), "time")
+    return f"It was stopped and resumed {times} ({after} after a crash): {join_words(parts)}."
 
 
-def scope_sentence(data: ReportData) -> str:
+def end_sentence(data: ReportData) -> str | None:
+    """How the log ends when it ends early (the run_ended_early finding): said before any judgement."""
+    ended = next((f for f in data.findings if f.get("category") == "run_ended_early"), None)
+    return str(ended["title"]) if ended is not None and ended.get("title") else None
+
+
+def scope_sentence(data: ReportData, said_end: bool = False) -> str:
+    """What the log holds: steps (or training rows, one every N steps); the configured length
+    unless the sentence before already said how the log ends against it."""
     s = data.summary
     first, last, counted = s.get("first_step"), s.get("last_step"), s.get("steps_counted")
-    configured = f" of {fmt_num(s['total_steps_config'])} configured" if s.get("total_steps_config") else ""
+    total = s.get("total_steps_config")
+    configured = f" of {fmt_num(total)} configured" if total and not said_end else ""
     if (
         isinstance(first, int)
         and isinstance(last, int)
@@ -354,8 +414,14 @@ def scope_sentence(data: ReportData) -> str:
         and counted < last - first + 1
     ):
         # sparse logging (every n-th step): the rows logged are not the steps trained
-        text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
-        text += f" ({fmt_num(counted)} steps logged)"
+        interval = data.story.get("logging_interval")
+        every = f", one every {fmt_num(float(interval))} steps" if interval and float(interval) > 1 else ""
+        if said_end:  # the log's end is told already: say only what its training rows cover
+            text = f"The run {s.get('run_name') or ''} logged {plural(counted, 'training row')}{every}"
+            text += f", up to step {fmt_num(last)}"
+        else:
+            text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
+            text += f" ({plural(counted, 'training row')} logged{every})"
     else:
         text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
     return " ".join(text.split()) + "."
@@ -407,8 +473,15 @@ def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | Non
             f"The problems that plausibly cost validation loss, most severe first: {join_words(parts)}. "
             "This build gives no validation-loss estimate per problem, so their shares are unknown."
         )
-    if t is not None and "almost no net progress" in plateau_sentence(t):
+    trend = data.story.get("val_trend")
+    if trend == "stopped_improving":
         text += " Training stopped improving validation loss well before the end (above)."
+    elif trend == "plateaued":
+        late = fall_pct(data.story["plateau_val_loss"], data.story["final_val_loss"]).lstrip("+-")
+        text += (
+            f" Most of the gain came by step {fmt_num(data.story['plateau_step'])}; the rest of the run "
+            f"lowered validation loss by only {late} (above)."
+        )
     return text
 
 
@@ -474,8 +547,10 @@ def pick_fix_first(
     data: ReportData, causes: list[Cause]
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     s = data.summary
-    if data.has_costs and data.finding(s.get("fix_first_finding_id")) is not None:
-        return data.finding(s["fix_first_finding_id"]), data.finding(s.get("runner_up_finding_id"))
+    named = data.finding(s.get("fix_first_finding_id"))
+    # the mart names the top of the ranking even when all is low or info: never "fix first" then
+    if data.has_costs and named is not None and is_above_low(named):
+        return named, data.finding(s.get("runner_up_finding_id"))
     serious = [c.finding for c in causes if is_above_low(c.finding)]
     if not serious:
         return None, None
@@ -773,19 +848,37 @@ def step_time_text(st: StepTime) -> str:
     return text + ". Restart downtime and evaluation time are not logged, so the wall time is longer."
 
 
+def import_caveat(data: ReportData) -> str | None:
+    """One line from the importer's notes (run_summary.import_notes): the logged names the
+    metric-name resolver could not place, and the fields whose column was a low-confidence choice."""
+    try:
+        notes = json.loads(data.summary.get("import_notes") or "[]")
+    except (TypeError, ValueError):
+        return None
+    notes = [str(n) for n in notes] if isinstance(notes, list) else []
+    unknown = [n.removeprefix(NOT_UNDERSTOOD) for n in notes if n.startswith(NOT_UNDERSTOOD)]
+    ambiguous = [n.split(":", 1)[0] for n in notes if ": ambiguous between " in n]
+    parts = [f"did not understand the logged names {unknown[0]}, so they were not used"] if unknown else []
+    if ambiguous:
+        parts.append(
+            f"chose between equally plausible columns for {join_words(ambiguous)} (the choice may be wrong)"
+        )
+    return f"The importer {' and '.join(parts)}; name them with an alias file or --map." if parts else None
+
+
 def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]) -> list[str]:
     notes = hypothesis_caveats(data)
+    notes += [n for n in (import_caveat(data),) if n]
     notes += [n for n in (clipping_caveat(data), val_set_caveat(data, t)) if n]
     notes += duplicate_eval_caveats(data)
     notes += [n for n in (checkpoint_caveat(data),) if n]
     st = step_time(data)
     if st is not None and (st.n_replayed or st.n_missing):
         notes.append(step_time_text(st))
-    if data.dbt.broken_nodes:
+    if data.dbt.incomplete:
         notes.append(
-            f"The last build had {plural(len(data.dbt.broken_nodes), 'broken step')}: some "
-            "numbers may be from an "
-            "older build (appendix)."
+            f"The last build failed ({plural(len(data.dbt.broken_nodes), 'node')} did not build): "
+            "the diagnosis is incomplete and some numbers may be from an older build (top of the report)."
         )
     if consistency:
         notes.append(
@@ -808,21 +901,59 @@ class PageOne:
     nothing_above_low: bool
     causes: list[Cause] = field(default_factory=list)
     glitches: list[dict[str, Any]] = field(default_factory=list)
+    all_clear: str = ""  # said when nothing is above low: plainly, with the checks that could not run
+    incomplete: list[str] = field(default_factory=list)  # said before anything else: the build failed
+
+
+def all_clear_sentence(data: ReportData) -> str:
+    """'Nothing serious found: ...; N of M checks could not run because ...' (issue 21.3)."""
+    not_run: dict[str, list[str]] = {}
+    for check in data.coverage:
+        if not check.get("could_run"):
+            reason = str(check.get("reason") or "no reason given")
+            not_run.setdefault(reason, []).append(str(check.get("category")))
+    text = "Nothing serious found: no finding above low severity."
+    if not data.coverage:
+        return text
+    if not not_run:
+        return f"{text} All {len(data.coverage)} checks could run."
+    n = sum(len(categories) for categories in not_run.values())
+    because = "; ".join(f"{reason} ({', '.join(categories)})" for reason, categories in not_run.items())
+    return f"{text} {n} of {len(data.coverage)} checks could not run because: {because}."
+
+
+def with_checks_not_run(data: ReportData, glitches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The one line for the config's unknown fields names the checks they stopped (check_coverage)."""
+    stopped = [
+        str(c["category"]) for c in data.coverage if "unknown in the config" in str(c.get("reason") or "")
+    ]
+    if not stopped:
+        return glitches
+    named = f" Checks that could not run: {join_words(stopped)}."
+    return [
+        {**g, "title": str(g.get("title")) + named} if g.get("finding_id") == UNKNOWN_CONFIG_FIELDS else g
+        for g in glitches
+    ]
 
 
 def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
     causes, glitches = build_causes(data)
+    glitches = with_checks_not_run(data, glitches)
     t = trajectory(data)
-    story = [scope_sentence(data)]
+    # a partial or truncated log is said first, before any judgement on it
+    ended = end_sentence(data)
+    story = [s for s in (ended, scope_sentence(data, said_end=ended is not None)) if s]
     if t is not None:
-        story.append(plateau_sentence(t))
-        story += [s for s in (dip_sentence(t, causes),) if s]
+        story.append(trend_sentence(data, t))
+        story += [s for s in (dip_sentence(data, causes),) if s]
+    elif len(data.eval_metrics):
+        story.append("The run logged one evaluation, so its validation trend is unknown.")
     else:
         story.append("The run logged no evaluations, so its validation trajectory is unknown.")
     story += [s for s in (restart_sentence(data), checkpoint_sentence(data)) if s]
     fix = build_fix_first(data, causes)
     return PageOne(
-        what_happened=story[:5],
+        what_happened=story,
         questions=[
             ("Why is the final validation loss high?", why_val_loss_high(data, causes, t)),
             ("Why does the training loss look unstable?", why_train_unstable(data, causes)),
@@ -834,6 +965,8 @@ def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
         nothing_above_low=not any(is_above_low(f) for f in data.findings),
         causes=causes,
         glitches=glitches,
+        all_clear=all_clear_sentence(data),
+        incomplete=data.dbt.incomplete_lines(),
     )
 
 

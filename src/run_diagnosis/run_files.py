@@ -40,6 +40,10 @@ REQUIRED_CONFIG_KEYS = tuple([f"lr_schedule.{key}" for key in REQUIRED_SCHEDULE_
 # stall by its window (int_step_times_profiled)
 INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 
+# the config field an importer sets to "epoch" when each train row is an epoch, not a step (a
+# per-epoch log read by the generic reader): check_coverage then says which checks need steps
+ROWS_ARE_KEY = "rows_are"
+
 # config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)
 CONFIG_TYPES = {
     "lr_schedule.type": "text",
@@ -60,6 +64,7 @@ CONFIG_TYPES = {
     "steps_per_epoch": "integer",
     "grad_norm_measured": "text",
     INTERVAL_MEAN_KEY: "text",
+    ROWS_ARE_KEY: "text",
     "vocab_size": "integer",
 }
 

@@ -239,6 +239,7 @@ class Axes:
     lane_label_size: float = 7 * PT
     twin: Axes | None = None
     legend: list[LegendEntry] | None = None  # None: one entry per labelled item
+    xlim: tuple[float, float] | None = None  # a zoom: the x range shown (y fits the data inside it)
 
     def line(
         self,
@@ -324,7 +325,7 @@ class Axes:
     def y_limits(self) -> tuple[float, float]:
         if self.lanes_rows:
             return (len(self.lanes_rows) - 0.5, -0.5)  # inverted: the first lane on top
-        values = [v for item in self.items for v in item_extent(item, "y")]
+        values = [v for item in self.items for v in item_extent(item, "y", self.xlim)]
         if self.bar_values is not None:
             values += finite_bounds(self.bar_values)
             low, high = data_range([*values, 0.0])
@@ -332,6 +333,8 @@ class Axes:
         return data_range(values)
 
     def x_limits(self) -> tuple[float, float]:
+        if self.xlim is not None:
+            return self.xlim
         if self.x_categories:
             return (
                 -0.5 - 0.05 * len(self.x_categories),
@@ -340,10 +343,17 @@ class Axes:
         return data_range(self.x_values())
 
 
-def item_extent(item: Item, axis: Literal["x", "y"]) -> list[float]:
-    """The data values an item spans on one axis (for the axis limits; notes take no room)."""
+def item_extent(
+    item: Item, axis: Literal["x", "y"], window: tuple[float, float] | None = None
+) -> list[float]:
+    """The data values an item spans on one axis (for the axis limits; notes take no room); with
+    an x window (a zoom), a series' y values inside it only."""
     if isinstance(item, Series):
-        return finite_bounds(item.x if axis == "x" else item.y)
+        if axis == "x":
+            return finite_bounds(item.x)
+        if window is not None:
+            return finite_bounds(item.y[(item.x >= window[0]) & (item.x <= window[1])])
+        return finite_bounds(item.y)
     if isinstance(item, Rule):
         value = item.x if axis == "x" else item.y
         return [] if value is None else [value]
@@ -589,8 +599,13 @@ def render_figure(figure: Figure, name: str, description: str) -> str:
     _, fig_legend_h = legend_size(figure.legend)
     shared_x = None
     if figure.share_x:
-        shared_x = data_range(
-            [v for _, row in figure.rows for a in row if not a.x_categories for v in a.x_values()]
+        zooms = [a.xlim for _, row in figure.rows for a in row if a.xlim is not None]
+        shared_x = (
+            zooms[0]
+            if zooms
+            else data_range(
+                [v for _, row in figure.rows for a in row if not a.x_categories for v in a.x_values()]
+            )
         )
 
     # horizontal layout: margins from the widest tick labels, per column (aligned across rows)

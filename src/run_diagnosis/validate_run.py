@@ -17,7 +17,9 @@ What is checked (every check reads the bytes once; a 200k-row log takes well und
   reported by the diagnosis itself (config_mismatch), not input errors.
 
 ``validate_source`` runs the same checks on whatever canonical files a source folder holds
-(before an importer reads it); ``validate_run`` requires all five (the folder dbt reads).
+(before an importer reads it: a canonical file without one of its columns is refused there, as
+``validate_run`` and the dbt build refuse it, never written empty); ``validate_run`` requires all
+five (the folder dbt reads).
 """
 
 from __future__ import annotations
@@ -41,8 +43,6 @@ SHOWN_CHARS = 40
 # kind -> (file-name suffix, columns); the dbt project finds each file by the same suffix
 CSV_FILES = {kind: (FILE_SUFFIXES[kind], tuple(columns)) for kind, columns in CSV_COLUMNS.items()}
 CONFIG_SUFFIX = FILE_SUFFIXES["config"]
-# columns an importer cannot do without (the rest may be absent in a source and is written empty)
-SOURCE_REQUIRED = {"train": ("step", "loss")}
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
 
 BOMS = (  # longest first: the UTF-32 LE BOM starts with the UTF-16 LE one
@@ -239,15 +239,15 @@ def find_file(folder: Path, suffix: str) -> Path | None:
 
 
 def validate_folder(folder: Path, *, complete: bool) -> None:
-    """Check the canonical files in folder; complete: all five must be there with every column."""
+    """Check the canonical files in folder, each with every column (a dropped column is an input
+    error, as in the dbt build); complete: all five files must be there."""
     for kind, (suffix, columns) in CSV_FILES.items():
         path = find_file(folder, suffix)
         if path is None:
             if complete or kind == "train":
                 raise fail(folder, "", f"no *{suffix}: every run folder needs the five canonical files")
             continue
-        required = columns if complete else SOURCE_REQUIRED.get(kind, ())
-        rows = check_csv(path, kind, required)
+        rows = check_csv(path, kind, columns)
         if kind == "train" and rows == 0:
             raise fail(path, "row 2", "no training rows: the header is all there is; nothing to diagnose")
     config = find_file(folder, CONFIG_SUFFIX)

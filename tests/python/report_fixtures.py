@@ -56,6 +56,15 @@ DDL: dict[str, str] = {
     "run_events": """
         event_row_id bigint, step bigint, event_kind varchar, event_text varchar, checkpoint_step bigint,
         resumed_from_step bigint""",
+    "run_story": """
+        end_kind varchar, first_step bigint, last_step bigint, total_steps bigint, rows_counted bigint,
+        logging_interval double, is_sparse_log boolean, n_evals bigint, first_eval_step bigint,
+        first_val_loss double, best_eval_step bigint, best_val_loss double, final_eval_step bigint,
+        final_val_loss double, final_val_accuracy double, best_is_last boolean, plateau_step bigint,
+        plateau_val_loss double, plateau_val_accuracy double, late_fall_share double, val_trend varchar,
+        dip_step bigint, dip_val_loss double, dip_best_before double, dip_previous_eval_step bigint,
+        dip_val_accuracy double, dip_previous_val_accuracy double, dip_accuracy_collapsed boolean,
+        n_restarts bigint, n_crash_restarts bigint""",
 }
 
 # The cost columns of the harm ledgers (issue-8); a build may or may not have them.
@@ -264,6 +273,18 @@ def problem_tables() -> dict[str, list[tuple[Any, ...]]]:
                 n_eval_steps_repeated=0,
             )
         ],
+        # what models/marts/run_story.sql decides on these evaluations: the best (step 40) lies a
+        # third of the evaluated steps before the last one, so the run stopped improving
+        "run_story": [
+            as_row(
+                "run_story", end_kind="complete", first_step=1, last_step=TOTAL, total_steps=TOTAL,
+                rows_counted=TOTAL, logging_interval=1.0, is_sparse_log=False, n_evals=7, first_eval_step=0,
+                first_val_loss=5.69, best_eval_step=40, best_val_loss=2.61, final_eval_step=60,
+                final_val_loss=2.63, final_val_accuracy=0.45, best_is_last=False, plateau_step=10,
+                plateau_val_loss=2.655, late_fall_share=0.0094, val_trend="stopped_improving",
+                dip_accuracy_collapsed=False, n_restarts=1, n_crash_restarts=1,
+            )
+        ],
         "run_events": [
             (1, 0, "run_start", "run started", None, None),
             (2, 20, "checkpoint_saved", "checkpoint saved: step 20", 20, None),
@@ -310,6 +331,22 @@ def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
         "check_coverage": [(c, c not in no_run, no_run.get(c)) for c in CATEGORIES],
         "run_context": [as_row("run_context", run_context_id=1, run_name="imported-clean", n_evals=0)],
         "run_events": [],
+        "run_story": [
+            as_row(
+                "run_story",
+                end_kind="complete",
+                first_step=1,
+                last_step=30,
+                rows_counted=30,
+                logging_interval=1.0,
+                is_sparse_log=False,
+                n_evals=0,
+                val_trend="not_evaluated",
+                dip_accuracy_collapsed=False,
+                n_restarts=0,
+                n_crash_restarts=0,
+            )
+        ],
     }
 
 

@@ -206,6 +206,41 @@ class RunBuilder:
         )
         return self
 
+    def plant_val_curve(self, start: float, plateau_at: int, late_fall: float) -> RunBuilder:
+        """Validation loss falls evenly from `start` to 3.2 at `plateau_at`, then by `late_fall` (a
+        share of 3.2) more, evenly, to the last evaluation (its best)."""
+        level, steps = 3.2, self.evals["step"].to_numpy(dtype=float)
+        early = start + (level - start) * np.minimum(steps, plateau_at) / plateau_at
+        late = level * (1 - late_fall * np.clip((steps - plateau_at) / (self.total_steps - plateau_at), 0, 1))
+        self.evals["val_loss"] = np.where(steps <= plateau_at, early, late)
+        self.evals["val_accuracy"] = np.clip(0.35 - 0.03 * self.evals["val_loss"], 0, 1)
+        return self
+
+    def plant_stop_resume(self, at: int) -> RunBuilder:
+        """A planned stop at step `at` and a resume from the checkpoint saved there, as a resumed
+        script logs it: step `at` once more, no crash event (nothing went wrong)."""
+        kept, again = self.train[self.train["step"] <= at], self.train[self.train["step"] == at].copy()
+        again["loss"] = again["loss"] * 1.001
+        self.train = pd.concat([kept, again, self.train[self.train["step"] > at]], ignore_index=True)
+        stop = [
+            (at, f"checkpoint saved: step_{at:06d}.pt"),
+            (at, f"resuming from step {at}: loaded checkpoint step_{at:06d}.pt"),
+        ]
+        self.events = pd.concat(
+            [self.events, pd.DataFrame(stop, columns=["step", "event"])], ignore_index=True
+        )
+        return self
+
+    def plant_early_stop(self, at: int) -> RunBuilder:
+        """The run ends at step `at` of its configured total_steps, with no crash and no run-end
+        event (a trial a pruner or early stopping ended)."""
+        self.train = self.train[self.train["step"] <= at].reset_index(drop=True)
+        self.evals = self.evals[self.evals["step"] <= at].reset_index(drop=True)
+        self.events = self.events[
+            (self.events["step"] <= at) & ~self.events["event"].str.startswith("run finished")
+        ].reset_index(drop=True)
+        return self
+
     def plant_contaminated_source(self) -> tuple[RunBuilder, str]:
         shard = self.train["shard_id"].iloc[self.total_steps // 3]
         self.shards.loc[self.shards["shard_id"] == shard, "source"] = "eval_holdout_set"

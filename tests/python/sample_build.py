@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -28,6 +29,17 @@ OUTPUT_FILE = "output.txt"  # dbt's console output, as scripts/test.sh keeps it
 EXIT_CODE_FILE = "exit_code"  # written by scripts/test.sh when its build of the sample is done
 WAIT_SECONDS = 900.0  # how long a test waits for that build (it takes about 40 s alone)
 ALL_NODES = "fqn:*"  # selectors.yml: the `ci` selector
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+SEED_FILES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
+SEED_PREFIX = "anthropic_"
+
+
+def copy_seed_files(folder: Path) -> Path:
+    """The sample run's five seed files copied into folder: a canonical run folder."""
+    folder.mkdir(parents=True)
+    for suffix in SEED_FILES:
+        shutil.copy2(SEEDS / f"{SEED_PREFIX}{suffix}", folder / f"{SEED_PREFIX}{suffix}")
+    return folder
 
 
 @functools.cache

@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 
 SLOWEST_FIRST = (
+    # four README recipes on a fresh clone, each a dbt build (one of them the sample's `ci` build)
+    "test_readme_commands.py",
     "test_fleet.py",
+    "test_faults.py",
     "test_detectors.py",
     "test_hostile_input.py",
     "test_real_logs.py",
@@ -26,6 +29,8 @@ SLOWEST_FIRST = (
     "test_warehouse.py",
     "test_staging.py",
     "test_report.py",
+    "test_story.py",
+    "test_incomplete_build.py",
     "test_fuzz_input.py",
     "test_registry.py",
     "test_upgrade.py",

@@ -10,7 +10,6 @@ and on a copy of the repo's own seed files. Both must give the seed build's find
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,19 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pytest
 
 from dbt_session import DB_NAME
-from run_diagnosis import diagnose, importers
+from run_diagnosis import diagnose, importers, validate_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
-from sample_build import sample_build
+from sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
+from severity_agreement import ANOMALY_TEST
 
 REPO = Path(__file__).resolve().parents[2]
 DIAGNOSE = REPO / "scripts" / "diagnose.py"
-SEEDS = REPO / "seeds"
 SAMPLE_RUN = Path(__file__).resolve().parents[3] / "shared" / "sample-run"
-SEED_FILES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
-SEED_PREFIX = "anthropic_"
 FINDING_KEY = ("finding_id", "category", "severity", "first_step")
 
 FindingKeys = set[tuple[Any, ...]]
@@ -56,13 +54,6 @@ def findings_in_db(db_path: Path) -> FindingKeys:
 
 def findings_in_json(path: Path) -> FindingKeys:
     return {tuple(f[k] for k in FINDING_KEY) for f in json.loads(path.read_text(encoding="utf-8"))}
-
-
-def copy_seed_files(folder: Path) -> Path:
-    folder.mkdir(parents=True)
-    for suffix in SEED_FILES:
-        shutil.copy2(SEEDS / f"{SEED_PREFIX}{suffix}", folder / f"{SEED_PREFIX}{suffix}")
-    return folder
 
 
 def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
@@ -148,11 +139,30 @@ def test_default_selector_runs_the_anomaly_tests_and_the_invariants_only(
     wanted = {
         uid
         for uid, node in tests.items()
-        if (node.get("test_metadata") or {}).get("name") == "is_empty" or "invariant" in node["tags"]
+        if (node.get("test_metadata") or {}).get("name") == ANOMALY_TEST or "invariant" in node["tags"]
     }
     assert len(wanted) >= 30 and any("invariant" in tests[uid]["tags"] for uid in wanted)
     assert ran == wanted, (sorted(ran - wanted), sorted(wanted - ran))
     assert len(tests) > 2 * len(wanted)  # the hygiene tests exist, in `ci`
+
+
+def is_hook(result: dict[str, Any]) -> bool:
+    """A result that is no node of the build's count: a project hook or the report's exposure."""
+    return str(result["unique_id"]).split(".")[0] in ("operation", "exposure")
+
+
+def test_the_readme_states_the_node_counts_the_builds_run(
+    diagnoses: dict[str, CliRun], seeds_build: BuildResult
+) -> None:
+    """The README's node counts are what a diagnosis (the default selector) and the `ci` build
+    run: a number it states is checked here, never left to a hand edit."""
+    run = cli_run(diagnoses, "seeds_copy")
+    default = [r for r in read_run_results(run.out / "dbt" / "target") if not is_hook(r)]
+    default_tests = [r for r in default if r["unique_id"].startswith("test.")]
+    ci = [r for r in read_run_results(seeds_build.target_path) if not is_hook(r)]
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"{len(default)} nodes, of them {len(default_tests)} tests" in readme
+    assert f"through `--selector ci` ({len(ci)} nodes)" in readme
 
 
 def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> None:
@@ -193,7 +203,8 @@ def test_unknown_input_exits_2_naming_the_file(tmp_path: Path, capsys: pytest.Ca
     source.write_text("eggs\nmilk\nbread\n", encoding="utf-8")
     assert diagnose.main([str(source), "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
-    assert str(source) in error and "Expected one of" in error
+    # the generic reader says what it found and how to map a log it cannot read
+    assert str(source) in error and "none with a counter" in error and "--map" in error
     assert not (tmp_path / "out" / "diagnosis.duckdb").exists()
 
 
@@ -205,7 +216,7 @@ def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_unknown_format_flag_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exited:
-        diagnose.main([str(tmp_path), "--out", str(tmp_path / "out"), "--format", "parquet"])
+        diagnose.main([str(tmp_path), "--out", str(tmp_path / "out"), "--format", "excel"])
     assert exited.value.code == 2
 
 
@@ -217,11 +228,12 @@ def test_wrong_forced_format_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.fixture
 def failing_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
-    """build_run replaced by one that fails as dbt does on a bad file; records `check`."""
+    """build_run replaced by one that fails as dbt does on a bad file (a model error: the build
+    cannot be completed); records whether diagnose asked it to complete past failed tests."""
     checks: list[bool] = []
 
     def fake_build_run(run_dir: Path | None, db_path: Path, work_dir: Path, **options: Any) -> BuildResult:
-        checks.append(options.get("check", True))
+        checks.append(options.get("complete", False))
         result = BuildResult(1, db_path, work_dir / "target", work_dir / "logs", 0.1, {"error": 1}, ("boom",))
         if options.get("check", True):
             raise DbtBuildError("dbt build failed (exit code 1):\n  boom", result)
@@ -247,7 +259,7 @@ def test_keep_going_still_tries_the_report(
     folder = copy_seed_files(tmp_path / "run")
     assert diagnose.main([str(folder), "--out", str(tmp_path / "out"), "--keep-going"]) == 1
     error = capsys.readouterr().err
-    assert failing_build == [False]
+    assert failing_build == [True]
     assert "--keep-going" in error and "[4/4]" in error and "report failed" in error
 
 
@@ -261,3 +273,21 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
     message = str(raised.value)
     assert f"run_diagnosis: {eval_log} row 1 (header): missing column(s) val_loss" in message
     assert raised.value.result is not None and raised.value.result.n_error == 1
+
+
+def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A five-file folder whose train log lost a column: diagnose.py stops with exit 2 before the
+    build, naming the file and the column, as validate_run.py does (and the dbt build would)."""
+    folder = copy_seed_files(tmp_path / "run")
+    train_log = folder / f"{SEED_PREFIX}train_log.csv"
+    frame = pd.read_csv(train_log, dtype=str, keep_default_na=False)
+    frame.drop(columns=["grad_norm"]).to_csv(train_log, index=False)
+    assert validate_run.main([str(folder)]) == 2
+    refused = capsys.readouterr().err
+    assert diagnose.main([str(folder), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    for message in (refused, error):
+        assert f"{train_log}: row 1 (header): missing column(s) grad_norm" in message
+    assert not (tmp_path / "out" / "diagnosis.duckdb").exists()

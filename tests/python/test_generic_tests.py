@@ -38,6 +38,8 @@ seeds:
       +column_types: {run_id: varchar, checkpoint_step: integer}
     metric_values:
       +column_types: {row_id: integer, learning_rate: double, loss: double}
+    finding_rows:
+      +column_types: {harm_rank: integer}
 models:
   run_diagnosis:
     +materialized: table
@@ -58,21 +60,25 @@ generic_tests_fixture:
 """
 
 MODELS = {
-    # one planted violation (row 4 has loss -1.0): is_empty must report it
-    "losses_below_zero": "select row_id, loss from {{ ref('metric_values') }} where loss < 0",
-    # no learning rate reaches 1: is_empty must pass
-    "learning_rates_from_one": "select row_id, learning_rate from {{ ref('metric_values') }} "
-    "where learning_rate >= 1",
+    # a detector's rows (a check's int_findings__<check>): finding a:1 is high in the findings
+    # mart, a:2 was lowered to info there: no_findings_above_info must report a:1 only
+    "int_findings__planted": "select run_id, finding_id, detector_severity as severity "
+    "from {{ ref('finding_rows') }} where finding_id like 'a:%'",
+    # a detector whose only finding the findings mart lowered to info: it must pass
+    "int_findings__clean": "select run_id, finding_id, detector_severity as severity "
+    "from {{ ref('finding_rows') }} where finding_id = 'a:2'",
+    # the findings mart the test reads the final severity and rank from
+    "findings": "select * from {{ ref('finding_rows') }}",
 }
 
 PROPERTIES_YML = """\
 models:
-  - name: losses_below_zero
+  - name: int_findings__planted
     data_tests:
-      - is_empty: {name: is_empty__planted}
-  - name: learning_rates_from_one
+      - no_findings_above_info: {name: no_findings__planted}
+  - name: int_findings__clean
     data_tests:
-      - is_empty: {name: is_empty__clean}
+      - no_findings_above_info: {name: no_findings__clean}
 
 seeds:
   - name: step_sequences
@@ -154,8 +160,8 @@ seeds:
 
 # test name -> (status, failures)
 EXPECTED_RESULTS = {
-    "is_empty__planted": ("warn", 1),
-    "is_empty__clean": ("pass", 0),
+    "no_findings__planted": ("warn", 1),  # a:1 (high); a:2 is info in the mart
+    "no_findings__clean": ("pass", 0),
     "unique_combination__planted": ("warn", 1),  # (b, 3) twice
     "unique_combination__clean": ("pass", 0),
     "values_increasing__planted": ("warn", 2),  # a: 250 after 300, 450 after 500
@@ -209,6 +215,12 @@ b,0
 b,10
 b,20
 b,30
+""",
+    "finding_rows": """\
+run_id,finding_id,severity,detector_severity,harm_rank
+r,a:1,high,critical,1
+r,a:2,info,medium,3
+r,b:1,low,low,2
 """,
     "metric_values": """\
 row_id,learning_rate,loss
@@ -282,6 +294,14 @@ def test_no_gaps_reports_each_gap(build: dict) -> None:
     assert _stored_failures(
         build, "no_gaps__interval_planted", "run_id, gap_start, gap_end, missing_count"
     ) == [("a", 30, 40, 2)]
+
+
+def test_no_findings_above_info_stores_the_final_severity_and_rank(build: dict) -> None:
+    """The stored failure is the findings mart's row: final severity and harm_rank, the
+    detector's own severity beside it."""
+    columns = "finding_id, severity, detector_severity, harm_rank"
+    rows = _stored_failures(build, "no_findings__planted", columns)
+    assert rows == [("a:1", "high", "critical", 1)]
 
 
 def test_unique_combination_reports_the_count(build: dict) -> None:

@@ -15,13 +15,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from run_diagnosis import importers
+from run_diagnosis import importers, multi_run
 from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
     hf_trainer,
     lightning_csv,
     llamafactory_log,
+    metric_frames,
     training_args,
     wandb_history,
 )
@@ -205,6 +206,7 @@ def test_llamafactory_jsonl_alone() -> None:
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8"
     )
@@ -231,6 +233,39 @@ def test_llamafactory_resume_eval_and_long_elapsed(tmp_path: Path) -> None:
     assert gaps_as_none(run.train["step_time_sec"]) == [None, 2.0, 3.0, None, 3.0]
     assert run.evals[["step", "val_loss"]].values.tolist() == [[20, 1.8]]
     assert (30, "run resumed: elapsed_time restarted (a new training process)") in events(run)
+
+
+def resumed_log_lines() -> list[dict[str, Any]]:
+    """A resumed LLaMA-Factory log: steps 10-60, then a new process from step 40 (clock restarted,
+    slightly different losses) to step 80."""
+    base = {"total_steps": 80, "lr": 1e-5}
+    first = [
+        {**base, "current_steps": s, "loss": 2.0 - s / 100, "elapsed_time": f"0:{s // 10:02d}:00"}
+        for s in range(10, 70, 10)
+    ]
+    resumed = [
+        {**base, "current_steps": s, "loss": 2.01 - s / 100, "elapsed_time": f"0:{s // 10 - 3:02d}:30"}
+        for s in range(40, 90, 10)
+    ]
+    return first + resumed
+
+
+def test_llamafactory_log_written_twice_is_read_once(tmp_path: Path) -> None:
+    """Two processes appending to one trainer_log.jsonl write every line twice, interleaved
+    (issue 21): each line is read once, so the second copy neither becomes a row of its own nor
+    a zero-length interval that reads as a new attempt; the real resume is still seen."""
+    lines = resumed_log_lines()
+    once = llamafactory_log.load(write_jsonl(tmp_path / "once" / "trainer_log.jsonl", lines))
+    twice_path = write_jsonl(
+        tmp_path / "twice" / "trainer_log.jsonl", [line for line in lines for _ in (1, 2)]
+    )
+    twice = llamafactory_log.load(twice_path)
+    pd.testing.assert_frame_equal(twice.train, once.train)
+    assert twice.train["step"].tolist() == [10, 20, 30, 40, 50, 60, 40, 50, 60, 70, 80]
+    assert events(twice) == events(once)
+    assert (40, "run resumed: elapsed_time restarted (a new training process)") in events(twice)
+    assert notes_with(twice, "11 lines of trainer_log.jsonl repeat an earlier line exactly")
+    assert not notes_with(once, "repeat an earlier line")
 
 
 def test_llamafactory_bad_line_names_the_line(tmp_path: Path) -> None:
@@ -359,6 +394,108 @@ def test_eval_accuracy_as_percentage_is_not_copied(tmp_path: Path) -> None:
     assert run.evals["val_accuracy"].isna().all() and notes_with(run, "outside 0..1")
 
 
+EPOCH_STEPS = 230  # the true epoch length of the fixtures below
+MAXSIZE = 2**63 - 1  # sys.maxsize, what transformers writes as num_train_epochs for a streamed dataset
+
+
+def streamed_epoch(step: int, max_steps: int) -> float:
+    """transformers' epoch for a dataset without a length: epochs done + step in epoch / max_steps."""
+    return step // EPOCH_STEPS + (step % EPOCH_STEPS) / max_steps
+
+
+@pytest.mark.parametrize(
+    ("epoch_of", "top"),
+    [
+        (lambda step: round(streamed_epoch(step, 1000), 2), {"num_train_epochs": MAXSIZE, "max_steps": 1000}),
+        (lambda step: round(step / EPOCH_STEPS, 2), {"max_steps": 1000}),  # no num_train_epochs stated
+    ],
+    ids=["streamed dataset, num_train_epochs = sys.maxsize", "sized dataset, no num_train_epochs"],
+)
+def test_steps_per_epoch_from_the_logged_epoch(tmp_path: Path, epoch_of: Any, top: dict[str, Any]) -> None:
+    rows = [{**row, "epoch": epoch_of(row["step"])} for row in train_rows(range(50, 1001, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, **top))
+    assert run.config["num_epochs"] is None
+    # within a logging interval (50) over the boundaries crossed (4)
+    assert abs(run.config["steps_per_epoch"] - EPOCH_STEPS) <= 50 / 4
+    assert notes_with(run, "from the logged epoch against step")
+    if "num_train_epochs" in top:
+        assert notes_with(run, "is not an epoch count")
+
+
+def test_steps_per_epoch_is_never_zero(tmp_path: Path) -> None:
+    rows = [{**r, "epoch": round(streamed_epoch(r["step"], 1000), 2)} for r in train_rows(range(50, 201, 50))]
+    run = hf_trainer.load(write_state(tmp_path, rows, num_train_epochs=MAXSIZE, max_steps=1000))
+    assert run.config.get("steps_per_epoch") is None  # under one epoch: no boundary to measure, never 0
+    assert notes_with(run, "no epoch boundary to see")
+
+
+def eval_set_rows(sets: dict[str, list[tuple[int, float]]]) -> list[dict[str, Any]]:
+    """HF Trainer rows of a dict of eval datasets: one row per set and evaluation."""
+    return [
+        {"step": step, "epoch": step / 10, f"eval_{name}_loss": value, f"eval_{name}_runtime": 1.5}
+        for name, points in sets.items()
+        for step, value in points
+    ]
+
+
+def test_several_eval_sets_at_the_same_steps_are_averaged(tmp_path: Path) -> None:
+    """eval_<set>_loss of each set at the same steps: val_loss is their mean (aliases.evaluation_sets)."""
+    sets = {"g1": [(0, 4.0), (10, 2.0), (20, 3.0)], "g0": [(0, 6.0), (10, 1.0), (20, 2.0)]}
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["step"].tolist() == [0, 10, 20]
+    assert run.evals["val_loss"].tolist() == [5.0, 1.5, 2.5]
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets logged at the same 3 steps ('eval_g0_")
+    assert not notes_with(run, "eval metrics not in the canonical eval log")
+
+
+def test_several_eval_sets_at_other_steps_use_the_first(tmp_path: Path) -> None:
+    sets = {"g1": [(10, 2.0), (20, 3.0)], "g0": [(10, 1.0), (20, 2.0), (30, 2.2)]}
+    write_state(tmp_path, [*train_rows(range(5, 35, 5)), *eval_set_rows(sets)])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals[["step", "val_loss"]].values.tolist() == [[10, 1.0], [20, 2.0], [30, 2.2]]
+    assert notes_with(run, "val_loss <- 'eval_g0_loss', the first of 2 evaluation sets")
+
+
+def test_accuracy_of_several_eval_sets_beside_one_eval_loss(tmp_path: Path) -> None:
+    evals = [
+        {"step": step, "eval_loss": loss, "eval_g0_accuracy": 0.5 + step / 100, "eval_g1_accuracy": 0.3}
+        for step, loss in ((10, 2.0), (20, 1.5))
+    ]
+    write_state(tmp_path, [*train_rows(range(5, 25, 5)), *evals])
+    run = hf_trainer.load(tmp_path)
+    assert run.evals["val_loss"].tolist() == [2.0, 1.5]
+    assert run.evals["val_accuracy"].tolist() == pytest.approx([0.45, 0.5])
+    assert notes_with(run, "val_accuracy = the mean of 2 evaluation sets")
+
+
+def test_several_validation_dataloaders_in_a_lightning_csv(tmp_path: Path) -> None:
+    (tmp_path / "metrics.csv").write_text(
+        "epoch,step,train_loss,val_loss/dataloader_idx_0,val_loss/dataloader_idx_1\n"
+        "0,9,3.0,,\n0,9,,2.0,4.0\n1,19,2.5,,\n1,19,,1.0,nan\n",
+        encoding="utf-8",
+    )
+    run = lightning_csv.load(tmp_path)
+    assert run.evals["step"].tolist() == [9, 19]
+    assert run.evals["val_loss"].tolist() == ["3", "nan"]  # a NaN in one set makes the mean NaN: visible
+    assert notes_with(run, "val_loss = the mean of 2 evaluation sets")
+
+
+def test_several_eval_sets_in_logged_records() -> None:
+    """The importers of (step, {name: value}) records (MLflow, Trackio, Keras...) follow the same policy."""
+    records = metric_frames.records_from_rows(
+        [
+            (1, {"train_loss": 2.0}, "row 1"),
+            (1, {"eval/wiki_loss": 3.0, "eval/web_loss": 5.0}, "row 2"),
+            (2, {"train_loss": 1.8}, "row 3"),
+            (2, {"eval/wiki_loss": 2.0}, "row 4"),
+        ]
+    )
+    frames = metric_frames.build_frames(records, "records")
+    assert frames.evals[["step", "val_loss"]].values.tolist() == [[1, 3.0], [2, 2.0]]
+    assert any("val_loss <- 'eval/wiki_loss', the first of 2 evaluation sets" in n for n in frames.notes)
+
+
 # ---------------------------------------------------------------- malformed inputs
 
 
@@ -485,12 +622,79 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     run = lightning_csv.load(tmp_path / "lightning_logs")
     assert run.train["learning_rate"].tolist() == [0.001, 0.002]
     assert notes_with(run, "learning_rate for 2 rows taken from another row logged at the same step")
-    assert notes_with(run, "'lr-*' matches lr-AdamW, lr-AdamW-momentum; used 'lr-AdamW'")
+    assert (
+        notes_with(run, "columns used: ")
+        and "learning_rate <- 'lr-AdamW'" in notes_with(run, "columns used")[0]
+    )
     assert run.train["loss"].tolist() == ["3.5", "nan"]  # a NaN loss stays visible
     assert run.train["grad_norm"].tolist() == [0.8, 12.0]
     assert run.evals["val_loss"].tolist() == [3.1]
     assert run.config["total_steps"] == 100 and run.config["grad_clip_norm"] == 1.0
     assert run.config["hparams"]["args"] == {"x": 1} and run.run_name == "lightning_logs/version_3"
+
+
+def write_version(root: Path, number: int, steps: range, hparams: str) -> Path:
+    """A CSVLogger version folder: a train row per logged step (loss falling with the step), a
+    validation row at the end with per-batch val rows (their 'step' is the batch index)."""
+    folder = root / f"version_{number}"
+    folder.mkdir(parents=True)
+    rows = [f"{1 / (1 + s):.6f},{s // 100},{s},," for s in steps]
+    rows += [f",{steps[-1] // 100},{batch},0.5," for batch in range(3)]  # val_loss_step per batch
+    rows.append(f",{steps[-1] // 100},{steps[-1]},,0.4")
+    (folder / "metrics.csv").write_text(
+        "train_loss_step,epoch,step,val_loss_step,val_loss_epoch\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    return folder
+
+
+RECIPE = "lr: 0.0002\nbatch_size: 16\nnoise_schedule: [0.0001, 0.05]\n"
+
+
+def test_lightning_versions_that_continue_each_other_are_one_run_resumed(tmp_path: Path) -> None:
+    """version_1 restores a checkpoint (its steps go on from 159 < 199: 159-199 replayed), version_2
+    starts right after version_1; only the checkpoint path, a data path and a switch changed."""
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE + "checkpoint_name: null\nin_ram: true\n")
+    write_version(tmp_path, 1, range(159, 400, 10), RECIPE + "checkpoint_name: epoch=1.ckpt\nin_ram: false\n")
+    write_version(tmp_path, 2, range(409, 600, 10), RECIPE + "checkpoint_name: epoch=3.ckpt\nin_ram: false\n")
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / f"version_{n}" for n in range(3)]]
+    assert multi_run.find_runs(tmp_path) == [], "one run: not a folder of several runs"
+    run = importers.load_run(tmp_path)
+    assert run.train["step"].tolist() == [*range(9, 200, 10), *range(159, 400, 10), *range(409, 600, 10)]
+    assert [step for step, _ in events(run)] == [159, 409]
+    assert all(text.startswith("run resumed: version_") and "restarted" in text for _, text in events(run))
+    assert "steps 159-199 logged again" in events(run)[0][1] and "no step logged twice" in events(run)[1][1]
+    assert notes_with(run, "version_0, version_1, version_2 read as one run resumed 2 time(s)")
+    assert notes_with(run, "version_1: hparams that changed at the resume (not the training recipe): check")
+
+
+@pytest.mark.parametrize(
+    ("second_steps", "second_recipe", "why"),
+    [
+        (range(9, 200, 10), RECIPE.replace("0.0002", "0.001"), "a sweep: from the first step, another lr"),
+        (range(9, 200, 10), RECIPE, "the same recipe run again from the first step"),
+        (range(159, 400, 10), RECIPE.replace("16", "32"), "a new stage: steps go on, the batch size changed"),
+        (range(2009, 2200, 10), RECIPE, "a gap of 1800 steps after the previous version's last"),
+    ],
+)
+def test_lightning_versions_that_do_not_continue_are_separate_runs(
+    tmp_path: Path, second_steps: range, second_recipe: str, why: str
+) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, second_steps, second_recipe)
+    assert lightning_csv.version_runs(tmp_path) == [[tmp_path / "version_0"], [tmp_path / "version_1"]], why
+    assert [source.name for source in multi_run.find_runs(tmp_path)] == ["version_0", "version_1"]
+    with pytest.raises(RunImportError, match="holds 2 Lightning runs"):
+        lightning_csv.load(tmp_path)
+
+
+def test_lightning_resumed_versions_beside_a_new_run_in_one_folder(tmp_path: Path) -> None:
+    write_version(tmp_path, 0, range(9, 200, 10), RECIPE)
+    write_version(tmp_path, 1, range(199, 400, 10), RECIPE)
+    write_version(tmp_path, 2, range(9, 200, 10), RECIPE.replace("0.0002", "0.001"))
+    runs = multi_run.find_runs(tmp_path)
+    assert [source.name for source in runs] == ["version_0-version_1", "version_2"]
+    assert len(runs[0].load().train) == 20 + 21 and len(runs[1].load().train) == 20
 
 
 def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
@@ -500,7 +704,8 @@ def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
         lightning_csv.load(path)
     message = str(raised.value)
     assert (
-        str(path) in message and "no training-loss column: expected one of loss, train_loss_step" in message
+        str(path) in message
+        and "no training-loss column: no numeric column reads as the training-loss" in message
     )
     assert "found columns: epoch, step, val_loss" in message
 
@@ -579,7 +784,11 @@ def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
     path = tmp_path / "metrics.csv"
     path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
     assert not wandb_history.sniff(path)
-    with pytest.raises(RunImportError, match=r"no training-loss column: expected one of loss, .*train/loss"):
+    with pytest.raises(
+        RunImportError,
+        match=r"no training-loss column: no numeric column reads as the training-loss "
+        r"\(e\.g\. loss, .*train/loss",
+    ):
         wandb_history.load(path)
     path.write_text("step,loss\n1,2.0\n2,oops\n", encoding="utf-8")
     with pytest.raises(RunImportError, match=r"row 2 \(line 3\), column 'loss': not a number"):
@@ -597,15 +806,29 @@ def test_wandb_jsonl_bad_line_names_the_line(tmp_path: Path) -> None:
 
 def test_alias_file_argument_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "metrics.csv"
-    path.write_text("iter,objective,loss\n1,9.0,1.0\n", encoding="utf-8")
-    with pytest.raises(RunImportError, match=r"no step column: expected one of step, global_step"):
+    path.write_text("tick,wobble,loss\n1,9.0,1.0\n", encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"no step column: .*\(not understood: tick, wobble\)"):
         wandb_history.load(path)
     override = tmp_path / "aliases.json"
-    override.write_text(json.dumps({"loss": ["objective"], "step": "iter"}), encoding="utf-8")
-    assert wandb_history.load(path, aliases=override).train["loss"].tolist() == [9.0]
+    override.write_text(json.dumps({"train_loss": ["wobble"], "step": "tick"}), encoding="utf-8")
+    run = wandb_history.load(path, aliases=override)
+    assert run.train["loss"].tolist() == [9.0] and run.train["step"].tolist() == [1]
     monkeypatch.setenv(ENV_VAR, str(override))
-    assert load_aliases()["loss"][:2] == ["objective", "loss"]
+    assert load_aliases() == {"loss": ["wobble"], "step": ["tick"]}
     assert wandb_history.load(path).train["loss"].tolist() == [9.0]
+
+
+def test_wide_table_columns_are_read_by_the_resolver(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.csv"
+    path.write_text(
+        "run,trainer/global_step,train/CrossEntropyLoss,z_loss,valid/loss,optim/LR (group 0),mystery\n"
+        "a,1,3.0,0.1,3.5,0.001,7\na,2,2.0,0.1,,0.002,7\n",
+        encoding="utf-8",
+    )
+    run = wandb_history.load(path)
+    assert run.train["loss"].tolist() == [3.0, 2.0] and run.train["learning_rate"].tolist() == [0.001, 0.002]
+    assert run.evals["val_loss"].tolist() == [3.5]
+    assert notes_with(run, "not understood: mystery")  # the text column 'run' is no metric
 
 
 def test_alias_file_errors_name_file_and_key(tmp_path: Path) -> None:

@@ -700,6 +700,35 @@ def test_tensorboard_unknown_tags_then_user_aliases(tmp_path, monkeypatch):
     assert run.train["loss"].tolist() == pytest.approx([1.0, 0.5, 1 / 3])
 
 
+def test_tensorboard_lightning_valid_prefix_lands_in_the_eval_log(tmp_path):
+    """Issue 21: a Lightning log whose validation tags start with `valid_` (not `val_`) was read
+    with an empty eval log. The resolver reads valid_loss/valid_acc as validation metrics; the
+    per-batch copy (valid_loss_step) and the epoch mean of the train loss are left out."""
+    points = []
+    for step in range(1, 301):
+        values = [scalar("train_loss_step", 2.0 / step**0.2), scalar("lr-AdamW", 1e-3)]
+        if step % 100 == 0:
+            epoch = step // 100
+            values += [
+                scalar("valid_loss", 1.5 * epoch),  # overfits: several times its minimum by the end
+                scalar("valid_acc", 0.6 - 0.1 * epoch),
+                scalar("valid_loss_step", 9.0),
+                scalar("train_loss_epoch", 1.0),
+                scalar("epoch", float(epoch - 1)),
+                scalar("zorp_metric", 3.0),
+            ]
+        points.append((step, values))
+    event_file(tmp_path / "lightning_logs" / "version_0", points)
+    run = tensorboard_events.load(tmp_path / "lightning_logs" / "version_0")
+    assert run.evals["step"].tolist() == [100, 200, 300]
+    assert run.evals["val_loss"].tolist() == pytest.approx([1.5, 3.0, 4.5])
+    assert run.evals["val_accuracy"].tolist() == pytest.approx([0.5, 0.4, 0.3])
+    assert len(run.train) == 300 and run.train["learning_rate"].iloc[0] == pytest.approx(1e-3)
+    assert "not understood: zorp_metric" in run.notes
+    used = next(n for n in run.notes if n.startswith("TensorBoard tags used"))
+    assert "val_loss <- 'valid_loss'" in used and "valid_loss_step" not in used
+
+
 def test_tensorboard_two_run_folders_is_an_error(tmp_path):
     for version in ("version_0", "version_1"):
         event_file(tmp_path / version, [(1, [scalar("train_loss", 1.0)])])

@@ -59,7 +59,7 @@ def test_symptom_ranks_below_its_cause_even_when_larger(diagnosis: Diagnosis) ->
 def test_clean_run_report_says_nothing_above_low(clean_run: Diagnosis, tmp_path: Path) -> None:
     paths = write_report(clean_run.db_path, clean_run.target_path, tmp_path, progress=None)
     markdown = paths["markdown"].read_text()
-    assert "Nothing wrong above low severity" in markdown
+    assert "Nothing serious found: no finding above low severity." in markdown
     assert json.loads(paths["findings"].read_text()) == []
 
 

@@ -28,16 +28,23 @@ from dbt_session import DB_NAME, run_connection
 from run_diagnosis import importers
 from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.importers.canonical import RunData, write_run
+from run_diagnosis.report_content import build_double_check
+from run_diagnosis.report_data import ReportData, load_report_data
+from run_diagnosis.report_story import PageOne, build_page_one
+from severity_agreement import ANOMALY_TEST, describe, disagreements
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
 HIGH_OR_WORSE = frozenset({"critical", "high"})
 SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 # Left out of the real-log builds: unit tests always (fixed inputs: the same answer for every
-# log), data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are half of each build's CPU; the
-# marts these tests read do not depend on them, and the findings' keys are checked below).
+# log), data tests other than the anomaly tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1 (they are
+# half of each build's CPU; the marts these tests read do not depend on them, and the findings'
+# keys are checked below). The anomaly tests always run: their stored failures and the problem
+# list dbt prints are compared with the findings mart, findings.json and the report.
 FULL_BUILD = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_FULL") == "1"
-EXCLUDE = "resource_type:unit_test" if FULL_BUILD else "resource_type:unit_test resource_type:test"
+EXCLUDE = "resource_type:unit_test"
+SELECT = None if FULL_BUILD else f"resource_type:seed resource_type:model test_name:{ANOMALY_TEST}"
 # RUN_DIAGNOSIS_REAL_LOGS_SUMMARY=file: append every log's findings table to that file
 SUMMARY = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_SUMMARY")
 GRAD_NORM_TEXT = re.compile(r"grad(?:ient)?[ _-]?norm", re.IGNORECASE)
@@ -78,6 +85,7 @@ LOGS: dict[str, str] = {
     "tb-lightning-fractaldb-short": "tb-lightning-fractaldb-short",
     "wandb-alpaca-v7i3k2p0": "wandb-alpaca-llama7b-runs/run-20231102_033502-v7i3k2p0",
     "wandb-imdb-t2wihhdg": "wandb-imdb-optimizer-sweep/run-20230329_015729-t2wihhdg",
+    "wandb-imdb-r8mtbfdx": "wandb-imdb-optimizer-sweep/run-20230329_015319-r8mtbfdx",  # a partial copy
     "llamafactory-qwen7b-medical-overfit": "llamafactory-qwen7b-medical-overfit",
     "llamafactory-nsllm-slow-healthy": "llamafactory-nsllm-slow-healthy",
     "llamafactory-loss-zero-collapse": "llamafactory-loss-zero-collapse",
@@ -117,9 +125,10 @@ IMPORTED: dict[str, tuple[str, int | None, int | None]] = {
     "gan-version_12": ("lightning_csv", 200, 0),
     "tb-lightning-satd-stepdecay": ("tensorboard", 240, 120),
     "tb-hf-gpt2ja-evalontrain": ("tensorboard", 6, 1),
-    "tb-lightning-fractaldb-short": ("tensorboard", 78, 0),
+    "tb-lightning-fractaldb-short": ("tensorboard", 78, 2),  # valid_loss_epoch: 1.0123, 0.9833
     "wandb-alpaca-v7i3k2p0": ("wandb_run", 1218, 0),
     "wandb-imdb-t2wihhdg": ("wandb_run", 2912, 0),
+    "wandb-imdb-r8mtbfdx": ("wandb_run", 3957, 0),
     "llamafactory-qwen7b-medical-overfit": ("llamafactory_log", 675, 13),
     "llamafactory-nsllm-slow-healthy": ("llamafactory_log", 435, 0),
     "llamafactory-loss-zero-collapse": ("llamafactory_log", 37, 0),
@@ -201,7 +210,15 @@ def diagnose_logs(keys: list[str], work: Path) -> dict[str, Diagnosis]:
     """Import the logs, build them all in ONE dbt build (a folder of run folders), and read
     each log's findings back."""
     imported = {key: import_log(key, work / "runs") for key in keys}
-    build = build_run(work / "runs", work / DB_NAME, work / "dbt", exclude=EXCLUDE, threads=4)
+    build = build_run(
+        work / "runs",
+        work / DB_NAME,
+        work / "dbt",
+        select=SELECT,
+        exclude=EXCLUDE,
+        indirect_selection=None if FULL_BUILD else "empty",
+        threads=4,
+    )
     diagnoses: dict[str, Diagnosis] = {}
     with duckdb.connect(str(build.db_path), read_only=True) as con:
         for key, (source_format, run) in imported.items():
@@ -286,6 +303,15 @@ def test_imports_and_builds(diagnosis: Diagnosis, log_key: str) -> None:
     assert all(ids) and len(set(ids)) == len(ids), ids
     assert {f["severity"] for f in diagnosis.findings} <= SEVERITIES
     assert [f["harm_rank"] for f in diagnosis.findings] == list(range(1, len(ids) + 1))
+
+
+@pytest.mark.parametrize("log_key", list(LOGS))
+def test_severity_and_rank_agree_everywhere(diagnosis: Diagnosis, log_key: str) -> None:
+    """Every finding's final severity and rank are the same in the findings mart, the stored
+    failures of its anomaly test, the problem list dbt printed, findings.json and report.md."""
+    build = diagnosis.build
+    found = disagreements(build.db_path, build.target_path, build.output, [log_key], several_runs=True)
+    assert not found, describe(found)
 
 
 @pytest.mark.parametrize("log_key", REGULAR_INTERVAL_LOGS)
@@ -759,3 +785,86 @@ def test_wandb_sweep_folder_lists_every_run() -> None:
     assert len(runs) == 31
     readable = [run.name for run in runs if wandb_run.sniff(sweep / run.name)]
     assert len(readable) == 4, readable
+
+
+# ---------------------------------------------------------------- the story (issue 26)
+
+
+def story_of(diagnosis: Diagnosis) -> tuple[PageOne, ReportData]:
+    """Page one of the log's report (no plots) and what it read."""
+    data = load_report_data(diagnosis.build.db_path, diagnosis.build.target_path, diagnosis.key)
+    return build_page_one(data, build_double_check(data).consistency), data
+
+
+def told(page: PageOne) -> str:
+    return " ".join([*page.what_happened, *(answer for _, answer in page.questions)])
+
+
+@pytest.mark.parametrize("log_key", ["hf-tinyllama-sft", "nanogpt-resume", "lightning-version_0"])
+def test_a_best_evaluation_at_the_end_is_not_stopped_improving(diagnosis: Diagnosis, log_key: str) -> None:
+    """SOURCES.md A1, C26, B10: the best evaluation is the last one; the story must not say the run
+    stopped improving."""
+    page, data = story_of(diagnosis)
+    assert data.story["best_is_last"] and data.story["val_trend"] != "stopped_improving"
+    assert "stopped improving" not in told(page)
+
+
+class TestNanogptResumeStory:
+    """SOURCES.md C26: one manual resume after epoch 1 (no crash): a stop, told once."""
+
+    LOG: ClassVar[str] = "nanogpt-resume"
+
+    def test_the_resume_is_one_restart_and_no_crash(self, diagnosis: Diagnosis) -> None:
+        restarts = diagnosis.of("run_restart")
+        assert len(restarts) == 1, diagnosis.table()
+        assert "crashed" not in restarts[0]["title"] and "redoing 0" not in restarts[0]["title"]
+        assert "steps of risk" not in restarts[0]["recommendation"]
+        page, data = story_of(diagnosis)
+        assert data.story["n_crash_restarts"] == 0
+        assert "It stopped once with no crash logged and was resumed" in told(page)
+        assert "crash" not in told(page).replace("no crash logged", "")
+
+    def test_a_small_late_fall_is_progress(self, diagnosis: Diagnosis) -> None:
+        """Val loss 3.400 at step 4249 (95% of the fall) to 3.017 at the end: an 11% fall."""
+        page, data = story_of(diagnosis)
+        assert data.story["late_fall_share"] == pytest.approx(0.113, abs=0.002)
+        assert data.story["val_trend"] == "still_improving"
+        assert "almost no net progress" not in told(page)
+
+
+@pytest.mark.parametrize("log_key", ["lightning-version_3", "lightning-version_19"])
+def test_a_pruned_trial_is_named_as_such_and_said_first(diagnosis: Diagnosis, log_key: str) -> None:
+    """SOURCES.md B10: high-LR trials were pruned after 4-8 epochs: a stopped trial, not a config
+    mismatch, said before any judgement."""
+    assert [f["finding_id"] for f in diagnosis.of("run_ended_early")] == ["run_ended_early:stopped_early"]
+    assert not [f for f in diagnosis.of("config_mismatch") if f["severity"] in ABOVE_LOW], diagnosis.table()
+    page, _ = story_of(diagnosis)
+    assert page.what_happened[0].startswith("The log ends at step ")
+    assert "a pruned or early-stopped trial" in page.what_happened[0]
+
+
+def test_a_complete_trial_says_nothing_of_its_end(diagnoses: Diagnoses) -> None:
+    """SOURCES.md B10: v0 ran all 20 epochs."""
+    assert not diagnoses.get("lightning-version_0").of("run_ended_early")
+
+
+class TestWandbPartialCopy:
+    """SOURCES.md C16: r8mtbfdx's .wandb holds 3,957 of the run's 62,509 steps (its summary says
+    _step 62509) and no exit record: the log is partial, and the report says so first."""
+
+    LOG: ClassVar[str] = "wandb-imdb-r8mtbfdx"
+
+    def test_said_partial_before_any_judgement(self, diagnosis: Diagnosis) -> None:
+        ended = diagnosis.one("run_ended_early")
+        assert ended["finding_id"] == "run_ended_early:partial_copy"
+        assert "copied while the run was writing" in ended["title"]
+        summary_note = (
+            "partial copy: run-r8mtbfdx.wandb holds history up to W&B step 3956, but the run's summary"
+        )
+        assert any(str(e).startswith(summary_note) for e in diagnosis.run.events["event"])
+        page, _ = story_of(diagnosis)
+        assert page.what_happened[0].startswith("The log is a partial copy: it ends at step 3956")
+
+    def test_a_complete_copy_is_not_partial(self, diagnoses: Diagnoses) -> None:
+        complete = diagnoses.get("wandb-imdb-t2wihhdg")
+        assert not [f for f in complete.of("run_ended_early") if f["finding_id"].endswith("partial_copy")]

@@ -37,12 +37,12 @@ models:
       meta:
         vars: [no_such_var]
     data_tests:
-      - is_empty:
+      - no_findings_above_info:
           name: orphan_fires
           config:
             meta:
               category: not_a_category
-      - is_empty:
+      - no_findings_above_info:
           name: nan_loss_again
           config:
             meta:
@@ -178,7 +178,7 @@ models:
       meta:
         vars: [planted_loss_ceiling]
     data_tests:
-      - is_empty:
+      - no_findings_above_info:
           name: loss_above_planted_ceiling
           config:
             meta:
@@ -203,10 +203,10 @@ def test_a_new_check_is_one_folder_one_seed_row_its_var_and_a_registry_line(tmp_
     opening = "  {{ return({\n"
     registry.write_text(registry.read_text().replace(opening, opening + NEW_CHECK_REGISTRY_LINE, 1))
 
-    # the new detector, what it reads, its anomaly test and the registry test (cautious: no
-    # test of an unselected model)
-    selection = ("finding_categories", REGISTRY_TEST, "+int_findings__loss_above_ceiling")
-    built = dbt_build(project, *selection, indirect_selection="cautious")
+    # the findings mart and what it reads (the new detector among them: its anomaly test reads the
+    # final severity there), the new check's anomaly test and the registry test, no other test
+    selection = ("finding_categories", REGISTRY_TEST, "+findings", "loss_above_planted_ceiling")
+    built = dbt_build(project, *selection, indirect_selection="empty")
     assert built.ok, built.output[-3000:]
     assert "Warning in test loss_above_planted_ceiling" in built.output, built.output[-3000:]
     with duckdb.connect(str(built.db_path), read_only=True) as connection:

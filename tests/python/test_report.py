@@ -103,14 +103,16 @@ def test_page_one_has_the_sections_in_order_fits_a_screen_and_speaks_plain_words
 
 def test_page_one_tells_the_validation_trajectory_from_the_data(problem: dict[str, Path]) -> None:
     what = page_one(read(problem, "markdown")).split("## What happened")[1].split("##")[0]
+    # run_story's verdict (the fixture's row): the best evaluation, step 40, lies a third of the
+    # evaluated steps before the last
     assert (
-        "Validation loss fell from 5.690 at step 0 to 2.655 by step 10; after step 10 the run made almost no "
-        "net progress: val loss 2.655 -> 2.630, accuracy 0.117 -> 0.450 by step 60." in what
+        "Validation loss fell from 5.690 at step 0 to its best 2.610 at step 40, then stopped improving: "
+        "2.630 at step 60, the last evaluation, accuracy 0.317 -> 0.450." in what
     )
     assert "It crashed and was resumed once: at step 40 from the checkpoint of step 35." in what
     assert "The best evaluation is at step 40 (val loss 2.610); the last saved checkpoint is step 50" in what
     assert "rose to" not in what  # no dip in this run
-    assert len(re.findall(r"[.!?](?:\s|$)", what.strip())) <= 5
+    assert len(re.findall(r"[.!?](?:\s|$)", what.strip())) <= 6
 
 
 def test_a_validation_dip_is_told_with_the_causes_just_before_it(tmp_path: Path) -> None:
@@ -118,10 +120,18 @@ def test_a_validation_dip_is_told_with_the_causes_just_before_it(tmp_path: Path)
     tables["eval_metrics"] = [
         (s, 3.2, 0.05, *rest) if s == 30 else (s, v, a, *rest) for s, v, a, *rest in tables["eval_metrics"]
     ]
+    # what run_story decides on that curve: the dip at step 30, accuracy down from 0.183 to 0.05
+    tables["run_story"] = [
+        fx.with_value(
+            tables["run_story"][0], "run_story", dip_step=30, dip_val_loss=3.2, dip_best_before=2.63,
+            dip_previous_eval_step=20, dip_val_accuracy=0.05, dip_previous_val_accuracy=0.1833,
+            dip_accuracy_collapsed=True,
+        )
+    ]  # fmt: skip
     what = page_one(read(make_report(tmp_path, tables, []), "markdown"))
     assert (
-        "Validation loss rose to 3.200 at step 30 (best before 2.630) and accuracy collapsed to about 0.050, "
-        "after loss spikes (steps 25-26)." in what
+        "Validation loss rose to 3.200 at step 30 (best before 2.630) and accuracy collapsed to about 0.050 "
+        "(from 0.183), after loss spikes (steps 25-26)." in what
     )
 
 
@@ -130,7 +140,7 @@ def test_page_one_answers_the_two_questions(problem: dict[str, Path]) -> None:
     assert (
         "- **Why is the final validation loss high?** The problems that plausibly cost "
         "validation loss, most severe "
-        "first: the crash and resume (steps 36-60) and loss spikes (steps 25-26)." in questions
+        "first: the restart (steps 36-60) and loss spikes (steps 25-26)." in questions
     )
     assert (
         "- **Why does the training loss look unstable?** Because of loss spikes (steps 25-26)." in questions
@@ -160,6 +170,27 @@ def test_page_one_caveats_come_from_the_data_not_from_the_tool(problem: dict[str
     assert "The step times of the 60 counted steps add up to" in caveats
     assert "5 replayed steps" in caveats and "wall time is longer" in caveats
     assert "gradient norms" not in caveats  # grad norms are below the limit: nothing logged after clipping
+
+
+def test_the_importers_not_understood_names_are_one_caveat_line() -> None:
+    from types import SimpleNamespace
+
+    from run_diagnosis.importers.metric_names import assign
+    from run_diagnosis.report_story import import_caveat
+
+    notes = [
+        "columns used: loss <- 'train/wiki_loss'",
+        # two training losses equally plausible (two evaluation sets would be one series instead)
+        *assign(["step", "train/wiki_loss", "train/web_loss", "zorp", "blip"]).notes(),
+    ]
+    line = import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(notes)}))
+    assert line == (
+        "The importer did not understand the logged names zorp, blip, so they were not used and chose "
+        "between equally plausible columns for loss (the choice may be wrong); name them with an alias "
+        "file or --map."
+    )
+    assert import_caveat(SimpleNamespace(summary={"import_notes": json.dumps(["columns used: x"])})) is None
+    assert import_caveat(SimpleNamespace(summary={"import_notes": None})) is None
 
 
 def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Path) -> None:
@@ -205,7 +236,10 @@ def test_with_cost_columns_page_one_shows_both_ledgers(costed: dict[str, Path]) 
         f"2. {RUNNER_UP['title']} (0.030 (0.010 to 0.060) of final validation loss, 1.1%)",
     ]  # the schedule mismatch is a symptom of the restart, in the same ledger: told under it, not again
     compute = page.split("## Compute: what costs time")[1].split("##")[0]
-    assert compute.strip() == "1. Steps 41-44 ran 10x slower than usual. (2.4 s (16.5% of the run's time))"
+    assert compute.strip() == (
+        "1. Steps 41-44 ran 10x slower than usual. (2.4 s, 16.5% of the 14.2 s of step time logged over all "
+        "attempts)"
+    )
     assert "## The problems, most severe first" not in page
     assert len(page.splitlines()) <= 45
 
@@ -222,7 +256,7 @@ def test_with_cost_columns_fix_first_argues_in_validation_loss_and_says_when_ran
     assert "The two ranges overlap, so the order between them is not settled: both must be fixed." in page
     assert "resume from step 35 with the scheduler state restored; val loss at step 60 should drop" in page
     assert (
-        "- **Why is the final validation loss high?** Mostly the crash and resume (steps 36-60), "
+        "- **Why is the final validation loss high?** Mostly the restart (steps 36-60), "
         "about 0.050; loss spikes (steps 25-26), about 0.030 (of the final 2.630)." in page
     )
 
@@ -335,7 +369,11 @@ def test_appendix_lists_broken_dbt_nodes_and_page_one_warns(tmp_path: Path) -> N
     assert "- unit_test unit_test.run_diagnosis.findings.test_ranking fail in the last build" in checks
     assert "run_diagnosis.findings success" not in checks
     assert "- dbt tests that failed or warned: 3: `assert_lr_matches_schedule`" in checks
-    assert "The last build had 2 broken steps: some numbers may be from an older build" in page_one(md)
+    first = page_one(md).split("## What happened")[0]  # said before the story
+    assert "## This diagnosis is INCOMPLETE" in first
+    assert "Did not build: model stg_training__evals (error): Conversion Error: could not cast 'x'" in first
+    assert "Did not build: unit_test test_ranking (fail): actual differs" in first
+    assert "The last build failed (2 nodes did not build): the diagnosis is incomplete" in page_one(md)
 
 
 def test_rows_that_do_not_add_up_and_tables_that_disagree_reach_the_appendix(tmp_path: Path) -> None:
@@ -351,7 +389,9 @@ def test_rows_that_do_not_add_up_and_tables_that_disagree_reach_the_appendix(tmp
 def test_clean_run_says_nothing_is_wrong_above_low(clean: dict[str, Path]) -> None:
     for kind in ("markdown", "html"):
         text = read(clean, kind)
-        assert "Nothing wrong above low severity" in text
+        assert "Nothing serious found: no finding above low severity." in text
+        assert "4 of 16 checks could not run because: no shard ids in the log (bad_data_shard); " in text
+        assert "; no evaluations in the log (eval_contamination, overfitting);" in text
         assert "Fix first" not in text
         assert "30 counted of 30 train rows logged" in text
         assert "The run logged no evaluations, so its validation trajectory is unknown." in text
@@ -367,7 +407,8 @@ def test_a_low_finding_alone_is_still_nothing_above_low(tmp_path: Path) -> None:
     low = fx.PROBLEM_FINDINGS[3]
     tables["findings"] = [fx.as_row("findings", **{**low, "harm_rank": 1})]
     md = read(make_report(tmp_path, tables, []), "markdown")
-    assert "**Nothing wrong above low severity.**" in md
+    assert "**Nothing serious found: no finding above low severity." in md
+    assert "Fix first" not in md  # a low note is never the one to fix first
     assert f"| {low['title']} | step 10 | 1 |" in md
 
 
@@ -404,6 +445,8 @@ def test_html_plots_are_inline_figures_with_id_alt_and_caption(problem: dict[str
     assert ids == ["plot-loss", "plot-eval", "plot-lr", "plot-grad", "plot-shards", "plot-step-time"]
     assert "The purple band marks the steps of the problem to fix first." in figures[0]
     assert "Dashed lines: checkpoints saved (from the events); the last one is step 50." in figures[1]
+    zooms = re.findall(r'<figure class="zoom"><img id="(zoom-[^"]+)"', page)
+    assert zooms == ["zoom-run-restart-040", "zoom-loss-spikes-025"]  # with their causes, page two order
 
 
 def test_html_links_caused_by_to_the_root_cause_and_every_anchor_resolves(problem: dict[str, Path]) -> None:
@@ -529,7 +572,8 @@ def test_reports_render_in_headless_chromium(
     assert checked_control.console_errors == ["console.error: control error"]
     assert [img["id"] for img in checked_control.broken_images] == ["broken"]
 
-    for checked, n_images in ((checked_problem, 6), (checked_clean, 3)):
+    # the six plots of the run, and a zoom on each of the problem run's two causes with steps
+    for checked, n_images in ((checked_problem, 8), (checked_clean, 3)):
         assert checked.console_errors == []
         assert checked.external_requests == []
         assert len(checked.images) == n_images

@@ -12,6 +12,7 @@ import pytest
 from dbt_session import REPO, Diagnosis
 from run_diagnosis.report import write_report
 from sample_build import sample_build
+from severity_agreement import describe, disagreements
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +111,21 @@ def test_failing_tests_read_as_the_problem_list(sample: Diagnosis) -> None:
         "step_sequence_not_monotonic",
         "logs_need_repair",
     }
+    listed = " ".join(sample.output.split())
+    assert "17 problem(s) above info severity in this run, worst first" in listed
     assert (
-        "learning_rate_above_configured_peak [lr_above_peak]: 1 finding(s), first at step 3" in sample.output
+        "#1 HIGH lr_above_peak:run, steps 3-190: costs 0.158 (0.079 to 0.315) of final validation loss "
+        "(5.1% of it)" in listed
     )
+    assert "#5 MEDIUM slow_steps:160, steps 160-185: costs 17.7 s" in listed
+    assert "INCOMPLETE" not in listed and "no anomaly test failed" not in listed
+
+
+def test_severity_and_rank_agree_everywhere(sample: Diagnosis) -> None:
+    """Every finding's final severity and rank are the same in the findings mart, the stored
+    failures of its anomaly test, the problem list dbt printed, findings.json and report.md."""
+    found = disagreements(sample.db_path, sample.target_path, sample.output, ["sample-run"], False)
+    assert not found, describe(found)
 
 
 def normalised(markdown: str) -> list[str]:

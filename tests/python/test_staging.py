@@ -280,4 +280,5 @@ def test_null_config_key_is_a_declared_unknown(diagnosis: Diagnosis) -> None:
     coverage = diagnosis.table("check_coverage").set_index("category")
     assert not coverage.loc["grad_clip_violation", "could_run"]
     assert "grad_clip_norm unknown" in coverage.loc["grad_clip_violation", "reason"]
-    assert "config_mismatch:grad_clip_norm" in set(diagnosis.findings()["finding_id"])
+    unknown = diagnosis.findings().set_index("finding_id").loc["config_mismatch:unknown_fields"]
+    assert unknown["title"] == "The config lacks grad_clip_norm, so the checks that need it could not run."

@@ -6,7 +6,10 @@ SOURCES.md); the multi-run folder logic is also checked on the real Lightning sw
 
 from __future__ import annotations
 
+import json
 import math
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -184,6 +187,101 @@ def test_chart_export_malformed(tmp_path: Path) -> None:
     bad_cell = _chart(tmp_path / "bad.csv", "train/loss", {"a": ["1.0", "oops"], "b": ["2.0", "1.9"]}, [1, 2])
     with pytest.raises(RunImportError, match="not a number"):
         wandb_history.load_chart_run([bad_cell], "a")
+
+
+# ---------------------------------------------------------------- .wandb files in both item encodings
+# Written here from wandb_internal.proto: Record{num=1, history=2, exit=18}, HistoryRecord{item=1,
+# step=2}, HistoryItem{key=1, nested_key=2 (repeated), value_json=16}; LevelDB-log framing in
+# 32 KiB blocks after the 7-byte ':W&B' header (importers.wandb_run).
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _bytes_field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _int_field(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def _history_item(name: str, value: object, nested: bool) -> bytes:
+    """One HistoryItem: the name in ``key`` (older clients) or as a ``nested_key`` path (newer)."""
+    text = json.dumps(value).encode()
+    if nested:
+        path = b"".join(_bytes_field(2, part.encode()) for part in name.split("."))
+        return path + _bytes_field(16, text)
+    return _bytes_field(1, name.encode()) + _bytes_field(16, text)
+
+
+def _datastore(records: list[bytes]) -> bytes:
+    """A .wandb file: header, then each record framed as FULL or FIRST/MIDDLE/LAST chunks."""
+    block = 32768
+    data = bytearray(struct.pack("<4sHB", b":W&B", 0xBEE1, 1))
+    for record in records:
+        rest, first = record, True
+        while True:
+            left = block - len(data) % block
+            if left < 7:
+                data += bytes(left)
+                continue
+            chunk, rest = rest[: left - 7], rest[left - 7 :]
+            kind = (1 if not rest else 2) if first else (4 if not rest else 3)
+            data += struct.pack("<IHB", zlib.crc32(bytes([kind]) + chunk), len(chunk), kind) + chunk
+            first = False
+            if not rest:
+                break
+    return bytes(data)
+
+
+def _wandb_run_file(folder: Path, rows: list[dict[str, object]], nested: bool, finished: bool = True) -> Path:
+    records = []
+    for number, row in enumerate(rows, start=1):
+        items = b"".join(_bytes_field(1, _history_item(k, v, nested)) for k, v in row.items())
+        history = items + _bytes_field(2, _int_field(1, number - 1))
+        records.append(_int_field(1, number) + _bytes_field(2, history))
+    if finished:
+        records.append(_int_field(1, len(rows) + 1) + _bytes_field(18, _int_field(1, 0)))
+    folder.mkdir(parents=True)
+    path = folder / f"run-{folder.name}.wandb"
+    path.write_bytes(_datastore(records))
+    return path
+
+
+WANDB_RUN_ROWS: list[dict[str, object]] = [
+    {"train/global_step": 10 * n, "train/loss": 3.0 - 0.1 * n, "train/lr": 1e-4, "_runtime": 5.0 * n}
+    for n in range(1, 6)
+] + [{"train/global_step": 50, "eval": {"loss": 2.7}, "samples": {"_type": "image-file", "width": 64}}]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["key (field 1)", "nested_key (field 2)"])
+def test_wandb_run_file_item_names_in_either_field(tmp_path: Path, nested: bool) -> None:
+    """Newer clients name a history item by its nested_key path, older ones by key: both read the same;
+    a dict value is flattened with '.' (eval.loss), a media object (_type) is not a scalar."""
+    path = _wandb_run_file(tmp_path / "abc123", WANDB_RUN_ROWS, nested)
+    assert wandb_run.sniff(path.parent)
+    run = wandb_run.load(path.parent)
+    assert run.train["step"].tolist() == [10, 20, 30, 40, 50]
+    assert run.train["loss"].tolist() == pytest.approx([2.9, 2.8, 2.7, 2.6, 2.5])
+    assert run.evals[["step", "val_loss"]].values.tolist() == [[50, 2.7]]
+    assert run.events.empty, "an exit record: the run finished"
+    assert not any("samples" in note for note in run.notes), run.notes
+
+
+def test_wandb_run_file_record_split_across_blocks(tmp_path: Path) -> None:
+    """A record longer than a 32 KiB block is framed FIRST/MIDDLE/LAST and read whole."""
+    rows = [dict(row) for row in WANDB_RUN_ROWS[:5]]
+    rows[2] = {**rows[2], **{f"extra/metric_{i}": float(i) for i in range(4000)}}
+    run = wandb_run.load(_wandb_run_file(tmp_path / "big", rows, nested=True, finished=False).parent)
+    assert run.train["step"].tolist() == [10, 20, 30, 40, 50]
+    assert run.events["event"].str.contains("without an exit record").all()
 
 
 # ---------------------------------------------------------------- several runs in one folder

@@ -1,8 +1,12 @@
 -- Finding: the config disagrees with what the logs show (total steps, decay
--- length, eval and checkpoint intervals, shard count, impossible values), or
--- declares a field unknown so a check cannot run. One row per disagreement.
+-- length, eval and checkpoint intervals, shard count, impossible values), one row per
+-- disagreement; or declares required fields unknown so checks cannot run, one row for
+-- all of them (config_mismatch:unknown_fields: an imported log lacks several at once).
 {%- set required = [] %}
 {%- for name, path, type, is_required in config_fields() if is_required %}{% do required.append(name) %}{% endfor %}
+{#- a required field the config declares unknown: null, and not an impossible value read as null -#}
+{%- set unknown = {} %}
+{%- for name in required %}{% do unknown.update({name: "config." ~ name ~ " is null and ',' || config.impossible_fields || ',' not like '%," ~ name ~ ",%'"}) %}{% endfor %}
 with
 
 config as (
@@ -88,21 +92,40 @@ shard_table as (
     select run_id, count(*) as shard_count from {{ run_ref('int_shards_resolved') }} group by run_id
 ),
 
+unknown_required as (
+    select
+        run_id,
+        substring(unknown_list, 1, length(unknown_list) - 2) as unknown_fields,
+        n_unknown
+    from (
+        select
+            run_id,
+            {% for name in required -%}
+            case when {{ unknown[name] }} then '{{ name }}, ' else '' end{% if not loop.last %} || {% endif %}
+            {% endfor %} as unknown_list,
+            {% for name in required -%}
+            case when {{ unknown[name] }} then 1 else 0 end{% if not loop.last %} + {% endif %}
+            {% endfor %} as n_unknown
+        from config
+    ) as listed
+),
+
 checks as (
     select
         config.run_id,
         'total_steps' as field_name,
-        case when steps.last_step < config.total_steps * {{ var('early_end_medium_share') }} then 'medium' else 'low' end as severity,
-        'The config says total_steps ' || {{ fmt_int('config.total_steps') }} || ' but the log ends at step '
+        'low' as severity,
+        'The config says total_steps ' || {{ fmt_int('config.total_steps') }} || ' but the log goes on to step '
             || {{ fmt_int('steps.last_step') }} || '.' as title,
         cast(config.total_steps as {{ type_double() }}) as config_value,
         cast(steps.last_step as {{ type_double() }}) as observed_value,
-        'Check whether the run stopped early or the config is stale; the schedule and epoch checks use the config value.' as recommendation
+        'Update total_steps in the config (the schedule and epoch checks use the config value).' as recommendation
     from config
     inner join steps
         on config.run_id = steps.run_id
+    -- a log that ends before total_steps is not a config problem: run_ended_early says how it ended
     where config.total_steps is not null
-        and abs(steps.last_step - config.total_steps) >= greatest(steps.logging_interval, 1)
+        and steps.last_step - config.total_steps >= greatest(steps.logging_interval, 1)
 
     union all
 
@@ -214,20 +237,22 @@ checks as (
     from config
     where config.impossible_fields <> ''
 
-    {% for name in required %}
     union all
 
+    -- the required fields the config declares unknown (null), in one row: one sentence names them all
     select
-        config.run_id,
-        '{{ name }}',
+        run_id,
+        'unknown_fields',
         'info',
-        'The config does not know {{ name }}, so the checks that need it could not run.',
+        'The config lacks ' || unknown_fields || ', so the checks that need '
+            || case when n_unknown = 1 then 'it' else 'them' end || ' could not run.',
         cast(null as {{ type_double() }}),
-        cast(null as {{ type_double() }}),
-        'Add {{ name }} to the run config (for imported logs: pass it with the training arguments) to enable those checks.'
-    from config
-    where config.{{ name }} is null and ',' || config.impossible_fields || ',' not like '%,{{ name }},%'
-    {% endfor %}
+        cast(n_unknown as {{ type_double() }}),
+        'Add ' || unknown_fields || ' to the run config (for imported logs: pass '
+            || case when n_unknown = 1 then 'it' else 'them' end
+            || ' with the training arguments) to enable those checks.'
+    from unknown_required
+    where n_unknown > 0
 ),
 
 final as (
@@ -237,9 +262,12 @@ final as (
         'config_mismatch' as category,
         checks.severity,
         checks.title,
-        'field ' || checks.field_name || ': config value ' || {{ fmt('checks.config_value', 8) }} || ', observed in the logs '
-            || {{ fmt('checks.observed_value', 8) }} || case when checks.field_name = 'impossible_values' then ' (impossible: '
-                || config.impossible_values || ')' else '' end || ' (config file ' || config.config_path || ')' as evidence,
+        case when checks.field_name = 'unknown_fields'
+            then 'required fields the config declares unknown (null): ' || {{ fmt_int('checks.observed_value') }}
+            else 'field ' || checks.field_name || ': config value ' || {{ fmt('checks.config_value', 8) }} || ', observed in the logs '
+                || {{ fmt('checks.observed_value', 8) }} || case when checks.field_name = 'impossible_values' then ' (impossible: '
+                    || config.impossible_values || ')' else '' end
+        end || ' (config file ' || config.config_file_name || ')' as evidence,
         cast(null as {{ dbt.type_bigint() }}) as first_step,
         cast(null as {{ dbt.type_bigint() }}) as last_step,
         cast(0 as {{ dbt.type_bigint() }}) as steps_affected,

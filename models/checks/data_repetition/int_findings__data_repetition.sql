@@ -42,7 +42,10 @@ summary as (
         sum(case when epoch_number >= 2 then 1 else 0 end) as repeated_steps,
         min(case when epoch_number >= 2 then step end) as first_repeat_step,
         max(step) as last_step,
-        sum(case when epoch_number = 1 then 1 else 0 end) as first_epoch_steps
+        -- rows logged, not steps trained: a log written every N steps has N steps per row
+        sum(case when epoch_number = 1 then 1 else 0 end) as first_epoch_steps,
+        min(case when epoch_number = 1 then step end) as first_epoch_first_step,
+        max(case when epoch_number = 1 then step end) as first_epoch_last_step
     from epochs
     group by run_id
 ),
@@ -70,12 +73,19 @@ run_finding as (
         'data_repetition' as category,
         case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
         'The run made ' || {{ fmt('cast(summary.counted_steps as ' ~ type_double() ~ ') / nullif(summary.first_epoch_steps, 0)', 1) }}
-            || ' passes over its data (' || {{ fmt_int('summary.epochs_started') }} || ' epochs started): ' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
-            || ' logged steps re-read examples already seen'
+            || ' passes over its data (' || {{ fmt_int('summary.epochs_started') }} || ' epochs started): steps '
+            || {{ fmt_int('summary.first_repeat_step') }} || '-' || {{ fmt_int('summary.last_step') }}
+            || ' re-read examples already seen (' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
+            || ' logged rows)'
             || case when boundary_text.staircase_steps > 0
                 then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' epoch boundaries.'
                 else '; no loss staircase at the epoch boundaries.' end as title,
-        'epochs found from ' || summary.epoch_basis || '; epoch 1 = steps 1-' || {{ fmt_int('summary.first_epoch_steps') }}
+        'epochs found from ' || case summary.epoch_basis
+                when 'shard_visits' then 'the shard visits (a shard''s k-th visit is epoch k)'
+                when 'config_steps_per_epoch' then 'the steps per epoch in the config'
+                else summary.epoch_basis end
+            || '; epoch 1 = steps ' || {{ fmt_int('summary.first_epoch_first_step') }}
+            || '-' || {{ fmt_int('summary.first_epoch_last_step') }} || ' (' || {{ fmt_int('summary.first_epoch_steps') }} || ' logged rows)'
             || case when shards.shard_count > 0
                 then ' (' || {{ fmt_int('shards.shard_count') }} || ' shards, ' || {{ fmt_int('shards.total_examples') }}
                     || ' examples; batch_size ' || {{ fmt_int('config.batch_size') }} || ')'

@@ -97,7 +97,7 @@ gap_summary as (
             and train_to_val_ratio < {{ var('loss_scale_mismatch_ratio') }} then 1 else 0 end) as evals_below_train,
         min(step) as first_step,
         max(step) as last_step,
-        avg(1 - 1 / train_to_val_ratio) as mean_gap,
+        {{ stable_avg('1 - 1 / train_to_val_ratio') }} as mean_gap,
         max(train_to_val_ratio) as max_ratio
     from evals
     group by run_id

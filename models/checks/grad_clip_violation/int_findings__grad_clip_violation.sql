@@ -20,7 +20,7 @@ violations as (
         max(step) as last_step,
         max(grad_norm) as max_grad_norm,
         max(ratio_to_clip) as max_ratio,
-        avg(ratio_to_clip) as mean_ratio,
+        {{ stable_avg('ratio_to_clip') }} as mean_ratio,
         count(distinct violation_stretch_key) as stretches,
         max(grad_clip_norm) as grad_clip_norm
     from gradients

@@ -147,7 +147,7 @@ bursts as (
         max(ratio_to_median) as max_ratio,
         min(reference_grad_norm) as min_reference,
         max(reference_grad_norm) as max_reference,
-        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('grad_norm', 3) ~ " || ')'", "', '", "order by grad_norm desc") }}
+        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('grad_norm', 3) ~ " || ')'", "', '", "order by grad_norm desc, step") }}
             as outlier_list
     from events
     group by run_id, case when is_in_warmup then 'warmup' else {{ fmt_int('event_number') }} end, is_in_warmup

@@ -119,7 +119,7 @@ issues as (
         'low' as severity,
         {{ fmt_int('count(*)') }} || ' evaluation(s) logged val_accuracy in percent instead of a share (steps '
             || {{ dbt.listagg(fmt_int('step'), "', '", "order by step") }} || ').' as title,
-        'values ' || {{ dbt.listagg(fmt('val_accuracy_logged', 4), "', '", "order by step") }}
+        'values ' || {{ dbt.listagg(fmt('val_accuracy_logged', 4), "', '", "order by step, val_accuracy_logged") }}
             || ' are above 1, so they can only be percent: divided by 100; the rest of the file logs shares' as evidence,
         min(step) as first_step,
         max(step) as last_step,
@@ -300,7 +300,7 @@ issues as (
         'unrecognised_events',
         'info',
         {{ fmt_int('count(*)') }} || ' event(s) match no pattern in event_patterns and were read as kind other.',
-        'events: ' || {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ': ' || event_text", "'; '", "order by step") }},
+        'events: ' || {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ': ' || event_text", "'; '", "order by step, event_text") }},
         min(step), max(step), count(*),
         cast(null as {{ dbt.type_string() }}),
         'If one of them is a crash, restart or checkpoint, add a line to seeds/reference/event_patterns.csv.'

@@ -64,13 +64,15 @@ final as (
         end as severity,
         'Training loss spiked to ' || {{ fmt('spikes.peak_loss', 3) }} || ' (' || {{ fmt('spikes.peak_ratio', 2) }}
             || 'x its baseline ' || {{ fmt('spikes.onset_baseline', 3) }} || ') at step ' || {{ fmt_int('spikes.onset_step') }}
-            || ' on shard ' || coalesce(spikes.onset_shard_id, 'unknown') || ' (' || coalesce(spikes.onset_source, 'unknown source')
-            || ') and stayed high for ' || {{ fmt_int('spikes.spike_steps') }} || ' steps.' as title,
+            -- the shard only when the log names one (a log without shard ids says nothing of it)
+            || coalesce(' on shard ' || spikes.onset_shard_id || coalesce(' (' || spikes.onset_source || ')', ''), '')
+            || ' and stayed high for ' || {{ fmt_int('spikes.spike_steps') }}
+            || case when spikes.spike_steps = 1 then ' logged step.' else ' logged steps.' end as title,
         'onset step ' || {{ fmt_int('spikes.onset_step') }} || ', last spike step ' || {{ fmt_int('spikes.last_step') }}
             || '; peak loss ' || {{ fmt('spikes.peak_loss', 4) }} || ' vs baseline ' || {{ fmt('spikes.onset_baseline', 4) }}
             || ' (median of the previous ' || {{ var('spike_window') }} || ' non-spike steps), robust z '
-            || {{ fmt('spikes.peak_robust_z', 1) }} || '; shard ' || coalesce(spikes.onset_shard_id, 'unknown')
-            || ', source ' || coalesce(spikes.onset_source, 'unknown')
+            || {{ fmt('spikes.peak_robust_z', 1) }}
+            || coalesce('; shard ' || spikes.onset_shard_id || coalesce(', source ' || spikes.onset_source, ''), '; no shard id in the log')
             || '; grad_norm at onset ' || case when spikes.is_grad_at_clip_at_onset then 'at or above the clip limit ('
                 || {{ fmt('spikes.grad_ratio_to_clip_at_onset', 2) }} || 'x)' else 'below the clip limit' end
             || '; loss above baseline summed over the spike: ' || {{ fmt('spikes.loss_excess_sum', 2) }}

@@ -63,7 +63,7 @@ events as (
         max(loss) as peak_loss,
         max(loss / loss_baseline) as peak_ratio,
         max(robust_z) as peak_robust_z,
-        sum(loss_excess) as loss_excess_sum
+        {{ stable_sum('loss_excess') }} as loss_excess_sum
     from numbered
     group by run_id, spike_event_number
 ),

@@ -26,7 +26,7 @@ summary as (
         max(case when compared.is_above_peak then compared.step end) as last_step,
         max(compared.learning_rate) as max_logged_lr,
         max(compared.ratio_to_peak) as max_ratio,
-        avg(case when compared.is_above_peak then compared.ratio_to_peak end) as mean_ratio_above,
+        {{ stable_avg('case when compared.is_above_peak then compared.ratio_to_peak end') }} as mean_ratio_above,
         sum(case when compared.is_mismatch_at_logged_peak = false then 1 else 0 end) as steps_matching_at_logged_peak,
         count(compared.is_mismatch_at_logged_peak) as steps_comparable,
         sum(case when compared.is_above_peak and gradients.is_at_or_above_clip then 1 else 0 end)

@@ -34,7 +34,7 @@ summary as (
         max(expected_learning_rate) as max_expected_lr,
         min(expected_learning_rate) as min_expected_lr,
         max(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as max_abs_log_ratio,
-        avg(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as mean_abs_log_ratio,
+        {{ stable_avg('case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end') }} as mean_abs_log_ratio,
         max(case when step = first_compared.first_compared_step then learning_rate end) as first_logged_lr
     from compared
     inner join first_compared

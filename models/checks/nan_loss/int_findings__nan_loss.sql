@@ -22,7 +22,10 @@ nan_steps_by_run as (
         sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_loss_steps,
         min(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as first_step,
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
-        max(step) as final_step
+        max(step) as final_step,
+        -- the optimizer steps the log spans: a log written every N steps (Megatron, fairseq,
+        -- HF logging_steps) counts one row per N updates, and an overflow skips one update
+        greatest(count(*), max(step) - min(step) + 1) as spanned_steps
     from steps
     group by run_id
 ),
@@ -32,6 +35,7 @@ nan_steps as (
     select
         runs.run_id,
         coalesce(nan_steps_by_run.counted_steps, 0) as counted_steps,
+        coalesce(nan_steps_by_run.spanned_steps, 0) as spanned_steps,
         nan_steps_by_run.non_finite_steps,
         nan_steps_by_run.non_finite_loss_steps,
         nan_steps_by_run.first_step,
@@ -62,7 +66,7 @@ final as (
         case
             when nan_steps.non_finite_loss_steps > 0 and nan_steps.last_step = nan_steps.final_step then 'critical'
             when nan_steps.non_finite_steps > 0 then 'high'
-            when {{ safe_divide('overflows.overflow_events', 'nan_steps.counted_steps') }} > {{ var('overflow_medium_share') }} then 'medium'
+            when {{ safe_divide('overflows.overflow_events', 'nan_steps.spanned_steps') }} > {{ var('overflow_medium_share') }} then 'medium'
             else 'low'
         end as severity,
         case when nan_steps.non_finite_steps > 0

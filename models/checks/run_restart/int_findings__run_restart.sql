@@ -12,7 +12,7 @@ totals as (
     select runs.run_id, coalesce(step_totals.counted_steps, 0) as counted_steps, step_totals.wall_clock_sec
     from {{ run_ref('stg_training__config') }} as runs
     left join (
-        select run_id, count(*) as counted_steps, sum(step_time_sec) as wall_clock_sec
+        select run_id, count(*) as counted_steps, {{ stable_sum('step_time_sec') }} as wall_clock_sec
         from {{ run_ref('int_train_steps_resolved') }}
         group by run_id
     ) as step_totals
@@ -28,11 +28,15 @@ final as (
             when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ var('restart_high_share_lost') }} then 'high'
             else 'medium'
         end as severity,
-        'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped' end
+        'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped (no crash was logged)' end
             || ' after step ' || {{ fmt_int('restarts.crashed_after_step') }} || ' and resumed from step '
-            || {{ fmt_int('restarts.resume_step - 1') }} || ', redoing ' || {{ fmt_int('restarts.steps_lost') }} || ' steps'
-            || case when restarts.replayed_seconds is not null
-                then ' (' || {{ fmt('restarts.replayed_seconds', 1) }} || ' s of compute thrown away).' else '.' end as title,
+            || {{ fmt_int('restarts.resume_step - 1') }}
+            || case
+                when restarts.steps_lost = 0 then ', losing no steps.'
+                else ', redoing ' || {{ fmt_int('restarts.steps_lost') }} || case when restarts.steps_lost = 1 then ' step' else ' steps' end
+                    || case when restarts.replayed_seconds is not null
+                        then ' (' || {{ fmt('restarts.replayed_seconds', 1) }} || ' s of compute thrown away).' else '.' end
+            end as title,
         coalesce('crash: step ' || {{ fmt_int('restarts.crash_event_step') }} || ' "' || restarts.crash_event_text || '"; ', '')
             || coalesce('resume: step ' || {{ fmt_int('restarts.restart_event_step') }} || ' "' || restarts.restart_event_text || '"; ', '')
             || 'resumed from checkpoint step ' || {{ fmt_int('coalesce(restarts.resumed_from_step, restarts.resume_step - 1)') }}
@@ -57,9 +61,16 @@ final as (
             as cost_method,
         {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Find why the job died' || coalesce(' ("' || restarts.crash_event_text || '")', '')
-            || '; checkpoint more often than every ' || {{ fmt_int('restarts.steps_lost') }}
-            || ' steps of risk, and verify a resume restores the optimizer, scheduler, clipping and data-loader state.' as recommendation
+        case when restarts.crash_event_text is not null
+            then 'Find why the job died ("' || restarts.crash_event_text || '")'
+            else 'No crash was logged: if the stop was not planned, find why the job stopped'
+        end
+            -- checkpointing more often is advice only when the restart lost a material share of the run
+            || case when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ var('restart_checkpoint_advice_min_share') }}
+                then '; checkpoint more often than every ' || {{ fmt_int('restarts.steps_lost') }} || ' steps of risk'
+                else '' end
+            || '; verify the resume restored the optimizer, scheduler, clipping and data-loader state (the learning rate, '
+            || 'loss and gradient norm just after it should continue from just before it).' as recommendation
     from restarts
     inner join totals
         on restarts.run_id = totals.run_id

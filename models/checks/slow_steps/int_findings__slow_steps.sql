@@ -18,7 +18,7 @@ events as (
 ),
 
 run_time as (
-    select run_id, sum(step_time_sec * window_steps) as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
+    select run_id, {{ stable_sum('step_time_sec * window_steps') }} as wall_clock_sec, max(median_step_time_sec) as median_step_time_sec
     from profiled
     group by run_id
 ),
@@ -30,7 +30,7 @@ stretches as (
         max(step) as last_step,
         count(*) as slow_steps,
         percentile_cont(0.5) within group (order by step_time_sec) as stretch_median_sec,
-        sum(window_excess_sec) as seconds_lost
+        {{ stable_sum('window_excess_sec') }} as seconds_lost
     from profiled
     where is_in_slow_stretch
     group by run_id, slow_stretch_first_step
@@ -40,7 +40,7 @@ stretch_events as (
     select
         stretches.run_id,
         stretches.first_step,
-        {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step") }}
+        {{ dbt.listagg("'step ' || " ~ fmt_int('events.step') ~ " || ': ' || events.event_text", "'; '", "order by events.step, events.event_text") }}
             as event_list
     from stretches
     inner join events
@@ -57,7 +57,7 @@ stalls as (
         max(step) as last_step,
         count(*) as slow_steps,
         max(step_time_sec) as stretch_median_sec,
-        sum(window_excess_sec) as seconds_lost,
+        {{ stable_sum('window_excess_sec') }} as seconds_lost,
         {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' (' || " ~ fmt('step_time_sec', 3) ~ " || ' s'"
             ~ " || case when window_steps > 1 then ' mean over ' || " ~ fmt_int('window_steps') ~ " || ' steps' else '' end || ')'",
             "', '", "order by step") }}
@@ -81,8 +81,8 @@ stretch_findings as (
         'Steps ' || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }} || ' ran '
             || {{ fmt('stretches.stretch_median_sec / run_time.median_step_time_sec', 1) }} || 'x slower than usual ('
             || {{ fmt('stretches.stretch_median_sec', 3) }} || ' s vs ' || {{ fmt('run_time.median_step_time_sec', 3) }}
-            || ' s), costing ' || {{ fmt('stretches.seconds_lost', 1) }} || ' s (' || {{ fmt_pct(safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec')) }}
-            || ' of the run''s step time).' as title,
+            -- the seconds only: the share of the run is the cost's (compute_share_lost), one percentage per cost
+            || ' s), costing ' || {{ fmt('stretches.seconds_lost', 1) }} || ' s.' as title,
         {{ fmt_int('stretches.slow_steps') }} || ' consecutive steps at >= ' || {{ var('slow_step_factor') }}
             || 'x the run median step time; median in the stretch ' || {{ fmt('stretches.stretch_median_sec', 4) }}
             || ' s vs run median ' || {{ fmt('run_time.median_step_time_sec', 4) }} || ' s; seconds lost (sum of excess over the median) '
@@ -128,8 +128,7 @@ stall_findings as (
         case when stalls.has_evaluation_in_window
             then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
                 || {{ fmt('stalls.stretch_median_sec / run_time.median_step_time_sec', 1) }} || 'x the median step time: evaluation costs about '
-                || {{ fmt('stalls.seconds_lost', 1) }} || ' s (' || {{ fmt_pct(safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec')) }}
-                || ' of the run''s step time).'
+                || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
             else {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
                 || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
         end as title,

@@ -51,7 +51,7 @@ swaps as (
         min(step) as first_step,
         max(step) as last_step,
         count(*) as affected,
-        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' at file row ' || " ~ fmt_int('file_row_number'), "', '", "order by step") }}
+        {{ dbt.listagg("'step ' || " ~ fmt_int('step') ~ " || ' at file row ' || " ~ fmt_int('file_row_number'), "', '", "order by step, file_row_number") }}
             as step_list
     from rows_resolved
     where is_out_of_order_in_attempt and is_counted

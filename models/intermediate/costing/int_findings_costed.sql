@@ -74,13 +74,8 @@ run_end as (
         on runs.run_id = run_end_by_run.run_id
 ),
 
-{#- a float sum depends on the order it adds the rows in, and a run built together with others is
-    stored in another order: where the engine has an aggregate order by (DuckDB, Postgres) the
-    wall clock adds the rows in file order, so a run gives the same last digits alone or with others -#}
-{%- set in_file_order = ' order by train_row_id' if target.type in ('duckdb', 'postgres') else '' %}
-
 wall_clock_by_run as (
-    select run_id, sum(step_time_sec{{ in_file_order }}) as wall_clock_sec
+    select run_id, {{ stable_sum('step_time_sec') }} as wall_clock_sec
     from {{ run_ref('int_train_rows_resolved') }}
     where is_counted or is_superseded
     group by run_id
@@ -89,7 +84,7 @@ wall_clock_by_run as (
 window_time_by_run as (
     -- a logged step time that is the mean over a window of steps (step_time_is_interval_mean)
     -- stands for window_steps steps: the time of the other steps of each window
-    select run_id, sum((window_steps - 1) * step_time_sec) as window_extra_sec
+    select run_id, {{ stable_sum('(window_steps - 1) * step_time_sec') }} as window_extra_sec
     from {{ run_ref('int_step_times_profiled') }}
     where window_steps > 1
     group by run_id
@@ -110,8 +105,8 @@ lr_excess_by_run as (
     -- mean doublings of the logged LR above the rebuilt schedule, over the steps that have both
     select
         run_id,
-        avg(greatest(0.0, ln(lr_ratio) / ln(2.0))) as mean_doublings,
-        avg(power(greatest(0.0, ln(lr_ratio) / ln(2.0)), 2)) as mean_squared_doublings,
+        {{ stable_avg('greatest(0.0, ln(lr_ratio) / ln(2.0))') }} as mean_doublings,
+        {{ stable_avg('power(greatest(0.0, ln(lr_ratio) / ln(2.0)), 2)') }} as mean_squared_doublings,
         max(lr_ratio) as max_lr_ratio,
         count(*) as compared_steps
     from {{ run_ref('int_learning_rates_compared') }}
@@ -210,13 +205,24 @@ repeat_best as (
     group by repeat_window.run_id, repeat_window.finding_id, repeat_window.best_since_repeat, repeat_window.first_eval_since_repeat
 ),
 
+finding_replays as (
+    -- the replay a finding's first step falls in, one per finding: when replays overlap (a run
+    -- resumed again before its first replay was over, or a log written twice), the latest resume
+    select linked.run_id, linked.finding_id, max(replays.replay_id) as replay_id
+    from linked
+    inner join replays
+        on linked.run_id = replays.run_id
+        and linked.first_step between replays.first_compared_step and replays.last_compared_step
+    group by linked.run_id, linked.finding_id
+),
+
 assigned as (
     -- which estimator each finding gets
     select
         linked.*,
         coalesce(spike_windows.window_first, linked.first_step) as window_first,
         coalesce(spike_windows.window_last, linked.last_step) as window_last,
-        replays.replay_id,
+        finding_replays.replay_id,
         case
             when linked.ledger <> 'model' or linked.caused_by is not null then 'none'
             when linked.category = 'overfitting' then 'overfit_exact'
@@ -233,7 +239,7 @@ assigned as (
                 and replays.replayed_eval_step is not null then 'replay_ab'
             when linked.finding_id = 'data_repetition:run' and overfit_runs.run_id is null
                 and repeat_best.best_since_repeat is not null then 'repeat_overfit'
-            when linked.category = 'grad_clip_violation' and replays.replay_id is not null then 'replay_ab'
+            when linked.category = 'grad_clip_violation' and finding_replays.replay_id is not null then 'replay_ab'
             -- val_trend needs an evaluation before the window and one after it
             when linked.category in ('bad_data_shard', 'loss_spikes', 'grad_norm_spikes', 'grad_clip_violation')
                 and run_end.first_eval_step < coalesce(spike_windows.window_first, linked.first_step)
@@ -252,9 +258,12 @@ assigned as (
     left join spike_windows
         on linked.run_id = spike_windows.run_id
         and linked.finding_id = spike_windows.finding_id
+    left join finding_replays
+        on linked.run_id = finding_replays.run_id
+        and linked.finding_id = finding_replays.finding_id
     left join replays
-        on linked.run_id = replays.run_id
-        and linked.first_step between replays.first_compared_step and replays.last_compared_step
+        on finding_replays.run_id = replays.run_id
+        and finding_replays.replay_id = replays.replay_id
     left join law
         on linked.run_id = law.run_id
         and linked.finding_id = law.finding_id
@@ -511,7 +520,9 @@ estimated as (
             when 'repeat_overfit' then 'Rerun on enough unique data for one pass (same steps and schedule) and compare final val_loss.'
             when 'shard_law' then 'Rerun with only this data removed (e.g. the shard filtered), same seed and schedule, and compare final val_loss.'
             when 'val_trend' then 'Rerun from the checkpoint before step ' || {{ fmt_int('trend_costs.before_step') }}
-                || ' with only this problem removed (e.g. the shard filtered) and compare final val_loss.'
+                || ' with only this problem removed'
+                || case when assigned.category = 'bad_data_shard' then ' (the shard filtered out)' else '' end
+                || ' and compare final val_loss.'
         end as confirm_rerun,
         case when assigned.ledger = 'compute' and assigned.cost_unit = 'seconds' then assigned.estimated_cost end as compute_seconds_lost,
         wall_clock.wall_clock_sec

@@ -191,7 +191,7 @@ overall as (
         {{ safe_divide(
             'percentile_cont(0.5) within group (order by step_time_sec)',
             'percentile_cont(0.5) within group (order by baseline_step_time_sec)') }} as step_time_ratio,
-        sum(step_time_sec) as run_step_time_sec
+        {{ stable_sum('step_time_sec') }} as run_step_time_sec
     from aligned
     where step_time_sec is not null and baseline_step_time_sec is not null
     group by run_id, baseline_run_id, align_axis

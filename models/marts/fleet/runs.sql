@@ -1,6 +1,7 @@
 -- One row per run of the build: its final and best numbers, how bad its worst finding
 -- is, how many findings of each severity it has, the finding to fix first (from
--- run_summary, with its category, title and cost) and the baseline it names.
+-- run_summary, with its category, title and cost), the baseline it names, and what changed
+-- at its latest build (run_builds: how many findings are new, still open, resolved, regressed).
 -- A table rebuilt whole on every build (not an increment of the batch's runs):
 -- is_baseline_in_build reads the other runs.
 {{ config(materialized='table') }}
@@ -17,6 +18,21 @@ summary as (
 
 findings as (
     select * from {{ ref('findings') }}
+),
+
+latest_build as (
+    -- each run's latest row of the build history
+    select *
+    from (
+        select
+            run_builds.*,
+            row_number() over (
+                partition by run_builds.run_id order by run_builds.built_at desc
+                rows between unbounded preceding and current row
+            ) as recency
+        from {{ ref('run_builds') }} as run_builds
+    ) as ordered
+    where recency = 1
 ),
 
 severity_counts as (
@@ -58,7 +74,11 @@ final as (
         fix_first.val_loss_cost as fix_first_val_loss_cost,
         fix_first.compute_seconds_lost as fix_first_compute_seconds_lost,
         config.baseline_run_id,
-        (baselines.run_id is not null) as is_baseline_in_build
+        (baselines.run_id is not null) as is_baseline_in_build,
+        latest_build.build_number,
+        {%- for status in ['new', 'still_open', 'resolved', 'regressed'] %}
+        latest_build.n_{{ status }} as n_{{ status }}_since_previous_build{{ ',' if not loop.last }}
+        {%- endfor %}
     from config
     left join summary
         on config.run_id = summary.run_id
@@ -67,6 +87,8 @@ final as (
     left join findings as fix_first
         on summary.run_id = fix_first.run_id
         and summary.fix_first_finding_id = fix_first.finding_id
+    left join latest_build
+        on config.run_id = latest_build.run_id
     left join config as baselines
         on config.baseline_run_id = baselines.run_id
         and config.baseline_run_id <> config.run_id

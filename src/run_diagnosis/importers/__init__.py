@@ -4,14 +4,20 @@ Each importer module exposes:
 - ``FORMAT``: a short name shown to users (``--format`` value);
 - ``DESCRIPTION``: one line for ``diagnose.py --help``;
 - ``sniff(path: Path) -> bool``: cheap check that ``path`` (a file or a folder) is in this format;
-- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input.
+- ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input;
+- optionally ``list_runs(path: Path) -> [(name, where, loader)]``: a store or export holding several
+  runs (MLflow, Trackio, Parquet) names them; ``multi_run`` builds them together.
+- optionally ``explain(path: Path) -> str | None``: why a file no importer takes cannot be read
+  (what was found and how to map it), used for the error instead of the list of formats.
 
 The registry below is the one list of importers; order is the sniffing order
 (most specific first). The other modules here are shared by importers, not importers:
 ``canonical`` (RunData and its writer), ``aliases`` and ``units`` (metric names and units),
 ``training_args`` (training arguments -> schedule and config), ``wide_table`` (a wide
 metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family>`` modules
-(the shapes ``text_logs`` reads).
+(the shapes ``text_logs`` reads), ``metric_names`` (the metric-name resolver), ``metric_frames``
+(logged records -> canonical frames through the resolver, for the formats of issue 25) and
+``tracker_exports`` (a tracked run's rows -> RunData, for Trackio and Parquet).
 """
 
 from __future__ import annotations
@@ -33,10 +39,23 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.hf_trainer",
     "run_diagnosis.importers.llamafactory_log",
     "run_diagnosis.importers.megatron_golden",
+    # stores and exports holding several runs (binary files: SQLite, Parquet; the mlruns tree)
+    "run_diagnosis.importers.mlflow_store",
+    "run_diagnosis.importers.trackio_store",
+    "run_diagnosis.importers.parquet_export",
+    # a CSV whose first column is `epoch` (before the wide-table readers)
+    "run_diagnosis.importers.keras_log",
     "run_diagnosis.importers.lightning_csv",
     "run_diagnosis.importers.wandb_history",
     "run_diagnosis.importers.wandb_run",
+    # text logs with a line shape of their own, before the llm.c / nanoGPT / Megatron shapes
+    "run_diagnosis.importers.fairseq_log",
+    "run_diagnosis.importers.torchtune_log",
     "run_diagnosis.importers.text_logs",
+    # after text_logs: Megatron-DeepSpeed stdout also prints DeepSpeed's `steps: N loss: X` lines
+    "run_diagnosis.importers.trainer_stdout",
+    # last: it infers the layout of any line-oriented log, so it only reads what the others decline
+    "run_diagnosis.importers.generic_log",
 ]
 
 
@@ -67,8 +86,22 @@ def detect(path: Path) -> ModuleType:
     for module in importers():
         if module.sniff(path):
             return module
+    for module in importers():
+        explain = getattr(module, "explain", None)
+        reason = explain(path) if explain is not None else None
+        if reason:
+            raise RunImportError(reason)
     expected = "; ".join(f"{m.FORMAT} ({m.DESCRIPTION})" for m in importers())
     shown = sorted(p.name for p in path.iterdir())[:10] if path.is_dir() else [path.name]
+    summary_only = path / "files" / "wandb-summary.json"
+    if path.is_dir() and summary_only.is_file() and not any(path.glob("*.wandb")):
+        # a W&B run folder whose history file was not kept: say so first, in plain words
+        kept = ", ".join(sorted(p.name for p in summary_only.parent.iterdir())[:10])
+        raise RunImportError(
+            f"{path}: a W&B run folder without its run-<id>.wandb history file, so there is no per-step "
+            f"log to diagnose (files/ holds only {kept}); copy the .wandb file, or export the history "
+            "(wandb.Api().run(path).scan_history()) and diagnose that"
+        )
     raise RunImportError(
         f"{path}: not a training log this tool can read. Found: {', '.join(shown) or 'an empty folder'}. "
         f"Expected one of: {expected}"

@@ -1,32 +1,41 @@
-"""The shared column vocabulary of the tabular importers (Lightning CSV, W&B history, LLaMA-Factory).
+"""What the tabular importers share (Lightning CSV, W&B history, LLaMA-Factory, TensorBoard tags).
 
-Three things live here because every "wide metrics table" importer needs them the same way:
+1. ``column_map``: which source column feeds which canonical field. The meaning of every name
+   comes from the metric-name resolver (``importers.metric_names``: ``val_loss``,
+   ``valid/loss``, ``lr-AdamW/pg1``, ``train_loss_step`` ... are read from their words), so no
+   importer keeps a table of whole names. Names it cannot place come back as one grouped
+   "not understood: ..." note, ambiguities (two equally plausible loss columns) as one note each.
 
-1. ``DEFAULT_ALIASES``, the one alias table: canonical field -> accepted source column
-   names, in priority order (the first name present in a file wins). A name may be a
-   shell-style glob (``lr-*`` matches Lightning's ``lr-AdamW``); when a glob matches
-   several columns the shortest name wins (``lr-AdamW`` before ``lr-AdamW-momentum``)
-   and the importer says so in its notes.
-
-   Users extend it with a YAML or JSON file, passed as the ``aliases`` argument of an
+   The user's alias file still wins: a YAML or JSON file passed as the ``aliases`` argument of an
    importer's ``load`` or named by the environment variable ``RUN_DIAGNOSIS_ALIASES``::
 
-       loss: [my_train_loss]          # tried before the built-in names
+       loss: [my_train_loss]          # the first of these names present in a file is the loss
        grad_norm: [optim/total_norm]
+       lr: lr-*                       # keys may be any name the resolver places (lr, norm,
+                                      # train_loss, val_acc); names may be shell-style globs
 
-   The file's names for a field are tried *before* the built-in ones; fields it does not
-   mention keep the defaults. Unknown fields or non-string names are an error.
+   A key it cannot place or a non-string name is an error naming the file and the key.
 
 2. Cell parsing: ``to_float`` / ``to_step`` turn a cell (CSV text or a JSON value) into a
    number, keeping ``nan``/``inf`` (a NaN loss is a finding, not a missing value), and
    ``metric_column`` builds a column that keeps them visible after ``write_run`` (which
    writes a float NaN as an empty cell, the same as "not logged").
 
-3. ``read_jsonl``: one JSON object per line, with errors that name the line.
+3. ``read_jsonl``: one JSON object per line, with errors that name the line;
+   ``without_repeated_records`` reads a line repeated exactly (the same log written by two
+   processes at once) once.
 
 4. ``step_times_from_elapsed``: the canonical ``step_time_sec`` derived from an elapsed-time
    counter (W&B ``_runtime``, LLaMA-Factory ``elapsed_time``), i.e. the average seconds per
    step over each logging interval.
+
+5. ``evaluation_sets``: the canonical eval frame when the resolver found several evaluation
+   sets feeding the validation loss (``Assignment.sets``: ``eval_<set>_loss`` of an HF Trainer
+   given a dict of eval datasets, Lightning's ``val_loss/dataloader_idx_<i>``). The policy, the
+   same for every importer: when every set is logged at the same steps, the validation series
+   is their mean at each step (one number per evaluation, as if the sets were one set, each
+   set weighted equally); otherwise it is the first set (lowest number, else first logged) and
+   the others are named in the notes, not diagnosed.
 """
 
 from __future__ import annotations
@@ -35,94 +44,29 @@ import fnmatch
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import fmean
 from typing import Any, TextIO
 
 import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.metric_names import FIELDS, Assignment, Meaning, assign, field_of
 
 ENV_VAR = "RUN_DIAGNOSIS_ALIASES"
 
-# canonical field -> accepted source column names, highest priority first.
-# step: the trainer's own optimizer step beats W&B's `_step` (a count of wandb.log calls).
-# loss: `train_loss_step` (Lightning on_step=True) beats `train_loss`; `train_loss_epoch` is an
-#   epoch mean, not a step's loss, so it is deliberately absent.
-# elapsed_sec / timestamp_sec: counters from which step_time_sec is derived.
-DEFAULT_ALIASES: dict[str, list[str]] = {
-    "step": ["step", "global_step", "train/global_step", "trainer/global_step", "Step", "iteration", "_step"],
-    "shard_id": ["shard_id", "shard", "train/shard_id"],
-    # names stating a unit (bits, perplexity) come last; importers.units converts them to nats
-    "loss": [
-        "loss",
-        "train_loss_step",
-        "train_loss",
-        "train/loss",
-        "train/loss_step",
-        "training_loss",
-        "train_loss_local",
-        "train_bpc",
-        "train/bpc",
-        "train_loss_bits",
-        # a GAN logs no single loss: its critic/discriminator loss shows whether it learns
-        "train_disc_loss",
-        "train/disc_loss",
-        "train_d_loss",
-        "d_loss",
-    ],
-    "grad_norm": [
-        "grad_norm",
-        "train/grad_norm",
-        "grad_2.0_norm_total",
-        "train/grad_2.0_norm_total",
-        "gradient_norm",
-        "train/gradient_norm",
-    ],
-    "learning_rate": ["learning_rate", "train/learning_rate", "lr", "train/lr", "lr-*"],
-    "step_time_sec": ["step_time_sec", "step_time", "train/step_time_sec", "train/step_time"],
-    "elapsed_sec": ["_runtime", "elapsed_sec", "runtime"],
-    "timestamp_sec": ["_timestamp", "timestamp"],
-    "val_loss": [
-        "val_loss",
-        "eval/loss",
-        "eval_loss",
-        "val/loss",
-        "valid/loss",
-        "validation_loss",
-        "val_bpc",
-        "val/bpc",
-        "eval/bpc",
-        "val_loss_bits",
-        "val_ppl",
-        "val/ppl",
-        "val_perplexity",
-        "eval/perplexity",
-    ],
-    "val_accuracy": [
-        "val_accuracy",
-        "val_acc",
-        "eval/accuracy",
-        "eval_accuracy",
-        "eval/mean_token_accuracy",
-        "val/accuracy",
-        "val/acc",
-    ],
-}
-
 
 def load_aliases(path: Path | None = None) -> dict[str, list[str]]:
-    """The alias table: the defaults, extended by ``path`` or else by ``$RUN_DIAGNOSIS_ALIASES``."""
-    table = {name: list(names) for name, names in DEFAULT_ALIASES.items()}
+    """The user's alias table (canonical field -> names, first present wins), read from ``path``
+    or else from ``$RUN_DIAGNOSIS_ALIASES``; empty when neither is given."""
     if path is None and os.environ.get(ENV_VAR):
         path = Path(os.environ[ENV_VAR])
     if path is None:
-        return table
-    for name, names in _read_user_table(path).items():
-        table[name] = names + [n for n in table[name] if n not in names]
-    return table
+        return {}
+    return _read_user_table(path)
 
 
 def _read_user_table(path: Path) -> dict[str, list[str]]:
@@ -137,44 +81,62 @@ def _read_user_table(path: Path) -> dict[str, list[str]]:
         raise RunImportError(f"{path}: expected a mapping canonical_field -> [source names]; found a {found}")
     table: dict[str, list[str]] = {}
     for key, names in document.items():
-        if key not in DEFAULT_ALIASES:
-            known = ", ".join(DEFAULT_ALIASES)
-            raise RunImportError(f"{path}: key {key!r} is not a canonical field; expected one of: {known}")
+        try:
+            name = field_of(str(key))
+        except ValueError:
+            known = ", ".join(FIELDS)
+            raise RunImportError(
+                f"{path}: key {key!r} is not a canonical field; expected one of: {known}"
+            ) from None
         if isinstance(names, str):
             names = [names]
         if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
             raise RunImportError(f"{path}: key {key!r}: expected a list of column names; found {names!r}")
-        table[key] = names
+        table[name] = names
     return table
 
 
 @dataclass
 class ColumnMap:
-    """Which source column feeds which canonical field, plus notes on ambiguous choices."""
+    """Which source column feeds which canonical field (see ``column_map``), with its notes."""
 
     columns: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    assignment: Assignment = field(default_factory=Assignment)
 
     def get(self, name: str) -> str | None:
         return self.columns.get(name)
 
+    def meaning(self, name: str) -> Meaning | None:
+        """The resolver's reading of a source name (None for a name it was not given)."""
+        return self.assignment.meanings.get(name)
 
-def resolve(columns: Iterable[str], aliases: Mapping[str, Sequence[str]]) -> ColumnMap:
-    """Pick, for each canonical field, the highest-priority alias present in ``columns``."""
-    present = [str(c) for c in columns]
-    result = ColumnMap()
-    for name, accepted in aliases.items():
+    def used(self) -> str:
+        """'loss <- train/loss, val_loss <- valid_loss', for the notes."""
+        return ", ".join(f"{name} <- {column!r}" for name, column in self.columns.items())
+
+    def feeds_a_field(self, name: str) -> bool:
+        """Whether the source name feeds a canonical field (chosen, or one of its evaluation sets)."""
+        return name in self.columns.values() or any(name in sets for sets in self.assignment.sets.values())
+
+
+def column_map(names: Iterable[Any], aliases: dict[str, list[str]] | None = None) -> ColumnMap:
+    """Assign ``names`` (the numeric columns or tags of one source) to canonical fields through the
+    metric-name resolver; ``aliases`` (``load_aliases``: field -> names, first present wins,
+    globs allowed) override it."""
+    present = [str(n) for n in names]
+    overrides: dict[str, str] = {}
+    notes: list[str] = []
+    for name, accepted in (aliases or {}).items():
         for alias in accepted:
             matches = sorted(fnmatch.filter(present, alias), key=lambda c: (len(c), c))
-            if not matches:
-                continue
-            result.columns[name] = matches[0]
-            if len(matches) > 1:
-                result.notes.append(
-                    f"{name}: pattern {alias!r} matches {', '.join(matches)}; used {matches[0]!r}"
-                )
-            break
-    return result
+            if matches:
+                overrides[name] = matches[0]
+                if len(matches) > 1:
+                    notes.append(f"{name}: alias {alias!r} matches {', '.join(matches)}; used {matches[0]!r}")
+                break
+    assignment = assign(present, overrides)
+    return ColumnMap(dict(assignment.columns), notes + assignment.notes(), assignment)
 
 
 def to_float(value: Any) -> float | None:
@@ -260,6 +222,53 @@ def step_times_from_elapsed(
     return times, resets
 
 
+EVAL_SET_FIELDS = ("val_loss", "val_accuracy")
+
+
+def evaluation_sets(
+    columns: ColumnMap, read: Callable[[str, str], Iterable[tuple[int, float | None]]]
+) -> tuple[pd.DataFrame, list[str]] | None:
+    """The canonical eval frame and its notes when several evaluation sets feed ``val_loss`` or
+    ``val_accuracy`` (None otherwise): see the module docstring (5) for the policy.
+    ``read(field, name)`` gives the (step, value) pairs logged under ``name``, in the field's
+    canonical unit; at a step logged twice (an evaluation re-run after a resume) the later value
+    counts."""
+    if not any(columns.assignment.sets.get(fieldname) for fieldname in EVAL_SET_FIELDS):
+        return None
+    notes: list[str] = []
+    series: dict[str, dict[int, float | None]] = {}
+    for fieldname in EVAL_SET_FIELDS:
+        names = columns.assignment.sets.get(fieldname) or [columns.get(fieldname)]
+        logged = {name: dict(read(fieldname, name)) for name in names if name is not None}
+        series[fieldname], note = _one_series(fieldname, logged)
+        notes += [note] if note else []
+    steps = sorted(series["val_loss"])
+    rows = [{fieldname: series[fieldname].get(step) for fieldname in EVAL_SET_FIELDS} for step in steps]
+    return metric_frame(steps, rows, ["step", *EVAL_SET_FIELDS]), notes
+
+
+def _one_series(
+    fieldname: str, logged: dict[str, dict[int, float | None]]
+) -> tuple[dict[int, float | None], str]:
+    """One series from the sets' series (name -> step -> value), and the note saying how."""
+    logged = {name: {s: v for s, v in values.items() if v is not None} for name, values in logged.items()}
+    if len(logged) < 2:
+        return next(iter(logged.values()), {}), ""
+    names = list(logged)
+    listed = ", ".join(repr(n) for n in names)
+    steps = [set(values) for values in logged.values()]
+    if steps[0] and all(s == steps[0] for s in steps):
+        mean = {step: fmean(values[step] for values in logged.values()) for step in sorted(steps[0])}
+        return mean, (
+            f"{fieldname} = the mean of {len(names)} evaluation sets logged at the same {len(mean)} steps "
+            f"({listed}), each set weighted equally: a problem confined to one set is diluted"
+        )
+    return logged[names[0]], (
+        f"{fieldname} <- {names[0]!r}, the first of {len(names)} evaluation sets ({listed}): they are "
+        "not logged at the same steps, so they are not averaged; the other sets are not diagnosed"
+    )
+
+
 def sniff_file(path: Path, name: str, suffix: str, looks_right: Callable[[TextIO], bool]) -> bool:
     """Whether a file is in a format: its usual `name` says yes, another `suffix` no, else
     `looks_right` on the open file (read leniently as UTF-8); unreadable or unparseable: no."""
@@ -331,3 +340,28 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not records:
         raise RunImportError(f"{path}: the file is empty: expected one JSON object per logged step")
     return records
+
+
+def without_repeated_records(
+    records: Sequence[tuple[int, dict[str, Any]]],
+) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """The records with each exact repeat of an earlier one left out, and the repeats' line numbers.
+
+    A line equal to an earlier one in every key and value, its clock included, is the same log
+    line written again: two processes appending to one log (every rank of a job whose logging
+    callback is not limited to rank 0) write every line twice, interleaved. Read twice, each
+    copy would be a row of its own, and a copy whose derived interval starts at its twin (zero
+    steps, zero seconds) looks like a new attempt at that step. A resumed run logs a step again
+    with its own clock and values, so it is never an exact repeat.
+    """
+    seen: set[str] = set()
+    kept: list[tuple[int, dict[str, Any]]] = []
+    repeats: list[int] = []
+    for number, record in records:
+        key = json.dumps(record, sort_keys=True, default=str)
+        if key in seen:
+            repeats.append(number)
+            continue
+        seen.add(key)
+        kept.append((number, record))
+    return kept, repeats

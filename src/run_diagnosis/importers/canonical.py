@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "TRAIN_COLUMNS",
     "RunData",
     "config_document",
+    "stitch_runs",
     "write_run",
 ]
 
@@ -60,11 +61,54 @@ class RunData:
     schedule: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
 
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
     """(step, event) pairs as the canonical events frame, in step order (ties keep their order)."""
     return pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS)
+
+
+def stitch_runs(
+    parts: Sequence[tuple[str, RunData]],
+    resumes: Sequence[tuple[int, str] | None],
+    *,
+    source_format: str,
+    source_path: str,
+    run_name: str,
+    notes: list[str],
+) -> RunData:
+    """Parts of one run split by resumes (each a new process writing its own log), in order, as
+    one run: rows as logged one after the other (a replayed stretch stays: the staging models
+    tell the attempts apart), each later part's resume event (``resumes[i - 1]`` for part i,
+    None when the part's own events already say it resumed), its events (one logged before the
+    part's first step belongs to its start), the first part's schedule and config updated by
+    what later parts state, and the later parts' notes under their name (before the first part's)."""
+    first = parts[0][1]
+    events = [first.events]
+    schedule, config = dict(first.schedule), dict(first.config)
+    later_notes: list[str] = []
+    for (name, part), resume in zip(parts[1:], resumes, strict=True):
+        start = int(min([*part.train["step"], *part.evals["step"]], default=0))
+        if resume is not None:
+            events.append(pd.DataFrame([resume], columns=EVENT_COLUMNS))
+        own = part.events.copy()
+        own.loc[own["step"] < start, "step"] = start
+        events.append(own)
+        schedule.update({k: v for k, v in part.schedule.items() if v is not None})
+        config.update({k: v for k, v in part.config.items() if v is not None})
+        later_notes += [f"{name}: {note}" for note in part.notes]
+    return RunData(
+        source_format=source_format,
+        source_path=source_path,
+        train=pd.concat([part.train for _, part in parts], ignore_index=True),
+        evals=pd.concat([part.evals for _, part in parts], ignore_index=True),
+        events=pd.concat(events, ignore_index=True).drop_duplicates().astype({"step": "int64"}),
+        run_name=run_name,
+        schedule=schedule,
+        config=config,
+        notes=notes + later_notes + first.notes,
+    )
 
 
 def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -100,6 +144,8 @@ def config_document(run: RunData) -> dict[str, Any]:
         "unknown_fields": unknown,
         "notes": run.notes,
     }
+    if run.layout is not None:
+        document["provenance"]["layout"] = run.layout
     return document
 
 

@@ -13,8 +13,9 @@ sorted or de-duplicated. ``run_config.json`` is read as-is: ``run_name`` and
 block is not copied (``write_run`` writes a new one) but its notes are carried over.
 
 What cannot be known: nothing is inferred. A missing optional file is written empty (and
-noted); a missing train log is an error; columns outside the canonical ones are dropped
-by ``write_run`` (and noted).
+noted); a missing train log, or a file without one of its canonical columns, is an error (as in
+``validate_run`` and the dbt build); columns outside the canonical ones are dropped by
+``write_run`` (and noted).
 """
 
 from __future__ import annotations
@@ -123,8 +124,11 @@ def _read_csv(path: Path, kind: str, notes: list[str]) -> pd.DataFrame:
         raise RunImportError(f"{path}: not readable as CSV: {error}") from error
     absent = [c for c in columns if c not in frame.columns]
     extra = [str(c) for c in frame.columns if c not in columns]
-    if absent:
-        notes.append(f"{path.name} has no column {', '.join(absent)}: written empty")
+    if absent:  # a dropped column is an input error, as in validate_run and the dbt build
+        raise RunImportError(
+            f"{path}: row 1 (header): missing column(s) {', '.join(absent)}: expected "
+            f"{','.join(columns)}; found {','.join(map(str, frame.columns))}"
+        )
     if extra:
         notes.append(f"{path.name}: columns {', '.join(extra)} are not canonical and are not written")
     return frame

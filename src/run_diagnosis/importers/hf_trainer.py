@@ -4,12 +4,14 @@ What is read
 ------------
 * ``trainer_state.json`` (the file, a folder holding it, or an output folder whose
   ``checkpoint-N/`` sub-folders hold it: the highest N is read, its ``log_history``
-  covers the earlier ones). ``log_history`` rows are sorted by kind:
+  covers the earlier ones). The keys are read by the metric-name resolver
+  (``importers.metric_names``; names it cannot place are listed as "not understood") and
+  ``log_history`` rows are sorted by kind:
 
-  - a row with ``loss`` is a train row: ``step``, ``loss``, ``grad_norm`` (absent before
-    transformers 4.38), ``learning_rate``;
-  - a row with ``eval_loss`` is an eval row; ``eval_accuracy`` or ``eval_mean_token_accuracy``
-    becomes ``val_accuracy`` (share 0..1);
+  - a row with the loss key (``loss``) is a train row: ``step``, ``loss``, ``grad_norm``
+    (absent before transformers 4.38), ``learning_rate``;
+  - a row with the eval-loss key (``eval_loss``) is an eval row; ``eval_accuracy`` or
+    ``eval_mean_token_accuracy`` becomes ``val_accuracy`` (share 0..1);
   - the final summary row (``train_runtime``...) is not a step: it becomes the event
     "run finished" and ``config.train_runtime_sec``;
   - rows without ``step`` (``predict_*`` rows from ``trainer.predict``) are skipped, and
@@ -54,7 +56,15 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import metric_column, read_text, sniff_file
+from run_diagnosis.importers.aliases import (
+    ColumnMap,
+    column_map,
+    evaluation_sets,
+    load_aliases,
+    metric_column,
+    read_text,
+    sniff_file,
+)
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.training_args import (
     STATE_FILE,
@@ -73,8 +83,9 @@ DESCRIPTION = "Hugging Face Trainer trainer_state.json (the file, its folder, or
 LLAMAFACTORY_LOG = "trainer_log.jsonl"  # a folder holding it is read by importers.llamafactory_log
 CHECKPOINT_DIR = re.compile(r"^checkpoint-(\d+)$")
 
-EVAL_ACCURACY_KEYS = ("eval_accuracy", "eval_mean_token_accuracy")
-EVAL_BOOKKEEPING = ("eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "eval_num_tokens")
+SUMMARY_KEY = "train_runtime"  # the Trainer's end-of-training row (train_loss there is the run's mean)
+# eval keys that describe the evaluation itself, not the model: not listed as unused metrics
+EVAL_BOOKKEEPING_QUANTITIES = ("elapsed", "throughput", "tokens", "counter", "step_time")
 
 
 def sniff(path: Path) -> bool:
@@ -128,7 +139,8 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     run.schedule = schedule_from_args(args, total_steps, notes) if args else {}
     train_steps = [r["step"] for r in rows.train]
     eval_steps = [r["step"] for r in rows.evals]
-    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes)
+    epochs = [(r["step"], r["epoch"]) for r in rows.train]
+    run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes, epochs)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
     run.config.update(run_results(state_path.parent, notes))
@@ -237,8 +249,32 @@ class _Rows:
         self.has_grad_norm = False
 
 
+def _log_keys(history: list[Any]) -> ColumnMap:
+    """The keys of the logged rows (not the end-of-training summary) read by the metric-name
+    resolver: which key is the loss ('loss'), the eval loss ('eval_loss'), the eval accuracy
+    ('eval_accuracy', 'eval_mean_token_accuracy'), the grad norm and the LR."""
+    keys = dict.fromkeys(
+        str(key)
+        for row in history
+        if isinstance(row, dict) and "step" in row and SUMMARY_KEY not in row
+        for key, value in row.items()
+        if key != "step" and isinstance(value, (int, float)) and not isinstance(value, bool)
+    )
+    return column_map(keys, load_aliases())
+
+
 def _split_log_history(history: list[Any], path: Path) -> _Rows:
     rows = _Rows()
+    keys = _log_keys(history)
+    loss, val_loss, accuracy = keys.get("loss"), keys.get("val_loss"), keys.get("val_accuracy")
+    train_keys = {
+        "loss": loss,
+        "grad_norm": keys.get("grad_norm"),
+        "learning_rate": keys.get("learning_rate"),
+    }
+    rows.notes += keys.notes
+    loss_sets = keys.assignment.sets.get("val_loss", [])
+    eval_keys = loss_sets or ([val_loss] if val_loss is not None else [])
     no_step: dict[str, int] = {}
     other: dict[str, int] = {}
     unmapped_eval: set[str] = set()
@@ -253,23 +289,21 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
             continue
         step = _row_step(row, index, path)
         known = False
-        if "loss" in row:
-            rows.train.append(
-                {"step": step, **{k: row.get(k) for k in ("loss", "grad_norm", "learning_rate")}}
-            )
-            rows.has_grad_norm |= "grad_norm" in row
+        if SUMMARY_KEY in row:
+            rows.train_runtime = float_or_none(row[SUMMARY_KEY])
+            rows.events.append((step, f"run finished: train_runtime {row[SUMMARY_KEY]} s"))
             known = True
-        if "eval_loss" in row:
-            accuracy = next((row[k] for k in EVAL_ACCURACY_KEYS if k in row), None)
-            rows.evals.append({"step": step, "val_loss": row["eval_loss"], "val_accuracy": accuracy})
-            unmapped_eval |= {
-                k for k in row if k.startswith("eval_") and k not in (*EVAL_ACCURACY_KEYS, *EVAL_BOOKKEEPING)
-            }
-            unmapped_eval.discard("eval_loss")
+        elif loss is not None and loss in row:
+            values = {k: row.get(c) if c else None for k, c in train_keys.items()}
+            rows.train.append({"step": step, "epoch": row.get("epoch"), **values})
+            rows.has_grad_norm |= train_keys["grad_norm"] is not None and train_keys["grad_norm"] in row
             known = True
-        if "train_runtime" in row:
-            rows.train_runtime = float_or_none(row["train_runtime"])
-            rows.events.append((step, f"run finished: train_runtime {row['train_runtime']} s"))
+        if SUMMARY_KEY not in row and any(key in row for key in eval_keys):
+            if not loss_sets:
+                rows.evals.append(
+                    {"step": step, "val_loss": row[val_loss], "val_accuracy": row.get(accuracy or "")}
+                )
+            unmapped_eval |= {k for k in row if _unused_eval_metric(keys, k)}
             known = True
         if not known:
             kind = ", ".join(sorted(k for k in row if k not in ("step", "epoch"))) or "epoch only"
@@ -280,6 +314,8 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
         rows.notes.append(
             f"skipped {count} log_history rows that are neither train nor eval rows (keys: {kind})"
         )
+    if keys.assignment.sets:
+        _evaluation_sets(history, keys, rows)
     if unmapped_eval:
         rows.notes.append(
             f"eval metrics not in the canonical eval log (kept out): {', '.join(sorted(unmapped_eval))}"
@@ -291,6 +327,34 @@ def _split_log_history(history: list[Any], path: Path) -> _Rows:
             f"{sum(no_step.values()) + sum(other.values())} others"
         )
     return rows
+
+
+def _evaluation_sets(history: list[Any], keys: ColumnMap, rows: _Rows) -> None:
+    """Eval rows from several evaluation sets, one row per set and step (aliases.evaluation_sets)."""
+
+    def read(_field: str, key: str) -> list[tuple[int, float | None]]:
+        return [
+            (int(row["step"]), float_or_none(row[key]))
+            for row in history
+            if isinstance(row, dict) and key in row and "step" in row and SUMMARY_KEY not in row
+        ]
+
+    combined = evaluation_sets(keys, read)
+    if combined is not None:
+        frame, notes = combined
+        rows.evals = frame.to_dict("records")
+        rows.notes += notes
+
+
+def _unused_eval_metric(keys: ColumnMap, key: str) -> bool:
+    """An evaluation metric the canonical eval log has no column for (eval_rouge1, eval_bleu)."""
+    meaning = keys.meaning(key)
+    return (
+        meaning is not None
+        and not keys.feeds_a_field(key)
+        and meaning.split in ("validation", "test")
+        and meaning.quantity not in EVAL_BOOKKEEPING_QUANTITIES
+    )
 
 
 def _row_step(row: dict[str, Any], index: int, path: Path) -> int:

@@ -4,18 +4,33 @@ What is read
 ------------
 * ``metrics.csv``: Lightning's sparse wide CSV, one row per logging call and empty cells
   elsewhere (``epoch``, ``step``, ``train_loss_step``, ``val_loss``, ``lr-AdamW``...). It is cut
-  into train and eval rows by ``wide_table.split_wide`` with the shared alias table
-  (``importers.aliases``): ``train_loss_step``/``train_loss``/``loss`` -> loss, ``val_loss``,
-  ``lr-*`` (LearningRateMonitor) -> learning_rate, ``grad_norm``/``grad_2.0_norm_total`` ->
-  grad_norm. Epoch aggregates (``train_loss_epoch``) are not steps and are not read.
+  into train and eval rows by ``wide_table.split_wide``, the columns read by the metric-name
+  resolver (``importers.metric_names``): ``train_loss_step``/``train_loss``/``loss`` -> loss,
+  ``val_loss``/``valid_loss`` -> val_loss, ``lr-AdamW`` (LearningRateMonitor) -> learning_rate,
+  ``grad_2.0_norm_total`` -> grad_norm. An epoch aggregate (``train_loss_epoch``) is read only
+  when no per-step loss was logged, and the notes say so.
   Lightning's ``step`` counts from 0: a complete run's last logged step is total_steps - 1.
 * ``hparams.yaml`` beside it (whatever the LightningModule saved with
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``
   -> num_epochs, ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
   grad_clip_norm, ``warmup_steps``, ``min_lr``; everything is also kept under
   ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
-* A ``lightning_logs`` folder holding one ``version_N`` is read as that version; holding
-  several, it is an error that lists them (each version is a separate run).
+* A ``lightning_logs`` folder holding one ``version_N`` is read as that version. Holding
+  several, consecutive versions that continue each other are ONE run resumed (``version_runs``):
+  Lightning starts a new version folder for every ``fit()``, also one that restores a
+  checkpoint, whose step counter then goes on from the checkpoint. A version continues the
+  previous one when its first logged step is later than the previous one's first (it did not
+  start from scratch) and at most one logging interval plus ``FLUSH_STEPS`` past the previous
+  one's last (the CSVLogger writes its rows every ``flush_logs_every_n_steps`` = 100 steps by
+  default, so a crash loses up to that many), and no training hyperparameter differs
+  (``recipe_changes``: a number, or a text that is not a path; a path, a switch (true/false)
+  and a value set on one side only, such as the checkpoint to resume from, are the
+  environment of the new process and only named in the event). Such versions are read as one
+  run: rows one after the other (a replayed stretch is a new attempt, as in every resumed log),
+  a "run resumed" event at each new version's first step (``canonical.stitch_runs``). Versions
+  that do not continue each other (a sweep: each starts at its first step again, with other
+  hyperparameters) are separate runs: ``load`` of the folder is then an error that lists them,
+  and ``diagnose`` reads them as several runs (``multi_run``).
 
 What cannot be known
 --------------------
@@ -31,6 +46,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +54,8 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import to_step
-from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
+from run_diagnosis.importers.canonical import RunData, stitch_runs
 from run_diagnosis.importers.training_args import as_number, config_from, positive_int
 from run_diagnosis.importers.wide_table import Table, read_table, split_wide
 
@@ -60,6 +76,8 @@ HPARAM_KEYS: dict[str, list[str]] = {
     "grad_clip_norm": ["gradient_clip_val", "grad_clip_norm", "grad_clip", "max_grad_norm", "clip_grad_norm"],
 }
 SCHEDULE_KEYS = ("peak_lr", "min_lr", "warmup_steps")
+FLUSH_STEPS = 100  # CSVLogger(flush_logs_every_n_steps=100): the rows a crash can lose
+PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,6}$")  # a directory or a file name (model.ckpt)
 
 
 class _HparamsLoader(yaml.SafeLoader):
@@ -91,7 +109,12 @@ def sniff(path: Path) -> bool:
 
 
 def load(path: Path, aliases: Path | None = None) -> RunData:
-    """Read one Lightning CSVLogger version (see the module docstring)."""
+    """Read one Lightning CSVLogger version, or the versions of one resumed run (see the module
+    docstring)."""
+    if path.is_dir() and not (path / METRICS_FILE).is_file():
+        chains = version_runs(path)
+        if len(chains) == 1 and len(chains[0]) > 1:
+            return load_versions(chains[0], aliases)
     metrics, notes = _metrics_file(path)
     table = read_table(metrics)
     wide = split_wide(table, aliases)
@@ -119,6 +142,121 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     _schedule_notes(run, picked)
     _ended_early_note(run, table, picked.get("num_epochs"))
     return run
+
+
+# ---------------------------------------------------------------- versions of one run
+
+
+@dataclass(frozen=True)
+class _Version:
+    """What decides whether a version folder continues the one before it."""
+
+    folder: Path
+    first: int  # first and last logged step
+    last: int
+    interval: int  # the usual distance between logged steps
+    hparams: dict[str, Any]
+
+
+def _version(folder: Path) -> _Version | None:
+    """The step range of a version's training rows (the rows with a training loss, as the
+    resolver reads the header; None: none read), and its hparams."""
+    metrics = folder / METRICS_FILE
+    try:
+        header = list(pd.read_csv(metrics, nrows=0).columns)
+        loss = column_map(header, load_aliases()).get("loss")
+        if "step" not in header or loss is None:
+            return None
+        rows = pd.read_csv(metrics, usecols=["step", loss])
+    except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        return None
+    steps = pd.to_numeric(rows["step"], errors="coerce")[rows[loss].notna()]
+    logged = sorted({int(s) for s in steps.dropna()})
+    if not logged:
+        return None
+    gaps = pd.Series([b - a for a, b in itertools.pairwise(logged)], dtype="float64")
+    interval = int(gaps.median()) if not gaps.empty else 1
+    return _Version(folder, logged[0], logged[-1], max(interval, 1), _read_hparams(folder / HPARAMS_FILE, []))
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {k: v for key, inner in value.items() for k, v in _flat(inner, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def recipe_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The hyperparameters set in both that differ, as (training recipe, environment) key lists.
+    A number (or a list holding numbers) or a text that is not a path is the recipe; a path or a
+    file name, a true/false switch, and a value null on one side are the environment."""
+    recipe: list[str] = []
+    environment: list[str] = []
+    old, new = _flat(before), _flat(after)
+    for key in (k for k in old if k in new and old[k] != new[k]):
+        (environment if _environment(old[key], new[key]) else recipe).append(key)
+    return recipe, environment
+
+
+def _environment(old: Any, new: Any) -> bool:
+    """Whether a changed value describes where and how the process runs, not what it trains."""
+    values = (old, new)
+    if any(v is None or isinstance(v, bool) for v in values):
+        return True
+    if all(isinstance(v, str) for v in values):
+        return any(PATH_LIKE.search(v) for v in values)
+    items = [*old, *new] if isinstance(old, list) and isinstance(new, list) else []
+    return bool(items) and not any(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
+
+
+def _continues(before: _Version, after: _Version) -> bool:
+    """Whether ``after`` is ``before``'s run resumed (module docstring)."""
+    started_later = after.first > before.first
+    near_end = after.first <= before.last + before.interval + FLUSH_STEPS
+    return started_later and near_end and not recipe_changes(before.hparams, after.hparams)[0]
+
+
+def version_runs(folder: Path) -> list[list[Path]]:
+    """The runs in a folder of ``version_N`` folders: consecutive versions that continue each
+    other are one run (module docstring); in version order."""
+    chains: list[list[Path]] = []
+    previous: _Version | None = None
+    for path in _versions(folder):
+        current = _version(path)
+        if chains and previous is not None and current is not None and _continues(previous, current):
+            chains[-1].append(path)
+        else:
+            chains.append([path])
+        previous = current
+    return chains
+
+
+def load_versions(folders: list[Path], aliases: Path | None = None) -> RunData:
+    """Version folders of one run resumed, read as one run (``canonical.stitch_runs``)."""
+    parts = [(folder.name, load(folder, aliases)) for folder in folders]
+    resumes: list[tuple[int, str] | None] = []
+    names = ", ".join(name for name, _ in parts)
+    notes = [
+        f"{names} read as one run resumed {len(parts) - 1} time(s): each version starts inside or "
+        "right after the previous one's steps, with the same training hyperparameters"
+    ]
+    for (_, before), (name, after) in itertools.pairwise(parts):
+        first, last = int(after.train["step"].min()), int(before.train["step"].max())
+        replayed = f"steps {first}-{last} logged again" if first <= last else "no step logged twice"
+        event = f"run resumed: {name} restarted the run at step {first} in a new process ({replayed})"
+        resumes.append((first, event))
+        old, new = (_flat(part.config.get("hparams", {})) for part in (before, after))
+        _, environment = recipe_changes(old, new)
+        if environment:
+            changes = "; ".join(f"{key} {old[key]!r} -> {new[key]!r}" for key in environment)
+            notes.append(f"{name}: hparams that changed at the resume (not the training recipe): {changes}")
+    return stitch_runs(
+        parts,
+        resumes,
+        source_format=FORMAT,
+        source_path=str(folders[0].parent),
+        run_name=f"{folders[0].parent.name}/{folders[0].name}",
+        notes=notes,
+    )
 
 
 # ---------------------------------------------------------------- files

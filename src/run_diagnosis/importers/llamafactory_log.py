@@ -27,6 +27,13 @@ evaluations from the next interval. elapsed_time has whole-second resolution (ab
 ±1 s per interval). The first line has no earlier time, so its step time is empty; an
 elapsed_time that goes backwards marks a new process (a resume) and is an event.
 
+Lines written twice
+-------------------
+Two processes appending to one log (a logging callback not limited to rank 0) write every
+line twice, interleaved. A line equal to an earlier one in every key and value, elapsed_time
+included, is read once and the importer's notes count them (``aliases.without_repeated_records``);
+a resumed run's replayed lines carry their own clock, so they are kept.
+
 What cannot be known from the jsonl alone: grad_norm, val_accuracy (its ``accuracy`` key
 is the DPO reward accuracy, not token accuracy), shard ids, and the LR schedule unless
 training arguments sit beside it (``training_args.yaml`` etc., read by ``training_args``).
@@ -42,12 +49,17 @@ import pandas as pd
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
+    ColumnMap,
+    column_map,
+    evaluation_sets,
+    load_aliases,
     metric_column,
     read_jsonl,
     sniff_file,
     step_times_from_elapsed,
     to_float,
     to_step,
+    without_repeated_records,
 )
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.hf_trainer import load_state_run
@@ -63,7 +75,7 @@ from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 FORMAT = "llamafactory_log"
 DESCRIPTION = "LLaMA-Factory trainer_log.jsonl (file or output folder; merged with trainer_state.json there)"
 LOG_FILE = "trainer_log.jsonl"
-LOSS_KEYS = ("loss", "eval_loss", "predict_loss")
+LOSS_FIELDS = ("loss", "val_loss", "test_loss")
 TIMING_NOTE = (
     "step_time_sec from trainer_log.jsonl: elapsed_time delta / step delta between consecutive log lines, "
     "i.e. the average over each logging interval (whole-second clock, checkpoint saves included); "
@@ -88,10 +100,37 @@ def load(path: Path) -> RunData:
     log_path = path / LOG_FILE if path.is_dir() else path
     if not log_path.is_file():
         raise RunImportError(f"{path}: expected {LOG_FILE} in this folder; it is not there")
-    records = [_Record.parse(number, raw, log_path) for number, raw in read_jsonl(log_path)]
+    lines, repeats = without_repeated_records(read_jsonl(log_path))
+    records = [_Record.parse(number, raw, log_path) for number, raw in lines]
+    keys = _keys(records)
     if path.is_dir() and (path / STATE_FILE).is_file():
-        return _merged(path, records)
-    return _standalone(path, log_path, records)
+        run = _merged(path, records, keys)
+    else:
+        run = _standalone(path, log_path, records, keys)
+    if repeats:
+        run.notes.insert(0, _repeats_note(repeats))
+    return run
+
+
+def _keys(records: list[_Record]) -> ColumnMap:
+    """The numeric keys of the log lines read by the metric-name resolver (loss, eval_loss,
+    predict_loss, lr ...); the line counter is the format's own ``current_steps``."""
+    numeric = dict.fromkeys(
+        key
+        for record in records
+        for key, value in record.raw.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    )
+    return column_map(numeric, load_aliases())
+
+
+def _repeats_note(repeats: list[int]) -> str:
+    shown = ", ".join(str(n) for n in repeats[:5]) + (" ..." if len(repeats) > 5 else "")
+    return (
+        f"{len(repeats)} lines of {LOG_FILE} repeat an earlier line exactly (lines {shown}; every key "
+        "and value, elapsed_time included): the log was written twice at once (e.g. by two processes), "
+        "so each line is read once"
+    )
 
 
 class _Record:
@@ -124,9 +163,11 @@ class _Record:
             ) from error
         return cls(number, raw, step, seconds)
 
-    @property
-    def is_train(self) -> bool:
-        return "loss" in self.raw
+    def has(self, keys: ColumnMap, name: str) -> bool:
+        """Whether the line logged the key the resolver chose for canonical field `name` (or one of
+        the field's evaluation sets)."""
+        chosen = keys.assignment.sets.get(name) or [keys.get(name)]
+        return any(key is not None and key in self.raw for key in chosen)
 
     def number_at(self, key: str, path: Path) -> float | None:
         try:
@@ -141,12 +182,12 @@ def _step_times(records: list[_Record]) -> tuple[list[float | None], list[tuple[
     return times, events
 
 
-def _merged(folder: Path, records: list[_Record]) -> RunData:
+def _merged(folder: Path, records: list[_Record], keys: ColumnMap) -> RunData:
     times, resume_events = _step_times(records)
     by_step: dict[int, float] = {}
     repeated = 0
     for record, seconds in zip(records, times, strict=True):
-        if record.is_train and seconds is not None:
+        if record.has(keys, "loss") and seconds is not None:
             repeated += record.step in by_step
             by_step[record.step] = seconds  # a step logged twice (resumed run): the later process's time
     note = TIMING_NOTE
@@ -158,7 +199,7 @@ def _merged(folder: Path, records: list[_Record]) -> RunData:
     run.notes.insert(
         0, f"train/eval rows, grad_norm and config from {STATE_FILE}; step times from {LOG_FILE}"
     )
-    logged = {r.step for r in records if r.is_train}
+    logged = {r.step for r in records if r.has(keys, "loss")}
     absent = int(run.train["step"].map(lambda s: int(s) not in logged).sum())
     if absent:
         run.notes.append(f"{absent} train rows of {STATE_FILE} have no line in {LOG_FILE}: no step time")
@@ -168,29 +209,40 @@ def _merged(folder: Path, records: list[_Record]) -> RunData:
     return run
 
 
-def _standalone(path: Path, log_path: Path, records: list[_Record]) -> RunData:
-    notes: list[str] = []
+def _standalone(path: Path, log_path: Path, records: list[_Record], keys: ColumnMap) -> RunData:
+    notes: list[str] = list(keys.notes)
     times, events = _step_times(records)
-    train_rows = [(r, t) for r, t in zip(records, times, strict=True) if r.is_train]
+    train_rows = [(r, t) for r, t in zip(records, times, strict=True) if r.has(keys, "loss")]
     if not train_rows:
         raise RunImportError(
-            f"{log_path}: expected lines with 'loss' (train logs); "
-            f"found {len(records)} lines, none with 'loss'"
+            f"{log_path}: expected lines with a training loss (e.g. 'loss'); "
+            f"found {len(records)} lines, none with one"
         )
     train = pd.DataFrame({"step": pd.Series([r.step for r, _ in train_rows], dtype="int64")})
-    train["loss"] = metric_column([r.number_at("loss", log_path) for r, _ in train_rows])
-    rate_key = "learning_rate" if any("learning_rate" in r.raw for r, _ in train_rows) else "lr"
-    train["learning_rate"] = metric_column([r.number_at(rate_key, log_path) for r, _ in train_rows])
-    train["grad_norm"] = metric_column([r.number_at("grad_norm", log_path) for r, _ in train_rows])
+    for name in ("loss", "learning_rate", "grad_norm"):
+        key = keys.get(name)
+        train[name] = metric_column([r.number_at(key, log_path) if key else None for r, _ in train_rows])
     train["step_time_sec"] = metric_column([t for _, t in train_rows])
-    eval_records = [r for r in records if "eval_loss" in r.raw]
+    eval_records = [r for r in records if r.has(keys, "val_loss")]
     evals = pd.DataFrame({"step": pd.Series([r.step for r in eval_records], dtype="int64")})
-    evals["val_loss"] = metric_column([r.number_at("eval_loss", log_path) for r in eval_records])
+    evals["val_loss"] = metric_column(
+        [r.number_at(keys.get("val_loss") or "", log_path) for r in eval_records]
+    )
     evals = evals.reindex(columns=EVAL_COLUMNS)
-    events += [(r.step, "run finished") for r in records if not any(k in r.raw for k in LOSS_KEYS)]
-    predict = sum("predict_loss" in r.raw for r in records)
+    sets = evaluation_sets(
+        keys, lambda _field, key: [(r.step, r.number_at(key, log_path)) for r in records if key in r.raw]
+    )
+    if sets is not None:
+        evals, set_notes = sets
+        notes += set_notes
+    events += [
+        (r.step, "run finished") for r in records if not any(r.has(keys, name) for name in LOSS_FIELDS)
+    ]
+    predict = sum(r.has(keys, "test_loss") for r in records)
     if predict:
-        notes.append(f"skipped {predict} predict_loss lines (not training steps)")
+        notes.append(
+            f"skipped {predict} {keys.get('test_loss')} lines (test-set evaluation, not training steps)"
+        )
 
     totals = {int(r.raw["total_steps"]) for r in records if isinstance(r.raw.get("total_steps"), int)}
     total_steps = max(totals) if totals else None

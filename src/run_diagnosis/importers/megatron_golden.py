@@ -33,7 +33,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import files_to_read, metric_frame, sniff_path
+from run_diagnosis.importers.aliases import column_map, files_to_read, load_aliases, metric_frame, sniff_path
 from run_diagnosis.importers.canonical import EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.text_log_megatron import megatron_config
 
@@ -43,8 +43,9 @@ DESCRIPTION = (
     "with model_config.yaml beside it"
 )
 
-# golden-values metric -> canonical train column
-METRICS = {"lm loss": "loss", "iteration-time": "step_time_sec"}
+# the canonical train columns a golden-values metric can feed (the metric names, 'lm loss',
+# 'iteration-time', are read by the metric-name resolver)
+TRAIN_FIELDS = ("loss", "grad_norm", "learning_rate", "step_time_sec")
 CONFIG_FILE = "model_config.yaml"
 MAX_SNIFF_BYTES = 50 * 1024 * 1024
 
@@ -135,10 +136,18 @@ def _series(file: Path, metric: str, body: Any) -> list[tuple[int, float]]:
     )
 
 
-def _train_frame(series: dict[str, list[tuple[int, float]]]) -> pd.DataFrame:
-    """One row per step, steps in order of first appearance (lm loss first)."""
+def _metrics(names: list[str]) -> tuple[dict[str, str], list[str]]:
+    """golden-values metric -> canonical train column, by the metric-name resolver (loss first),
+    and the resolver's notes (names not understood)."""
+    mapping = column_map(names, load_aliases())
+    metrics = {mapping.columns[field]: field for field in TRAIN_FIELDS if field in mapping.columns}
+    return metrics, mapping.notes
+
+
+def _train_frame(series: dict[str, list[tuple[int, float]]], metrics: dict[str, str]) -> pd.DataFrame:
+    """One row per step, steps in order of first appearance (the loss first)."""
     steps: dict[int, dict[str, float]] = {}
-    for metric, column in METRICS.items():
+    for metric, column in metrics.items():
         for step, value in series.get(metric, []):
             steps.setdefault(step, {})[column] = value
     return metric_frame(list(steps), list(steps.values()), TRAIN_COLUMNS)
@@ -202,17 +211,21 @@ def load(path: Path) -> RunData:
             f"{file}: expected a JSON object {{metric: {{...}}}}, found {type(document).__name__}"
         )
     series = {metric: _series(file, metric, body) for metric, body in document.items()}
-    if not any(series.get(metric) for metric in METRICS):
+    metrics, resolver_notes = _metrics(list(series))
+    if not any(series.get(metric) for metric in metrics):
         raise RunImportError(
-            f"{file}: none of the metrics {', '.join(METRICS)} is present; found {', '.join(document)}"
+            f"{file}: no metric reads as a training loss, grad norm, learning rate or step time "
+            f"(e.g. 'lm loss', 'iteration-time'); found {', '.join(document)}"
         )
-    train = _train_frame(series)
+    train = _train_frame(series, metrics)
+    absent = [field.replace("_", " ") for field in TRAIN_FIELDS if field not in metrics.values()]
     notes = [
         "Megatron-LM CI golden values: one value per step for comparing test runs; lm loss is the training "
         "loss of each iteration, iteration-time is seconds per iteration",
-        "golden values carry no grad norm, learning rate or validation loss",
+        f"golden values carry no {', '.join([*absent, 'validation loss'])}",
+        *resolver_notes,
     ]
-    for metric, column in METRICS.items():
+    for metric, column in metrics.items():
         points = series.get(metric, [])
         if points and len(points) != len(train):
             notes.append(
@@ -225,7 +238,7 @@ def load(path: Path) -> RunData:
         if bad:
             notes.append(f"{metric} is NaN/inf at {len(bad)} steps (first {bad[0]}); written as text")
     for metric, points in series.items():
-        if metric not in METRICS and points:
+        if metric not in metrics and points:
             values = [v for _, v in points]
             notes.append(
                 f"metric {metric!r} ({len(points)} steps, {min(values):g} to {max(values):g}) "

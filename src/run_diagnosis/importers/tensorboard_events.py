@@ -5,13 +5,12 @@ What is read
 An event file, or a folder searched recursively for them, read with TensorBoard's own reader
 (``event_file_loader.RawEventFileLoader``); legacy ``simple_value`` scalars (PyTorch's
 SummaryWriter, Megatron) and TF2 ``scalars`` tensors are read alike, as the float32 written.
-Scalar tags are mapped to canonical fields by name:
-
-* the shared alias table of ``importers.aliases`` (``load_aliases``: built-in names, extended by
-  the file named in ``$RUN_DIAGNOSIS_ALIASES``), tried first;
-* then ``TB_ALIASES`` below: the names Megatron-LM (``lm loss``, ``grad-norm``,
-  ``learning-rate``, ``iteration-time``, ``lm loss validation``), Megatron-DeepSpeed
-  (``lm-loss-training/lm loss`` ...) and Hugging Face (``train/loss``, ``eval/loss`` ...) write.
+Scalar tags are read by the metric-name resolver (``importers.metric_names`` through
+``aliases.column_map``): Megatron-LM's ``lm loss``, ``grad-norm``, ``learning-rate``,
+``iteration-time``, ``lm loss validation``, Hugging Face's ``train/loss``, ``eval/loss``,
+Lightning's ``train_loss``, ``valid_loss``, ``lr-AdamW`` ... are read from their words, and a
+copy plotted against samples (``lm loss vs samples``) is never taken. The file named in
+``$RUN_DIAGNOSIS_ALIASES`` wins. Tags it cannot place are listed as "not understood".
 
 Rows are kept as logged: values of different tags are paired by step (the k-th value of a tag
 at step s goes with the k-th value of the other tags at step s), rows come in the order their
@@ -56,7 +55,7 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.util import tensor_util
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import load_aliases, metric_frame, resolve
+from run_diagnosis.importers.aliases import ColumnMap, column_map, evaluation_sets, load_aliases, metric_frame
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.training_args import config_from, run_results, schedule_from_args
 
@@ -68,24 +67,6 @@ TRAIN_FIELDS = ("loss", "grad_norm", "learning_rate", "step_time_sec")
 EVAL_FIELDS = ("val_loss", "val_accuracy")
 SCALAR_PLUGIN = "scalars"
 LEGACY_KINDS = {"histo": "histograms", "image": "images", "audio": "audio", "tensor": "tensor"}
-
-# TensorBoard tag names, tried after the shared aliases (exact names; '*' globs allowed)
-TB_ALIASES: dict[str, list[str]] = {
-    "loss": ["lm loss", "lm-loss", "lm_loss", "lm-loss-training/lm loss", "train/lm loss", "Loss/train"],
-    "grad_norm": ["grad-norm", "grad norm", "grad-norm/grad-norm", "train/grad-norm", "optimizer/grad_norm"],
-    "learning_rate": ["learning-rate", "learning-rate/learning-rate", "train/learning-rate", "lr/group0"],
-    "step_time_sec": ["iteration-time", "iteration-time/iteration-time", "train/step_time", "time/step"],
-    "val_loss": [
-        "validation loss",
-        "lm loss validation",
-        "lm-loss-validation/lm loss validation",
-        "val/loss",
-        "eval/loss",
-        "Loss/val",
-    ],
-    "val_accuracy": ["eval/accuracy", "val/accuracy", "validation accuracy"],
-    "loss_scale": ["loss-scale", "loss_scale", "loss-scale/loss-scale", "train/loss_scale"],
-}
 
 
 @dataclass
@@ -219,13 +200,18 @@ def _read_file(path: Path) -> _EventFile:
 # --------------------------------------------------------------------------- assembling the run
 
 
-def _alias_table() -> dict[str, list[str]]:
-    shared = load_aliases()
-    table: dict[str, list[str]] = {}
-    for name in (*TRAIN_FIELDS, *EVAL_FIELDS, "loss_scale"):
-        names = list(shared.get(name, []))
-        table[name] = names + [n for n in TB_ALIASES.get(name, []) if n not in names]
-    return table
+def _tag_map(tags: list[str]) -> ColumnMap:
+    """Tags -> canonical fields by the resolver (the user's alias file wins), plus the loss-scale
+    tag: the plainest tag whose words name a loss scale ('loss-scale', not 'loss-scale vs samples')."""
+    mapping = column_map(tags, load_aliases())
+    meanings = mapping.assignment.meanings
+    scales = sorted(
+        (tag for tag in tags if meanings[tag].quantity == "loss_scale"),
+        key=lambda tag: (meanings[tag].rank, meanings[tag].words),
+    )
+    if scales and "loss_scale" not in mapping.columns:
+        mapping.columns["loss_scale"] = scales[0]
+    return mapping
 
 
 def _rows(points: list[tuple[str, int, float]], fields: dict[str, str], columns: list[str]) -> pd.DataFrame:
@@ -381,23 +367,37 @@ def load(path: Path) -> RunData:
         notes.extend(file.notes)
     points = [point for file in files for point in file.points]
     tags = list(dict.fromkeys(tag for tag, _, _ in points))
-    mapping = resolve(tags, _alias_table())
+    mapping = _tag_map(tags)
     notes.extend(mapping.notes)
-    fields = {name: tag for name, tag in mapping.columns.items()}
+    fields = {
+        name: tag
+        for name, tag in mapping.columns.items()
+        if name in (*TRAIN_FIELDS, *EVAL_FIELDS, "loss_scale")
+    }
     if not any(name in fields for name in (*TRAIN_FIELDS, *EVAL_FIELDS)):
+        unknown = mapping.assignment.not_understood
         raise RunImportError(
             f"{path}: scalar tags {', '.join(tags[:30])} include none this tool knows as loss, grad norm, "
-            "learning rate, step time or validation loss/accuracy; name them in a YAML file "
-            "(e.g. 'loss: [my/tag]') and point RUN_DIAGNOSIS_ALIASES at it"
+            "learning rate, step time or validation loss/accuracy"
+            + (f" (not understood: {', '.join(unknown[:30])})" if unknown else "")
+            + "; name them in a YAML file (e.g. 'loss: [my/tag]') and point RUN_DIAGNOSIS_ALIASES at it"
         )
     train = _loss_rows_only(_rows(points, fields, TRAIN_COLUMNS), "loss" in fields, notes)
     evals = _rows(points, fields, EVAL_COLUMNS)
-    used = set(fields.values())
+    sets = evaluation_sets(
+        mapping, lambda _field, name: [(step, value) for tag, step, value in points if tag == name]
+    )
+    if sets is not None:
+        evals, set_notes = sets
+        notes += set_notes
+    used = set(fields.values()) | {tag for sets in mapping.assignment.sets.values() for tag in sets}
     notes.append("TensorBoard tags used: " + ", ".join(f"{name} <- {tag!r}" for name, tag in fields.items()))
-    unused = [tag for tag in tags if tag not in used]
+    not_understood = set(mapping.assignment.not_understood)  # already in one "not understood" note
+    unused = [tag for tag in tags if tag not in used and tag not in not_understood]
     if unused:
         notes.append(
-            f"scalar tags not imported: {', '.join(unused[:25])}{' ...' if len(unused) > 25 else ''}"
+            f"scalar tags read but not imported (no canonical column, or a variant of one): "
+            f"{', '.join(unused[:25])}{' ...' if len(unused) > 25 else ''}"
         )
     for name in TRAIN_FIELDS:
         if name not in fields:

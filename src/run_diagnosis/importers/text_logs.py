@@ -66,7 +66,7 @@ import pandas as pd
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import files_to_read, metric_column, sniff_path
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData, stitch_runs
 from run_diagnosis.importers.text_log_core import LogParser, ParsedLog, Shape
 from run_diagnosis.importers.text_log_llmc import LLMC_MAIN_LOG, LLMC_STDOUT
 from run_diagnosis.importers.text_log_megatron import MEGATRON
@@ -296,32 +296,19 @@ def _load_folder(folder: Path, files: list[Path]) -> RunData:
     if len(kept) == 1:
         first_run.notes = notes + first_run.notes
         return first_run
-    events = [first_run.events]
+    resumes: list[tuple[int, str] | None] = []
     for (_, before), (file, after) in itertools.pairwise(kept):
         join = _span(before)[1]
-        if not after.events["event"].str.contains("resum", case=False).any():
-            resume = f"resuming from step {join}: log file {file.name} continues the run (a new process)"
-            events.append(pd.DataFrame([(join, resume)], columns=EVENT_COLUMNS))
-        # events printed before the file's first step (a checkpoint load) belong to its start
-        later = after.events.copy()
-        later.loc[later["step"] < _span(after)[0], "step"] = _span(after)[0]
-        events.append(later)
-    schedule = dict(first_run.schedule)
-    config = dict(first_run.config)
-    for _, later in kept[1:]:
-        schedule.update({k: v for k, v in later.schedule.items() if v is not None})
-        config.update({k: v for k, v in later.config.items() if v is not None})
-        notes += [f"{Path(later.source_path).name}: {note}" for note in later.notes]
-    return RunData(
+        resume = f"resuming from step {join}: log file {file.name} continues the run (a new process)"
+        said = after.events["event"].str.contains("resum", case=False).any()
+        resumes.append(None if said else (join, resume))
+    return stitch_runs(
+        [(Path(r.source_path).name, r) for _, r in kept],
+        resumes,
         source_format=FORMAT,
         source_path=str(folder),
-        train=pd.concat([r.train for _, r in kept], ignore_index=True),
-        evals=pd.concat([r.evals for _, r in kept], ignore_index=True),
-        events=pd.concat(events, ignore_index=True).drop_duplicates().astype({"step": "int64"}),
         run_name=folder.name,
-        schedule=schedule,
-        config=config,
-        notes=notes + first_run.notes,
+        notes=notes,
     )
 
 

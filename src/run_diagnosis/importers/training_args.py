@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers.canonical import REQUIRED_SCHEDULE_KEYS, RunData
+
+NO_EPOCH_COUNT = 2**63 - 1  # sys.maxsize: transformers' num_train_epochs for a dataset without a length
 
 STATE_FILE = "trainer_state.json"  # the Trainer's state: read by hf_trainer, never an argument file
 
@@ -245,9 +248,12 @@ def config_from(
     eval_steps: list[int],
     total_steps: int | None,
     notes: list[str],
+    logged_epochs: Sequence[tuple[int, Any]] = (),
 ) -> dict[str, Any]:
     """Canonical config keys from trainer_state top-level keys (``state``, may be empty) and
-    TrainingArguments-style ``args``, checked against the steps actually logged."""
+    TrainingArguments-style ``args``, checked against the steps actually logged. Steps per epoch
+    come from total steps / num_train_epochs, else from ``logged_epochs`` ((step, epoch) of the
+    train rows, ``steps_per_epoch_from_log``); never 0."""
     config: dict[str, Any] = {
         "total_steps": total_steps,
         "batch_size": positive_int(state.get("train_batch_size"))
@@ -262,15 +268,62 @@ def config_from(
     config["checkpoint_interval"] = _checkpoint_interval(state, args, total_steps, notes)
     config.update(_args_config(args, notes))
     epochs = config["num_epochs"]
+    if epochs is not None and (epochs >= NO_EPOCH_COUNT or (total_steps and epochs > total_steps)):
+        notes.append(
+            f"num_train_epochs={epochs:g} is not an epoch count (more epochs than steps): transformers "
+            "writes sys.maxsize when max_steps is set and the training data has no length (a streamed "
+            "dataset); num_epochs left empty"
+        )
+        config["num_epochs"] = epochs = None
     if total_steps and epochs and epochs > 1:
         config["steps_per_epoch"] = round(total_steps / epochs)
         notes.append(
             f"steps_per_epoch = total steps {total_steps} / num_train_epochs {epochs:g} = "
             f"{config['steps_per_epoch']} (used to find epoch boundaries: there are no shard ids)"
         )
+    elif epochs is None and logged_epochs:
+        config["steps_per_epoch"] = steps_per_epoch_from_log(logged_epochs, notes)
     if config["batch_size"] is not None and "train_batch_size" in state:
         notes.append("batch_size is the per-device batch (train_batch_size in trainer_state.json)")
     return config
+
+
+def steps_per_epoch_from_log(logged: Sequence[tuple[int, Any]], notes: list[str]) -> int | None:
+    """Optimizer steps per epoch from the epoch the Trainer logs with each row, or None.
+
+    The whole part of the logged epoch counts the epochs completed in both of the Trainer's
+    ways of counting (a sized dataset: epoch = step / steps per epoch; a dataset without a
+    length, num_train_epochs = sys.maxsize: the fraction is the step within the epoch / max_steps,
+    not a share of an epoch). So epoch boundary k lies between the last step logged before the
+    whole part reaches k and the first step at which it does; steps per epoch is the middle of
+    what all boundaries allow (each bound / k), or of the last boundary's when the epochs
+    differ in length."""
+    read = [(int(step), float_or_none(epoch)) for step, epoch in logged]
+    points = sorted((step, epoch) for step, epoch in read if epoch is not None and 0 <= epoch < math.inf)
+    crossings: list[tuple[int, int, int]] = []  # (boundary k, last step before it, first step after)
+    previous_step, previous_whole = 0, 0
+    for step, epoch in points:
+        whole = math.floor(epoch)
+        crossings += [(k, previous_step, step) for k in range(previous_whole + 1, whole + 1)]
+        previous_step, previous_whole = step, whole
+    if not crossings:
+        reached = f"{points[-1][1]:g} at step {points[-1][0]}" if points else "not logged"
+        notes.append(f"steps_per_epoch unknown: the logged epoch reaches {reached}: no epoch boundary to see")
+        return None
+    lower = max(before / k for k, before, _ in crossings)
+    upper = min(after / k for k, _, after in crossings)
+    k, before, after = crossings[-1]
+    middle = (lower + upper) / 2 if lower <= upper else (before + after) / (2 * k)
+    per_epoch = round(middle)
+    if per_epoch < 1:
+        notes.append("steps_per_epoch unknown: the logged epochs end within the first steps")
+        return None
+    notes.append(
+        f"steps_per_epoch = {per_epoch}: from the logged epoch against step (epoch {k} begins between steps "
+        f"{before} and {after}; {len(crossings)} boundaries), as num_train_epochs does not give it "
+        "(used to find epoch boundaries: there are no shard ids)"
+    )
+    return per_epoch
 
 
 def _eval_interval(

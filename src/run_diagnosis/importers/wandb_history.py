@@ -13,9 +13,10 @@ call did not log that metric. This is what W&B gives you as
 * a chart's "Export CSV" (columns ``Step``, ``<run> - train/loss``, ``..__MIN``/``__MAX``):
   the ``<run> - `` prefix is removed and the ``__MIN``/``__MAX`` band columns dropped.
 
-Columns are matched to canonical fields through ``importers.aliases`` (overridable with
-``RUN_DIAGNOSIS_ALIASES``). The step is the trainer's own step (``train/global_step``,
-``global_step``, ``step``) when present, else W&B's ``_step`` (which counts log calls).
+Columns are read by the metric-name resolver (``importers.metric_names`` through
+``aliases.column_map``; the user's ``RUN_DIAGNOSIS_ALIASES`` file wins). The step is the
+trainer's own step (``train/global_step``, ``global_step``, ``step``) when present, else W&B's
+``_step`` (which counts log calls).
 
 * train rows: rows with a loss value; ``grad_norm``/``learning_rate``/``shard_id`` from the
   same row, or, when that row has none, from another row logged at the same step (tools
@@ -42,10 +43,7 @@ from pathlib import Path
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import (
-    load_aliases,
-    resolve,
-)
+from run_diagnosis.importers.aliases import column_map, load_aliases
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.training_args import (
     config_from,
@@ -198,5 +196,5 @@ def _looks_wide(path: Path) -> bool:
     except (ValueError, pd.errors.EmptyDataError, pd.errors.ParserError):
         return False  # JSONDecodeError and UnicodeDecodeError are ValueErrors
     columns = chart_columns(columns)[0]
-    found = resolve(columns, load_aliases())
+    found = column_map(columns, load_aliases())
     return found.get("step") is not None and found.get("loss") is not None

@@ -7,17 +7,26 @@ then LevelDB-log framing (32 KiB blocks; each chunk has a 7-byte header: CRC32, 
 type FULL/FIRST/MIDDLE/LAST) around protobuf ``Record`` messages. This module decodes the
 protobuf wire format by hand (no ``wandb`` package needed) and keeps:
 
-* ``history`` records (field 2): items of ``key`` (field 1) and ``value_json`` (field 16),
-  one wide row per record, read like a W&B history export (``importers.wandb_history``:
-  the same column aliases, step, step times from ``_runtime``);
+* ``history`` records (field 2): ``HistoryItem`` messages (``wandb_internal.proto``) of a name
+  and ``value_json`` (field 16), one wide row per record, read like a W&B history export
+  (``importers.wandb_history``: the same column aliases, step, step times from ``_runtime``).
+  The name is ``key`` (field 1, older clients) or ``nested_key`` (field 2, a repeated string:
+  the path of a metric logged as a nested dict; newer clients write every name there, a
+  one-element path for a flat name). As W&B's own reader does, a path is joined with ".", and a
+  value that is a JSON object is flattened the same way (``{"a": {"b": 1}}`` is ``a.b``), except
+  W&B media and table objects (an object with ``_type``), which are not scalars;
 * the ``exit`` record (field 18): without one the run did not finish (killed, crashed or
   still writing), which becomes an event at the last logged step;
 * the config from ``files/config.yaml`` beside it (HF Trainer arguments when the run used
   the Trainer), as ``wandb_history`` reads it.
 
-What cannot be known: a file cut off while the run was writing (a chunk runs past the end)
-is read up to the last complete record, with a note; console output, system metrics and
-summaries are not read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
+A file cut off while the run was writing (a chunk runs past the end) is read up to the last
+complete record; that, or a ``files/wandb-summary.json`` whose ``_step`` is beyond the last
+history record, makes a "partial copy: ..." event at the last step (the report says the log is
+partial before judging it).
+
+What cannot be known: console output, system metrics and the summaries' other values are not
+read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from run_diagnosis.importers.wandb_history import load_table
 from run_diagnosis.importers.wide_table import Table
 
 FORMAT = "wandb_run"
+SUMMARY_FILE = "wandb-summary.json"  # beside config.yaml: only its `_step` is read (how far the run got)
 DESCRIPTION = "W&B run folder (run-*.wandb datastore file, with files/config.yaml)"
 HEADER = struct.Struct("<4sHB")
 HEADER_IDENT, HEADER_MAGIC = b":W&B", 0xBEE1
@@ -44,7 +54,8 @@ CHUNK = struct.Struct("<IHB")
 BLOCK = 32768
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
 HISTORY_FIELD, EXIT_FIELD = 2, 18
-ITEM_FIELD, KEY_FIELD, VALUE_FIELD = 1, 1, 16
+ITEM_FIELD, KEY_FIELD, NESTED_KEY_FIELD, VALUE_FIELD = 1, 1, 2, 16
+MEDIA_TYPE_KEY = "_type"  # W&B data types (images, tables, histograms) serialise with it
 
 
 def _wandb_file(path: Path) -> Path | None:
@@ -132,19 +143,60 @@ def fields(message: bytes) -> Iterator[tuple[int, Any]]:
         yield number, value
 
 
+def _item(item: bytes) -> tuple[str, bytes] | None:
+    """(name, value_json) of one HistoryItem: the ``nested_key`` path joined with ".", else ``key``;
+    None for an item without a name or a value."""
+    key: bytes | None = None
+    path: list[str] = []
+    text: bytes | None = None
+    for number, value in fields(item):
+        if not isinstance(value, bytes):
+            continue
+        if number == KEY_FIELD:
+            key = value
+        elif number == NESTED_KEY_FIELD:
+            path.append(value.decode("utf-8"))
+        elif number == VALUE_FIELD:
+            text = value
+    name = ".".join(path) if path else (key or b"").decode("utf-8")
+    if not name or text is None:
+        return None
+    return name, text
+
+
+def _add_scalars(row: dict[str, Any], name: str, value: Any) -> None:
+    """Numbers of one logged value into ``row``: a JSON object is flattened with "." (W&B's own
+    reading of a nested dict); W&B media/table objects and text are not scalars."""
+    if isinstance(value, dict):
+        if MEDIA_TYPE_KEY in value:
+            return
+        for key, inner in value.items():
+            _add_scalars(row, f"{name}.{key}", inner)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        row[name] = value
+
+
 def _history_row(message: bytes) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for number, item in fields(message):
-        if number != ITEM_FIELD:
+        if number != ITEM_FIELD or not isinstance(item, bytes):
             continue
-        parts = dict(fields(item))
-        key, text = parts.get(KEY_FIELD), parts.get(VALUE_FIELD)
-        if not isinstance(key, bytes) or not isinstance(text, bytes):
-            continue
-        value = json.loads(text.decode("utf-8"))
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            row[key.decode("utf-8")] = value
+        found = _item(item)
+        if found is not None:
+            _add_scalars(row, found[0], json.loads(found[1].decode("utf-8")))
     return row
+
+
+def _summary_step(folder: Path) -> int | None:
+    """The `_step` the run's wandb-summary.json reached (None without a readable one): when it is
+    beyond the last history record, the .wandb file is a copy taken while the run was writing."""
+    path = folder / SUMMARY_FILE
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    step = summary.get("_step") if isinstance(summary, dict) else None
+    return int(step) if isinstance(step, int | float) and not isinstance(step, bool) else None
 
 
 def load(path: Path) -> RunData:
@@ -176,15 +228,27 @@ def load(path: Path) -> RunData:
     run = load_table(table, path, file, config_dir=config_dir)
     run.source_format = FORMAT
     run.run_name = file.stem.removeprefix("run-")
+    last = int(run.train["step"].max()) if not run.train.empty else 0
+    ends: list[tuple[int, str]] = []
     if not clean:
         run.notes.append(f"{file.name} ends inside a record: the file was copied while the run was writing")
-    if not exited:
-        last = int(run.train["step"].max()) if not run.train.empty else 0
-        stop = pd.DataFrame(
-            [(last, "run ended without an exit record: killed, crashed or still running (W&B datastore)")],
-            columns=EVENT_COLUMNS,
+        cut = f"partial copy: {file.name} ends inside a record, copied while the run was writing"
+        ends.append((last, cut))
+    reached = _summary_step(config_dir)
+    history_steps = [int(row["_step"]) for row in rows if isinstance(row.get("_step"), int | float)]
+    logged = max(history_steps, default=None)
+    if reached is not None and logged is not None and reached > logged:
+        text = (
+            f"partial copy: {file.name} holds history up to W&B step {logged}, but the run's summary "
+            f"(wandb-summary.json) reached step {reached}"
         )
-        run.events = pd.concat([run.events, stop], ignore_index=True)
+        run.notes.append(text)
+        ends.append((last, text))
+    if not exited:
+        no_exit = "run ended without an exit record: killed, crashed or still running (W&B datastore)"
+        ends.append((last, no_exit))
+    if ends:
+        run.events = pd.concat([run.events, pd.DataFrame(ends, columns=EVENT_COLUMNS)], ignore_index=True)
     run.notes.append(
         f"{len(rows)} history records read from {file.name}; exit record {'present' if exited else 'absent'}"
     )

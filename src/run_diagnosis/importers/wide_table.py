@@ -4,7 +4,8 @@ Shared by the importers whose source is such a table (W&B history and chart expo
 files, Lightning's metrics.csv): ``read_table`` reads a CSV (cells kept as text) or JSONL
 (values kept as JSON gave them), dropping the band columns and the run prefix of a W&B chart
 export; ``split_wide`` cuts the train rows (a loss present), eval rows (a validation loss
-present) and "run resumed" events out of it, columns matched through ``importers.aliases``.
+present) and "run resumed" events out of it, the numeric columns read by the metric-name resolver
+(``aliases.column_map``; the user's alias file wins).
 See ``wandb_history`` for what is read and what cannot be known.
 """
 
@@ -21,17 +22,25 @@ import pandas as pd
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
+    column_map,
+    evaluation_sets,
     load_aliases,
     metric_column,
     read_jsonl,
-    resolve,
     step_times_from_elapsed,
     to_float,
     to_step,
 )
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
-from run_diagnosis.importers.units import cell_parser, column_unit
+from run_diagnosis.importers.units import cell_parser, column_unit, split_cell
 
+# names the resolver reads as each field, for messages
+EXAMPLES = {
+    "step": "step, global_step, iter, trainer/global_step, _step",
+    "loss": "loss, train_loss, train/loss, lm loss, train/CrossEntropyLoss",
+    "grad_norm": "grad_norm, gnorm, norm, optim/total_grad_norm",
+    "learning_rate": "lr, learning_rate, lr-AdamW, optim/LR (group 0)",
+}
 CHART_COLUMN = re.compile(r"^(?P<run>.+?) - (?P<key>.+)$")
 CHART_BAND = re.compile(r"__(MIN|MAX)$")
 
@@ -116,23 +125,21 @@ def _normalised(table: Table) -> Table:
 
 
 def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
-    """Train rows (loss present) and eval rows (val_loss present) of a wide table, its columns
-    named through the alias table (``aliases.load_aliases``: the shared one, or `alias_file`)."""
-    aliases = load_aliases(alias_file)
-    columns = resolve(table.frame.columns, aliases)
-    notes = list(columns.notes)
+    """Train rows (loss present) and eval rows (val_loss present) of a wide table, its numeric
+    columns read by the metric-name resolver (the user's `alias_file` or $RUN_DIAGNOSIS_ALIASES wins)."""
     frame = table.frame
     if frame.empty:
         raise RunImportError(f"{table.path}: no data rows: expected one row per logged step")
+    columns = column_map(numeric_columns(frame), load_aliases(alias_file))
+    notes = list(columns.notes)
     for required, what in (("step", "step"), ("loss", "training-loss")):
         if columns.get(required) is None:
             raise RunImportError(
-                f"{table.path}: no {what} column: expected one of {', '.join(aliases[required])}; "
-                f"found columns: {', '.join(map(str, frame.columns))}. "
-                "Name yours in an alias file (RUN_DIAGNOSIS_ALIASES, see importers/aliases.py)"
+                f"{table.path}: no {what} column: no numeric column reads as the {what} "
+                f"(e.g. {EXAMPLES[required]}); found columns: {', '.join(map(str, frame.columns))}"
+                f"{_not_understood(columns)}. Name yours in an alias file ('{required}: [name]', "
+                "RUN_DIAGNOSIS_ALIASES, see importers/aliases.py)"
             )
-    if columns.get("step") == "_step":
-        notes.append("step is W&B's _step (a count of log calls, not necessarily optimizer steps)")
     steps = _cells(table, columns.get("step"), to_step)
     has_step = [s is not None for s in steps]
     if not all(has_step):
@@ -176,10 +183,46 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         )
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
-    notes += _missing_notes(columns, aliases, eval_rows)
+
+    def read(fieldname: str, name: str) -> list[tuple[int, float | None]]:
+        cells = _cells(table, name, cell_parser(fieldname, name, to_float))
+        return [(steps[i], cells[i]) for i in rows]
+
+    sets = evaluation_sets(columns, read)
+    if sets is not None:
+        evals, set_notes = sets
+        eval_rows = list(evals.index)
+        notes += set_notes
+    notes.append("columns used: " + columns.used())
+    notes += _missing_notes(columns, eval_rows)
     return WideFrames(
         train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes
     )
+
+
+def _not_understood(columns: ColumnMap) -> str:
+    names = columns.assignment.not_understood
+    return f" (not understood: {', '.join(names)})" if names else ""
+
+
+def numeric_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns with at least one numeric cell (text columns such as a run name are not metrics)."""
+    return [
+        str(column) for column in frame.columns if any(_is_number(cell) for cell in frame[column].tolist())
+    ]
+
+
+def _is_number(cell: Any) -> bool:
+    """A number, or a number with a unit ('2.41 bits', units.split_cell)."""
+    try:
+        return to_float(cell) is not None
+    except ValueError:
+        pass
+    try:
+        split_cell(str(cell))
+    except ValueError:
+        return False
+    return True
 
 
 def _cells(table: Table, column: str | None, parse: Any) -> list[Any]:
@@ -244,16 +287,16 @@ def _step_times(
     return [by_row[i] for i in train_rows], events
 
 
-def _missing_notes(columns: ColumnMap, aliases: dict[str, list[str]], eval_rows: list[int]) -> list[str]:
+def _missing_notes(columns: ColumnMap, eval_rows: list[int]) -> list[str]:
     notes = []
     if columns.get("grad_norm") is None:
         notes.append(
-            f"no grad_norm column (looked for {', '.join(aliases['grad_norm'])}): "
+            f"no grad_norm column (no column reads as one, e.g. {EXAMPLES['grad_norm']}): "
             "gradient-norm and clip checks cannot run"
         )
     if columns.get("learning_rate") is None:
         notes.append(
-            f"no learning-rate column (looked for {', '.join(aliases['learning_rate'])}): "
+            f"no learning-rate column (no column reads as one, e.g. {EXAMPLES['learning_rate']}): "
             "the LR cannot be checked against a schedule"
         )
     if not eval_rows:

@@ -1,0 +1,140 @@
+-- How each run's log ends, one row per run (the config is the run spine): the last step it
+-- reached against the configured length, and what the log and the events say about the end.
+-- `end_kind` decides, in this order:
+--   partial_copy   the log is a copy taken while the run was writing: the train log's last row
+--                  is cut off mid-line, or an importer logged a `log_cut_off` event (a W&B file
+--                  that ends inside a record, or whose summary reached further than its history);
+--   crash          the last crash (or kill) event comes after the last resume: the job died and
+--                  was not resumed (a W&B run without an exit record too);
+--   stopped_early  no crash, but the log ends more than one logging interval before the
+--                  configured total_steps: a pruned or early-stopped trial, an interrupted run,
+--                  or a stale total_steps;
+--   complete       nothing says it ended early (or its planned length is unknown).
+-- The run_ended_early check and the run_story mart read it: a partial log is said first.
+with
+
+config as (
+    select run_id, total_steps from {{ run_ref('stg_training__config') }}
+),
+
+train_steps as (
+    select
+        run_id,
+        min(step) as first_step,
+        max(step) as last_train_step,
+        count(*) as rows_counted,
+        percentile_cont(0.5) within group (order by step - previous_step) as logging_interval
+    from {{ run_ref('int_train_steps_resolved') }}
+    group by run_id
+),
+
+cut_off_rows as (
+    select run_id, max(case when is_cut_off then 1 else 0 end) as has_cut_off_row
+    from {{ run_ref('stg_training__steps') }}
+    group by run_id
+),
+
+last_evals as (
+    select run_id, max(step) as last_eval_step from {{ run_ref('int_evals_resolved') }} group by run_id
+),
+
+events as (
+    select * from {{ run_ref('int_events_classified') }}
+),
+
+event_steps as (
+    select
+        run_id,
+        max(case when event_kind = 'crash' then step end) as last_crash_step,
+        max(case when event_kind = 'restart' then step end) as last_restart_step,
+        max(case when event_kind = 'run_end' then step end) as run_end_step,
+        max(case when event_kind = 'log_cut_off' then step end) as cut_off_event_step
+    from events
+    group by run_id
+),
+
+event_texts as (
+    -- the text of the last crash and of the first cut-off note (ties: the first row of the file)
+    select
+        run_id,
+        max(case when event_kind = 'crash' and by_kind = 1 then event_text end) as last_crash_text,
+        max(case when event_kind = 'log_cut_off' and by_kind = 1 then event_text end) as cut_off_event_text
+    from (
+        select
+            run_id,
+            event_kind,
+            event_text,
+            row_number() over (
+                partition by run_id, event_kind
+                order by case when event_kind = 'crash' then -step else step end, event_row_id
+                rows between unbounded preceding and current row
+            ) as by_kind
+        from events
+        where event_kind in ('crash', 'log_cut_off') and step is not null
+    ) as ranked
+    group by run_id
+),
+
+ends as (
+    select
+        config.run_id,
+        config.total_steps,
+        train_steps.first_step,
+        train_steps.last_train_step,
+        -- where the run got to: the last train line, the last evaluation or a run-end event
+        -- (a log written every N steps can end up to N - 1 steps before the true end)
+        greatest(
+            train_steps.last_train_step,
+            coalesce(last_evals.last_eval_step, train_steps.last_train_step),
+            coalesce(event_steps.run_end_step, train_steps.last_train_step)
+        ) as last_step,
+        coalesce(train_steps.rows_counted, 0) as rows_counted,
+        greatest(coalesce(train_steps.logging_interval, 1), 1) as logging_interval,
+        coalesce(cut_off_rows.has_cut_off_row, 0) = 1 as has_cut_off_row,
+        event_steps.cut_off_event_step,
+        event_texts.cut_off_event_text,
+        event_steps.last_crash_step,
+        event_texts.last_crash_text,
+        event_steps.last_restart_step,
+        event_steps.run_end_step
+    from config
+    left join train_steps
+        on config.run_id = train_steps.run_id
+    left join cut_off_rows
+        on config.run_id = cut_off_rows.run_id
+    left join last_evals
+        on config.run_id = last_evals.run_id
+    left join event_steps
+        on config.run_id = event_steps.run_id
+    left join event_texts
+        on config.run_id = event_texts.run_id
+),
+
+final as (
+    select
+        run_id,
+        total_steps,
+        first_step,
+        last_train_step,
+        last_step,
+        rows_counted,
+        logging_interval,
+        has_cut_off_row,
+        cut_off_event_step,
+        cut_off_event_text,
+        last_crash_step,
+        last_crash_text,
+        last_restart_step,
+        run_end_step,
+        case
+            when has_cut_off_row or cut_off_event_step is not null then 'partial_copy'
+            when last_crash_step is not null and (last_restart_step is null or last_restart_step < last_crash_step)
+                and (run_end_step is null or run_end_step < last_crash_step) then 'crash'
+            when total_steps is not null and total_steps - last_step >= logging_interval then 'stopped_early'
+            else 'complete'
+        end as end_kind,
+        {{ safe_divide('last_step', 'total_steps') }} as share_of_planned
+    from ends
+)
+
+select * from final

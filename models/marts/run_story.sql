@@ -1,0 +1,202 @@
+-- Every claim the report's story makes about the run's course, decided here with its threshold
+-- (vars under "what the report says", docs/report.md): the report renders these, it does not
+-- judge. One row per run (the config is the run spine).
+--   * how the log ends (int_run_ends_measured): said first, before any judgement;
+--   * the validation trend: `val_trend` is not_evaluated, one_evaluation, did_not_improve,
+--     stopped_improving (the best evaluation lies well before the last one), plateaued
+--     ("almost no net progress": most of the fall came early and the rest is small), or
+--     still_improving;
+--   * the largest dip: a validation loss clearly above the best so far, and whether accuracy
+--     collapsed with it;
+--   * the restarts: how many, and how many after a logged crash (a stop without one is not a crash).
+with
+
+config as (
+    select run_id from {{ run_ref('stg_training__config') }}
+),
+
+ends as (
+    select * from {{ run_ref('int_run_ends_measured') }}
+),
+
+evals as (
+    select run_id, step, val_loss, val_accuracy, best_val_loss_so_far, is_best, eval_index, eval_count
+    from {{ run_ref('int_evals_compared') }}
+),
+
+eval_ends as (
+    select
+        run_id,
+        max(eval_count) as n_evals,
+        max(case when eval_index = 1 then step end) as first_eval_step,
+        max(case when eval_index = 1 then val_loss end) as first_val_loss,
+        max(case when is_best then step end) as best_eval_step,
+        max(case when is_best then val_loss end) as best_val_loss,
+        max(case when eval_index = eval_count then step end) as final_eval_step,
+        max(case when eval_index = eval_count then val_loss end) as final_val_loss,
+        max(case when eval_index = eval_count then val_accuracy end) as final_val_accuracy
+    from evals
+    group by run_id
+),
+
+plateau_steps as (
+    -- the first evaluation by which story_plateau_drop_share of the net fall had happened
+    select evals.run_id, min(evals.step) as plateau_step
+    from evals
+    inner join eval_ends
+        on evals.run_id = eval_ends.run_id
+    where eval_ends.first_val_loss > eval_ends.final_val_loss
+        and eval_ends.first_val_loss - evals.val_loss
+            >= {{ var('story_plateau_drop_share') }} * (eval_ends.first_val_loss - eval_ends.final_val_loss)
+    group by evals.run_id
+),
+
+plateau as (
+    select plateau_steps.run_id, plateau_steps.plateau_step, evals.val_loss as plateau_val_loss,
+        evals.val_accuracy as plateau_val_accuracy
+    from plateau_steps
+    inner join evals
+        on plateau_steps.run_id = evals.run_id
+        and plateau_steps.plateau_step = evals.step
+),
+
+evals_with_before as (
+    select
+        run_id,
+        step,
+        val_loss,
+        val_accuracy,
+        {{ previous_value('best_val_loss_so_far', 'step', 'run_id') }} as best_before,
+        {{ previous_value('step', 'step', 'run_id') }} as previous_eval_step,
+        {{ previous_value('val_accuracy', 'step', 'run_id') }} as previous_val_accuracy
+    from evals
+),
+
+dips as (
+    -- the largest rise above the best so far, when it exceeds story_dip_min_rise of that best
+    select
+        run_id,
+        step as dip_step,
+        val_loss as dip_val_loss,
+        best_before as dip_best_before,
+        previous_eval_step as dip_previous_eval_step,
+        val_accuracy as dip_val_accuracy,
+        previous_val_accuracy as dip_previous_val_accuracy,
+        row_number() over (
+            partition by run_id
+            order by val_loss - best_before desc, step
+            rows between unbounded preceding and current row
+        ) as dip_rank
+    from evals_with_before
+    where best_before is not null
+        and val_loss - best_before > {{ var('story_dip_min_rise') }} * best_before
+),
+
+restarts as (
+    select
+        run_id,
+        count(*) as n_restarts,
+        cast(sum(case when crash_event_text is not null then 1 else 0 end) as {{ dbt.type_bigint() }}) as n_crash_restarts
+    from {{ run_ref('int_restarts_detected') }}
+    group by run_id
+),
+
+joined as (
+    select
+        config.run_id,
+        ends.end_kind,
+        ends.first_step,
+        ends.last_step,
+        ends.total_steps,
+        ends.rows_counted,
+        ends.logging_interval,
+        coalesce(eval_ends.n_evals, 0) as n_evals,
+        eval_ends.first_eval_step,
+        eval_ends.first_val_loss,
+        eval_ends.best_eval_step,
+        eval_ends.best_val_loss,
+        eval_ends.final_eval_step,
+        eval_ends.final_val_loss,
+        eval_ends.final_val_accuracy,
+        plateau.plateau_step,
+        plateau.plateau_val_loss,
+        plateau.plateau_val_accuracy,
+        {{ safe_divide('plateau.plateau_val_loss - eval_ends.final_val_loss', 'plateau.plateau_val_loss') }}
+            as late_fall_share,
+        dips.dip_step,
+        dips.dip_val_loss,
+        dips.dip_best_before,
+        dips.dip_previous_eval_step,
+        dips.dip_val_accuracy,
+        dips.dip_previous_val_accuracy,
+        coalesce(restarts.n_restarts, 0) as n_restarts,
+        coalesce(restarts.n_crash_restarts, 0) as n_crash_restarts
+    from config
+    left join ends
+        on config.run_id = ends.run_id
+    left join eval_ends
+        on config.run_id = eval_ends.run_id
+    left join plateau
+        on config.run_id = plateau.run_id
+    left join dips
+        on config.run_id = dips.run_id
+        and dips.dip_rank = 1
+    left join restarts
+        on config.run_id = restarts.run_id
+),
+
+final as (
+    select
+        run_id,
+        end_kind,
+        first_step,
+        last_step,
+        total_steps,
+        rows_counted,
+        logging_interval,
+        -- a log written every N steps: its rows are not the steps trained
+        (logging_interval > 1) as is_sparse_log,
+        n_evals,
+        first_eval_step,
+        first_val_loss,
+        best_eval_step,
+        best_val_loss,
+        final_eval_step,
+        final_val_loss,
+        final_val_accuracy,
+        (best_eval_step = final_eval_step) as best_is_last,
+        plateau_step,
+        plateau_val_loss,
+        plateau_val_accuracy,
+        late_fall_share,
+        case
+            when n_evals = 0 then 'not_evaluated'
+            when n_evals = 1 then 'one_evaluation'
+            when final_val_loss >= first_val_loss then 'did_not_improve'
+            when best_eval_step < final_eval_step
+                and final_eval_step - best_eval_step
+                    >= {{ var('story_stopped_min_span_share') }} * (final_eval_step - first_eval_step)
+                then 'stopped_improving'
+            when plateau_step < final_eval_step
+                and final_eval_step - plateau_step
+                    >= {{ var('story_plateau_min_span_share') }} * (final_eval_step - first_eval_step)
+                and late_fall_share < {{ var('story_plateau_max_late_fall') }}
+                then 'plateaued'
+            else 'still_improving'
+        end as val_trend,
+        dip_step,
+        dip_val_loss,
+        dip_best_before,
+        dip_previous_eval_step,
+        dip_val_accuracy,
+        dip_previous_val_accuracy,
+        coalesce(
+            dip_val_accuracy < (1 - {{ var('story_accuracy_collapse_share') }}) * dip_previous_val_accuracy,
+            false
+        ) as dip_accuracy_collapsed,
+        n_restarts,
+        n_crash_restarts
+    from joined
+)
+
+select * from final

@@ -1,0 +1,675 @@
+"""The lines of an unknown training log as records: what ``generic_log`` infers a layout from.
+
+A record is one logged moment: its counters (``step 120``, ``epoch 3/10``, ``[0][ 40/44]``), its
+numeric name-value pairs (``loss 3.21``, ``lr=6e-04``, ``dt 405ms``) and where it came from (line,
+rank, a split word such as ``valid`` written outside the names). Four sources give records:
+
+* console lines (``console_records``): each line is cleaned (rank prefix, timestamp, log level
+  and logger name, tqdm bars, glued warnings), cut into segments at ``|``, ``,``, ``;``, tabs,
+  brackets and `` - ``, and each number is named by the words left of it in its segment
+  (``Train Loss=0.07``, ``loss: 3.2``, ``step 120``) or, with nothing there, by a rate written
+  after it (``414 tok/s``). An unnamed ``N/M`` right after a counter is that counter's inner
+  count (``epoch 143: 85 / 282``, ``Epoch: [0][ 10/44]``). Python/JSON dicts in a line
+  (``{'loss': 3.21, 'epoch': 0.31}``) give their numeric keys. A line with numbers but no
+  counter continues the record just above it (a block: ``[step=10/100]`` then one
+  ``name=value`` line per metric, or ``Validation perplexity: 5.4`` after a step line);
+* delimited tables (``table_records``): CSV/TSV with a header (repeated headers dropped) or a
+  headerless counter,value table, whose value is then named by the file name (``loss_log``);
+* JSON documents (``json_records``): ``{name: [values]}`` columns, a list of objects, or a list
+  of numbers named by the file name;
+* JSON lines (``jsonl_records``): one object a line.
+
+Every line that gives no record is counted with its reason (``Skipped``): the importer reports
+how many lines were skipped and why, with two examples each. Nothing here decides what a name
+means: that is the metric-name resolver's job (``metric_names``), called by ``generic_log``.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from run_diagnosis.importers import metric_names
+
+EXAMPLES_KEPT = 2
+EXAMPLE_CHARS = 160
+# a counterless metrics line continues the record above it when at most this many lines lie
+# between them (block layouts print one metric a line; a status line may sit in between)
+CONTINUATION_GAP = 3
+# a line with more characters than this is not a log line (a minified document); its head is read
+LINE_CHARS = 20000
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default|worker)\s*(\d+)\]\s*:?\s*", re.I)
+NUMBERED_PREFIX = re.compile(r"^(\d{1,4}): ")
+TIMESTAMP = re.compile(
+    r"^\s*[\[(]?\s*(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[ T_]?)?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
+    r"(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[AP]M))?\s*[\])]?[\s:,|-]*"
+)
+GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
+LEVEL = re.compile(r"^(.{0,80}?)\b(INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE)\b[\]\s:|\-]*")
+LOGGER_GLUED = re.compile(r"^[\w.<>]+:(?=[^\s\d])")  # "__main__:Epoch", "tensorflow:loss"
+LOGGER_DASHED = re.compile(r"^[\w.<>]*[._:][\w.<>:]*\s+-\s+")  # "yolox.core.trainer:after_iter:246 - "
+WARNING_TEXT = re.compile(r"(?:\S+\.py:\d+: \w*Warning\b|\bwarnings\.warn\(|^\s*\w*Warning: )")
+TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\)")
+TRACEBACK_END = re.compile(r"^[\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b.*")
+TQDM_BAR = re.compile(
+    r"(?:\d{1,3}%\s*\|[^|\n]{0,80}\|\s*)?(?P<n>[\d.]+)\s*/\s*(?P<m>[\d.]+|\?)\s*\[(?P<inside>[^\]\[]*)\]"
+)
+TQDM_TIME = re.compile(r"^\s*(?:\d+:)?\d+:\d+\s*(?:<\s*(?:\?|(?:\d+:)?\d+:\d+))?\s*$")
+TQDM_RATE = re.compile(r"^\s*(?:[\d.]+|\?)\s*(?:(?P<per>[A-Za-z]+)/s|s/(?P<each>[A-Za-z]+))\s*$")
+KERAS_BAR = re.compile(r"\[[=>.\-]{3,}\]")
+MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+\S")
+MARKDOWN_FENCE = re.compile(r"^\s*(```|~~~)")
+
+# a number: digits with optional thousands commas, decimals, exponent; nan/inf; not glued to a word
+NUMBER = (
+    r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|(?i:[-+]?(?:nan|inf(?:inity)?))"
+)
+CLOCK = r"\d{1,3}:\d{2}(?::\d{2})?(?:\.\d+)?"
+VALUE = re.compile(
+    rf"(?<![\w.])(?P<clock>{CLOCK})(?![\w:])"
+    rf"|(?<![\w.])(?P<num>{NUMBER})(?:\s*/\s*(?P<total>\d+))?"
+    r"(?P<unit>\s?(?:%|ms|us|s|sec|secs|min|h|k|K|M|G|B|Mb|MB|GB|KB)(?![A-Za-z]))?(?![\w.])"
+)
+UNIT_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}
+TIME_UNITS = {"ms": "ms", "us": "us", "s": "s", "sec": "s", "secs": "s", "min": "min", "h": "h"}
+RATE_AFTER = re.compile(r"^\s*(?P<rate>[A-Za-z][\w]*(?:/[A-Za-z]+)+|[A-Za-z]+/[\w]+)")
+SEGMENT_SPLIT = re.compile(r"\s*(?:\|\|?|;|\t|\s-\s|[\[\]{}]|,(?!\d{3}(?!\d))|\s{3,})\s*")
+NAME_STRIP = " \t:=@#>-~*'\"`"
+NAME_MAX_WORDS = 5
+COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
+PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
+
+
+@dataclass
+class Record:
+    """One logged moment: counters, metrics (name -> (value, unit as logged)), origin."""
+
+    line: int
+    counters: dict[str, float] = field(default_factory=dict)
+    totals: dict[str, float] = field(default_factory=dict)  # counter -> M of "N/M"
+    inner: tuple[float, float | None] | None = None  # an unnamed N/M after the first counter
+    metrics: dict[str, tuple[float, str | None]] = field(default_factory=dict)
+    split: str | None = None  # a split word written outside the names ("valid | epoch 3 | loss")
+    rank: int | None = None
+    text: str = ""
+    source: str = "line"  # line | bar | dict | row | object | column
+    last_line: int = 0
+    named: dict[str, tuple[float, str | None]] = field(default_factory=dict)  # metrics as resolved
+    own: frozenset[str] = frozenset()  # the names on the record's own line (not its continuation)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.metrics)
+
+
+@dataclass
+class Skipped:
+    """Lines that gave no record, by reason, with the first examples of each."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, reason: str, number: int, text: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        kept = self.examples.setdefault(reason, [])
+        if len(kept) < EXAMPLES_KEPT:
+            shown = " ".join(text.split())
+            kept.append(f"line {number}: {shown[:EXAMPLE_CHARS]}")
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {
+            reason: {"lines": n, "examples": self.examples.get(reason, [])}
+            for reason, n in sorted(self.counts.items(), key=lambda item: -item[1])
+        }
+
+
+# --------------------------------------------------------------------------- values and names
+
+
+@lru_cache(maxsize=4096)
+def meaning(name: str) -> metric_names.Meaning:
+    """What the metric-name resolver reads in a name (a log repeats the same names on every line)."""
+    return metric_names.resolve(name)
+
+
+@lru_cache(maxsize=4096)
+def name_tokens(name: str) -> tuple[str, ...]:
+    return tuple(metric_names.tokens(name))
+
+
+def number_value(text: str) -> float | None:
+    """'1,218' -> 1218.0, '2.5e-4' -> 0.00025, 'nan' -> nan; None when not a number."""
+    cleaned = text.replace(",", "").strip()
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
+
+
+def clock_seconds(text: str) -> float:
+    """'1:54:27' -> 6867.0 (h:m:s), '02:39' -> 159.0 (m:s)."""
+    parts = [float(p) for p in text.split(":")]
+    seconds = 0.0
+    for part in parts:
+        seconds = seconds * 60 + part
+    return seconds
+
+
+def cell_value(value: Any) -> tuple[float, str | None] | None:
+    """A JSON/dict/CSV cell as (number, unit): numbers, numeric strings ('3.412', '94.9%',
+    '405ms'); None for text, booleans and empty cells."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value), None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    found = VALUE.fullmatch(text)
+    if not found or found.group("clock") or found.group("total"):
+        return None
+    number = number_value(found.group("num"))
+    if number is None:
+        return None
+    return scaled(number, (found.group("unit") or "").strip() or None)
+
+
+def scaled(number: float, unit: str | None) -> tuple[float, str | None]:
+    """A multiplier suffix applied (12.3k -> 12300); other units kept for the importer."""
+    if unit in UNIT_SCALE:
+        return number * UNIT_SCALE[unit], None
+    if unit in TIME_UNITS:
+        return number, TIME_UNITS[unit]
+    return number, unit
+
+
+@lru_cache(maxsize=8192)
+def name_from(text: str) -> str:
+    """The name a number is logged under: the words left of it in its segment, without the
+    separators around them ('  Train Loss=' -> 'Train Loss', 'INFO:tensorflow:loss = ' -> 'loss')."""
+    name = text.strip(NAME_STRIP)
+    if ":" in name:  # "Epoch 1: Train Loss" is cut before; "module:loss" keeps its last part
+        name = name.rsplit(":", 1)[1].strip(NAME_STRIP) or name.strip(NAME_STRIP)
+    if name.count("(") > name.count(")"):  # "(loss" of "x (loss 3.2" -> "loss"
+        name = name.rsplit("(", 1)[1]
+    name = name.strip(NAME_STRIP + "(")
+    words = name.split()
+    if len(words) > NAME_MAX_WORDS:
+        name = " ".join(words[-NAME_MAX_WORDS:])
+    return name if re.search(r"[A-Za-z]", name) else ""
+
+
+@lru_cache(maxsize=4096)
+def is_counter(name: str) -> bool:
+    """A counter name (step, iter, iteration, epoch, global_step, num_updates, Batch)."""
+    if meaning(name).quantity != "counter" or "/" in name:
+        return False
+    return not COUNTER_WORDS_EXCLUDED & set(name_tokens(name))
+
+
+def counter_kind(name: str) -> str:
+    """'epoch' for an epoch counter, 'step' for every other counter."""
+    return "epoch" if {"epoch", "epochs", "ep"} & set(name_tokens(name)) else "step"
+
+
+def split_word(text: str) -> str | None:
+    """The split a short free segment names ('valid', 'train_inner', "valid on 'valid' subset")."""
+    words = name_tokens(text)
+    if not words or len(words) > 4:
+        return None
+    for word in words:
+        entry = metric_names.WORDS.get(word)
+        if entry is not None and entry.kind == "split":
+            return entry.value
+    return None
+
+
+# --------------------------------------------------------------------------- cleaning a line
+
+
+@dataclass
+class Cleaned:
+    text: str
+    rank: int | None
+    bar: Record | None  # a tqdm bar's counter and postfix metrics, when it carried any
+    warning: bool  # a warning was glued to the line (cut off)
+    had_bar: bool
+
+
+def strip_prefixes(text: str) -> str:
+    """Timestamp, log level and logger name in front of the message."""
+    text = GLOG_PREFIX.sub("", text)
+    stamp = TIMESTAMP.match(text)
+    if stamp and stamp.end() > 0 and re.search(r"\d:\d", stamp.group(0)):
+        text = text[stamp.end() :]
+    level = LEVEL.match(text)
+    if level and not re.search(r"(?:^|\s)[-+]?\d", level.group(1)) and len(level.group(1).split()) <= 4:
+        text = text[level.end() :]
+    for _ in range(3):
+        glued = LOGGER_GLUED.match(text) or LOGGER_DASHED.match(text)
+        if not glued:
+            break
+        text = text[glued.end() :]
+    return text
+
+
+def tqdm_bar(line: int, found: re.Match[str]) -> Record | None:
+    """A tqdm bar whose postfix carries metrics: its count is the counter, named by its rate unit."""
+    parts = [p.strip() for p in found.group("inside").split(",")]
+    if not parts or not TQDM_TIME.match(parts[0]):
+        return None
+    unit = "it"
+    if len(parts) > 1:
+        rate = TQDM_RATE.match(parts[1])
+        if rate:
+            unit = rate.group("per") or rate.group("each") or "it"
+    record = Record(line=line, source="bar", text=found.group(0), last_line=line)
+    for part in parts[2:]:
+        key, sep, raw = part.partition("=")
+        value = cell_value(raw) if sep else None
+        if value is not None and key.strip():
+            record.metrics[key.strip()] = value
+    if not record.metrics:
+        return None
+    record.own = record.names
+    count = number_value(found.group("n"))
+    if count is None:
+        return None
+    name = "epoch" if unit.lower().startswith("epoch") else ("batch" if unit.lower() == "it" else unit)
+    record.counters[name] = count
+    total = number_value(found.group("m")) if found.group("m") != "?" else None
+    if total is not None:
+        record.totals[name] = total
+    return record
+
+
+def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
+    text = raw[:LINE_CHARS]
+    rank = None
+    prefix = RANK_PREFIX.match(text) or (NUMBERED_PREFIX.match(text) if numbered_ranks else None)
+    if prefix:
+        rank, text = int(prefix.group(1)), text[prefix.end() :]
+    text = strip_prefixes(text)
+    warning = WARNING_TEXT.search(text)
+    if warning:
+        text = text[: warning.start()]
+    bar = None
+    had_bar = False
+    bars = list(TQDM_BAR.finditer(text))
+    if bars:
+        had_bar = True
+        bar = tqdm_bar(number, bars[-1])
+        kept, last = [], 0
+        for found in bars:
+            kept.append(text[last : found.start()])
+            last = found.end()
+        kept.append(text[last:])
+        text = " | ".join(part for part in kept if part.strip())
+    if KERAS_BAR.search(text):
+        had_bar = True
+        text = KERAS_BAR.sub(" | ", text)
+    return Cleaned(text.strip(), rank, bar, warning is not None, had_bar)
+
+
+# --------------------------------------------------------------------------- pairs of one line
+
+
+DICT_START = re.compile(r"\{\s*['\"]")
+
+
+def dict_spans(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Python/JSON dicts written in a line: (start, end, dict) for each that parses."""
+    for start in (m.start() for m in DICT_START.finditer(text)):
+        depth = 0
+        for end in range(start, len(text)):
+            if text[end] == "{":
+                depth += 1
+            elif text[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    parsed = literal(text[start : end + 1])
+                    if isinstance(parsed, dict):
+                        yield start, end + 1, parsed
+                    break
+
+
+def literal(text: str) -> Any:
+    """JSON, else a Python literal (single quotes, True/None); None when neither parses."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def flat_numbers(document: dict[str, Any]) -> dict[str, tuple[float, str | None]]:
+    """The numeric entries of a dict (one level: nested dicts and lists are not metrics)."""
+    numbers = {}
+    for key, value in document.items():
+        parsed = cell_value(value)
+        if parsed is not None and str(key).strip():
+            numbers[str(key)] = parsed
+    return numbers
+
+
+def parse_pairs(number: int, text: str) -> Record | None:
+    """The counters and metrics of one cleaned line; None when it holds no named number."""
+    record = Record(line=number, text=text, last_line=number)
+    dicts = list(dict_spans(text))
+    for start, end, document in reversed(dicts):
+        for key, value in flat_numbers(document).items():
+            if is_counter(key):
+                record.counters.setdefault(key, value[0])
+            else:
+                record.metrics[key] = value
+        text = text[:start] + " | " + text[end:]
+    if dicts:
+        record.source = "dict"
+    carried = ""
+    previous_counter: str | None = None
+    free: list[str] = []
+    for segment in SEGMENT_SPLIT.split(text):
+        if not segment:
+            continue
+        position = 0
+        named_any = False
+        for found in VALUE.finditer(segment):
+            left = segment[position : found.start()]
+            position = found.end()
+            name = name_from(left)
+            if len(left.split()) > PROSE_WORDS:
+                name = ""
+            if not name and carried and not named_any:
+                name = carried
+                if free and name_from(free[-1]) == carried:
+                    free.pop()  # the segment named this number: it is no free word
+            after = RATE_AFTER.match(segment[position:])
+            if found.group("clock"):
+                if name:
+                    record.metrics[name] = (clock_seconds(found.group("clock")), "s")
+                    named_any = True
+                previous_counter = None
+                continue
+            value = number_value(found.group("num"))
+            if value is None:
+                continue
+            unit = (found.group("unit") or "").strip() or None
+            total = found.group("total")
+            if not name and total is not None and previous_counter is not None and record.inner is None:
+                record.inner = (value, float(total))
+                continue
+            if not name and after:
+                name, unit = after.group("rate"), None
+                position += after.end()
+            if not name:
+                continue
+            named_any = True
+            if is_counter(name) and math.isfinite(value) and unit is None:
+                record.counters.setdefault(name, value)
+                if total is not None:
+                    record.totals[name] = float(total)
+                previous_counter = name
+                continue
+            record.metrics[name] = scaled(value, unit)
+            previous_counter = None
+        if not named_any:
+            rest = segment[position:] if position else segment
+            carried = name_from(rest) if len(rest.split()) <= 3 and not VALUE.search(rest) else ""
+            if position == 0:
+                free.append(segment)
+        else:
+            carried = ""
+    for segment in free:
+        split = split_word(segment)
+        if split:
+            record.split = split
+            break
+    if not record.counters and not record.metrics:
+        return None
+    return record
+
+
+# --------------------------------------------------------------------------- console logs
+
+
+def looks_like_markdown(lines: list[str]) -> bool:
+    """A Markdown document: headings and fenced code blocks (a README quoting a log)."""
+    headings = sum(1 for line in lines if MARKDOWN_HEADING.match(line))
+    fences = sum(1 for line in lines if MARKDOWN_FENCE.match(line))
+    return headings >= 1 and fences >= 2
+
+
+def numbered_rank_prefixes(lines: list[str]) -> bool:
+    """``srun -l`` / ``torchrun --tee`` output: most lines start with 'N: ' (a rank)."""
+    nonblank = [line for line in lines if line.strip()]
+    if len(nonblank) < 4:
+        return False
+    prefixed = [NUMBERED_PREFIX.match(line) for line in nonblank]
+    ranks = {p.group(1) for p in prefixed if p}
+    return sum(1 for p in prefixed if p) >= 0.6 * len(nonblank) and len(ranks) > 1
+
+
+def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Record]:
+    """Records of a console log (see the module docstring); every other line counted in skipped."""
+    records: list[Record] = []
+    numbered = numbered_rank_prefixes([text for _, text in lines])
+    in_traceback = False
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        if TRACEBACK_START.match(raw):
+            in_traceback = True
+            skipped.add("traceback", number, raw)
+            continue
+        if in_traceback:
+            skipped.add("traceback", number, raw)
+            if TRACEBACK_END.match(raw) and not raw.startswith((" ", "\t")):
+                in_traceback = False
+            continue
+        cleaned = clean(number, raw, numbered)
+        if cleaned.bar is not None:
+            cleaned.bar.rank = cleaned.rank
+            records.append(cleaned.bar)
+            continue
+        record = parse_pairs(number, cleaned.text) if cleaned.text else None
+        if record is None:
+            reason = (
+                "warning"
+                if cleaned.warning
+                else "progress bar"
+                if cleaned.had_bar
+                else "no name-value pair (text, banner or separator)"
+            )
+            skipped.add(reason, number, raw)
+            continue
+        record.rank = cleaned.rank
+        record.own = record.names
+        if record.counters:
+            records.append(record)
+            continue
+        above = records[-1] if records else None
+        if (
+            above is not None
+            and above.source != "bar"
+            and number - above.last_line <= CONTINUATION_GAP + 1
+            and not _fields(above.names) & _fields(record.names)
+            and not above.names & record.names
+            and above.rank == record.rank
+        ):
+            above.metrics.update(record.metrics)
+            above.last_line = number
+            continue
+        skipped.add("numbers without a counter (settings, summaries)", number, raw)
+    return records
+
+
+def _fields(names: Iterable[str]) -> set[str]:
+    """The canonical fields some of these names stand for (a second val loss is no continuation)."""
+    found = {meaning(name).field for name in names}
+    return {f for f in found if f is not None}
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def sniff_delimiter(lines: list[str]) -> str | None:
+    """The delimiter of a table: the one that splits most of the first lines into the same
+    number (>= 2) of fields."""
+    sample = [line for line in lines[:50] if line.strip()]
+    if len(sample) < 2:
+        return None
+    best = None
+    for delimiter in (",", "\t", ";", "|"):
+        widths = [len(next(csv.reader([line], delimiter=delimiter))) for line in sample]
+        common = max(set(widths), key=widths.count)
+        share = widths.count(common) / len(widths)
+        if common >= 2 and share >= 0.8 and (best is None or share > best[1]):
+            best = (delimiter, share)
+    return best[0] if best else None
+
+
+@dataclass
+class Table:
+    records: list[Record]
+    header: list[str]
+    named_by_file: bool  # a headerless counter,value table: the value is named after the file
+
+
+def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipped: Skipped) -> Table | None:
+    """Rows of a delimited table as records; None when it is not a table of numbers."""
+    rows = [(n, [c.strip() for c in cells]) for n, cells in _csv_rows(lines, delimiter)]
+    if len(rows) < 2:
+        return None
+    _, first = rows[0]
+    numeric_first = sum(cell_value(c) is not None for c in first)
+    named_by_file = False
+    if numeric_first == 0:
+        header, body = first, rows[1:]
+    elif len(first) == 2 and all(cell_value(c) is not None for c in first):
+        header, body, named_by_file = ["row counter", stem], rows, True
+    else:
+        return None
+    cells_read = [cell_value(c) is not None for _, cells in body[:50] for c in cells]
+    if not cells_read or sum(cells_read) < 0.5 * len(cells_read):
+        return None  # "step 710|loss 4.3" lines: a console log that uses the delimiter, not a table
+    if len(set(header)) < len(header) or not all(header):
+        header = [h or f"column {i + 1}" for i, h in enumerate(header)]
+    records = []
+    for number, cells in body:
+        if cells == header:
+            skipped.add("repeated header row", number, delimiter.join(cells))
+            continue
+        if len(cells) != len(header):
+            skipped.add("row with another number of cells", number, delimiter.join(cells))
+            continue
+        shown = ", ".join(f"{h}={c}" for h, c in zip(header, cells, strict=True))
+        record = Record(line=number, source="row", text=shown, last_line=number)
+        first = cell_value(cells[0])
+        if named_by_file and first is not None:
+            record.counters[header[0]] = first[0]
+        if filled(
+            record,
+            ((n, cell_value(c)) for n, c in zip(header, cells, strict=True) if n not in record.counters),
+        ):
+            records.append(record)
+        else:
+            skipped.add("row without numbers", number, delimiter.join(cells))
+    return Table(records, header, named_by_file) if records else None
+
+
+def _csv_rows(lines: list[tuple[int, str]], delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    for number, text in lines:
+        if text.strip():
+            yield number, next(csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True))
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def json_records(document: Any, stem: str) -> list[Record] | None:
+    """Records of a JSON/Python document: {name: [values]} columns, [objects], or [numbers]
+    (named after the file); None for any other shape (a config, a nested results file)."""
+    if isinstance(document, list) and document and all(isinstance(x, dict) for x in document):
+        return objects_records(enumerate(document, start=1))
+    if isinstance(document, list) and len(document) >= 2 and all(cell_value(x) for x in document):
+        return column_records({stem: document})
+    if isinstance(document, dict):
+        columns = {k: v for k, v in document.items() if isinstance(v, list) and len(v) >= 2}
+        numeric = {
+            k: v for k, v in columns.items() if sum(cell_value(x) is not None for x in v) >= len(v) / 2
+        }
+        if numeric:
+            return column_records(numeric)
+    return None
+
+
+def column_records(columns: dict[str, list[Any]]) -> list[Record]:
+    """Equal-position values of named arrays as records; the array index is the counter unless
+    an array is itself a counter (epoch, step)."""
+    length = max(len(v) for v in columns.values())
+    records = []
+    for index in range(length):
+        shown = ", ".join(f"{n}[{index}]={v[index]}" for n, v in columns.items() if index < len(v))
+        record = Record(line=index + 1, source="column", text=shown[:EXAMPLE_CHARS], last_line=index + 1)
+        record.counters["index"] = float(index)
+        cells = (
+            (name, cell_value(values[index]) if index < len(values) else None)
+            for name, values in columns.items()
+        )
+        if filled(record, cells):
+            records.append(record)
+    return records
+
+
+def filled(record: Record, cells: Iterable[tuple[str, tuple[float, str | None] | None]]) -> bool:
+    """Put each named value in the record's counters or metrics; True when it has a metric."""
+    for name, value in cells:
+        if value is None:
+            continue
+        if is_counter(name):
+            record.counters[name] = value[0]
+        else:
+            record.metrics[name] = value
+    record.own = record.names
+    return bool(record.metrics)
+
+
+def objects_records(objects: Iterable[tuple[int, dict[str, Any]]]) -> list[Record]:
+    records = []
+    for number, document in objects:
+        text = json.dumps(document)[:EXAMPLE_CHARS]
+        record = Record(line=number, source="object", text=text, last_line=number)
+        if filled(record, flat_numbers(document).items()):
+            records.append(record)
+    return records
+
+
+def jsonl_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Record]:
+    objects = []
+    for number, text in lines:
+        if not text.strip():
+            continue
+        parsed = literal(text.strip())
+        if isinstance(parsed, dict):
+            objects.append((number, parsed))
+        else:
+            skipped.add("not a JSON object", number, text)
+    return objects_records(objects)

@@ -1,0 +1,883 @@
+"""Any line-oriented training log: the layout is inferred, not known in advance.
+
+Used after every specific importer declined (it is last in ``IMPORTER_MODULES``), or with
+``--format generic`` / ``--map``. What it reads: a console log a training script printed, a
+delimited table (CSV/TSV under any file name), a JSON document of metric arrays or of records,
+JSON lines, or Python dicts printed one a line (``generic_lines`` turns each into records).
+
+How the layout is inferred
+--------------------------
+1. **Records.** Every line with a counter (step, iter, iteration, epoch, global_step,
+   num_updates, ``N/M`` forms) and named numbers is a record; a line with numbers and no counter
+   continues the record above it (block layouts); everything else is skipped and counted by
+   reason.
+2. **Names.** Every metric name goes through the metric-name resolver (``metric_names.assign``;
+   a split word written outside the names, as in ``valid | epoch 3 | loss 2.1``, is put in front
+   of them). ``--map`` entries win. The training loss is the resolver's choice; when two names
+   are equally plausible, the one on more lines, and the inference is marked low-confidence.
+   With no total loss but loss components (YOLO's box/obj/cls), one component stands in,
+   marked low-confidence.
+3. **Layouts.** Records are grouped by what they carry (their counters, their loss names, the
+   split word): the group with most lines carrying the training loss gives the training rows,
+   the group with most lines carrying a validation loss (a test loss when there is none) the
+   evaluation rows. Other groups are named in the notes.
+4. **Counter.** A step-like counter wins over an epoch counter. A step counter that restarts
+   every time the epoch advances (``Epoch 2 | Step 0/6501``), or that runs the same cycle again
+   and again, is an inner count: the step is ``epoch x steps-per-epoch + inner``. An epoch
+   counter alone makes a per-epoch run: rows are epochs (``rows_are: epoch`` in the config,
+   and the checks that need steps say so in check_coverage). With no counter (HF dicts that
+   carry only a fractional epoch, arrays), rows are numbered in file order. An evaluation
+   without the training counter (``test epoch:3``) gets the step of the last training row
+   before it. A counter that goes back is a restart: both attempts are kept as logged and a
+   "resuming from step N" event marks it. Identical records in a row (ranks printing the same
+   line) are kept once; with rank prefixes (``[rank1]:``, ``1: ``) only the lowest rank is read.
+5. **Units.** ``405ms``, ``1.2s`` and ``12.3k`` are read with their units; a loss named in bits
+   or as a perplexity is converted to nats (``importers.units``); a percentage accuracy to a share.
+
+What it says it understood
+--------------------------
+``RunData.layout`` (written as ``provenance.layout`` in run_config.json and shown first in the
+report): the format, which lines became training and evaluation rows (count and an example),
+the counter and how it was read, which name feeds which field, the numeric names not
+understood, the skipped lines by reason with two examples each, and the confidence with its
+reasons. A file that cannot be read is refused with what was found and how to map it
+(``--map step=iter,loss=train/CrossEntropyLoss``, or the same in ``<log>.map.yaml`` beside it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from run_diagnosis.importers import RunImportError, metric_names
+from run_diagnosis.importers.aliases import metric_column
+from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
+from run_diagnosis.importers.generic_lines import (
+    ANSI_ESCAPE,
+    Record,
+    Skipped,
+    console_records,
+    counter_kind,
+    json_records,
+    jsonl_records,
+    literal,
+    looks_like_markdown,
+    meaning,
+    sniff_delimiter,
+    table_records,
+)
+from run_diagnosis.importers.units import UnitError, accuracy_to_share, loss_to_nats
+from run_diagnosis.run_files import ROWS_ARE_KEY
+
+FORMAT = "generic"
+DESCRIPTION = (
+    "any other line-oriented training log (console output, CSV/TSV, JSON arrays or records, "
+    "JSON lines, printed dicts): the layout is inferred and reported"
+)
+
+SNIFF_BYTES = 2 * 1024 * 1024
+BINARY_PROBE_BYTES = 64 * 1024
+TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".csv", ".tsv", ".json", ".jsonl", ".ndjson", ""}
+MAP_FILE = "run_diagnosis.map.yaml"
+GENERIC_STEMS = {
+    "main",
+    "log",
+    "logs",
+    "train",
+    "training",
+    "stdout",
+    "output",
+    "out",
+    "nohup",
+    "run",
+    "metrics",
+}
+MIN_TRAIN_ROWS = 2
+# fewer training rows than this, and the inference rests on little evidence
+FEW_ROWS = 10
+# an epoch counter is a per-epoch log when its value advances on most rows (not repeated per batch)
+EPOCH_ADVANCE_SHARE = 0.9
+# a step counter's cycle: each reset returns to the first value and each cycle reaches the
+# same maximum within this share of it
+CYCLE_TOLERANCE = 0.02
+ENCODINGS = ("gb18030", "cp1252")
+CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
+NAMES_SHOWN = 12
+REPEATED = "identical record repeated (several ranks or a duplicated line)"
+
+STEP_TIME_SECONDS = {"ms": 1e-3, "us": 1e-6, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+# --------------------------------------------------------------------------- reading the file
+
+
+@dataclass
+class Parsed:
+    """A file's records and how it was read."""
+
+    path: Path
+    kind: str  # console | csv | tsv | json | jsonl
+    records: list[Record]
+    skipped: Skipped
+    n_lines: int
+    markdown: bool = False
+    ends_with_newline: bool = True
+    last_line: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _binary_reason(sample: bytes) -> str | None:
+    control = len(sample) - len(sample.translate(None, CONTROL_BYTES))
+    if control > len(sample) * 0.01:
+        return f"{control} control bytes in the first {len(sample)} bytes"
+    return None
+
+
+def _decode(raw: bytes, notes: list[str]) -> str:
+    """UTF-8 (a few bad bytes replaced), else the first of GB18030 / Windows-1252 that decodes
+    every byte (a console of a Chinese or Western Windows machine), else UTF-8 with replacements."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16", errors="replace")
+    text = raw.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if bad <= max(16, len(text) // 1000):
+        return text
+    for encoding in ENCODINGS:
+        try:
+            decoded = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        notes.append(f"not UTF-8: read as {encoding}")
+        return decoded
+    return text
+
+
+def read_lines(
+    path: Path, limit: int | None = None
+) -> tuple[list[tuple[int, str]], bool, Skipped, list[str]]:
+    """(line number, text) of a text file: NUL runs removed, ANSI codes removed, a carriage-
+    return redraw reduced to its last state; lines with undecodable bytes counted."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read() if limit is None else handle.read(limit)
+    except OSError as error:
+        raise RunImportError(f"{path}: cannot be read ({error.strerror or error})") from error
+    skipped = Skipped()
+    notes: list[str] = []
+    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+    nuls = 0 if utf16 else raw.count(b"\x00")
+    if nuls:
+        raw = raw.replace(b"\x00", b"")
+        notes.append(f"{nuls} NUL bytes removed (a log truncated and written to again leaves them)")
+    reason = None if utf16 else _binary_reason(raw[:BINARY_PROBE_BYTES])
+    if reason is not None:
+        raise RunImportError(f"{path}: binary data, not a text log ({reason})")
+    text = ANSI_ESCAPE.sub("", _decode(raw, notes))
+    ends = text.endswith("\n") or limit is not None
+    lines: list[tuple[int, str]] = []
+    undecodable = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "\r" in line:
+            states = [part for part in line.split("\r") if part.strip()]
+            for part in states[:-1]:
+                skipped.add("progress redraw (carriage return)", number, part)
+            line = states[-1] if states else ""
+        undecodable += "\ufffd" in line
+        lines.append((number, line))
+    if lines and not lines[-1][1]:
+        lines.pop()
+    if undecodable:
+        notes.append(f"{undecodable} lines hold bytes that are not UTF-8 (replaced; the lines are read)")
+    return lines, ends, skipped, notes
+
+
+def parse_file(path: Path, limit: int | None = None) -> Parsed:
+    """The records of one file, read as the shape its content has."""
+    lines, ends, skipped, notes = read_lines(path, limit)
+    nonblank = [text for _, text in lines if text.strip()]
+    stem = path.stem
+    kind, records = "console", None
+    whole = "\n".join(text for _, text in lines).strip()
+    if whole[:1] in "[{" and (limit is None or len(whole) < limit):
+        document = literal(whole)
+        if document is not None:
+            found = json_records(document, stem)
+            kind = "json"
+            if found is None:
+                notes.append("a JSON document of another shape")
+                return Parsed(path, kind, [], skipped, len(lines), notes=notes)
+            records = found
+    if records is None and nonblank and _mostly_json_objects(nonblank):
+        kind, records = "jsonl", jsonl_records(lines, skipped)
+    if records is None and nonblank and not looks_like_markdown(nonblank):
+        delimiter = sniff_delimiter(nonblank)
+        table = table_records(lines, delimiter, stem, skipped) if delimiter else None
+        if table is not None:
+            kind, records = ("tsv" if delimiter == "\t" else "csv"), table.records
+            if table.named_by_file:
+                notes.append(f"no header row: the value column is named after the file ({stem!r})")
+    markdown = False
+    if records is None:
+        markdown = looks_like_markdown(nonblank)
+        records = console_records(lines, skipped)
+    last = lines[-1][0] if lines else 0
+    return Parsed(path, kind, records, skipped, len(lines), markdown, ends, last, notes)
+
+
+def _mostly_json_objects(lines: list[str]) -> bool:
+    head = lines[:20]
+    objects = sum(1 for line in head if line.lstrip().startswith("{") and isinstance(literal(line), dict))
+    return objects >= max(2, 0.6 * len(head))
+
+
+# --------------------------------------------------------------------------- names
+
+
+def _named(record: Record) -> dict[str, tuple[float, str | None]]:
+    """The record's metrics under the names the resolver reads: a split word written outside
+    the names goes in front of names that state none ('valid' + 'loss' -> 'validation loss')."""
+    split = record.split
+    if split is None:
+        for counter in record.counters:
+            split = meaning(counter).split
+            if split:
+                break
+    if split is None:
+        return record.metrics
+    named = {}
+    for name, value in record.metrics.items():
+        named[name if meaning(name).split else f"{split} {name}"] = value
+    return named
+
+
+def _whole_number_losses(records: list[Record], on_lines: Counter[str], mapped: set[str]) -> list[str]:
+    """Names the resolver reads as a loss whose values are all whole numbers (with at least
+    two different ones): token or example counts, not a mean loss."""
+    found = []
+    for name in on_lines:
+        if name in mapped or meaning(name).quantity != "loss":
+            continue
+        values = {r.named[name][0] for r in records if name in r.named}
+        if len(values) > 1 and all(math.isfinite(v) and float(v).is_integer() for v in values):
+            found.append(name)
+    return found
+
+
+def _choose(
+    field_name: str, assignment: metric_names.Assignment, on_lines: Counter[str], doubts: list[str]
+) -> str | None:
+    """The source name of a field: the resolver's choice (among equals, the name on more lines);
+    with no eligible name, a component of the quantity stands in (named in doubts)."""
+    chosen = assignment.columns.get(field_name)
+    tied = assignment.ambiguous.get(field_name)
+    if tied and field_name not in assignment.overridden:
+        chosen = max(tied, key=lambda n: (on_lines[n], -tied.index(n)))
+        doubts.append(f"two candidate {field_name} names: {', '.join(tied)} (used {chosen!r}, on more lines)")
+    if chosen is None:
+        parts = [n for n in assignment.candidates.get(field_name, []) if assignment.meanings[n].rank == 2]
+        if parts:
+            chosen = max(parts, key=lambda n: (on_lines[n], -parts.index(n)))
+            doubts.append(
+                f"no total {field_name} is logged: {chosen!r}, one of its components "
+                f"({', '.join(parts)}), stands in for it"
+            )
+    return chosen
+
+
+# --------------------------------------------------------------------------- counters
+
+
+@dataclass
+class Counting:
+    """How a layout's rows are numbered."""
+
+    kind: str  # step | epoch | composite | record | index
+    name: str | None
+    detail: str
+    steps: list[int]
+    total: float | None = None
+    map_record: Callable[[Record], int | None] | None = None  # a step for another layout's record
+
+
+def _value(record: Record, name: str) -> float | None:
+    return record.counters.get(name)
+
+
+def _drops(values: list[float]) -> list[int]:
+    return [i for i in range(1, len(values)) if values[i] < values[i - 1]]
+
+
+def _cycle_period(values: list[float], drops: list[int], total: float | None) -> float | None:
+    """Steps per cycle when the counter runs the same cycle again and again (an inner count)."""
+    if not drops:
+        return None
+    start = values[0]
+    starts = [values[i] for i in drops]
+    peaks = [values[i - 1] for i in drops]
+    interval = _interval(values)
+    if any(abs(s - start) > max(2 * interval, 0.01 * max(peaks)) for s in starts):
+        return None
+    if total and all(p >= 0.9 * (total - 1) - 1 for p in peaks):
+        return total
+    if len(drops) >= 2 and max(peaks) - min(peaks) <= CYCLE_TOLERANCE * max(peaks):
+        return max(peaks) + interval - start
+    return None
+
+
+def _count(records: list[Record], step_override: str | None) -> Counting:
+    """The counter of the training layout and each row's step (see the module docstring)."""
+    n = len(records)
+    present = Counter(name for r in records for name in r.counters)
+    names = [name for name, k in present.items() if k >= 0.9 * n]
+    if step_override and step_override in present:
+        names = [step_override]
+    steps_like = [c for c in names if c not in ("index", "row counter") and counter_kind(c) == "step"]
+    epochs_like = [c for c in names if counter_kind(c) == "epoch"]
+    epoch = epochs_like[0] if epochs_like else None
+    if steps_like:
+        name = min(
+            steps_like, key=lambda c: (len(_drops([_value(r, c) or 0 for r in records])), names.index(c))
+        )
+        return _step_counting(records, name, epoch)
+    if epoch is not None and all(r.inner is not None for r in records):
+        return _inner_counting(records, epoch)
+    if epoch is not None:
+        values = [_value(r, epoch) for r in records]
+        whole = all(v is not None and float(v).is_integer() for v in values)
+        advancing = sum(1 for a, b in itertools.pairwise(values) if b != a)
+        if whole and (n == 1 or advancing >= EPOCH_ADVANCE_SHARE * (n - 1)):
+            steps = [int(v or 0) for v in values]
+            total = records[0].totals.get(epoch)
+            return Counting(
+                "epoch",
+                epoch,
+                f"{epoch!r}: one row an epoch",
+                steps,
+                total,
+                map_record=lambda r: _int(_value(r, epoch)),
+            )
+        why = "fractional" if not whole else "repeated on consecutive lines"
+        return _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
+    for name in ("row counter", "index"):
+        if name in names:
+            steps = [int(_value(r, name) or 0) for r in records]
+            what = "the first column (no header)" if name == "row counter" else "the position in the arrays"
+            return Counting(
+                "index",
+                name,
+                f"{what}: no step or epoch is named",
+                steps,
+                map_record=lambda r, name=name: _int(_value(r, name)),
+            )
+    return _record_counting(records, "no counter on the lines: rows numbered in file order")
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None or not math.isfinite(value) else int(value)
+
+
+def _record_counting(records: list[Record], detail: str) -> Counting:
+    return Counting("record", None, detail, list(range(1, len(records) + 1)))
+
+
+def _step_counting(records: list[Record], name: str, epoch: str | None) -> Counting:
+    values = [_value(r, name) or 0.0 for r in records]
+    total = next((r.totals[name] for r in records if name in r.totals), None)
+    drops = _drops(values)
+    plain = Counting(
+        "step", name, f"{name!r}", [int(v) for v in values], total, map_record=lambda r: _int(_value(r, name))
+    )
+    if not drops:
+        return plain
+    if epoch is not None:
+        epochs = [_value(r, epoch) for r in records]
+        advanced = [i for i in drops if (epochs[i] or 0) > (epochs[i - 1] or 0)]
+        if all(e is not None for e in epochs) and len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops):
+            period = total if total else max(values) + _interval(values) - values[0]
+            first = min(e for e in epochs if e is not None)
+            steps = [int(((e or 0) - first) * period + v) for e, v in zip(epochs, values, strict=True)]
+            detail = f"{name!r} restarts each {epoch!r}: step = ({epoch} - {first:g}) x {period:g} + {name}"
+
+            def mapped(r: Record) -> int | None:
+                e, v = _value(r, epoch), _value(r, name)
+                return None if e is None or v is None else int((e - first) * period + v)
+
+            return Counting("composite", name, detail, steps, None, map_record=mapped)
+    period = _cycle_period(values, drops, total)
+    if period:
+        steps, cycle = [], 0
+        for i, v in enumerate(values):
+            cycle += i in drops
+            steps.append(int(cycle * period + v))
+        detail = (
+            f"{name!r} runs the same cycle of {period:g} again ({len(drops) + 1} cycles): "
+            f"step = cycle x {period:g} + {name}"
+        )
+        return Counting("composite", name, detail, steps, None)
+    return plain
+
+
+def _interval(values: list[float]) -> float:
+    gaps = [b - a for a, b in itertools.pairwise(values) if b > a]
+    return min(gaps) if gaps else 1.0
+
+
+def _inner_counting(records: list[Record], epoch: str) -> Counting:
+    """An epoch counter with an unnamed inner N/M (``Epoch: [3][ 10/44]``): step = epoch x M + N."""
+    totals = [r.inner[1] for r in records if r.inner and r.inner[1]]
+    period = max(totals) if totals else max((r.inner[0] for r in records if r.inner), default=0) + 1
+    first = min(_value(r, epoch) or 0 for r in records)
+
+    def mapped(r: Record) -> int | None:
+        e = _value(r, epoch)
+        return None if e is None or r.inner is None else int((e - first) * period + r.inner[0])
+
+    steps = [mapped(r) or 0 for r in records]
+    return Counting(
+        "composite",
+        epoch,
+        f"{epoch!r} with an inner count of {period:g}: step = ({epoch} - {first:g}) x {period:g} + inner",
+        steps,
+        None,
+        map_record=mapped,
+    )
+
+
+# --------------------------------------------------------------------------- assembling the run
+
+
+@dataclass
+class Layout:
+    key: tuple[Any, ...]
+    records: list[Record]
+
+
+def _layout_key(record: Record, loss_names: set[str]) -> tuple[Any, ...]:
+    return (
+        record.source,
+        frozenset(record.counters),
+        record.inner is not None,
+        record.split,
+    )
+
+
+def _largest(records: list[Record], name: str, loss_names: set[str]) -> tuple[list[Record], list[Layout]]:
+    """The layout with most records carrying name, and the other layouts carrying it."""
+    groups: dict[tuple[Any, ...], list[Record]] = {}
+    for record in records:
+        if name in record.named:
+            groups.setdefault(_layout_key(record, loss_names), []).append(record)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    if not ordered:
+        return [], []
+    return ordered[0][1], [Layout(k, v) for k, v in ordered[1:]]
+
+
+def _kept_ranks(records: list[Record], skipped: Skipped) -> list[Record]:
+    ranks = {r.rank for r in records if r.rank is not None}
+    if not ranks:
+        return records
+    lowest = min(ranks)
+    kept = []
+    for record in records:
+        if record.rank is not None and record.rank != lowest:
+            skipped.add(f"record of another rank (rank {lowest} is read)", record.line, record.text)
+        else:
+            kept.append(record)
+    return kept
+
+
+def _deduplicated(
+    records: list[Record], steps: list[int], skipped: Skipped
+) -> tuple[list[Record], list[int]]:
+    """Identical records in a row (same step, same values) kept once."""
+    kept_r: list[Record] = []
+    kept_s: list[int] = []
+    for record, step in zip(records, steps, strict=True):
+        if kept_r and kept_s[-1] == step and kept_r[-1].named == record.named:
+            skipped.add(REPEATED, record.line, record.text)
+            continue
+        kept_r.append(record)
+        kept_s.append(step)
+    return kept_r, kept_s
+
+
+def _convert_loss(value: float, unit: str | None) -> float:
+    if unit in (None, "nats", "s", "ms", "%") or not math.isfinite(value):
+        return value
+    try:
+        return loss_to_nats(value, unit)
+    except UnitError:
+        return value
+
+
+def _field_values(
+    rows: list[Record], name: str | None, field_name: str, notes: list[str]
+) -> list[float | None]:
+    if name is None:
+        return [None] * len(rows)
+    read = meaning(name)
+    values: list[float | None] = []
+    for record in rows:
+        entry = record.named.get(name)
+        if entry is None:
+            values.append(None)
+            continue
+        value, unit = entry
+        if field_name in ("loss", "val_loss"):
+            value = _convert_loss(value, read.unit if read.unit in ("bits", "perplexity") else None)
+        elif field_name == "step_time_sec":
+            scale = STEP_TIME_SECONDS.get(unit or read.unit or "s", 1.0)
+            value = value * scale
+        elif field_name == "val_accuracy":
+            percent = unit == "%" or read.unit == "percent"
+            value = accuracy_to_share(value, "%") if percent else value
+        values.append(value)
+    if field_name in ("loss", "val_loss") and read.unit in ("bits", "perplexity"):
+        notes.append(f"{name!r} is in {read.unit}: converted to nats")
+    if field_name == "val_accuracy" and any(v is not None and not 0 <= v <= 1 for v in values):
+        notes.append(f"{name!r} has values outside 0..1 and no % sign: val_accuracy left empty")
+        return [None] * len(rows)
+    return values
+
+
+def load_map(path: Path) -> dict[str, str]:
+    """The --map entries written beside a log: <log>.map.yaml, <stem>.map.yaml or
+    run_diagnosis.map.yaml in its folder ('field: name' lines)."""
+    folder = path if path.is_dir() else path.parent
+    candidates = (
+        []
+        if path.is_dir()
+        else [path.with_name(f"{path.name}.map.yaml"), path.with_name(f"{path.stem}.map.yaml")]
+    )
+    candidates.append(folder / MAP_FILE)
+    for candidate in candidates:
+        if candidate.is_file():
+            try:
+                document = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError) as error:
+                raise RunImportError(f"{candidate}: not readable as a map (YAML): {error}") from error
+            if not isinstance(document, dict):
+                raise RunImportError(
+                    f"{candidate}: expected 'field: name' lines (loss: train/CrossEntropyLoss)"
+                )
+            try:
+                return metric_names.parse_map(",".join(f"{k}={v}" for k, v in document.items()))
+            except ValueError as error:
+                raise RunImportError(f"{candidate}: {error}") from error
+    return {}
+
+
+def _refusal(path: Path, found: str) -> RunImportError:
+    return RunImportError(
+        f"{path}: not a training log this tool can read: {found}. If it is one, say which names are "
+        "its counter and its loss: --map step=<counter>,loss=<loss name>[,val_loss=<name>] "
+        f"(or the same as 'field: name' lines in {path.name}.map.yaml beside it)"
+    )
+
+
+def _names_found(records: list[Record]) -> str:
+    counts = Counter(name for r in records for name in r.named)
+    shown = ", ".join(f"{name} ({n})" for name, n in counts.most_common(NAMES_SHOWN))
+    return shown or "none"
+
+
+def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData:
+    """The run a parsed file holds, with the layout it was read by (RunImportError when none)."""
+    path = parsed.path
+    if parsed.markdown:
+        n = len(parsed.records)
+        raise _refusal(
+            path, f"a Markdown document (headings, code blocks): its {n} log-like lines are an example"
+        )
+    skipped = parsed.skipped
+    records = _kept_ranks(parsed.records, skipped)
+    for record in records:
+        record.named = _named(record)
+    with_metrics = [r for r in records if r.named]
+    if not with_metrics:
+        raise _refusal(path, f"{parsed.n_lines} lines, none with a counter and named numbers ({parsed.kind})")
+    on_lines = Counter(name for r in with_metrics for name in r.named)
+    overrides = dict(overrides or {})
+    step_override = overrides.pop("step", None) or overrides.pop("epoch", None)
+    notes: list[str] = list(parsed.notes)
+    counts = _whole_number_losses(with_metrics, on_lines, set(overrides.values()))
+    if counts:
+        notes.append(
+            f"{', '.join(repr(c) for c in counts)}: whole numbers only, a count and not a loss (a mean "
+            "loss is not a whole number on every line): not read as a loss"
+        )
+    assignment = metric_names.assign([n for n in on_lines if n not in counts], overrides)
+    doubts: list[str] = []
+    loss = _choose("loss", assignment, on_lines, doubts)
+    if loss is None:
+        raise _refusal(
+            path,
+            f"{len(with_metrics)} lines with a counter and numbers, names {_names_found(with_metrics)}; "
+            "none of them reads as a training loss",
+        )
+    loss_names = {n for f in ("loss", "val_loss", "test_loss") for n in assignment.candidates.get(f, [])}
+    train, others = _largest(with_metrics, loss, loss_names)
+    counting = _count(train, step_override)
+    train_steps = counting.steps
+    if len(train) >= 2 and counting.kind != "record":
+        train, train_steps = _deduplicated(train, train_steps, skipped)
+    cut = not parsed.ends_with_newline and len(train) >= 2 and train[-1].line == parsed.last_line
+    if cut and train[-1].named.keys() < train[-2].named.keys():
+        skipped.add("last line cut off mid-write", train[-1].line, train[-1].text)
+        train, train_steps = train[:-1], train_steps[:-1]
+    if len(train) < MIN_TRAIN_ROWS:
+        raise _refusal(path, f"only {len(train)} line carries a training loss ({loss!r}): not a series")
+    val_field = "val_loss"
+    val = _choose("val_loss", assignment, on_lines, doubts)
+    if val is None and assignment.columns.get("test_loss"):
+        val, val_field = assignment.columns["test_loss"], "test_loss"
+        notes.append(f"the held-out loss is named a test loss ({val!r}): it is used as the validation loss")
+    evals, _ = _largest(with_metrics, val, loss_names) if val else ([], [])
+    eval_steps = _eval_steps(evals, train, train_steps, counting)
+    train_frame = _train_frame(train, train_steps, assignment, loss, notes)
+    eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes)
+    events = _restart_events(train, train_steps, counting)
+    chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
+    layout = _layout(
+        parsed, (train, train_steps, evals), counting, assignment, chosen, others, doubts, events
+    )
+    low = [f"low confidence: {d}" for d in layout["low_confidence"]]
+    notes = [_summary_note(layout), *notes, *assignment.notes(), *low]
+    if skipped.counts:
+        reasons = ", ".join(f"{reason} ({n})" for reason, n in Counter(skipped.counts).most_common())
+        notes.append(f"lines skipped: {reasons}; two examples of each in provenance.layout")
+    config: dict[str, Any] = {"total_steps": _total(counting, train_steps)}
+    if counting.kind == "epoch":
+        config[ROWS_ARE_KEY] = "epoch"
+        notes.append(
+            "a per-epoch log: rows are epochs, not steps; the checks needing steps say they could not run"
+        )
+    notes.append(
+        "the log states no learning-rate schedule, clipping or batch size: those config values are unknown"
+    )
+    return RunData(
+        source_format=FORMAT,
+        source_path=str(path),
+        train=train_frame,
+        evals=eval_frame,
+        events=events_frame(events),
+        run_name=path.parent.name if path.stem.lower() in GENERIC_STEMS else path.stem,
+        schedule={},
+        config=config,
+        notes=notes,
+        layout=layout,
+    )
+
+
+def _total(counting: Counting, steps: list[int]) -> int | None:
+    if counting.total and counting.total >= max(steps, default=0):
+        return int(counting.total)
+    return None
+
+
+def _eval_steps(evals: list[Record], train: list[Record], steps: list[int], counting: Counting) -> list[int]:
+    """Each evaluation's step: by the training counter when it carries it, else the step of
+    the last training row before it in the file (the first training row's before any)."""
+    if not evals:
+        return []
+    by_line = sorted(zip((r.line for r in train), steps, strict=True))
+    result = []
+    for record in evals:
+        mapped = counting.map_record(record) if counting.map_record else None
+        if mapped is None:
+            earlier = [s for line, s in by_line if line <= record.line]
+            mapped = earlier[-1] if earlier else by_line[0][1]
+        result.append(mapped)
+    return result
+
+
+def _train_frame(
+    rows: list[Record], steps: list[int], assignment: metric_names.Assignment, loss: str, notes: list[str]
+) -> pd.DataFrame:
+    data: dict[str, pd.Series] = {"step": pd.Series(steps, dtype="int64")}
+    sources = {"loss": loss, **{f: assignment.columns.get(f) for f in TRAIN_COLUMNS[3:]}}
+    for column in TRAIN_COLUMNS[1:]:
+        if column == "shard_id":
+            data[column] = pd.Series([None] * len(rows), dtype=object)
+            continue
+        data[column] = metric_column(_field_values(rows, sources.get(column), column, notes))
+    return pd.DataFrame(data, columns=TRAIN_COLUMNS)
+
+
+def _eval_frame(
+    rows: list[Record],
+    steps: list[int],
+    assignment: metric_names.Assignment,
+    val: str | None,
+    notes: list[str],
+) -> pd.DataFrame:
+    if not rows or val is None:
+        return pd.DataFrame(columns=EVAL_COLUMNS)
+    accuracy = assignment.columns.get("val_accuracy")
+    return pd.DataFrame(
+        {
+            "step": pd.Series(steps, dtype="int64"),
+            "val_loss": metric_column(_field_values(rows, val, "val_loss", notes)),
+            "val_accuracy": metric_column(_field_values(rows, accuracy, "val_accuracy", notes)),
+        },
+        columns=EVAL_COLUMNS,
+    )
+
+
+def _restart_events(rows: list[Record], steps: list[int], counting: Counting) -> list[tuple[int, str]]:
+    events = []
+    what = counting.name or "row order"
+    for i in range(1, len(steps)):
+        if steps[i] < steps[i - 1]:
+            events.append(
+                (
+                    steps[i],
+                    f"resuming from step {steps[i]}: the counter {what} went back from {steps[i - 1]} to "
+                    f"{steps[i]} at line {rows[i].line} (a restart; both attempts kept as logged)",
+                )
+            )
+    return events
+
+
+def _layout(
+    parsed: Parsed,
+    rows: tuple[list[Record], list[int], list[Record]],
+    counting: Counting,
+    assignment: metric_names.Assignment,
+    chosen: dict[str, str | None],
+    others: list[Layout],
+    doubts: list[str],
+    events: list[tuple[int, str]],
+) -> dict[str, Any]:
+    """provenance.layout: what the reader understood (see the module docstring)."""
+    train, steps, evals = rows
+    loss, val, field = chosen["loss"], chosen["val_loss"], chosen["val_field"]
+    fields = {f: n for f, n in assignment.columns.items() if f not in ("loss", "val_loss")}
+    fields["loss"] = str(loss)
+    if val:
+        fields["val_loss"] = val
+    used = set(fields.values())
+    understood = sorted(n for n, m in assignment.meanings.items() if m.understood and n not in used)
+    low = list(doubts)
+    if len(train) < FEW_ROWS:
+        low.append(f"only {len(train)} training lines")
+    if events:
+        low.append(f"the counter goes back {len(events)} time(s) (restarts kept as attempts)")
+    if counting.kind in ("record", "index"):
+        low.append(f"no step counter: {counting.detail}")
+    if counting.kind == "composite":
+        low.append(f"the step is rebuilt from the counters: {counting.detail}")
+    return {
+        "reader": FORMAT,
+        "format": parsed.kind,
+        "lines": parsed.n_lines,
+        "train": {
+            "rows": len(train),
+            "first_line": train[0].line,
+            "example": train[0].text[:160],
+            "counter": {"kind": counting.kind, "name": counting.name, "how": counting.detail},
+            "steps": [steps[0], steps[-1]],
+        },
+        "eval": (
+            {"rows": len(evals), "first_line": evals[0].line, "example": evals[0].text[:160], "field": field}
+            if evals
+            else None
+        ),
+        "fields": fields,
+        "other_layouts": [
+            {"rows": len(layout.records), "example": layout.records[0].text[:160]} for layout in others[:5]
+        ],
+        "not_used": understood[: NAMES_SHOWN * 2],
+        "not_understood": [n for n in assignment.not_understood if n not in used][: NAMES_SHOWN * 2],
+        "skipped_lines": parsed.skipped.total,
+        "skipped": parsed.skipped.as_dict(),
+        "confidence": "low" if low else "high",
+        "low_confidence": low,
+    }
+
+
+def _summary_note(layout: dict[str, Any]) -> str:
+    train = layout["train"]
+    ev = layout["eval"]
+    fields = ", ".join(f"{f} <- {n!r}" for f, n in layout["fields"].items())
+    text = (
+        f"inferred layout ({layout['format']}, {layout['confidence']} confidence): {train['rows']} training "
+        f"rows from lines like {train['example']!r}, counter {train['counter']['how']}"
+    )
+    if ev:
+        text += f"; {ev['rows']} evaluation rows from lines like {ev['example']!r}"
+    return text + f"; {fields}; {layout['skipped_lines']} lines skipped"
+
+
+# --------------------------------------------------------------------------- the importer API
+
+
+def _candidates(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES and not p.name.endswith(".map.yaml")
+    )
+
+
+def _readable(path: Path, limit: int | None) -> bool:
+    try:
+        infer(parse_file(path, limit), load_map(path))
+    except (RunImportError, OSError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def sniff(path: Path) -> bool:
+    """A text file in which a training-loss series is found (on its first SNIFF_BYTES), or a
+    folder holding exactly one such file."""
+    try:
+        if path.is_dir():
+            return sum(1 for p in _candidates(path) if _readable(p, SNIFF_BYTES)) == 1
+        return path.is_file() and _readable(path, SNIFF_BYTES)
+    except OSError:
+        return False
+
+
+def explain(path: Path) -> str | None:
+    """Why a file is not read, for the error of a file no importer takes (None for a folder)."""
+    if not path.is_file():
+        return None
+    try:
+        infer(parse_file(path), load_map(path))
+    except RunImportError as error:
+        return str(error)
+    except (OSError, ValueError, RecursionError) as error:
+        return f"{path}: cannot be read: {error}"
+    return None
+
+
+def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
+    """Read a log of any line-oriented layout (see the module docstring); ``overrides``
+    (field -> name, from --map) win over the map file beside the log, which wins over inference."""
+    if not path.exists():
+        raise RunImportError(f"{path}: no such file or folder")
+    file = path
+    if path.is_dir():
+        readable = [p for p in _candidates(path) if _readable(p, None)]
+        if len(readable) != 1:
+            looked = ", ".join(p.name for p in _candidates(path)) or "no text files"
+            found = "none" if not readable else ", ".join(p.name for p in readable)
+            raise RunImportError(
+                f"{path}: expected one training log in this folder; read as logs: {found} "
+                f"(looked at: {looked}). Pass the file itself."
+            )
+        file = readable[0]
+    mapping = {**load_map(file), **dict(overrides or {})}
+    return infer(parse_file(file), mapping)

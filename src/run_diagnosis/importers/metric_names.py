@@ -1,0 +1,918 @@
+"""What a logged metric name means, read from its words: the one metric-name resolver.
+
+Every importer (wide tables, TensorBoard tags, Hugging Face ``log_history`` keys, console logs)
+asks this module what a name such as ``valid/loss``, ``lr-AdamW/pg1`` or
+``elapsed time per iteration (ms)`` is, instead of keeping its own list of whole names.
+
+How a name is read
+------------------
+1. **Tokens.** The name is cut at ``/ _ - . : , | ( ) [ ]`` and spaces, at camelCase
+   (``CrossEntropyLoss`` -> cross entropy loss) and between letters and digits (``pg1`` ->
+   pg 1), lower-cased; a few two-word compounds are joined back (``learning rate`` -> lr,
+   ``cross entropy`` -> ce, ``adam w`` -> adamw, ``l 2`` -> l2, ``top 1`` -> top1).
+2. **Word classes.** Each token is looked up in ``WORDS`` (one table, each entry with its
+   reason): a *split* word (train, val, test ...), a *quantity* word (loss, acc, lr, norm,
+   time ...), a *unit* (ms, bits, ppl, %), an *aggregation* (step, epoch, avg, ema ...), a
+   *qualifier* that keeps the series plain (total, global, lm, optim, adamw ...), a
+   *component* word that makes it a part of a loss (aux, z, kl, bbox ...), a *part* word
+   (layer, weight ...), an *index* word (group, pg, dataloader), or a *known other* metric
+   (mfu, throughput, memory, bleu, reward ...). A token not in the table is *unknown*.
+3. **Quantity** by precedence over the token set (``_quantity``): throughput and memory first
+   (``tokens_per_second`` is not a token count), then loss scale, learning rate, grad norm,
+   loss (with perplexity and bits as units of a loss), accuracy, time, tokens, counters, and
+   known other metrics. No quantity: not understood.
+4. **Field** from quantity x split (``_field``): a loss of the train split (or none named) is
+   ``loss``, of the validation split ``val_loss``, of the test split ``test_loss``; likewise
+   accuracies. Learning rate, grad norm, step time and token counts are training fields: named
+   with an evaluation split they are known but not used (``eval_runtime``).
+5. **Rank** (``Meaning.rank``): 0 the plain series of its field (``primary``), 1 a variant that
+   stands in when no plain series is logged (an epoch mean of a per-step series, a loss logged
+   in bits or as perplexity, a smoothed series, a parameter group, a name with an unknown word),
+   2 a component or a different series that never stands in for the field (``loss_aux``,
+   ``z_loss``, top-5 accuracy, one layer's grad norm, a series plotted against samples).
+
+6. **Evaluation sets** (``Meaning.label``): an evaluation metric can name the set it was
+   computed on. The Hugging Face Trainer, given a dict of eval datasets, logs
+   ``eval_<set name>_loss`` for each (its ``metric_key_prefix`` is ``eval_<name>``); Lightning,
+   given several validation dataloaders, appends ``/dataloader_idx_<i>``. So, in a name of the
+   validation or test split, the words between the split word and the quantity word that are
+   not in ``WORDS`` (a set's name: ``squad``, ``g0``: a letter glued to a number is a label,
+   not a GAN role) and a dataloader index are the set's label; such a name is a variant (rank
+   1) with the label's number as its index. ``family`` is the name with the label as ``*``.
+
+``assign`` picks, per field, the best-ranked candidate (then fewest words, then lowest group
+index); two candidates equal on all of these are an ambiguity, reported in the notes. When the
+best candidate of an evaluation field is labelled and other candidates of the same family and
+rank name other sets, the field is fed by several evaluation sets (``Assignment.sets``, in
+index order); ``aliases.evaluation_sets`` turns them into one series (their mean when all are
+logged at the same steps, else the first set) and says which in the notes. User overrides
+(``--map``, the alias file ``RUN_DIAGNOSIS_ALIASES``) win over the resolver.
+
+To add a word: put it in ``WORDS`` with its class and a reason grounded in where it is logged,
+and add the name that needs it to ``corpus/metric_names.csv`` (see docs/metric-names.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+FIELDS = (
+    "step",
+    "epoch",
+    "loss",
+    "val_loss",
+    "test_loss",
+    "train_accuracy",
+    "val_accuracy",
+    "test_accuracy",
+    "learning_rate",
+    "grad_norm",
+    "step_time_sec",
+    "elapsed_sec",
+    "timestamp_sec",
+    "tokens",
+    "shard_id",
+)
+
+PLAIN, VARIANT, COMPONENT = 0, 1, 2
+NOT_UNDERSTOOD = "not understood: "  # the start of the one grouped note (the report looks for it)
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What one logged name means (see the module docstring for how it is read)."""
+
+    name: str  # the name as logged
+    field: str | None  # one of FIELDS; None: not a metric this tool uses (or not understood)
+    split: str | None  # "train" | "validation" | "test" | None
+    quantity: str | None  # loss, accuracy, perplexity, learning_rate, grad_norm, step_time, elapsed,
+    # timestamp, tokens, counter, loss_scale, other
+    unit: str | None  # as logged: nats, bits, perplexity, percent, ms, s, or None
+    aggregation: str | None  # "step" | "epoch" | "interval" | None (unknown)
+    primary: bool  # the plain series of its field, not a component or a variant
+    understood: bool  # False: a metric-looking name it cannot place
+    why: str  # the tokens that decided, for notes
+    rank: int = PLAIN  # 0 plain, 1 variant that stands in, 2 component that never stands in
+    index: int = 0  # a parameter-group / dataloader index (group 0 before group 1)
+    words: int = 0  # meaningful tokens, fewer first among equal ranks ("loss" before "train/loss")
+    label: str | None = None  # the evaluation set an evaluation metric names ("g0" in eval_g0_loss)
+    family: str = ""  # the name's words with the set label as "*": several sets share it
+
+
+# --------------------------------------------------------------------------- the word table
+
+# class names
+SPLIT, QUANTITY, UNIT, AGG, QUALIFIER, COMPONENT_WORD, PART, INDEX, OTHER, ROLE, VS, SUMMARY = (
+    "split",
+    "quantity",
+    "unit",
+    "aggregation",
+    "qualifier",
+    "component",
+    "part",
+    "index",
+    "other",
+    "role",
+    "vs",
+    "summary",
+)
+
+
+@dataclass(frozen=True)
+class Word:
+    kind: str
+    value: str
+    reason: str
+
+
+def _table(rows: list[tuple[str, str, str, str]]) -> dict[str, Word]:
+    """spelling -> Word from rows (class, value, reason, space-separated spellings); a spelling
+    in two rows is a mistake in the table."""
+    table: dict[str, Word] = {}
+    for kind, value, reason, spellings in rows:
+        for spelling in spellings.split():
+            if spelling in table:
+                raise ValueError(f"metric-name word {spelling!r} is in two rows of WORDS")
+            table[spelling] = Word(kind, value, reason)
+    return table
+
+
+# Each row: class, value, why (where such names come from), the spellings (one token each).
+WORDS: dict[str, Word] = _table(
+    [
+        (
+            SPLIT,
+            "train",
+            "the training split",
+            "train training trn tr",
+        ),
+        (
+            SPLIT,
+            "validation",
+            "held-out data evaluated during training (Lightning val/valid, HF eval, Megatron validation)",
+            "val valid validation validate dev eval evaluation evaluate heldout",
+        ),
+        (
+            SPLIT,
+            "test",
+            "the test split, evaluated after training (HF's predict phase runs on it)",
+            "test testing predict prediction",
+        ),
+        (
+            QUANTITY,
+            "loss",
+            "a training objective (cross-entropy and its spellings)",
+            "loss losses nll ce xent crossentropy objective",
+        ),
+        (
+            QUANTITY,
+            "perplexity",
+            "exp of a per-token loss",
+            "ppl perplexity",
+        ),
+        (
+            QUANTITY,
+            "bits",
+            "a loss in bits (per character, byte, token, dimension)",
+            "bpc bpb bpt bpd",
+        ),
+        (
+            QUANTITY,
+            "accuracy",
+            "share of correct predictions",
+            "acc accuracy top1 correct",
+        ),
+        (
+            QUANTITY,
+            "lr",
+            "learning rate (also 'learning rate', 'learning-rate')",
+            "lr lrs",
+        ),
+        (
+            QUANTITY,
+            "grad",
+            "gradient statistics; with a norm word: the grad norm",
+            "grad grads gradient gradients",
+        ),
+        (
+            QUANTITY,
+            "gnorm",
+            "fairseq's and others' name for the total grad norm",
+            "gnorm gradnorm",
+        ),
+        (
+            QUANTITY,
+            "norm",
+            "a norm; alone it is the grad norm (nanoGPT, llm.c print 'norm')",
+            "norm l2",
+        ),
+        (
+            QUANTITY,
+            "time",
+            "a duration",
+            "time timing duration latency",
+        ),
+        (
+            QUANTITY,
+            "dt",
+            "seconds or ms per step as nanoGPT prints it",
+            "dt",
+        ),
+        (
+            QUANTITY,
+            "elapsed",
+            "time since the run started",
+            "elapsed runtime wall walltime uptime wallclock",
+        ),
+        (
+            QUANTITY,
+            "timestamp",
+            "a clock time (W&B _timestamp)",
+            "timestamp time_stamp",
+        ),
+        (
+            QUANTITY,
+            "tokens",
+            "a count of tokens processed",
+            "tokens token tok toks ntokens",
+        ),
+        (
+            QUANTITY,
+            "step",
+            "the optimizer step counter",
+            "step steps iter iters iteration iterations it update updates batch",
+        ),
+        (
+            QUANTITY,
+            "epoch",
+            "the epoch counter (or, after another quantity, a per-epoch aggregate)",
+            "epoch epochs ep",
+        ),
+        (
+            QUANTITY,
+            "shard",
+            "which data shard a step read",
+            "shard",
+        ),
+        (
+            QUANTITY,
+            "scale",
+            "with loss/grad: the mixed-precision loss scale",
+            "scale scaler",
+        ),
+        (
+            UNIT,
+            "ms",
+            "milliseconds",
+            "ms msec millis",
+        ),
+        (
+            UNIT,
+            "s",
+            "seconds",
+            "s sec secs second seconds",
+        ),
+        (
+            UNIT,
+            "bits",
+            "a loss in bits: x ln 2 to nats",
+            "bits bit",
+        ),
+        (
+            UNIT,
+            "nats",
+            "a loss in nats (the canonical unit)",
+            "nats nat",
+        ),
+        (
+            UNIT,
+            "percent",
+            "a share in percent",
+            "% pct percent",
+        ),
+        (
+            AGG,
+            "interval",
+            "a mean over the logging interval",
+            "avg mean average averaged",
+        ),
+        (
+            AGG,
+            "smoothed",
+            "a smoothed copy of a series (prefer the raw one)",
+            "running smooth smoothed ema moving",
+        ),
+        (
+            QUALIFIER,
+            "plain",
+            "namespace or qualifier that does not change what is measured",
+            "total overall global all sum main model lm language modeling per metrics metric "
+            "optim optimizer opt trainer info stats perf scalar scalars charts summary log logs "
+            "current cur curr num n seen consumed processed input mse mae ctc mlm clm label smoothing "
+            "unscaled raw base adam adamw sgd lamb lion adafactor adagrad rmsprop muon decoupled "
+            "decoupledadamw scheduler sched pytorch torch lightning hf wandb mlflow",
+        ),
+        (
+            COMPONENT_WORD,
+            "component",
+            "one term of a composite loss (auxiliary, regulariser, detection head, distillation)",
+            "aux auxiliary z kl kld reg regularization regularizer l1 bbox box cls rpn mask obj "
+            "objectness giou iou dice centerness seg distill distillation kd contrastive commitment "
+            "vq codebook recon reconstruction rec perceptual adv adversarial gp penalty moe balance "
+            "router load vlb simple nsp sop policy value vf pg weighted unweighted ctr clip clipped",
+        ),
+        (
+            COMPONENT_WORD,
+            "transform",
+            "a transform of the quantity (squared, root): a different series, not the quantity",
+            "square squared sq sqr sqrt root",
+        ),
+        (
+            COMPONENT_WORD,
+            "preference",
+            "DPO/RLHF: the chosen or rejected response's value",
+            "chosen rejected",
+        ),
+        (
+            COMPONENT_WORD,
+            "topk",
+            "top-k accuracy for k > 1: an easier, different accuracy",
+            "top5 top3 top10",
+        ),
+        (
+            ROLE,
+            "critic",
+            "a GAN's discriminator/critic loss: shows whether the GAN learns",
+            "d disc discriminator critic",
+        ),
+        (
+            ROLE,
+            "generator",
+            "a GAN's generator loss: a component, the critic's shows learning",
+            "g gen generator",
+        ),
+        (
+            PART,
+            "part",
+            "one layer, block, head or parameter tensor: not the whole model's value",
+            "layer layers block blocks head heads weight weights bias attn attention mlp ffn embed "
+            "embedding embeddings wte wpe encoder decoder h module conv fc proj rank gpu worker "
+            "device max min std var median p50 p90 p99 hist histogram first last before after",
+        ),
+        (
+            VS,
+            "vs",
+            "Megatron's 'lm loss vs samples': the same series against samples",
+            "vs versus",
+        ),
+        (
+            SUMMARY,
+            "summary",
+            "one value for the run (best so far, final): not the series of its field",
+            "best final",
+        ),
+        (
+            INDEX,
+            "index",
+            "a parameter group or dataloader index",
+            "group groups param_group dataloader idx dl",
+        ),
+        (
+            OTHER,
+            "other",
+            "a known metric that is not loss, accuracy, LR, grad norm, step time or tokens",
+            "mfu hfu throughput fps tps wps ups sps tflops flops flop memory mem gib gb mib mb bytes energy "
+            "approx clipfrac explained variance hp hparam hparams flos "
+            "allocated reserved util utilization power temperature temp bleu rouge rouge1 rouge2 "
+            "rougel rougelsum meteor f1 precision recall auc auroc roc map miou wer cer psnr ssim "
+            "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards return "
+            "returns margin margins logps logits advantage advantages score scores momentum beta "
+            "beta1 beta2 wd decay coef coeff lambda samples sample examples images sequences bsz wpb "
+            "size len length rmse param params parameter parameters zeros nan nans inf overflow "
+            "skipped fraction ratio rate count entropy cpu disk network free used done progress "
+            "percentage eta remaining timesteps frames episode episodes activation activations act "
+            "data forward fwd backward bwd comm io save checkpoint ckpt warmup",
+        ),
+    ]
+)
+
+# two adjacent tokens read as one word
+COMPOUNDS: dict[tuple[str, str], str] = {
+    ("learning", "rate"): "lr",
+    ("learning", "rates"): "lr",
+    ("cross", "entropy"): "ce",
+    ("adam", "w"): "adamw",
+    ("l", "2"): "l2",
+    ("l", "1"): "l1",
+    ("top", "1"): "top1",
+    ("top", "3"): "top3",
+    ("top", "5"): "top5",
+    ("gi", "b"): "gib",
+    ("mi", "b"): "mib",
+    ("time", "stamp"): "timestamp",
+    ("wall", "clock"): "wallclock",
+    ("param", "group"): "param_group",
+    ("max", "memory"): "memory",
+}
+
+_CAPS_PLURAL = re.compile(r"([A-Z]{2,})s(?![a-z])")
+_TOKEN = re.compile(r"%|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# suffixes that make a counter a per-step or per-epoch aggregate of another quantity
+_TIME_PARTS = {
+    "data",
+    "dataloader",
+    "forward",
+    "fwd",
+    "backward",
+    "bwd",
+    "comm",
+    "io",
+    "save",
+    "checkpoint",
+    "ckpt",
+}
+_PARAM_WORDS = {
+    "param",
+    "params",
+    "parameter",
+    "parameters",
+    "weight",
+    "weights",
+    "activation",
+    "activations",
+    "act",
+    "update",
+    "updates",
+    "embed",
+    "embedding",
+}
+_THROUGHPUT_PER = {"s", "sec", "secs", "second", "seconds"}
+_TOPK = {"top1", "top3", "top5", "top10"}
+_CUMULATIVE = {"total", "overall", "cumulative", "run"}
+_PLANNED = {"total", "max"}
+_LOSS_WORDS = ("loss", "perplexity", "bits")
+
+
+def tokens(name: str) -> list[str]:
+    """The name's words, lower-cased, compounds joined (see the module docstring)."""
+    # an all-capitals plural (TFLOPs, GPUs) is one word
+    raw = [t.lower() for t in _TOKEN.findall(_CAPS_PLURAL.sub(lambda m: m.group(1) + "S", name))]
+    out: list[str] = []
+    for token in raw:
+        if out and (out[-1], token) in COMPOUNDS:
+            out[-1] = COMPOUNDS[(out[-1], token)]
+        else:
+            out.append(token)
+    return out
+
+
+# --------------------------------------------------------------------------- resolving one name
+
+
+def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
+    """(quantity, the word that decided) by precedence over the token set; None: none found."""
+    present = set(words)
+    kinds = {w: WORDS[w] for w in words if w in WORDS}
+    values = {k.value for k in kinds.values() if k.kind == QUANTITY}
+    units = {k.value for k in kinds.values() if k.kind == UNIT}
+
+    def first(*spellings: str) -> str:
+        return next((w for w in words if w in spellings), spellings[0])
+
+    after_per = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "per"}
+    if after_per & _THROUGHPUT_PER or re.search(r"/s(ec)?\b", name.lower()):
+        return "throughput", "per second"
+    loss_words = [
+        w for w in words if w in kinds and kinds[w].kind == QUANTITY and kinds[w].value in _LOSS_WORDS
+    ]
+    if ("scale" in values and (loss_words or "grad" in values)) or "scaler" in present:
+        return "loss_scale", "loss/grad + scale"
+    if "lr" in values:
+        return "learning_rate", first("lr", "lrs")
+    norm_words = [w for w in words if w in ("norm", "l2")]
+    if "gnorm" in values:
+        return "grad_norm", first("gnorm", "gradnorm")
+    if norm_words and not loss_words:
+        if "grad" in values:
+            return "grad_norm", "grad + norm"
+        if present & _PARAM_WORDS:
+            return "other", "a norm of parameters/updates/activations, not of the gradient"
+        return "grad_norm", "norm alone (the grad norm, as nanoGPT/llm.c print it)"
+    if "perplexity" in values:
+        return "perplexity", first("ppl", "perplexity")
+    if loss_words:
+        return "loss", loss_words[0]
+    if "accuracy" in values or present & _TOPK:
+        return "accuracy", first("acc", "accuracy", "correct", *_TOPK)
+    other = [w for w in words if w in kinds and kinds[w].kind == OTHER and w not in _TIME_PARTS]
+    if other:
+        return "other", other[0]
+    # a time unit with a step word is a time per step ('ms/batch', 'sec_per_iter')
+    timed = {"time", "dt", "elapsed", "timestamp"} & values or (
+        units & {"s", "ms"} and values <= {"step", "epoch"}
+    )
+    if timed:
+        roles = [w for w in words if w in kinds and kinds[w].kind in (ROLE, COMPONENT_WORD)]
+        if "timestamp" in values:
+            return "timestamp", first("timestamp")
+        if present & _TIME_PARTS or roles:
+            return "time_part", first(*_TIME_PARTS, *roles)
+        if "dt" in values:
+            return "step_time", "dt"
+        if "step" in values or "per" in present:
+            return "step_time", "time per step/iteration"
+        if "epoch" in values:
+            return "other", "time per epoch"
+        if "elapsed" in values or present & _CUMULATIVE:
+            return "elapsed", first(
+                "elapsed", "runtime", "wall", "walltime", "uptime", "wallclock", *_CUMULATIVE
+            )
+        return "step_time", "time"
+    if "tokens" in values:
+        return "tokens", first("tokens", "tok", "toks", "ntokens")
+    if "shard" in values:
+        return "shard", "shard"
+    if "step" in values:
+        return "step", next(w for w in words if w in kinds and kinds[w].value == "step")
+    if "epoch" in values:
+        return "epoch", first("epoch", "epochs", "ep")
+    if "grad" in values:
+        return "other", "a gradient statistic that is not a norm"
+    if present & {"kl", "kld"}:
+        return "loss", "kl (a divergence term of a loss)"
+    return None, ""
+
+
+_FIELD_BY_SPLIT = {
+    "loss": {"train": "loss", None: "loss", "validation": "val_loss", "test": "test_loss"},
+    "accuracy": {
+        "train": "train_accuracy",
+        None: "train_accuracy",
+        "validation": "val_accuracy",
+        "test": "test_accuracy",
+    },
+}
+_TRAIN_FIELDS = {
+    "learning_rate": "learning_rate",
+    "grad_norm": "grad_norm",
+    "step_time": "step_time_sec",
+    "elapsed": "elapsed_sec",
+    "timestamp": "timestamp_sec",
+    "tokens": "tokens",
+    "step": "step",
+    "epoch": "epoch",
+    "shard": "shard_id",
+}
+
+# internal quantities reported under the API's names
+_PUBLIC_QUANTITY = {"time_part": "step_time", "shard": "counter", "step": "counter", "epoch": "counter"}
+
+
+# decisions a namespace can override: a counter after a namespace ('loss/epoch' is an epoch mean),
+# a bare time or gradient word ('time/...' is composer's namespace of progress counters)
+_WEAK = {"step", "epoch", "time"}
+
+
+def _leaf_quantity(name: str, words: list[str]) -> tuple[str | None, str]:
+    """The quantity of the innermost '/'-segments that name one ('losses/approx_kl' is a KL
+    estimate filed under losses, 'memory/max_active(GiB)' a memory figure), else of the whole name."""
+    segments = [segment for segment in name.split("/") if segment.strip()]
+    for start in range(len(segments) - 1, 0, -1):
+        tail = "/".join(segments[start:])
+        if not any(WORDS[w].kind in (QUANTITY, OTHER) for w in tokens(tail) if w in WORDS):
+            continue  # a unit or qualifier alone ('tok/s', 'pg1') says nothing on its own
+        quantity, decided = _quantity(tokens(tail), tail)
+        if quantity is not None and quantity not in _WEAK and not decided.startswith("a gradient statistic"):
+            return quantity, f"{decided}, in the last segment(s) {tail!r}"
+    return _quantity(words, name)
+
+
+_EVALUATION_SPLITS = ("validation", "test")
+_GLUED = re.compile(r"\b([a-z]) (\d+)\b")  # 'g 0' -> 'g0' in a label
+
+
+def _set_label(words: list[str], split: str | None) -> tuple[set[int], str | None, int]:
+    """The positions of the words naming an evaluation set, the label, and its number (see the
+    module docstring, step 6): the words between the split word and the first quantity word when
+    each is unknown, a number, or a letter glued to a number ('g0'), or a dataloader index."""
+    if split not in _EVALUATION_SPLITS:
+        return set(), None, 0
+    kinds = [WORDS[w].kind if w in WORDS else None for w in words]
+    positions: set[int] = set()
+    start = kinds.index(SPLIT)
+    stop = next((i for i in range(start + 1, len(words)) if kinds[i] == QUANTITY), None)
+    if stop is not None and stop > start + 1:
+        between = range(start + 1, stop)
+
+        def labelled(i: int) -> bool:
+            glued = len(words[i]) == 1 and i + 1 < stop and words[i + 1].isdigit()
+            return kinds[i] is None or words[i].isdigit() or glued
+
+        if all(labelled(i) for i in between):
+            positions = set(between)
+    for i in range(1, len(words)):
+        previous = words[i - 1]
+        index_word = previous in ("dataloader", "dl") or (previous == "idx" and "dataloader" in words[:i])
+        if words[i].isdigit() and index_word:
+            positions |= {i, *(j for j in range(i) if words[j] in ("dataloader", "dl", "idx"))}
+    if not positions:
+        return set(), None, 0
+    label = _GLUED.sub(r"\1\2", " ".join(words[i] for i in sorted(positions)))
+    numbers = [int(words[i]) for i in sorted(positions) if words[i].isdigit()]
+    return positions, label, numbers[-1] if numbers else 0
+
+
+def _family(words: list[str], label_positions: set[int]) -> str:
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if i not in label_positions:
+            out.append(word)
+        elif not out or out[-1] != "*":
+            out.append("*")
+    return " ".join(out)
+
+
+def resolve(name: str) -> Meaning:
+    """What the logged ``name`` means (see the module docstring)."""
+    words = tokens(name)
+    quantity, decided = _leaf_quantity(name, words)
+    if quantity is None:
+        return Meaning(name, None, None, None, None, None, False, False, f"no quantity word in {words}")
+    splits = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == SPLIT]
+    # the first split word decides ('loss/train/total', 'lm loss validation')
+    split = splits[0] if splits else None
+    unit = _unit(words, quantity)
+    reasons = [f"{quantity} ({decided})"]
+    if split:
+        reasons.append(f"split {split}")
+    if unit:
+        reasons.append(f"unit {unit}")
+    label_positions, label, label_index = _set_label(words, split)
+    rank, aggregation, index, rank_reasons = _rank(words, quantity, split, name, label_positions)
+    if label is not None:
+        rank, index = max(rank, VARIANT), label_index
+        rank_reasons.append(f"evaluation set {label!r} (one set of possibly several)")
+    meaningful = sum(1 for w in words if not w.isdigit())
+    reasons += rank_reasons
+    base = "loss" if quantity in ("loss", "perplexity") else quantity
+    field_name: str | None
+    if base in _FIELD_BY_SPLIT:
+        field_name = _FIELD_BY_SPLIT[base][split]
+    elif base in _TRAIN_FIELDS:
+        field_name = _TRAIN_FIELDS[base] if split in (None, "train") else None
+        if field_name is None:
+            reasons.append(f"{base} of the {split} split: not a training series")
+    else:
+        field_name = None
+    if quantity == "time_part":
+        reasons.append("a part of the step's time, not the step")
+    if quantity in ("step", "epoch") and set(words) & _PLANNED:
+        field_name = None
+        reasons.append(
+            "total/max with a counter: the planned number (total_steps, max_epochs), not the counter"
+        )
+    summary = [w for w in words if w in WORDS and WORDS[w].kind == SUMMARY]
+    if summary:
+        field_name = None
+        reasons.append(f"{summary[0]}: {WORDS[summary[0]].reason}")
+    return Meaning(
+        name=name,
+        field=field_name,
+        split=split,
+        quantity=_PUBLIC_QUANTITY.get(quantity, quantity),
+        unit=unit,
+        aggregation=aggregation,
+        primary=rank == PLAIN and field_name is not None,
+        understood=True,
+        why="; ".join(reasons),
+        rank=rank,
+        index=index,
+        words=meaningful,
+        label=label,
+        family=_family(words, label_positions),
+    )
+
+
+def _unit(words: list[str], quantity: str) -> str | None:
+    units = [WORDS[w].value for w in words if w in WORDS and WORDS[w].kind == UNIT]
+    if quantity == "perplexity":
+        return "perplexity"
+    if quantity == "loss":
+        if any(w in ("bpc", "bpb", "bpt", "bpd") for w in words) or "bits" in units:
+            return "bits"
+        return "nats" if "nats" in units else None
+    if quantity == "accuracy":
+        return "percent" if "percent" in units else None
+    if quantity in ("step_time", "elapsed", "time_part"):
+        return "ms" if "ms" in units else "s" if "s" in units else None
+    return None
+
+
+_INDEX_AFTER = ("group", "groups", "param_group", "pg", "dataloader", "idx", "dl")
+
+
+def _rank(
+    words: list[str], quantity: str, split: str | None, name: str, label_positions: set[int]
+) -> tuple[int, str | None, int, list[str]]:
+    """(rank, aggregation, group index, reasons) from the words around the quantity; the words
+    naming an evaluation set (``label_positions``) are read by ``resolve``."""
+    rank, aggregation, index = PLAIN, None, 0
+    reasons: list[str] = []
+
+    def demote(to: int, reason: str) -> None:
+        nonlocal rank
+        rank = max(rank, to)
+        reasons.append(reason)
+
+    counter = quantity in ("step", "epoch")
+    for position, word in enumerate(words):
+        if position in label_positions:
+            continue
+        previous = words[position - 1] if position else ""
+        entry = WORDS.get(word)
+        if word.isdigit():
+            if previous in _INDEX_AFTER:
+                index = int(word) - (1 if previous == "pg" else 0)  # Lightning numbers groups from pg1
+                if index > 0:
+                    demote(VARIANT, f"parameter group / dataloader {index} (group 0 is the plain series)")
+            elif previous in ("grad", "gradient", "norm", "l2") or previous.isdigit():
+                pass  # a p-norm order (grad_2.0_norm) and its decimals
+            elif quantity == "accuracy" and previous in ("acc", "accuracy"):
+                if word != "1":
+                    demote(COMPONENT, f"top-{word} accuracy, not top-1")
+            else:
+                demote(VARIANT, f"a numbered series ({word})")
+            continue
+        if entry is None:
+            demote(VARIANT, f"unknown word {word!r}")
+            continue
+        kind, value = entry.kind, entry.value
+        if kind == QUANTITY and value in ("step", "epoch") and not counter and quantity != "step_time":
+            aggregation = value
+            if split in ("validation", "test") and value == "step":
+                demote(COMPONENT, "one evaluation batch's value (Lightning's _step during validation)")
+            elif split not in ("validation", "test") and value == "epoch":
+                demote(VARIANT, "an epoch aggregate of a per-step series")
+        elif kind == QUANTITY and counter:
+            if name.startswith("_"):
+                demote(VARIANT, "W&B's own count of log calls (_step), not the trainer's step")
+            if word == "batch":
+                demote(VARIANT, "a batch counter (may restart each epoch)")
+            if quantity == "step" and "epoch" in words:
+                demote(COMPONENT, "a step counter within an epoch")
+        elif kind == AGG:
+            aggregation = "interval"
+            if value == "smoothed":
+                demote(VARIANT, f"{word}: a smoothed copy of the series")
+        elif kind == UNIT and value == "bits" and quantity == "loss":
+            demote(VARIANT, "a loss in bits (the nats series is preferred)")
+        elif kind == COMPONENT_WORD:
+            if word in ("clip", "clipped") and quantity == "grad_norm":
+                demote(VARIANT, "the norm after clipping")
+            elif word == "pg" and quantity == "learning_rate":
+                pass  # Lightning's lr-AdamW/pg1: a parameter group index follows
+            else:
+                demote(COMPONENT, f"{word}: {entry.reason}")
+        elif kind == ROLE:
+            demote(VARIANT if value == "critic" else COMPONENT, entry.reason)
+        elif kind == PART:
+            demote(COMPONENT, f"{word}: {entry.reason}")
+        elif kind == VS:
+            demote(COMPONENT, "the same series plotted against another axis (vs samples)")
+        elif kind == OTHER and quantity in ("loss", "perplexity", "accuracy", "learning_rate", "grad_norm"):
+            demote(COMPONENT, f"{word}: {entry.reason}")
+    if quantity == "perplexity" or any(w in ("bpc", "bpb", "bpt", "bpd") for w in words):
+        demote(VARIANT, "a loss stated in another unit (the nats series is preferred)")
+    return rank, aggregation, index, reasons
+
+
+# --------------------------------------------------------------------------- assigning a file's names
+
+
+@dataclass
+class Assignment:
+    """Which name feeds which field, the other candidates, ambiguities and names not understood."""
+
+    columns: dict[str, str] = field(default_factory=dict)  # field -> the chosen source name
+    candidates: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # field -> names resolved to it, best first
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)  # fields with equally plausible candidates
+    not_understood: list[str] = field(default_factory=list)  # names it could not place
+    meanings: dict[str, Meaning] = field(default_factory=dict)  # name -> its Meaning
+    overridden: dict[str, str] = field(default_factory=dict)  # field -> name chosen by an override
+    sets: dict[str, list[str]] = field(default_factory=dict)  # field -> its evaluation sets' names
+    missing_overrides: dict[str, str] = field(default_factory=dict)  # field -> override naming no column
+
+    def get(self, name: str) -> str | None:
+        return self.columns.get(name)
+
+    def notes(self) -> list[str]:
+        """One grouped "not understood" line, one line per ambiguity, per stand-in (a variant used
+        because no plain series was logged) and per override that names no column."""
+        lines: list[str] = []
+        if self.not_understood:
+            lines.append(NOT_UNDERSTOOD + ", ".join(self.not_understood))
+        for name, options in self.ambiguous.items():
+            lines.append(
+                f"{name}: ambiguous between {', '.join(repr(o) for o in options)}; used {options[0]!r} "
+                f"(choose with --map {name}=<name>)"
+            )
+        for name, source in self.columns.items():
+            meaning = self.meanings.get(source)
+            if name in self.sets:
+                continue  # aliases.evaluation_sets says how the sets became one series
+            if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
+                lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
+        for name, source in self.missing_overrides.items():
+            lines.append(
+                f"override {name}={source}: no such name in this log; resolved from the names instead"
+            )
+        return lines
+
+
+def _order(meaning: Meaning) -> tuple[int, int, int]:
+    return (meaning.rank, meaning.words, meaning.index)
+
+
+def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> Assignment:
+    """Resolve every name and choose, per field, the best candidate; ``overrides`` (field -> source
+    name, from --map or the user's alias file) win."""
+    result = Assignment()
+    present = list(dict.fromkeys(str(n) for n in names))
+    for name in present:
+        meaning = resolve(name)
+        result.meanings[name] = meaning
+        if not meaning.understood:
+            result.not_understood.append(name)
+        elif meaning.field is not None:
+            result.candidates.setdefault(meaning.field, []).append(name)
+    for name_list in result.candidates.values():
+        name_list.sort(key=lambda n: _order(result.meanings[n]))
+    taken: set[str] = set()
+    for field_name, source in (overrides or {}).items():
+        if source in present:
+            result.columns[field_name] = source
+            result.overridden[field_name] = source
+            taken.add(source)
+        else:
+            result.missing_overrides[field_name] = source
+    for field_name, options in result.candidates.items():
+        if field_name in result.columns:
+            continue
+        eligible = [n for n in options if n not in taken and result.meanings[n].rank < COMPONENT]
+        if not eligible:
+            continue
+        result.columns[field_name] = eligible[0]
+        sets = _evaluation_sets(eligible, result.meanings)
+        if len(sets) > 1:
+            result.sets[field_name] = sets
+            result.columns[field_name] = sets[0]
+            continue
+        best = _order(result.meanings[eligible[0]])
+        tied = [n for n in eligible if _order(result.meanings[n]) == best]
+        if len(tied) > 1:
+            result.ambiguous[field_name] = tied
+    return result
+
+
+def _evaluation_sets(eligible: list[str], meanings: Mapping[str, Meaning]) -> list[str]:
+    """The names of the evaluation sets that feed one field (module docstring, step 6): the best
+    candidate's family members of its rank, lowest index first, else in logged order."""
+    best = meanings[eligible[0]]
+    if best.label is None:
+        return []
+    members = [n for n in eligible if meanings[n].family == best.family and meanings[n].rank == best.rank]
+    return sorted(members, key=lambda n: (meanings[n].index, eligible.index(n)))
+
+
+def field_of(key: str) -> str:
+    """A canonical field from a user's key: a field name, or any name resolve() places (lr, norm,
+    train_loss); ValueError naming the key and the accepted keys otherwise."""
+    if key in FIELDS:
+        return key
+    aliases = {"loss_scale": "loss_scale"}
+    if key in aliases:
+        return aliases[key]
+    meaning = resolve(key)
+    if meaning.field is None:
+        raise ValueError(
+            f"unknown field {key!r} in the map: expected one of {', '.join(FIELDS)} "
+            "(or a name such as lr, norm, train_loss, val_loss, val_acc)"
+        )
+    return meaning.field
+
+
+def parse_map(text: str) -> dict[str, str]:
+    """'step=iter,train_loss=train/CrossEntropyLoss,lr=optim/lr' -> {field: source name}."""
+    mapping: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, source = part.partition("=")
+        if not sep or not key.strip() or not source.strip():
+            raise ValueError(f"map entry {part!r}: expected field=name (e.g. lr=optim/lr)")
+        mapping[field_of(key.strip())] = source.strip()
+    return mapping

@@ -1,0 +1,200 @@
+"""Our corpora of real public runs (corpus/*.json): every manifest is well formed, split fairly, and
+still points at the bytes its keys were written for.
+
+A manifest maps a case to its source (public repository, commit, paths, the sha256 of each file),
+its half (dev: tuned on; heldout: never tuned on) and the key written before the tool ran on it
+(docs/corpus.md). These tests read only the manifests, except the last one, which compares the
+materialized files (``python corpus/corpus.py materialize ...``) with the recorded sha256 and is
+skipped where they were never materialized. The logs themselves are never in the repository.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFESTS = sorted((REPO / "corpus").glob("*.json"))
+# the corpora the judgement is scored on (issue 21: each half a third healthy, several formats);
+# the reading corpora (generic.json, formats.json) only keep their halves apart
+JUDGEMENT_MANIFESTS = [m for m in MANIFESTS if m.stem == "runs"]
+CATEGORIES = REPO / "seeds" / "reference" / "finding_categories.csv"
+# where `corpus.py materialize corpus/<name>.json <dir>/<name>` wrote the files (docs/corpus.md)
+MATERIALIZED = Path(os.environ.get("RUN_DIAGNOSIS_CORPUS_DIR", REPO.parent / "corpus"))
+# each half must be able to catch a tool that calls everything broken: at least this share healthy
+MIN_HEALTHY_SHARE = 1 / 3
+# ... and must not be one importer's corpus: at least this many formats per half
+MIN_FORMATS_PER_HALF = 3
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def corpus_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("corpus_tool", REPO / "corpus" / "corpus.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CORPUS = corpus_module()
+
+
+def categories() -> set[str]:
+    with CATEGORIES.open(newline="", encoding="utf-8") as handle:
+        return {row["category"] for row in csv.DictReader(handle)}
+
+
+def manifest_cases() -> list[tuple[Path, str, dict[str, Any]]]:
+    return [(m, name, case) for m in MANIFESTS for name, case in CORPUS.load(m).items()]
+
+
+def case_id(item: tuple[Path, str, dict[str, Any]]) -> str:
+    return f"{item[0].stem}:{item[1]}"
+
+
+def test_there_is_a_corpus() -> None:
+    assert MANIFESTS, "no corpus/*.json manifest"
+
+
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda m: m.stem)
+def test_manifest_loads_with_sources_and_splits(manifest: Path) -> None:
+    cases = CORPUS.load(manifest)  # raises on a missing source, a bad split or an excluded repo
+    assert cases, f"{manifest.name}: no case"
+
+
+@pytest.mark.parametrize("item", manifest_cases(), ids=case_id)
+def test_key_is_well_formed(item: tuple[Path, str, dict[str, Any]]) -> None:
+    manifest, name, case = item
+    where = f"{manifest.name}: {name}"
+    known = categories()
+    named: dict[str, set[str]] = {}
+    for field in ("expect", "also_ok", "must_not"):
+        entries = case.get(field, [])
+        assert isinstance(entries, list), f"{where}: {field} is not a list"
+        named[field] = set()
+        for entry in entries:
+            alternatives = entry.split("|")
+            unknown = [c for c in alternatives if c not in known]
+            assert not unknown, f"{where}: {field} names unknown categories {unknown}"
+            named[field].update(alternatives)
+    clash = named["expect"] & named["must_not"]
+    assert not clash, f"{where}: {sorted(clash)} both expected and forbidden"
+    assert case.get("format"), f"{where}: no format"
+    assert len(case.get("notes", "")) >= 80, f"{where}: the notes must give the numbers behind the key"
+    assert isinstance(case.get("healthy", True), bool), f"{where}: healthy must be true or false"
+    for series in ("train_loss", "eval_loss"):
+        key = case.get(series)
+        if key is None:
+            continue
+        assert isinstance(key.get("n"), int) and key["n"] > 0, f"{where}: {series}.n"
+        points = key.get("points", [])
+        assert points and all(len(p) == 2 for p in points), f"{where}: {series}.points"
+        counters = [p[0] for p in points]
+        assert counters == sorted(counters), f"{where}: {series}.points out of counter order"
+
+
+@pytest.mark.parametrize("item", manifest_cases(), ids=case_id)
+def test_source_records_every_file_and_its_digest(item: tuple[Path, str, dict[str, Any]]) -> None:
+    manifest, name, case = item
+    where = f"{manifest.name}: {name}"
+    source = case["source"]
+    assert re.fullmatch(r"[0-9a-f]{40}", source["commit"]), f"{where}: commit must be a full sha"
+    digests = source.get("sha256", {})
+    assert set(digests) == set(source["paths"]), f"{where}: sha256 must cover every path"
+    assert all(SHA256.match(d) for d in digests.values()), f"{where}: malformed sha256"
+    out = Path("/nonexistent")
+    written = {str(t.relative_to(out / name)) for t in CORPUS.case_files(case, out, name).values()}
+    # `files` names what score_corpus reads: the written files, or a folder holding them all
+    # (an MLflow experiment folder); each written file lies under one of its entries
+    named = set(case.get("files", []))
+    covers = {w for w in written if w in named or any(w.startswith(f"{n}/") for n in named)}
+    assert covers == written, f"{where}: files differ from where the paths land"
+    assert all(n in written or any(w.startswith(f"{n}/") for w in written) for n in named), where
+
+
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda m: m.stem)
+def test_halves_share_no_repository(manifest: Path) -> None:
+    repos: dict[str, set[str]] = defaultdict(set)
+    for case in CORPUS.load(manifest).values():
+        repos[case["source"]["repo"].lower()].add(case["split"])
+    straddling = sorted(repo for repo, splits in repos.items() if len(splits) > 1)
+    assert not straddling, f"{manifest.name}: repositories in both halves: {straddling}"
+
+
+@pytest.mark.parametrize("manifest", JUDGEMENT_MANIFESTS, ids=lambda m: m.stem)
+def test_halves_are_fair(manifest: Path) -> None:
+    cases = CORPUS.load(manifest)
+    halves: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in cases.values():
+        halves[case["split"]].append(case)
+    for half in CORPUS.SPLITS:
+        members = halves[half]
+        assert members, f"{manifest.name}: the {half} half is empty"
+        healthy = sum(CORPUS.is_healthy(c) for c in members)
+        assert healthy >= MIN_HEALTHY_SHARE * len(members), (
+            f"{manifest.name}: {half} has {healthy} healthy of {len(members)}"
+        )
+        formats = {c["format"] for c in members}
+        assert len(formats) >= MIN_FORMATS_PER_HALF, f"{manifest.name}: {half} covers {sorted(formats)}"
+
+
+@pytest.mark.parametrize("manifest", MANIFESTS, ids=lambda m: m.stem)
+def test_materialized_files_still_match(manifest: Path) -> None:
+    out = MATERIALIZED / manifest.stem
+    if not out.is_dir():
+        pytest.skip(f"{out} absent: run `python corpus/corpus.py materialize {manifest} {out}`")
+    changed = CORPUS.changed_files(CORPUS.load(manifest), out)
+    assert not changed, f"materialized files differ from the manifest's sha256: {changed}"
+
+
+def write_manifest(tmp_path: Path, cases: dict[str, Any]) -> Path:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(cases), encoding="utf-8")
+    return path
+
+
+def one_case(**source: Any) -> dict[str, Any]:
+    base = {"repo": "someone/somewhere", "commit": "0" * 40, "paths": ["a/log.txt"]}
+    return {"c": {"source": {**base, **source}, "split": "dev", "format": "text", "expect": []}}
+
+
+def test_load_refuses_what_the_corpus_must_not_hold(tmp_path: Path) -> None:
+    assert CORPUS.load(write_manifest(tmp_path, one_case()))
+    bad_split = one_case()
+    bad_split["c"]["split"] = "test"
+    with pytest.raises(CORPUS.CorpusError, match="split"):
+        CORPUS.load(write_manifest(tmp_path, bad_split))
+    with pytest.raises(CORPUS.CorpusError, match="sha256"):
+        CORPUS.load(write_manifest(tmp_path, one_case(sha256={"other/path": "0" * 64})))
+    stand_in = hashlib.sha256(b"someone/somewhere").hexdigest()  # the real list names no repo
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CORPUS, "excluded_hashes", lambda: {stand_in})
+        with pytest.raises(CORPUS.CorpusError, match="excluded"):
+            CORPUS.load(write_manifest(tmp_path, one_case()))
+
+
+def test_changed_files_notices_a_changed_snapshot(tmp_path: Path) -> None:
+    case = one_case(sha256={"a/log.txt": hashlib.sha256(b"loss 1.0\n").hexdigest()}, strip="a/")["c"]
+    target = tmp_path / "c" / "log.txt"
+    target.parent.mkdir()
+    target.write_bytes(b"loss 1.0\n")
+    assert CORPUS.changed_files({"c": case}, tmp_path) == []
+    target.write_bytes(b"loss 9.0\n")
+    assert CORPUS.changed_files({"c": case}, tmp_path) == ["c: a/log.txt"]
+
+
+def test_a_healthy_key_is_one_with_nothing_expected_unless_it_says_otherwise() -> None:
+    assert CORPUS.is_healthy({"expect": []})
+    assert not CORPUS.is_healthy({"expect": ["overfitting"]})
+    assert not CORPUS.is_healthy({"expect": [], "healthy": False})
+    assert not CORPUS.is_healthy({"expect": [], "negative": True})

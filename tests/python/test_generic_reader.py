@@ -1,0 +1,384 @@
+"""The generic reader: a training log of no known format, its layout inferred (importers.generic_log).
+
+Every fixture log is written by the test into tmp_path, in the layouts the issue names, each with
+the noise real consoles carry (timestamps, log levels, tqdm bars, ANSI codes, warnings, tracebacks,
+rank prefixes, cut lines, bytes that are not UTF-8). The real public logs are read in place from
+../shared/real-logs (never copied here): the generic reader must not take any run a specific
+importer reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dbt_session import Diagnosis, fixture_run
+from run_builder import RunBuilder
+from run_diagnosis import diagnose, importers
+from run_diagnosis.importers import RunImportError, generic_log
+from run_diagnosis.importers.canonical import config_document, write_run
+from run_diagnosis.report_layout import layout_lines
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+REAL_LOGS = SHARED / "real-logs"
+SAMPLE_RUN = SHARED / "sample-run"
+needs_real_logs = pytest.mark.skipif(not REAL_LOGS.is_dir(), reason=f"real logs not present at {REAL_LOGS}")
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+def losses(run) -> list[float]:
+    return [float(v) for v in run.train["loss"]]
+
+
+def steps(frame) -> list[int]:
+    return [int(s) for s in frame["step"]]
+
+
+def loss_of(step: int) -> float:
+    return round(10.0 / (1 + step / 50), 4)
+
+
+# ============================================================================ the layouts of the issue
+
+
+def pipe_console(n: int = 30) -> str:
+    lines = [
+        "\x1b[32m2024-05-08 04:06:12,127 INFO\x1b[0m Starting training with 4 GPUs",
+        "/usr/lib/python3/site-packages/torch/nn/modules/rnn.py:83: UserWarning: dropout option adds dropout",
+        '  warnings.warn("dropout option adds dropout after all but last "',
+    ]
+    for i in range(n):
+        step = 10 * (i + 1)
+        bar = "\r".join(f"{p}%|##        | {p}/100 [00:01<00:09, 9.8it/s]" for p in (10, 50, 90))
+        lines.append(bar)
+        lines.append(
+            f"2024-05-08 04:06:{i:02d},722 INFO step {step:5d} | loss {loss_of(step)} | lr 6.0e-04 | "
+            f"norm 0.41 | dt 405ms | 12.3k tok/s"
+        )
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 12, in <module>',
+        "KeyboardInterrupt",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_pipe_console_with_units_and_noise(tmp_path: Path) -> None:
+    run = generic_log.load(write(tmp_path, "train.log", pipe_console()))
+    assert steps(run.train) == [10 * (i + 1) for i in range(30)]
+    assert losses(run) == [loss_of(s) for s in steps(run.train)]
+    assert set(run.train["learning_rate"]) == {6.0e-04}
+    assert set(run.train["grad_norm"]) == {0.41}
+    assert list(run.train["step_time_sec"]) == pytest.approx([0.405] * 30)  # 405ms
+    layout = run.layout
+    assert layout["fields"]["loss"] == "loss" and layout["train"]["counter"]["name"] == "step"
+    skipped = layout["skipped"]
+    assert skipped["traceback"]["lines"] == 3
+    assert skipped["progress redraw (carriage return)"]["lines"] == 60  # two redraws a bar
+    assert "warning" in skipped and len(skipped["warning"]["examples"]) <= 2
+    assert layout["confidence"] == "high"
+
+
+def block_console(ranks: bool) -> str:
+    lines = ["[rank0]: Configuration: TrainConfig(seed=6198, d_model=768)"]
+    for i in range(12):
+        step = 10 * (i + 1)
+        for rank in (0, 1) if ranks else (0,):
+            prefix = f"[rank{rank}]: " if ranks else ""
+            lines.append(
+                f"{prefix}2025-12-27 22:12:56.867\thost:0\tolmo.train:990\tINFO\t[step={step}/7630,epoch=0]"
+            )
+            lines.append(f"{prefix}    optim/total_grad_norm={0.4 + rank}")
+            lines.append(f"{prefix}    train/CrossEntropyLoss={loss_of(step) + rank}")
+            lines.append(f"{prefix}    throughput/total_tokens=5,242,880")
+    return "\n".join(lines) + "\n"
+
+
+def test_block_layout_and_interleaved_rank_prefixes(tmp_path: Path) -> None:
+    run = generic_log.load(write(tmp_path, "console.txt", block_console(ranks=True)))
+    assert steps(run.train) == [10 * (i + 1) for i in range(12)]
+    assert losses(run) == [loss_of(s) for s in steps(run.train)]  # rank 0's values, not rank 1's
+    assert set(run.train["grad_norm"]) == {0.4}
+    assert run.config["total_steps"] == 7630
+    assert run.layout["skipped"]["record of another rank (rank 0 is read)"]["lines"] == 12
+    assert run.layout["fields"]["loss"] == "train/CrossEntropyLoss"
+
+
+def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
+    lines = [
+        f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)
+    ]
+    run = generic_log.load(write(tmp_path, "out.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(0, 200, 10))
+    assert run.layout["skipped"][generic_log.REPEATED]["lines"] == 60
+
+
+def test_numbered_rank_prefixes_read_rank_zero(tmp_path: Path) -> None:
+    lines = [f"{r}: step {s} loss {loss_of(s) + r}" for s in range(1, 21) for r in (1, 0)]
+    run = generic_log.load(write(tmp_path, "slurm-1.out", "\n".join(lines) + "\n"))
+    assert losses(run) == [loss_of(s) for s in range(1, 21)]
+
+
+def hf_console() -> str:
+    lines = ["***** Running training *****", "  Num examples = 1000"]
+    for i in range(1, 21):
+        lines.append(
+            f"  {5 * i}%|#   | {i}/20 [00:0{i % 10}<00:10, 2.1it/s]{{'loss': {loss_of(i)}, "
+            f"'grad_norm': 0.41, 'learning_rate': 6e-05, 'epoch': {i / 10}}}"
+        )
+        if i % 10 == 0:
+            lines.append(f"{{'eval_loss': {loss_of(i) + 0.5}, 'eval_runtime': 3.1, 'epoch': {i / 10}}}")
+    lines.append("{'train_runtime': 120.5, 'train_samples_per_second': 8.1, 'train_loss': 3.2, 'epoch': 2.0}")
+    return "\n".join(lines) + "\n"
+
+
+def test_dict_lines_without_a_step_are_numbered_and_evaluations_placed(tmp_path: Path) -> None:
+    run = generic_log.load(write(tmp_path, "nohup.out", hf_console()))
+    assert losses(run) == [loss_of(i) for i in range(1, 21)]  # the train_runtime summary is no row
+    assert steps(run.train) == list(range(1, 21))
+    assert steps(run.evals) == [10, 20]  # the step of the last training row before each evaluation
+    assert [float(v) for v in run.evals["val_loss"]] == [loss_of(10) + 0.5, loss_of(20) + 0.5]
+    assert run.layout["train"]["counter"]["kind"] == "record"
+    assert run.layout["confidence"] == "low"
+    assert any("no step counter" in r for r in run.layout["low_confidence"])
+
+
+def test_per_epoch_csv_under_any_name_is_a_per_epoch_run(tmp_path: Path) -> None:
+    rows = [
+        "epoch,accuracy,loss,val_accuracy,val_loss",
+        *(f"{e},0.{e},{loss_of(e)},0.{e},{loss_of(e) + 1}" for e in range(1, 9)),
+    ]
+    rows.insert(5, rows[0])  # a repeated header (appended by a second process)
+    run = generic_log.load(write(tmp_path, "history.log", "\n".join(rows) + "\n"))
+    assert steps(run.train) == list(range(1, 9)) and steps(run.evals) == list(range(1, 9))
+    assert run.config["rows_are"] == "epoch"
+    assert run.layout["train"]["counter"]["kind"] == "epoch"
+    assert run.layout["skipped"]["repeated header row"]["lines"] == 1
+    assert config_document(run)["rows_are"] == "epoch"
+
+
+def test_json_arrays_json_lines_and_tsv(tmp_path: Path) -> None:
+    history = {
+        "loss": [loss_of(e) for e in range(5)],
+        "val_loss": [1.5, 1.2, 1.1, 1.15, 1.3],
+        "lr": [1e-3] * 5,
+    }
+    run = generic_log.load(write(tmp_path, "history.json", json.dumps(history)))
+    assert losses(run) == history["loss"] and steps(run.train) == list(range(5))
+    lines = [
+        json.dumps({"step": s, "train_mean_nll": loss_of(s), "num_loss_tokens": 500 + s}) for s in range(10)
+    ]
+    run = generic_log.load(write(tmp_path, "metrics.jsonl", "\n".join(lines)))
+    assert losses(run) == [loss_of(s) for s in range(10)]  # not the whole-number token count
+    tsv = "step\tloss\n" + "".join(f"{s}\t{loss_of(s)}\n" for s in range(0, 100, 10))
+    assert losses(generic_log.load(write(tmp_path, "train.log", tsv))) == [
+        loss_of(s) for s in range(0, 100, 10)
+    ]
+
+
+def test_inner_counts_become_steps(tmp_path: Path) -> None:
+    lines = [
+        f"Epoch: [{e}][{b:3d}/44]\tLoss {loss_of(e * 44 + b)} ({loss_of(e):.4f})"
+        for e in range(3)
+        for b in (0, 20, 40)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [e * 44 + b for e in range(3) for b in (0, 20, 40)]
+    assert losses(run) == [loss_of(e * 44 + b) for e in range(3) for b in (0, 20, 40)]  # not the mean
+    lines = [
+        f"Epoch {e} | Step {s}/500 | Loss: {loss_of(e * 500 + s)}"
+        for e in range(2)
+        for s in range(0, 500, 100)
+    ]
+    run = generic_log.load(write(tmp_path, "train2.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [e * 500 + s for e in range(2) for s in range(0, 500, 100)]
+    assert run.events.empty  # an inner count's reset is no restart
+
+
+def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
+    first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
+    second = [
+        "Loaded checkpoint at step 60",
+        *(f"step {s} loss {loss_of(s) - 0.01}" for s in range(60, 200, 10)),
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(first + second) + "\n"))
+    assert steps(run.train) == list(range(0, 110, 10)) + list(range(60, 200, 10))
+    assert [(int(s), e[:24]) for s, e in run.events.itertuples(index=False)] == [
+        (60, "resuming from step 60: t")
+    ]
+    assert any("restarts" in r for r in run.layout["low_confidence"])
+
+
+def test_cut_last_line_and_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    text = "".join(f"Epoch {e}/9, Train Loss: {loss_of(e)}, Test Acc: 80.{e}%\n" for e in range(1, 9))
+    raw = "训练参数:\n".encode("gbk") + text.encode() + b"Epoch 9/9, Train Loss: 0.6"  # killed mid-write
+    run = generic_log.load(write(tmp_path, "training.log", raw))
+    assert losses(run) == [loss_of(e) for e in range(1, 9)]
+    assert run.layout["skipped"]["last line cut off mid-write"]["lines"] == 1
+    nuls = b"\x00" * 500 + text.encode()  # a log truncated and written to again
+    assert losses(generic_log.load(write(tmp_path, "nul.log", nuls))) == [loss_of(e) for e in range(1, 9)]
+
+
+def test_loss_in_bits_or_as_perplexity_is_read_in_nats(tmp_path: Path) -> None:
+    lines = [f"Step {s}/100; acc: 50.0; xent: 2.5; lr: 1.0" for s in (10, 20)]
+    lines.insert(2, "Validation perplexity: 7.389")
+    run = generic_log.load(write(tmp_path, "onmt.log", "\n".join(lines) + "\n"))
+    assert [float(v) for v in run.evals["val_loss"]] == [pytest.approx(math.log(7.389))]
+    assert steps(run.evals) == [20]
+
+
+# ============================================================================ correcting it
+
+
+def ambiguous_log() -> str:
+    return "".join(f"it {i} obj {loss_of(i)} aux {i / 100}\n" for i in range(1, 30))
+
+
+def test_map_names_the_counter_and_the_loss(tmp_path: Path) -> None:
+    log = write(tmp_path, "run.log", ambiguous_log())
+    with pytest.raises(
+        RunImportError, match=r"none of them reads as a training loss.*--map step=<counter>,loss="
+    ):
+        generic_log.load(log)
+    run = generic_log.load(log, {"loss": "obj"})
+    assert losses(run) == [loss_of(i) for i in range(1, 30)]
+    assert run.layout["fields"]["loss"] == "obj"
+    write(tmp_path, "run.log.map.yaml", "train_loss: obj\n")  # the same, in a file beside the log
+    assert losses(generic_log.load(log)) == [loss_of(i) for i in range(1, 30)]
+
+
+def test_diagnose_map_flag_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = write(tmp_path, "run.log", ambiguous_log())
+    assert diagnose.main([str(log), "--out", str(tmp_path / "out"), "--map", "lossy=obj"]) == 2
+    assert "unknown field 'lossy'" in capsys.readouterr().err
+    assert (
+        diagnose.main([str(log), "--out", str(tmp_path / "o2"), "--map", "loss=obj", "--format", "text_log"])
+        == 2
+    )
+    assert "cannot be used with --format text_log" in capsys.readouterr().err
+    assert diagnose.main([str(log), "--out", str(tmp_path / "o3")]) == 2
+    assert "--map step=<counter>,loss=" in capsys.readouterr().err
+
+
+# ============================================================================ what must be refused
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        ("README.md", "# poemGen\n\nRun `python train.py` to train.\n", "none with a counter"),
+        (
+            "config.yaml",
+            "training:\n  max_steps: 1000\n  learning_rate: 3.0e-4\n  warmup_steps: 100\n",
+            "none with a counter",
+        ),
+        ("requirements.txt", "torch>=2.0.0\nnumpy==1.26.4\ntransformers>=4.30\n", "none with a counter"),
+        ("results.csv", "model,lr,best_accuracy\nbase,0.001,72.5\nlarge,0.01,77.8\n", "none of them"),
+        (
+            "README2.md",
+            "# cifar\n\nExample output:\n```\n"
+            + "".join(
+                f"Global Step: {s}, accuracy: 99.0%, loss = 0.0{s % 9}\n" for s in range(9910, 10010, 10)
+            )
+            + "```\n",
+            "Markdown document",
+        ),
+    ],
+)
+def test_non_logs_are_refused_with_what_was_found(tmp_path: Path, name: str, text: str, found: str) -> None:
+    path = write(tmp_path, name, text)
+    assert not generic_log.sniff(path)
+    with pytest.raises(RunImportError, match=found) as refused:
+        importers.detect(path)
+    assert "--map" in str(refused.value)
+
+
+# ============================================================== hostile input never ends in a traceback
+
+
+BASES = [pipe_console(8), block_console(ranks=True), hf_console(), ambiguous_log()]
+
+
+@settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    base=st.sampled_from(BASES),
+    cuts=st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 200), st.binary(max_size=12)), max_size=6),
+)
+def test_mutated_logs_are_read_or_refused_never_a_traceback(tmp_path: Path, base: str, cuts: list) -> None:
+    raw = bytearray(base.encode())
+    for position, length, inserted in cuts:  # cut a piece out and put hostile bytes in its place
+        at = position % (len(raw) + 1)
+        raw[at : at + length] = inserted
+    path = write(tmp_path, "fuzz.log", bytes(raw))
+    try:
+        run = generic_log.load(path)
+    except RunImportError as error:
+        assert str(path) in str(error)
+        return
+    assert len(run.train) >= 2 and run.layout["train"]["rows"] == len(run.train)
+    write_run(run, tmp_path / "out")
+
+
+# ============================================================================ the report and the contract
+
+
+def test_layout_reaches_the_config_and_the_report(tmp_path: Path) -> None:
+    run = generic_log.load(write(tmp_path, "nohup.out", hf_console()))
+    written = write_run(run, tmp_path / "run")
+    layout = json.loads(written["config"].read_text())["provenance"]["layout"]
+    assert layout["train"]["rows"] == 20 and layout["fields"]["val_loss"] == "eval_loss"
+    lines = layout_lines(SimpleNamespace(summary={"inferred_layout": json.dumps(layout)}))
+    assert lines[0].startswith("Low confidence: this diagnosis rests on a layout inferred")
+    assert any(line.startswith("Training rows: 20, read from the console file") for line in lines)
+    assert layout_lines(SimpleNamespace(summary={"inferred_layout": None})) == []
+
+
+@fixture_run(lambda: RunBuilder().plant_config(rows_are="epoch"))
+def test_checks_that_need_steps_say_a_per_epoch_log_stops_them(diagnosis: Diagnosis) -> None:
+    assert diagnosis.success, diagnosis.errors
+    coverage = diagnosis.table("check_coverage").set_index("category")
+    for category in ("slow_steps", "step_sequence", "lr_schedule_mismatch"):
+        assert not coverage.loc[category, "could_run"]
+        assert "rows are epochs" in coverage.loc[category, "reason"]
+    assert coverage.loc["overfitting", "could_run"]
+
+
+# ============================================================== the specific importers keep their files
+
+
+def case_targets() -> list[Path]:
+    keys = json.loads((REAL_LOGS / "expected.json").read_text())
+    targets = []
+    for case, key in sorted(keys.items()):
+        files = key.get("files", [])
+        targets.append(REAL_LOGS / case / files[0] if len(files) == 1 else REAL_LOGS / case)
+    return targets
+
+
+@needs_real_logs
+def test_generic_reader_takes_no_real_log_nor_the_sample() -> None:
+    for target in [*case_targets(), SAMPLE_RUN]:
+        try:
+            taken = importers.detect(target).FORMAT
+        except RunImportError:
+            continue  # a folder of several runs: multi_run reads them one by one
+        assert taken != generic_log.FORMAT, target

@@ -1,0 +1,548 @@
+"""Importers of issue 25: MLflow, Trackio, Parquet exports, Keras, torchtune, fairseq, OLMo /
+Composer / DeepSpeed console output.
+
+Each format has a fixture the test writes in tmp_path in the layout the tool writes (the SQLite
+schemas are those of MLflow 3.18 and Trackio 0.43, read off stores those libraries wrote in a
+throwaway environment), built to show the format's own convention: MLflow's NaN stored as 0 with
+``is_nan``, Trackio's ``"NaN"`` text, fairseq's losses in bits and its overflow skips, OLMo-core's
+``optim/step skipped``, DeepSpeed's ``skipped=`` counter. The real public files of
+``corpus/formats.json`` are diagnosed end to end when they have been materialized in
+/work/corpus/formats (``python corpus/corpus.py materialize corpus/formats.json
+/work/corpus/formats``); skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pytest
+
+from run_diagnosis import importers, multi_run
+from run_diagnosis.importers import (
+    RunImportError,
+    fairseq_log,
+    keras_log,
+    mlflow_store,
+    parquet_export,
+    torchtune_log,
+    trainer_stdout,
+)
+from run_diagnosis.importers.canonical import RunData
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = Path(os.environ.get("RUN_DIAGNOSIS_FORMATS_CORPUS", "/work/corpus/formats"))
+MANIFEST = REPO / "corpus" / "formats.json"
+NEW_FORMATS = ("mlflow", "trackio", "parquet", "keras", "torchtune", "fairseq", "trainer_stdout")
+SERIOUS = {"critical", "high", "medium"}
+STEPS = 60
+NAN_FROM = 45
+
+
+def loss_at(step: int) -> float:
+    return 2.0 + 6.0 * math.exp(-step / 12)
+
+
+def losses(run: RunData) -> list[float]:
+    return [float(v) for v in run.train["loss"]]
+
+
+def events(run: RunData) -> list[str]:
+    return [str(e) for e in run.events["event"]]
+
+
+def detect(path: Path) -> str:
+    return importers.detect(path).FORMAT
+
+
+# ------------------------------------------------------------------ MLflow
+
+
+HF_PARAMS = {
+    "learning_rate": "0.0003",
+    "lr_scheduler_type": "cosine",
+    "max_grad_norm": "1.0",
+    "max_steps": str(STEPS),
+    "warmup_steps": "5",
+    "logging_steps": "1",
+}
+
+
+def mlflow_db(path: Path) -> Path:
+    """An MLflow SQLite store (the tables MLflow 3.18 writes, reduced to the columns read) with
+    two runs: a healthy one and one whose loss went NaN at step NAN_FROM (stored as 0, is_nan 1)."""
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        create table runs (run_uuid varchar(32) primary key, name varchar(250), status varchar(9),
+            start_time bigint, end_time bigint, lifecycle_stage varchar(32), experiment_id integer);
+        create table metrics (key varchar(250), value float, timestamp bigint, run_uuid varchar(32),
+            step bigint, is_nan boolean);
+        create table params (key varchar(250), value varchar(8000), run_uuid varchar(32));
+        create table tags (key varchar(250), value varchar(8000), run_uuid varchar(32));
+        """
+    )
+    for index, (run, status) in enumerate(
+        (("healthy", "FINISHED"), ("diverged", "FAILED"), ("gone", "FINISHED"))
+    ):
+        uuid = f"{index:032d}"
+        stage = "deleted" if run == "gone" else "active"
+        con.execute(
+            "insert into runs values (?, ?, ?, ?, ?, ?, 1)", [uuid, run, status, index, index + 1, stage]
+        )
+        con.executemany("insert into params values (?, ?, ?)", [(k, v, uuid) for k, v in HF_PARAMS.items()])
+        for step in range(1, STEPS + 1):
+            nan = run == "diverged" and step >= NAN_FROM
+            stamp = 1_700_000_000_000 + step * 500
+            rows = [
+                ("train/loss", 0.0 if nan else loss_at(step), nan),
+                ("train/learning_rate", 3e-4 * min(1, step / 5), False),
+                ("train/grad_norm", 0.8, False),
+            ]
+            if step % 20 == 0:
+                rows.append(("eval/loss", 0.0 if nan else loss_at(step) + 0.1, nan))
+            con.executemany(
+                "insert into metrics values (?, ?, ?, ?, ?, ?)",
+                [(k, v, stamp, uuid, step, n) for k, v, n in rows],
+            )
+    con.commit()
+    con.close()
+    return path
+
+
+def test_mlflow_sqlite_store_is_several_runs_and_honours_is_nan(tmp_path: Path) -> None:
+    store = mlflow_db(tmp_path / "mlflow.db")
+    assert detect(store) == "mlflow" and detect(tmp_path) == "mlflow"
+    found = multi_run.find_runs(store)
+    assert [r.name for r in found] == ["healthy", "diverged"]  # the deleted run is left out
+    diverged = found[1].load()
+    values = losses(diverged)
+    assert all(math.isnan(v) for v in values[NAN_FROM - 1 :]) and not any(v == 0.0 for v in values)
+    assert values[0] == pytest.approx(loss_at(1))
+    assert diverged.evals["val_loss"].astype(str).tolist()[-1] == "nan"
+    assert diverged.schedule["type"] == "warmup_cosine" and diverged.schedule["peak_lr"] == pytest.approx(
+        3e-4
+    )
+    assert diverged.config["grad_clip_norm"] == 1.0 and diverged.config["total_steps"] == STEPS
+    assert diverged.config["grad_norm_measured"] == "before_clipping"
+    assert diverged.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(0.5)  # ms timestamps
+    assert any("crashed" in e for e in events(diverged))  # status FAILED
+    with pytest.raises(RunImportError, match="holds 2 runs"):
+        mlflow_store.load(store)
+
+
+def mlflow_file_store(root: Path) -> Path:
+    run = root / "mlruns" / "3" / "abc123"
+    (run / "metrics" / "train").mkdir(parents=True)
+    (run / "params").mkdir()
+    (run / "tags").mkdir()
+    (run / "meta.yaml").write_text("run_id: abc123\nstatus: 5\nlifecycle_stage: active\n", encoding="utf-8")
+    (run / "tags" / "mlflow.runName").write_text("keras-autolog", encoding="utf-8")
+    lines = [f"{1_600_000_000_000 + s * 2000} {loss_at(s)} {s}" for s in range(STEPS)]
+    lines[30] = f"{1_600_000_000_000 + 30 * 2000} nan 30"
+    (run / "metrics" / "train" / "loss").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run / "metrics" / "val_loss").write_text(
+        "\n".join(f"{1_600_000_000_000 + s * 2000} {loss_at(s) + 0.2} {s}" for s in range(0, STEPS, 10))
+        + "\n",
+        encoding="utf-8",
+    )
+    (run / "params" / "epochs").write_text(str(STEPS), encoding="utf-8")
+    return root / "mlruns"
+
+
+def test_mlflow_file_store_reads_nested_keys_nan_and_status(tmp_path: Path) -> None:
+    store = mlflow_file_store(tmp_path)
+    for path in (store, store / "3", store / "3" / "abc123"):
+        assert detect(path) == "mlflow"
+    run = mlflow_store.load(store)
+    assert run.run_name == "keras-autolog" and len(run.train) == STEPS and len(run.evals) == STEPS // 10
+    assert math.isnan(losses(run)[30])
+    assert any("killed" in e for e in events(run))  # status 5 = KILLED
+    assert any("not Hugging Face TrainingArguments" in n for n in run.notes)
+
+
+# ------------------------------------------------------------------ Trackio
+
+
+def trackio_db(path: Path) -> Path:
+    """A Trackio project (the metrics/configs tables Trackio 0.43 writes), two runs; non-finite
+    values stored as the text "NaN", as Trackio does."""
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        create table metrics (id integer primary key autoincrement, run_id text not null,
+            timestamp text not null, run_name text not null, step integer not null, metrics text not null,
+            log_id text, space_id text);
+        create table configs (id integer primary key autoincrement, run_id text not null,
+            run_name text not null, config text not null, created_at text not null, unique(run_id));
+        """
+    )
+    for run in ("baseline", "diverged"):
+        con.execute(
+            "insert into configs (run_id, run_name, config, created_at) values (?, ?, ?, ?)",
+            [
+                run,
+                run,
+                json.dumps({**{k: json.loads(v) if v[0].isdigit() else v for k, v in HF_PARAMS.items()}}),
+                "x",
+            ],
+        )
+        for step in range(1, STEPS + 1):
+            value: Any = "NaN" if run == "diverged" and step >= NAN_FROM else loss_at(step)
+            document = {"train/loss": value, "train/learning_rate": 3e-4, "train/grad_norm": 0.7}
+            stamp = f"2026-01-01T00:{step // 60:02d}:{step % 60:02d}+00:00"
+            con.execute(
+                "insert into metrics (run_id, timestamp, run_name, step, metrics) values (?, ?, ?, ?, ?)",
+                [run, stamp, run, step, json.dumps(document).encode()],  # orjson bytes, as Trackio writes
+            )
+    con.commit()
+    con.close()
+    return path
+
+
+def test_trackio_project_is_several_runs_with_nan_text(tmp_path: Path) -> None:
+    project = trackio_db(tmp_path / "lm-sweep.db")
+    assert detect(project) == "trackio"
+    found = multi_run.find_runs(project)
+    assert [r.name for r in found] == ["baseline", "diverged"]
+    diverged = found[1].load()
+    assert sum(math.isnan(v) for v in losses(diverged)) == STEPS - NAN_FROM + 1
+    assert diverged.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(1.0)
+    assert diverged.schedule["type"] == "warmup_cosine" and diverged.config["grad_clip_norm"] == 1.0
+
+
+# ------------------------------------------------------------------ Parquet
+
+
+def write_parquet(rows: list[dict[str, Any]], path: Path, nan_where: str = "false") -> Path:
+    """rows as a Parquet file; float_value is NaN where `nan_where` holds (a pandas NaN would be
+    read by DuckDB as NULL, while neptune-exporter's pyarrow keeps NaN)."""
+    frame = pd.DataFrame(rows)
+    with duckdb.connect() as con:
+        con.register("frame", frame)
+        replace = (
+            "select * replace "
+            f"(case when {nan_where} then 'nan'::double else float_value end as float_value) "
+            if "float_value" in frame.columns
+            else "select * "
+        )
+        con.execute(f"copy ({replace} from frame) to '{path}' (format parquet)")
+    return path
+
+
+def test_neptune_long_parquet_splits_runs_params_and_series(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = []
+    for run in ("LM-1", "LM-2"):
+        rows += [
+            {
+                "project_id": "org/lm",
+                "run_id": run,
+                "attribute_path": f"config/{k}",
+                "attribute_type": "string",
+                "step": None,
+                "timestamp": None,
+                "float_value": None,
+                "string_value": v,
+            }
+            for k, v in HF_PARAMS.items()
+        ]
+        for step in range(1, STEPS + 1):
+            for name, value in (("train/loss", loss_at(step)), ("train/lr", 3e-4), ("val/loss", None)):
+                if name == "val/loss" and step % 10:
+                    continue
+                value = loss_at(step) + 0.1 if name == "val/loss" else value
+                rows.append(
+                    {
+                        "project_id": "org/lm",
+                        "run_id": run,
+                        "attribute_path": name,
+                        "attribute_type": "float_series",
+                        "step": float(step),
+                        "timestamp": pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(seconds=step),
+                        "float_value": value,
+                        "string_value": None,
+                    }
+                )
+    nan_at_30 = "run_id = 'LM-2' and attribute_path = 'train/loss' and step = 30"
+    export = write_parquet(rows, tmp_path / "part_0.parquet", nan_at_30)
+    assert detect(export) == "parquet" and detect(tmp_path) == "parquet"
+    found = multi_run.find_runs(tmp_path)
+    assert [r.name for r in found] == ["LM-1", "LM-2"]
+    second = found[1].load()
+    assert len(second.train) == STEPS and len(second.evals) == STEPS // 10 and math.isnan(losses(second)[29])
+    assert second.schedule["peak_lr"] == pytest.approx(3e-4) and second.config["total_steps"] == STEPS
+    assert second.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(1.0)
+
+
+def test_wide_parquet_of_one_run(tmp_path: Path) -> None:
+    rows = [
+        {"step": s, "timestamp": f"2026-01-01T00:00:{s:02d}", "loss": loss_at(s), "lr": 1e-3}
+        for s in range(1, 50)
+    ]
+    export = write_parquet(rows, tmp_path / "history.parquet")
+    run = parquet_export.load(export)
+    assert len(run.train) == 49 and run.train["learning_rate"].iloc[0] == pytest.approx(1e-3)
+
+
+# ------------------------------------------------------------------ Keras
+
+
+def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
+    header = "epoch,accuracy,learning_rate,loss,val_accuracy,val_loss"
+    rows = [f"{e},0.5,0.001,{loss_at(e)},0.4,{loss_at(e) + 0.3}" for e in range(20)]
+    rows[7] = "7,0.5,0.001,nan,0.4,nan"
+    csv_file = tmp_path / "training.log"
+    csv_file.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    assert detect(csv_file) == "keras"
+    run = keras_log.load(csv_file)
+    assert run.train["step"].tolist() == list(range(1, 21))  # epochs completed
+    assert math.isnan(losses(run)[7]) and len(run.evals) == 20
+    assert any("each row is an epoch" in n for n in run.notes)
+    semicolons = tmp_path / "semi" / "log.csv"
+    semicolons.parent.mkdir()
+    semicolons.write_text("my run\n" + "\n".join([header, *rows]).replace(",", ";") + "\n", encoding="utf-8")
+    assert keras_log.load(semicolons.parent).train["step"].tolist() == list(range(1, 21))
+    history = tmp_path / "hist" / "history.json"
+    history.parent.mkdir()
+    history.write_text(json.dumps({"loss": [3.0, 2.0, 1.5], "val_loss": [3.1, 2.2, 1.9], "lr": [1e-3] * 3}))
+    assert detect(history) == "keras"
+    from_json = keras_log.load(history)
+    assert losses(from_json) == [3.0, 2.0, 1.5] and from_json.evals["val_loss"].tolist() == [3.1, 2.2, 1.9]
+
+
+# ------------------------------------------------------------------ torchtune
+
+
+def test_torchtune_disk_logger_lines(tmp_path: Path) -> None:
+    lines = ["INFO:torchtune.utils._logging:Running LoRAFinetuneRecipeSingleDevice with resolved config:"]
+    lines += [
+        f"Step {s} | loss:{loss_at(s)} lr:0.0003 tokens_per_second_per_gpu:1500.2 grad_norm:0.9 "
+        "peak_memory_alloc:4.5"
+        for s in range(1, 31)
+    ]
+    lines[10] = "Step 10 | loss:nan lr:0.0003 tokens_per_second_per_gpu:1500.2 grad_norm:nan"
+    log = tmp_path / "logs" / "log_1717000000.txt"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(log.parent) == "torchtune"
+    run = torchtune_log.load(log.parent)
+    assert len(run.train) == 30 and math.isnan(losses(run)[9])
+    assert run.config["grad_norm_measured"] == "before_clipping"
+    assert run.train["grad_norm"].astype(str).iloc[9] == "nan"
+
+
+# ------------------------------------------------------------------ fairseq
+
+
+FAIRSEQ_LINES = [
+    "2021-03-08 12:29:51 | INFO | fairseq_cli.train | Namespace(arch='transformer', clip_norm=0.1, "
+    "lr=[0.0005], lr_scheduler='inverse_sqrt', max_update=1000, warmup_updates=400)",
+    *[
+        f'2021-03-08 12:{30 + u // 100:02d}:00 | INFO | train_inner | {{"epoch": 1, "update": 0.{u}, '
+        f'"loss": "{loss_at(u // 100) / math.log(2):.3f}", "ppl": "9.1", "num_updates": "{u}", '
+        '"lr": "0.0001", '
+        f'"gnorm": "1.25", "clip": "{100 if u < 300 else 0}", "loss_scale": "{64 if u < 500 else 32}", '
+        f'"train_wall": "{u // 10}", "wall": "{u // 5}"}}'
+        for u in range(100, 1001, 100)
+    ],
+]
+
+
+def test_fairseq_json_stats_bits_clip_and_overflows(tmp_path: Path) -> None:
+    lines = list(FAIRSEQ_LINES)
+    lines.insert(
+        5,
+        "2021-03-08 12:34:00 | INFO | fairseq.trainer | NOTE: gradient overflow detected, "
+        "ignoring gradient, setting loss scale to: 32.0",
+    )
+    lines.append(
+        '2021-03-08 12:41:00 | INFO | valid | {"epoch": 1, "valid_loss": "3.5", "valid_nll_loss": "3.4", '
+        '"valid_num_updates": "1000", "valid_best_loss": "3.5"}'
+    )
+    lines.append(
+        '2021-03-08 12:41:01 | INFO | train | {"epoch": 1, "train_loss": "4.0", "train_num_updates": "1000"}'
+    )
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(log) == "fairseq"
+    run = fairseq_log.load(log)
+    assert len(run.train) == 10  # the epoch-average train_ line is not a second series
+    assert losses(run)[0] == pytest.approx(
+        round(loss_at(1) / math.log(2), 3) * math.log(2), rel=1e-6
+    )  # bits -> nats
+    assert run.evals["val_loss"].iloc[0] == pytest.approx(3.5 * math.log(2))
+    assert run.config["grad_clip_norm"] == 0.1 and run.config["grad_norm_measured"] == "before_clipping"
+    assert run.config["total_steps"] == 1000 and run.schedule["type"] == "inverse_sqrt"
+    assert [e for e in events(run) if "overflow" in e] == [
+        "fp16 gradient overflow: update skipped, loss scale reduced to 32.0"
+    ]  # the loss-scale drop is not counted a second time
+    assert any("clipping fired in 2 of 10" in n for n in run.notes)
+    assert run.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(0.2)  # wall deltas / 100 updates
+
+
+def test_fairseq_loss_scale_drop_is_the_event_without_overflow_lines(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(FAIRSEQ_LINES) + "\n", encoding="utf-8")
+    assert [e for e in events(fairseq_log.load(log)) if "loss scale dropped" in e]
+
+
+# ------------------------------------------------------------------ OLMo / Composer / DeepSpeed
+
+
+def test_olmo_blocks_step_skipped_and_config(tmp_path: Path) -> None:
+    lines = [
+        "2025-01-01 00:00:00.000\thost:0\ttrain:98\tINFO\tTrainConfig(run_name='x', "
+        "optimizer=OptimizerConfig(name='adamw', learning_rate=0.0004, weight_decay=0.1), "
+        "scheduler=SchedulerConfig(name='cosine_with_warmup', "
+        "units='steps', t_warmup=10, t_max=None, alpha_f=0.1), max_duration='40', max_grad_norm=1.0, "
+        "eval_interval=20, save_interval=20)"
+    ]
+    for step in range(1, 41):
+        lines.append(
+            f"2025-01-01 00:{step // 60:02d}:{step % 60:02d}.000\thost:0\tolmo.train:979\tINFO\t"
+            f"[step={step}/40,epoch=0]"
+        )
+        lines += [
+            f"    optim/total_grad_norm={0.9 if step != 25 else 7.5}",
+            f"    train/CrossEntropyLoss={loss_at(step):.4f}",
+            "    throughput/total_tokens=8,388,608",
+            f"    optim/step skipped={1.0 if step == 25 else 0.0}",
+        ]
+        if step % 20 == 0:
+            lines.append(f"    eval/c4_en-validation/CrossEntropyLoss={loss_at(step) + 0.1:.4f}")
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(log) == "trainer_stdout"
+    run = trainer_stdout.load(log)
+    assert len(run.train) == 40 and len(run.evals) == 2
+    assert run.schedule == {
+        "type": "warmup_cosine",
+        "peak_lr": 0.0004,
+        "min_lr": pytest.approx(4e-5),
+        "warmup_steps": 10,
+        "decay_steps": 40,
+    }
+    assert run.config["grad_clip_norm"] == 1.0 and run.config["total_steps"] == 40
+    assert [e for e in events(run) if "skipped" in e] == [
+        "optimizer step skipped (optim/step skipped=1): overflow or non-finite update"
+    ]
+    assert run.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(1.0)  # header time stamps
+
+
+def test_composer_blocks_and_deepspeed_counters(tmp_path: Path) -> None:
+    composer = ["[batch=1/30]:", "\t Train time/batch: 0", f"\t Train loss/train/total: {loss_at(1)}"]
+    for batch in range(2, 31):
+        composer += [
+            f"[epoch=1][batch={batch}/30]:",
+            f"\t Train loss/train/total: {loss_at(batch)}",
+            "\t Train lr-DecoupledAdamW/group0: 0.0006",
+            "\t Train l2_norm/grad/global: 0.4",
+        ]
+    composer += ["[eval][batch=30/30]:", "\t Eval metrics/eval/LanguageCrossEntropy: 2.9"]
+    log = tmp_path / "composer" / "console.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(composer) + "\n", encoding="utf-8")
+    run = trainer_stdout.load(log.parent)
+    assert len(run.train) == 30 and run.evals["val_loss"].tolist() == [2.9]
+    assert run.train["learning_rate"].iloc[-1] == pytest.approx(6e-4) and run.config["total_steps"] == 30
+    deepspeed = []
+    for step in range(10, 101, 10):
+        skipped = 0 if step < 50 else 2
+        deepspeed.append(
+            f"[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={step}, "
+            f"skipped={skipped}, lr=[0.0001, 0.0001], mom=[(0.9, 0.999)]"
+        )
+        deepspeed.append(
+            f"steps: {step} loss: {loss_at(step // 10):.4f} iter time (s): 0.512 samples/sec: 62.5"
+        )
+    ds_log = tmp_path / "ds.out"
+    ds_log.write_text("\n".join(deepspeed) + "\n", encoding="utf-8")
+    assert detect(ds_log) == "trainer_stdout"
+    ds_run = trainer_stdout.load(ds_log)
+    assert len(ds_run.train) == 10 and ds_run.train["learning_rate"].iloc[0] == pytest.approx(1e-4)
+    assert ds_run.train["step_time_sec"].iloc[0] == pytest.approx(0.512)
+    assert [e for e in events(ds_run) if "DeepSpeed skipped" in e] == [
+        "DeepSpeed skipped 2 step(s) (fp16 overflow; 2 so far)"
+    ]
+
+
+# ------------------------------------------------------------------ registry, end to end
+
+
+def test_help_lists_the_new_formats() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "diagnose.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for fmt in NEW_FORMATS:
+        assert f"  {fmt} " in result.stdout
+
+
+def test_a_store_of_two_runs_is_diagnosed_end_to_end(tmp_path: Path) -> None:
+    store = mlflow_db(tmp_path / "mlflow.db")
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "diagnose.py"), str(store), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    findings = {
+        run: json.loads((out / "runs" / run / "findings.json").read_text(encoding="utf-8"))
+        for run in ("healthy", "diverged")
+    }
+    nan = [f for f in findings["diverged"] if f["category"] == "nan_loss"]
+    assert nan and nan[0]["severity"] == "critical"  # NaN to the end: not a "zero loss"
+    assert not any(f["category"] in ("nan_loss", "no_learning") for f in findings["healthy"])
+    assert not any(f["finding_id"] == "no_learning:zero_loss" for f in findings["diverged"])
+    assert "since previous build" in (out / "index.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ real public files
+
+
+def corpus_cases() -> dict[str, dict[str, Any]]:
+    return json.loads(MANIFEST.read_text(encoding="utf-8"))
+
+
+@pytest.mark.real_logs
+@pytest.mark.skipif(
+    not (CORPUS / "expected.json").is_file(), reason=f"formats corpus not materialized at {CORPUS}"
+)
+def test_real_public_files_are_diagnosed_end_to_end(tmp_path: Path) -> None:
+    """Every case of corpus/formats.json, built together: exit 0, a report per run, the logged
+    loss rows all read, and none of the key's false alarms at medium or above."""
+    cases = corpus_cases()
+    targets = [CORPUS / name for name in sorted(cases)]  # each case folder is one run, named by it
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "diagnose.py"), *map(str, targets), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    reports = sorted(p.parent.name for p in (out / "runs").glob("*/findings.json"))
+    assert len(reports) == len(cases), reports
+    for run_dir in (out / "warehouse").iterdir():
+        case = cases[run_dir.name]
+        train = pd.read_csv(next(run_dir.glob("*train_log.csv")))
+        assert len(train) == case["train_loss"]["n"], run_dir.name
+        findings = json.loads((out / "runs" / run_dir.name / "findings.json").read_text(encoding="utf-8"))
+        false = [
+            f["finding_id"]
+            for f in findings
+            if f["category"] in case["must_not"] and f["severity"] in SERIOUS
+        ]
+        assert not false, (run_dir.name, false)

@@ -1,0 +1,167 @@
+"""The README's recipes run as written on a fresh clone (issue 26).
+
+Every ```bash block of README.md is run, in its own `bash -e`, in a fresh `git clone` of this
+repository (the committed tree), in the README's order. The venv is reused
+(RUN_DIAGNOSIS_VENV: scripts/bootstrap.sh finds it up to date) and the clone's own package
+comes first on PYTHONPATH, so the clone runs its own code without a new install.
+
+The README's placeholders name the user's data; they are replaced by data that exists here
+(PLACEHOLDERS: the team's sample run as five files, a warehouse of two copies of it), and every
+/tmp path by a folder of this test that does not exist yet (the recipe itself must create what
+it needs). A block that cannot run here says so in a marker line right before its fence:
+
+    <!-- readme-test: skip (why) -->
+
+(tests/python/test_readme_commands.py checks that each skipped block gives its reason.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from run_diagnosis.benchmark import README_END, README_START
+from run_diagnosis.report_readme import replace_between
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+SEEDS = REPO / "seeds"
+SKIP_MARKER = re.compile(r"^<!-- readme-test: skip \((?P<why>[^)]+)\) -->$")
+FENCE = re.compile(r"^```bash\n(?P<body>.*?)^```$", re.S | re.M)
+BLOCK_SECONDS = 900  # a block that hangs fails instead of holding the suite
+
+
+@dataclass(frozen=True)
+class Block:
+    number: int
+    line: int
+    body: str
+    skip: str | None  # the reason, for a block marked as needing what this machine lacks
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The ```bash blocks of a README, in order, each with its skip reason (if marked)."""
+    blocks = []
+    for number, match in enumerate(FENCE.finditer(text), start=1):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = SKIP_MARKER.match(before.strip())
+        line = text[: match.start()].count("\n") + 1
+        blocks.append(Block(number, line, match.group("body"), marker.group("why") if marker else None))
+    return blocks
+
+
+def sample_run(folder: Path) -> Path:
+    """The team's sample run as a five-file run folder (the seeds, with their common prefix)."""
+    folder.mkdir(parents=True)
+    for path in SEEDS.glob("anthropic_*"):
+        shutil.copy2(path, folder / path.name)
+    return folder
+
+
+def placeholders(work: Path) -> dict[str, str]:
+    """The README's placeholders and /tmp paths -> data and folders of this test, longest first."""
+    run = sample_run(work / "data" / "run")
+    warehouse = work / "data" / "warehouse"
+    for name in ("run_a", "run_b"):
+        sample_run(warehouse / name)
+    mapping = {
+        "/path/to/run": str(run),
+        "SOURCE": str(run),
+        "DIR": str(work / "out"),
+        "/warehouse": str(warehouse),
+        "<run_id>": "run_a",
+        "/tmp/": f"{work / 'tmp'}/",
+    }
+    (work / "tmp").mkdir()
+    return dict(sorted(mapping.items(), key=lambda item: -len(item[0])))
+
+
+def substituted(body: str, mapping: dict[str, str]) -> str:
+    """The block with each placeholder replaced, in one pass (a value is never rewritten): a word
+    (SOURCE, DIR) only as a whole word (never inside RUN_DIAGNOSIS_RUN_DIR or SOURCES.md), a path
+    at any place."""
+    patterns = []
+    for placeholder in mapping:  # longest first
+        before = r"(?<![\w/])" if placeholder[0].isalnum() else ""
+        after = r"(?!\w)" if placeholder[-1].isalnum() else ""
+        patterns.append(before + re.escape(placeholder) + after)
+    return re.sub("|".join(patterns), lambda match: mapping[match.group(0)], body)
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh clone of the committed tree."""
+    target = tmp_path_factory.mktemp("readme") / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(target)], check=True, capture_output=True)
+    return target
+
+
+def test_the_readme_has_runnable_blocks_and_every_skip_says_why() -> None:
+    blocks = readme_blocks(README.read_text(encoding="utf-8"))
+    assert len([b for b in blocks if b.skip is None]) >= 4, blocks
+    assert all(b.skip and len(b.skip) > 10 for b in blocks if b.skip is not None)
+
+
+def test_placeholders_are_replaced_as_words_only(tmp_path: Path) -> None:
+    mapping = {"SOURCE": "/data/run", "DIR": "/out", "/tmp/": "/work/tmp/"}
+    body = "python scripts/diagnose.py SOURCE --out DIR  # DIR/run/ (the five files); SOURCES.md stays\n"
+    body += "RUN_DIAGNOSIS_DB=/tmp/myrun/x.duckdb\n"
+    assert substituted(body, mapping) == (
+        "python scripts/diagnose.py /data/run --out /out  # /out/run/ (the five files); SOURCES.md stays\n"
+        "RUN_DIAGNOSIS_DB=/work/tmp/myrun/x.duckdb\n"
+    )
+
+
+def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
+    mapping = placeholders(tmp_path)
+    env = {
+        **os.environ,
+        "RUN_DIAGNOSIS_VENV": str(REPO / ".venv"),
+        "PYTHONPATH": str(clone / "src"),
+        "RUN_DIAGNOSIS_SKIP_BROWSER": "1",
+    }
+    env.pop("RUN_DIAGNOSIS_DB", None)
+    env.pop("RUN_DIAGNOSIS_RUN_DIR", None)
+    ran = []
+    for block in readme_blocks((clone / "README.md").read_text(encoding="utf-8")):
+        if block.skip is not None:
+            continue
+        script = substituted(block.body, mapping)
+        result = subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BLOCK_SECONDS,
+        )
+        assert result.returncode == 0, (
+            f"README block {block.number} (line {block.line}) failed with exit code {result.returncode}:\n"
+            f"{script}\n--- stderr (end) ---\n{result.stderr[-4000:]}\n"
+            f"--- stdout (end) ---\n{result.stdout[-2000:]}"
+        )
+        ran.append(block.number)
+    assert ran
+    # what the recipes promise to write
+    out = tmp_path / "out"
+    assert (out / "report.md").is_file() and (out / "findings.json").is_file()
+    assert (tmp_path / "tmp" / "myrun" / "report.md").is_file()
+
+
+def test_the_readmes_measured_numbers_are_the_benchmarks_own_block(tmp_path: Path) -> None:
+    """The README's benchmark tables sit between the markers `scripts/benchmark.py --readme`
+    rewrites: they are its output, in its shape, and rewriting keeps the rest of the README."""
+    text = README.read_text(encoding="utf-8")
+    assert text.count(README_START) == 1 and text.count(README_END) == 1
+    block = text.split(README_START)[1].split(README_END)[0].strip()
+    assert block.startswith("Measured ") and "| run | project: wall / CPU / peak |" in block
+    rewritten = replace_between(text, README_START, README_END, "Measured now.")
+    assert rewritten.replace(f"{README_START}\nMeasured now.\n{README_END}", "") == text.replace(
+        f"{README_START}\n{block}\n{README_END}", ""
+    )
