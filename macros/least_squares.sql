@@ -21,7 +21,8 @@
   diagonal and its determinant lies in [0, 1], the product of the shares of each regressor
   the others do not explain: below 1e-12 a regressor is constant or collinear within the
   group, and the coefficients are NULL (the fit is refused downstream) instead of the huge
-  ones rounding error would make.
+  ones rounding error would make. The sums add their terms in a fixed order (stable_sum), so
+  a fit gives the same bytes whatever order its rows arrive in.
 -#}
 {% macro least_squares_ctes(name, design, group_by, p) %}
 {%- set groups = group_by | join(', ') %}
@@ -37,14 +38,14 @@
         {{ groups }},
         count(*) as n,
         {%- for i in idx %}
-        sqrt(sum(x{{ i }} * x{{ i }}) / count(*)) as r{{ i }},
+        sqrt({{ stable_sum('x' ~ i ~ ' * x' ~ i) }} / count(*)) as r{{ i }},
         max(c{{ i }}) as craw{{ i }},
-        sum(x{{ i }} * y) as traw{{ i }},
+        {{ stable_sum('x' ~ i ~ ' * y') }} as traw{{ i }},
         {%- for j in idx if j >= i %}
-        sum(x{{ i }} * x{{ j }}) as sraw{{ i }}_{{ j }},
+        {{ stable_sum('x' ~ i ~ ' * x' ~ j) }} as sraw{{ i }}_{{ j }},
         {%- endfor %}
         {%- endfor %}
-        sum(y * y) as yy
+        {{ stable_sum('y * y') }} as yy
     from {{ design }}
     group by {{ groups }}
 ),

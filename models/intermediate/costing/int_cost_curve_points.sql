@@ -70,9 +70,9 @@ buckets as (
         min(step) as bucket_first_step,
         sum(steps_represented) as bucket_steps,
         sum(case when learning_rate is null then 1 else 0 end) as rows_without_lr,
-        sum(effective_learning_rate * steps_represented) as area_effective,
-        sum(learning_rate * steps_represented) as area_logged,
-        sum(configured_learning_rate * steps_represented) as area_configured,
+        {{ stable_sum('effective_learning_rate * steps_represented') }} as area_effective,
+        {{ stable_sum('learning_rate * steps_represented') }} as area_logged,
+        {{ stable_sum('configured_learning_rate * steps_represented') }} as area_configured,
         sum(is_spike) as spike_steps
     from bucketed
     where is_eval = 0 and bucket_step is not null

@@ -129,7 +129,7 @@ shard_bucketed as (
 ),
 
 shard_buckets as (
-    select run_id, finding_id, bucket_step as step, sum(excess) as excess_new
+    select run_id, finding_id, bucket_step as step, {{ stable_sum('excess') }} as excess_new
     from shard_bucketed
     where bucket_step is not null
     group by run_id, finding_id, bucket_step
