@@ -59,11 +59,14 @@ def test_every_problem_of_the_sample_is_found(sample: Diagnosis) -> None:
     )
 
 
-def test_fix_first_is_the_learning_rate(sample: Diagnosis) -> None:
+def test_fix_first_is_the_bad_shard_then_the_lr_their_ranges_overlapping(sample: Diagnosis) -> None:
+    # measured by retraining: LR 0.198, shard 0.169, within each other's noise; estimated
+    # 0.120 and 0.245 (docs/costing.md): the order is not settled, both must be fixed
     findings = by_id(sample)
     summary = sample.table("run_summary").iloc[0]
-    assert summary["fix_first_finding_id"] == "lr_above_peak:run"
-    assert summary["runner_up_finding_id"] == "bad_data_shard:8"
+    assert summary["fix_first_finding_id"] == "bad_data_shard:8"
+    assert summary["runner_up_finding_id"] == "lr_above_peak:run"
+    assert summary["fix_first_ranges_overlap"]
     lr = findings.loc["lr_above_peak:run"]
     assert lr["observed_value"] == pytest.approx(0.024)
     assert "8.0x" in lr["title"]

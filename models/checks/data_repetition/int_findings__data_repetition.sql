@@ -2,6 +2,11 @@
 -- epochs were found (shard visits or the config's steps_per_epoch), where each
 -- epoch started, and the loss before and after each boundary: a drop well
 -- beyond the usual change is the staircase of memorisation.
+-- Second finding, one per resume: the data loader did not resume where it left off.
+-- The steps from the checkpoint to the crash ran twice (int_replays_compared); a
+-- deterministic resume replays the same batches, so a replay that reads other shards
+-- than the first attempt restarted (or reshuffled) its epoch: examples are repeated
+-- or skipped from there on.
 with
 
 epochs as (
@@ -14,6 +19,12 @@ boundaries as (
 
 config as (
     select run_id, batch_size from {{ run_ref('stg_training__config') }}
+),
+
+replays as (
+    select * from {{ run_ref('int_replays_compared') }}
+    where steps_with_other_shard >= {{ var('resume_data_order_min_share') }} * shard_compared_steps
+        and steps_with_other_shard > 0
 ),
 
 shards as (
@@ -55,7 +66,7 @@ boundary_text as (
     group by run_id
 ),
 
-final as (
+run_finding as (
     select
         summary.run_id,
         'data_repetition:run' as finding_id,
@@ -106,6 +117,41 @@ final as (
     left join shards
         on summary.run_id = shards.run_id
     where summary.epochs_started >= 2
+),
+
+resume_findings as (
+    select
+        run_id,
+        'data_repetition:resume_' || {{ fmt_int('resume_step') }} as finding_id,
+        'data_repetition' as category,
+        'medium' as severity,
+        'After the resume at step ' || {{ fmt_int('resume_step') }} || ' the data loader did not continue where it left off: '
+            || {{ fmt_int('steps_with_other_shard') }} || ' of ' || {{ fmt_int('shard_compared_steps') }}
+            || ' replayed steps read other shards than the first attempt did, so examples were repeated or skipped from there on.' as title,
+        'steps ' || {{ fmt_int('first_compared_step') }} || '-' || {{ fmt_int('last_compared_step') }}
+            || ' ran twice from the checkpoint before step ' || {{ fmt_int('resume_step') }} || ' (first attempt, then the replay after the resume); '
+            || 'the shard differs between the two attempts on ' || {{ fmt_int('steps_with_other_shard') }} || ' of the '
+            || {{ fmt_int('shard_compared_steps') }} || ' steps with a shard id in both; a resume that restores the loader state replays the same batches'
+            as evidence,
+        resume_step as first_step,
+        last_compared_step as last_step,
+        steps_with_other_shard as steps_affected,
+        cast(steps_with_other_shard as {{ type_double() }}) as observed_value,
+        cast(0 as {{ type_double() }}) as expected_value,
+        {{ safe_divide('steps_with_other_shard', 'shard_compared_steps') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'share of the replayed steps that read other shards than the first attempt' as cost_method,
+        {{ safe_divide('steps_with_other_shard', 'shard_compared_steps') }} * 0.1 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Save the data loader''s state (epoch, position in it, shuffle seed) in each checkpoint and restore it on resume; '
+            || 'check with a resume test that the replayed steps read the same shards as the first attempt.' as recommendation
+    from replays
+),
+
+final as (
+    select * from run_finding
+    union all
+    select * from resume_findings
 )
 
 select * from final
