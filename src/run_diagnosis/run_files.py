@@ -61,6 +61,10 @@ CONFIG_TYPES = {
     "grad_norm_measured": "text",
     INTERVAL_MEAN_KEY: "text",
     "vocab_size": "integer",
+    "num_classes": "integer",
+    "model_name": "text",
+    "tokenizer_name": "text",
+    "optimizer.name": "text",
 }
 
 
