@@ -249,13 +249,19 @@ class RunBuilder:
         return self
 
     def plant_flat_loss(self, level: float = 5.5) -> RunBuilder:
+        """Training and validation loss flat at `level`: nothing is learned."""
         self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
+        self.evals["val_loss"] = level * np.exp(self.rng.normal(0, 0.002, len(self.evals)))
         return self
 
     def plant_shallow_loss(self, drop: float = 0.05) -> RunBuilder:
+        """Training and validation loss fall by `drop` (relative) and flatten."""
         steps = self.train["step"].to_numpy()
         curve = 5.5 * (1 - drop * (1 - np.exp(-steps / 15.0)))
         self.train["loss"] = curve * np.exp(self.rng.normal(0, self.noise / 4, len(steps)))
+        eval_steps = self.evals["step"].to_numpy()
+        val = 5.55 * (1 - drop * (1 - np.exp(-eval_steps / 15.0)))
+        self.evals["val_loss"] = val * np.exp(self.rng.normal(0, 0.002, len(eval_steps)))
         return self
 
     def plant_loss_curve(

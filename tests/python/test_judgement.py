@@ -337,9 +337,7 @@ def test_reference_keys_come_from_the_config_then_the_files_beside_the_log(tmp_p
 
 def flat_at_three() -> RunBuilder:
     """Training and validation loss flat at 3.0 from the first log."""
-    builder = RunBuilder().plant_flat_loss(level=3.0)
-    builder.evals["val_loss"] = 3.0 * np.exp(builder.rng.normal(0, 0.002, len(builder.evals)))
-    return builder
+    return RunBuilder().plant_flat_loss(level=3.0)
 
 
 def resumed_from_an_earlier_run() -> RunBuilder:
@@ -360,3 +358,16 @@ def test_flat_loss_of_a_continuation_is_not_no_learning(diagnosis: Diagnosis) ->
 @fixture_run(flat_at_three)
 def test_the_same_flat_loss_from_the_start_is_no_learning(diagnosis: Diagnosis) -> None:
     assert ids_of(diagnosis, "no_learning") == ["no_learning:run"]
+
+
+def noisy_training_loss_with_improving_validation() -> RunBuilder:
+    """Single-batch training losses too noisy to show a trend (flat within their scatter), while
+    validation falls from 5.7 to 3.1 (the builder's evaluations): the model learns."""
+    return RunBuilder().plant_flat_loss(level=3.0).plant_loss_curve(3.0, 2.95, 5.7, 3.1)
+
+
+@fixture_run(noisy_training_loss_with_improving_validation)
+def test_validation_that_improves_outweighs_a_training_loss_too_noisy_to_show_it(
+    diagnosis: Diagnosis,
+) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting")

@@ -277,7 +277,10 @@ final as (
                 is_lr_far_above or is_lr_far_below
                 or (relative_drop < {{ var('underfitting_max_drop') }} and coalesce(regime, '') <> 'continuation')
             ) then 'no_val_gain'
-            when is_shallow and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'shallow'
+            -- shallow is judged on validation too: a validation loss that fell by underfitting_max_drop or more
+            -- did not flatten high
+            when is_shallow and coalesce({{ safe_divide('val_gain', 'first_val_loss') }}, 0) < {{ var('underfitting_max_drop') }}
+                and coalesce(regime, '') <> 'continuation' then 'shallow'
             else 'learned'
         end as learning_verdict,
         -- the cause a failure to learn is linked to (the findings layer drops one the run did not produce)
