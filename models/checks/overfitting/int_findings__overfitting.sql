@@ -164,6 +164,13 @@ final as (
         last_step - best_step as steps_affected,
         final_val_loss as observed_value,
         best_val_loss as expected_value,
+        -- the rise floor; a sustained mild rise is reported under it, from its own bar (the eval noise multiple)
+        case when is_sustained_mild_rise
+            then best_val_loss + greatest({{ var('overfit_sustained_noise_multiple') }} * eval_noise,
+                {{ var('overfit_sustained_min_relative_rise') }} * best_val_loss)
+            else best_val_loss * (1 + {{ var('overfit_min_relative_rise') }}) end as threshold_value,
+        case when is_sustained_mild_rise then 'overfit_sustained_noise_multiple' else 'overfit_min_relative_rise' end
+            as threshold_name,
         final_val_loss - best_val_loss as estimated_cost,
         'val_loss' as cost_unit,
         'final validation loss minus the held-out minimum: what training past the minimum cost' as cost_method,
