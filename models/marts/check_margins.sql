@@ -1,17 +1,19 @@
 -- How close each main threshold check came to firing, one row per run and check
 -- statistic: the run's most extreme value of what the check compares, the limit,
--- margin = observed / limit (>= 1 at the limit; a check fires only past it), and
--- whether it fired. Read from the checks' own measurement models (no rule is
--- re-derived here); has_fired is tested against the findings mart
--- (tests/check_margins_agree_with_findings.sql). Counts of events fire from the
--- first one: their limit is 1 and their margin the count. docs/margins.md.
+-- the level a healthy run sits at (reference_value: 1 for a ratio to a configured
+-- value, which a healthy run reaches, 0 for an excess or a count), the margin =
+-- the share of the allowed excess used, (observed - reference) / (limit - reference)
+-- (1 at the limit; a check fires past it), and whether it fired. Read from the
+-- checks' own measurement models (no rule is re-derived here); has_fired is tested
+-- against the findings mart (tests/check_margins_agree_with_findings.sql). Counts of
+-- events fire from the first one: limit 1, margin the count. docs/margins.md.
 {%- set tolerance = var('lr_relative_tolerance') %}
 {%- set statistics = [
-    {'check': 'lr_above_peak', 'statistic': 'max_lr_ratio_to_peak', 'limit': '1 + ' ~ tolerance,
+    {'check': 'lr_above_peak', 'statistic': 'max_lr_ratio_to_peak', 'limit': '1 + ' ~ tolerance, 'reference': '1',
      'limit_name': 'lr_relative_tolerance', 'pattern': 'lr_above_peak:%'},
-    {'check': 'grad_clip_violation', 'statistic': 'max_grad_norm_ratio_to_clip', 'limit': '1 + ' ~ var('clip_tolerance'),
+    {'check': 'grad_clip_violation', 'statistic': 'max_grad_norm_ratio_to_clip', 'limit': '1 + ' ~ var('clip_tolerance'), 'reference': '1',
      'limit_name': 'clip_tolerance', 'pattern': 'grad_clip_violation:%'},
-    {'check': 'loss_spikes', 'statistic': 'max_loss_ratio_to_spike_bar', 'limit': '1',
+    {'check': 'loss_spikes', 'statistic': 'max_share_of_spike_bar_excess', 'limit': '1', 'reference': '0',
      'limit_name': 'spike_n_mads', 'pattern': 'loss_spikes:%'},
     {'check': 'loss_spikes', 'statistic': 'loss_jumps_at_resume', 'limit': '1',
      'limit_name': none, 'pattern': 'loss_spikes:%'},
@@ -19,6 +21,10 @@
      'limit_name': 'slow_stretch_min_steps', 'pattern': 'slow_steps:%'},
     {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost', 'limit': var('stall_factor') ~ ' - 1',
      'limit_name': 'stall_factor', 'pattern': 'slow_steps:%'},
+    {'check': 'overfitting', 'statistic': 'final_rise_over_minimum', 'limit': var('overfit_min_relative_rise'),
+     'limit_name': 'overfit_min_relative_rise', 'pattern': 'overfitting:%'},
+    {'check': 'overfitting', 'statistic': 'sustained_rise_share', 'limit': '1',
+     'limit_name': 'overfit_sustained_noise_multiple', 'pattern': 'overfitting:%'},
     {'check': 'nan_loss', 'statistic': 'non_finite_steps', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
     {'check': 'nan_loss', 'statistic': 'loss_scale_overflow_events', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
     {'check': 'step_sequence', 'statistic': 'replayed_rows', 'limit': '1', 'limit_name': none,
@@ -61,11 +67,13 @@ spike_events as (
     select run_id, count(*) as spike_events from {{ run_ref('int_loss_spikes_flagged') }} group by run_id
 ),
 
-max_loss_ratio_to_spike_bar as (
-    -- each scored step's loss against the highest of its three spike bars (int_loss_baselines_computed)
+max_share_of_spike_bar_excess as (
+    -- each scored step's excess over its baseline as a share of the excess its spike bar allows
+    -- (the highest of its three bars, int_loss_baselines_computed): 0 on the baseline, 1 at the bar
     select
         baselines.run_id,
-        max({{ safe_divide('baselines.loss', 'baselines.spike_threshold_loss') }}) as observed_value,
+        max({{ safe_divide('baselines.loss - baselines.loss_baseline', 'baselines.spike_threshold_loss - baselines.loss_baseline') }})
+            as observed_value,
         max(case when spike_events.spike_events > 0 then 1 else 0 end) as fired_flag
     from {{ run_ref('int_loss_baselines_computed') }} as baselines
     left join spike_events
@@ -104,6 +112,29 @@ worst_stall_medians_lost as (
         max(case when is_stall then 1 else 0 end) as fired_flag
     from step_times
     group by run_id
+),
+
+validation_rises as (
+    select * from {{ run_ref('int_validation_rises_measured') }}
+),
+
+final_rise_over_minimum as (
+    -- the relative rise of the last evaluation over the minimum; it fires (with the check's gates:
+    -- enough evaluations after the minimum, training loss not rising, a run that learned) past the floor
+    select
+        run_id,
+        relative_rise as observed_value,
+        case when is_overfitting and not coalesce(is_sustained_mild_rise, false) then 1 else 0 end as fired_flag
+    from validation_rises
+),
+
+sustained_rise_share as (
+    -- a rise under the floor fires as low when the last evaluations all sit beyond the sustained bar
+    select
+        run_id,
+        sustained_rise_share as observed_value,
+        case when is_overfitting and coalesce(is_sustained_mild_rise, false) then 1 else 0 end as fired_flag
+    from validation_rises
 ),
 
 non_finite_steps as (
@@ -160,6 +191,7 @@ measured as (
         {{ statistic.statistic }}.observed_value,
         {%- endif %}
         cast({{ statistic.limit }} as {{ type_double() }}) as threshold_value,
+        cast({{ statistic.get('reference', '0') }} as {{ type_double() }}) as reference_value,
         {% if statistic.limit_name is none %}cast(null as {{ dbt.type_string() }}){% else %}{{ sql_literal(statistic.limit_name) }}{% endif %}
             as threshold_name,
         coalesce({{ statistic.statistic }}.fired_flag, 0) = 1 as has_fired
@@ -168,6 +200,13 @@ measured as (
         on runs.run_id = {{ statistic.statistic }}.run_id
     {% if not loop.last %}union all{% endif %}
     {%- endfor %}
+),
+
+margined as (
+    select
+        *,
+        {{ safe_divide('observed_value - reference_value', 'threshold_value - reference_value') }} as margin
+    from measured
 ),
 
 final as (
@@ -180,14 +219,12 @@ final as (
         observed_value,
         threshold_value,
         threshold_name,
-        {{ safe_divide('observed_value', 'threshold_value') }} as margin,
+        reference_value,
+        margin,
         has_fired,
-        -- a near miss: did not fire, yet came within near_miss_min_margin of the limit
-        coalesce(
-            not has_fired and {{ safe_divide('observed_value', 'threshold_value') }} >= {{ var('near_miss_min_margin') }},
-            false
-        ) as is_near_miss
-    from measured
+        -- a near miss: did not fire, yet used near_miss_min_margin of the allowed excess
+        coalesce(not has_fired and margin >= {{ var('near_miss_min_margin') }}, false) as is_near_miss
+    from margined
 )
 
 select * from final
