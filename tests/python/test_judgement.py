@@ -241,7 +241,8 @@ def test_clean_resume_fires_no_resume_check(diagnosis: Diagnosis, crash_after: i
 @fixture_run(lambda: RunBuilder().plant_resume_defect(200, 190, "lr_reset"))
 def test_lr_reset_at_a_resume_is_a_schedule_mismatch(diagnosis: Diagnosis) -> None:
     row = finding(diagnosis, "lr_schedule_mismatch:resume_191")
-    assert row["severity"] == "medium"
+    # the detector's evidence is medium; the final severity follows the priced cost (docs/costing.md)
+    assert row["detector_severity"] == "medium" and row["severity"] in ("low", "medium")
     assert row["observed_value"] == pytest.approx(3e-3, rel=1e-3)
     assert "jumped" in row["title"]
     assert checked(diagnosis)["lr_change"] == "jumped_up"

@@ -114,8 +114,8 @@ def test_failing_tests_read_as_the_problem_list(sample: Diagnosis) -> None:
     listed = " ".join(sample.output.split())
     assert "17 problem(s) above info severity in this run, worst first" in listed
     assert (
-        "#1 HIGH lr_above_peak:run, steps 3-190: costs 0.158 (0.079 to 0.315) of final validation loss "
-        "(5.1% of it)" in listed
+        "#1 HIGH bad_data_shard:8, steps 89-112: costs 0.245 (0.128 to 0.387) of final validation loss "
+        "(7.9% of it)" in listed
     )
     assert "#5 MEDIUM slow_steps:160, steps 160-185: costs 17.7 s" in listed
     assert "INCOMPLETE" not in listed and "no anomaly test failed" not in listed
