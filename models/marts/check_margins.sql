@@ -205,7 +205,12 @@ measured as (
 margined as (
     select
         *,
-        {{ safe_divide('observed_value - reference_value', 'threshold_value - reference_value') }} as margin
+        {{ safe_divide('observed_value - reference_value', 'threshold_value - reference_value') }} as margin,
+        -- the check fired on the run when any statistic deciding the same findings did
+        max(case when has_fired then 1 else 0 end) over (
+            partition by run_id, finding_id_pattern order by statistic_name
+            rows between unbounded preceding and unbounded following
+        ) = 1 as has_check_fired
     from measured
 ),
 
@@ -222,8 +227,10 @@ final as (
         reference_value,
         margin,
         has_fired,
-        -- a near miss: did not fire, yet used near_miss_min_margin of the allowed excess
-        coalesce(not has_fired and margin >= {{ var('near_miss_min_margin') }}, false) as is_near_miss
+        has_check_fired,
+        -- a near miss: the check did not fire, yet this statistic used near_miss_min_margin of the
+        -- allowed excess (past 1 when the check's other conditions kept it silent)
+        coalesce(not has_check_fired and margin >= {{ var('near_miss_min_margin') }}, false) as is_near_miss
     from margined
 )
 

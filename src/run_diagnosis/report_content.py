@@ -154,19 +154,21 @@ def near_misses(data: ReportData) -> list[dict[str, Any]]:
 
 
 def near_miss_text(margin: dict[str, Any]) -> str:
-    """'lr_above_peak: max_lr_ratio_to_peak 0.9975 against the limit 1.05 (lr_relative_tolerance),
-    95.0% of it': a check_margins row for people."""
+    """'lr_above_peak: max_lr_ratio_to_peak 1.04 against the limit 1.05 (lr_relative_tolerance),
+    margin 0.8': a check_margins row for people (margin: the share of the allowed excess used)."""
     name = f" ({margin['threshold_name']})" if margin.get("threshold_name") else ""
+    silenced = (margin.get("margin") or 0) >= 1
+    past = " (past it: the check's other conditions kept it silent)" if silenced else ""
     return (
         f"{margin.get('check_name')}: {margin.get('statistic_name')} {fmt_num(margin.get('observed_value'))} "
         f"against the limit {fmt_num(margin.get('threshold_value'))}{name}, "
-        f"{fmt_pct(margin.get('margin'))} of it"
+        f"margin {fmt_num(margin.get('margin'), 2)}{past}"
     )
 
 
 NEAR_MISS_NOTE = (
-    "Checks that did not fire but came within near_miss_min_margin (dbt_project.yml) of their limit; "
-    "every check's margin is in margins.json (docs/margins.md)."
+    "Checks that did not fire but used at least near_miss_min_margin (dbt_project.yml) of the excess "
+    "their limit allows (margin 1 fires); every check's margin is in margins.json (docs/margins.md)."
 )
 
 
