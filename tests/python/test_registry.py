@@ -159,6 +159,8 @@ select
     count(*) as steps_affected,
     max(loss) as observed_value,
     cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
+    cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as threshold_value,
+    'planted_loss_ceiling' as threshold_name,
     cast(null as {{ type_double() }}) as estimated_cost,
     cast(null as {{ dbt.type_string() }}) as cost_unit,
     cast(null as {{ dbt.type_string() }}) as cost_method,

@@ -108,6 +108,8 @@ final as (
         nan_steps.non_finite_steps + overflows.overflow_events as steps_affected,
         cast(nan_steps.non_finite_steps as {{ type_double() }}) as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(nan_steps.non_finite_steps + overflows.overflow_events as {{ type_double() }}) as estimated_cost,
         'steps' as cost_unit,
         'count of steps whose update was lost or poisoned (non-finite loss/gradient, skipped on overflow)' as cost_method,
