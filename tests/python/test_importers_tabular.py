@@ -765,6 +765,8 @@ def test_wandb_run_folder_with_config(tmp_path: Path) -> None:
     run = wandb_history.load(tmp_path / "run-20240101_000000-abc")
     assert run.schedule["type"] == "warmup_linear" and run.schedule["warmup_steps"] == 20
     assert run.config["total_steps"] == 30 and run.config["grad_clip_norm"] == 1.0
+    # HF Trainer arguments: the logged grad_norm is clip_grad_norm_'s return, before clipping
+    assert run.config["grad_norm_measured"] == "before_clipping"
     assert notes_with(run, "config.yaml")
 
 

@@ -375,6 +375,11 @@ def _args_config(args: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         notes.append(f"max_grad_norm={clip}: gradient clipping was disabled")
         clip = None
     config["grad_clip_norm"] = clip
+    if clip is not None:
+        # the HF Trainer logs the total norm clip_grad_norm_ returns: the norm before clipping,
+        # whichever tracker it is logged to (trainer_state, W&B, MLflow), so a norm above the
+        # clip is the clip at work, not a violation
+        config["grad_norm_measured"] = "before_clipping"
     for key in ("gradient_accumulation_steps", "seed"):
         if as_number(args.get(key)) is not None:
             config[key] = as_number(args[key])
