@@ -1,6 +1,6 @@
 """A folder (or file) that holds several runs: diagnose each, then rank them in an index.
 
-    python scripts/diagnose.py lightning_logs/ --out DIR      # version_0/, version_1/, ...
+    run-diagnosis diagnose lightning_logs/ --out DIR      # version_0/, version_1/, ...
 
 What counts as several runs (checked before the single-run importers, see ``find_runs``):
 

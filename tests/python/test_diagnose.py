@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +20,16 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME
 from run_diagnosis import diagnose, importers, validate_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
-from sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
-from severity_agreement import ANOMALY_TEST
+from support.commands import run_diagnosis
+from support.dbt_session import DB_NAME
+from support.paths import REPO, SHARED
+from support.sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
+from support.severity_agreement import ANOMALY_TEST
 
-REPO = Path(__file__).resolve().parents[2]
-DIAGNOSE = REPO / "scripts" / "diagnose.py"
-SAMPLE_RUN = Path(__file__).resolve().parents[3] / "shared" / "sample-run"
+DIAGNOSE = run_diagnosis("diagnose")
+SAMPLE_RUN = SHARED / "sample-run"
 FINDING_KEY = ("finding_id", "category", "severity", "first_step")
 
 FindingKeys = set[tuple[Any, ...]]
@@ -57,7 +57,7 @@ def findings_in_json(path: Path) -> FindingKeys:
 
 
 def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
-    command = [sys.executable, str(DIAGNOSE), str(source), "--out", str(out)]
+    command = [*DIAGNOSE, str(source), "--out", str(out)]
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -189,9 +189,7 @@ def test_progress_and_closing_lines(diagnoses: dict[str, CliRun]) -> None:
 
 
 def test_help_lists_every_format() -> None:
-    shown = subprocess.run(
-        [sys.executable, str(DIAGNOSE), "--help"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout
+    shown = subprocess.run([*DIAGNOSE, "--help"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     for module in importers.importers():
         assert module.FORMAT in shown
         assert " ".join(module.DESCRIPTION.split()[:4]) in " ".join(shown.split())

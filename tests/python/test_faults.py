@@ -33,8 +33,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import report_fixtures as fx
-from run_builder import RunBuilder
 from run_diagnosis import diagnose
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, build_run
 from run_diagnosis.report import write_report
@@ -42,9 +40,11 @@ from run_diagnosis.report_data import ReportNotWritten
 from run_diagnosis.report_fleet import write_fleet
 from run_diagnosis.safe_io import exclusive
 from run_diagnosis.tool_defects import tool_defects
-from sample_build import copy_seed_files
+from support import report_fixtures as fx
+from support.paths import REPO
+from support.run_builder import RunBuilder
+from support.sample_build import copy_seed_files
 
-REPO = Path(__file__).resolve().parents[2]
 DB_NAME = diagnose.DB_FILE
 RUN_IDS = ("sample", "steady", "troubled", "twice")
 # the models only (the marts are what is compared; no model reads a test's result)

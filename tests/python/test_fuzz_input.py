@@ -20,9 +20,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dbt_session import DbtSession
-from run_builder import RunBuilder
 from run_diagnosis import validate_run
+from support.dbt_session import DbtSession
+from support.run_builder import RunBuilder
 
 TRAIN = "fixture_train_log.csv"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "4"))

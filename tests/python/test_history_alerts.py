@@ -26,13 +26,13 @@ import duckdb
 import pandas as pd
 import pytest
 
-from run_builder import RunBuilder
 from run_diagnosis import alerts, findings_since
 from run_diagnosis.dbt_runner import build_run
 from run_diagnosis.report import write_report
 from run_diagnosis.report_fleet import write_fleet
+from support.paths import REPO
+from support.run_builder import RunBuilder
 
-REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "findings-schema.json").read_text(encoding="utf-8"))
 RUN = "growing"
 HALF = 120

@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME
-from run_builder import RunBuilder
 from run_diagnosis import report, report_fleet
 from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.run_files import run_file
+from support.dbt_session import DB_NAME
+from support.run_builder import RunBuilder
 
 BROKEN_MODEL = "stg_training__steps"
 

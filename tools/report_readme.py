@@ -5,7 +5,7 @@ the README (a tracked file) untouched. Headings are demoted by two levels so pag
 sits under the README's own section.
 
 Usage:
-  python scripts/report_readme.py REPORT_MD README_MD
+  python tools/report_readme.py REPORT_MD README_MD
 """
 
 from __future__ import annotations
@@ -57,3 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.readme.write_text(updated, encoding="utf-8")
         print(f"report_readme: page one updated in {args.readme}", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
