@@ -14,7 +14,7 @@
     'int_findings__grad_norm_spikes': ['grad_norm_spikes'],
     'int_findings__nan_loss': ['nan_loss'],
     'int_findings__bad_data_shard': ['bad_data_shard'],
-    'int_findings__data_repetition': ['data_repetition'],
+    'int_findings__data_repetition': ['data_repetition', 'data_skipped'],
     'int_findings__overfitting': ['overfitting'],
     'int_findings__eval_contamination': ['eval_contamination'],
     'int_findings__slow_steps': ['slow_steps'],

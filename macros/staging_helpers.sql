@@ -67,6 +67,10 @@
     ('vocab_size', '$.vocab_size', 'integer', false),
     ('source_format', '$.provenance.source_format', 'text', false),
     ('baseline_run_id', '$.baseline_run_id', 'name', false),
+    ('num_classes', '$.num_classes', 'integer', false),
+    ('model_name', '$.model_name', 'text', false),
+    ('tokenizer_name', '$.tokenizer_name', 'text', false),
+    ('optimizer_name', '$.optimizer.name', 'text', false),
   ]) }}
 {% endmacro %}
 
@@ -77,7 +81,7 @@
     'peak_lr': (0, false), 'min_lr': (0, true), 'warmup_steps': (0, true), 'decay_steps': (0, false),
     'grad_clip_norm': (0, false), 'total_steps': (0, false), 'batch_size': (0, false),
     'eval_interval': (0, false), 'checkpoint_interval': (0, false), 'data_parallel_workers': (0, false),
-    'n_shards': (0, false), 'steps_per_epoch': (0, false), 'vocab_size': (0, false),
+    'n_shards': (0, false), 'steps_per_epoch': (0, false), 'vocab_size': (0, false), 'num_classes': (0, false),
   }) }}
 {% endmacro %}
 

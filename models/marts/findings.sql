@@ -2,7 +2,8 @@
 -- int_findings_costed: model ledger in nats of final validation loss, compute
 -- ledger in seconds, records ledger at no cost) and its rank. The overall rank
 -- orders by severity (derived from the cost), then ledger (model, compute,
--- records), root causes before symptoms, then cost: severity never rises down
+-- records), root causes before symptoms, a priced cost before one within the
+-- run's noise floor, then cost: severity never rises down
 -- the ranking, a symptom never outranks its cause, and a by-design note never
 -- outranks a material problem. harm_score (the older harm_weight x share of
 -- the run score, plus the symptoms' own harm) is kept for readers of it.
@@ -45,6 +46,8 @@ scored as (
         harmed.val_loss_cost_low,
         harmed.val_loss_cost_high,
         harmed.val_loss_cost_share,
+        case when harmed.ledger = 'model' then harmed.noise_floor end as noise_floor,
+        coalesce(harmed.cost_within_noise, false) as cost_within_noise,
         -- an estimator whose inputs are missing (no evaluations, no schedule to compare with) gave no cost
         case when harmed.val_loss_cost is null then 'none' else harmed.cost_estimator end as cost_estimator,
         case when harmed.val_loss_cost is null and harmed.cost_estimator <> 'none'
@@ -72,10 +75,12 @@ scored as (
         and harmed.finding_id = symptom_harm.finding_id
 ),
 
-{#- within a severity: root causes first, then the cost, then the older harm score as a tie-breaker;
-    a finding not tied to steps (first_step NULL) after those that are, on every engine -#}
+{#- within a severity: root causes first, a priced cost before one within noise, then the cost,
+    then the older harm score as a tie-breaker; a finding not tied to steps (first_step NULL) after
+    those that are, on every engine -#}
 {%- set cost_order -%}
-    case when is_root_cause then 0 else 1 end, coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc,
+    case when is_root_cause then 0 else 1 end, case when cost_within_noise then 1 else 0 end,
+    coalesce(val_loss_cost, -1) desc, coalesce(compute_seconds_lost, -1) desc,
     harm_score desc, first_step nulls last, finding_id
 {%- endset %}
 
@@ -83,7 +88,7 @@ final as (
     select
         run_id, finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
         observed_value, expected_value, val_loss_cost, val_loss_cost_low, val_loss_cost_high, val_loss_cost_share,
-        cost_estimator, cost_evidence, confirm_rerun, compute_seconds_lost, compute_share_lost,
+        noise_floor, cost_within_noise, cost_estimator, cost_evidence, confirm_rerun, compute_seconds_lost, compute_share_lost,
         estimated_cost, cost_unit, cost_method, impact_kind, own_harm, symptom_count, harm_score, caused_by, is_root_cause,
         recommendation, test_name,
         row_number() over (

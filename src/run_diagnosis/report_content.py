@@ -311,11 +311,20 @@ def build_double_check(data: ReportData) -> DoubleCheck:
 
 
 def fmt_model_cost(finding: dict[str, Any]) -> str | None:
-    """'0.120 (0.050-0.200) of final validation loss, 3.9%', or None without a model cost."""
+    """'0.120 (0.050 to 0.200) of final validation loss, 3.9%', or None without a model cost; a cost
+    below the run's noise floor is 'within noise (-0.030 to 0.070 of final validation loss; noise
+    floor 0.050)': its figure is not shown as if it were a measurement."""
     cost = finding.get("val_loss_cost")
     if cost is None:
         return None
     low, high = finding.get("val_loss_cost_low"), finding.get("val_loss_cost_high")
+    if finding.get("cost_within_noise"):
+        text = "within noise"
+        if low is not None and high is not None:
+            text += f" ({fmt_loss(low)} to {fmt_loss(high)} of final validation loss"
+            floor = finding.get("noise_floor")
+            text += f"; noise floor {fmt_loss(floor)})" if floor is not None else ")"
+        return text
     text = fmt_loss(cost)
     if low is not None and high is not None:
         text += f" ({fmt_loss(low)} to {fmt_loss(high)})"

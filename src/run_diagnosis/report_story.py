@@ -210,6 +210,11 @@ def is_material(finding: dict[str, Any]) -> bool:
     return str(finding.get("severity") or "info").lower() != "info"
 
 
+def is_priced(finding: dict[str, Any]) -> bool:
+    """Has a model cost above the run's noise floor (a cost within noise is not a measurement)."""
+    return finding.get("val_loss_cost") is not None and not finding.get("cost_within_noise")
+
+
 def touches_model(cause: Cause) -> bool:
     """Does the cause (or a symptom of it) hurt model quality rather than only cost compute?"""
     if cause.finding.get("ledger") is not None:
@@ -450,13 +455,18 @@ def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | Non
     final = data.summary.get("final_val_loss")
     if not model:
         return "No finding points at model quality: the validation loss is what this setup reaches."
-    if data.has_costs and any(c.finding.get("val_loss_cost") is not None for c in model):
+    if data.has_costs and any(is_priced(c.finding) for c in model):
         priced = sorted(
-            [c for c in model if c.finding.get("val_loss_cost") is not None],
-            key=lambda c: -float(c.finding["val_loss_cost"]),
+            [c for c in model if is_priced(c.finding)], key=lambda c: -float(c.finding["val_loss_cost"])
         )
         parts = [f"{short(c.finding)}, about {fmt_loss(c.finding['val_loss_cost'])}" for c in priced[:3]]
         text = f"Mostly {'; '.join(parts)} (of the final {fmt_loss(final)})."
+    elif data.has_costs and any(c.finding.get("cost_within_noise") for c in model):
+        parts = [short(c.finding) for c in model[:3]]
+        text = (
+            f"Not measurably because of {join_words(parts)}: each one's estimated cost is within this run's "
+            "evaluation noise, so the run cannot tell it from none."
+        )
     else:
         parts = [short(c.finding) for c in model[:3]]
         text = (

@@ -66,6 +66,10 @@ CONFIG_TYPES = {
     INTERVAL_MEAN_KEY: "text",
     ROWS_ARE_KEY: "text",
     "vocab_size": "integer",
+    "num_classes": "integer",
+    "model_name": "text",
+    "tokenizer_name": "text",
+    "optimizer.name": "text",
 }
 
 

@@ -101,7 +101,9 @@ def test_key_is_well_formed(item: tuple[Path, str, dict[str, Any]]) -> None:
         points = key.get("points", [])
         assert points and all(len(p) == 2 for p in points), f"{where}: {series}.points"
         counters = [p[0] for p in points]
-        assert counters == sorted(counters), f"{where}: {series}.points out of counter order"
+        # a log the script was relaunched into repeats its counter; the key says so (file order)
+        if not key.get("counter_restarts"):
+            assert counters == sorted(counters), f"{where}: {series}.points out of counter order"
 
 
 @pytest.mark.parametrize("item", manifest_cases(), ids=case_id)

@@ -736,8 +736,12 @@ class TestNanogptResume:
         assert "resuming from step 19072" in events["event"].iloc[0]
 
     def test_resume_jump_found(self, diagnosis: Diagnosis) -> None:
+        # the LR reset at the resume is the cause (its cost to the final loss is within the run's
+        # noise: low); the norm and loss jumps after it are found with it, never above their cause
+        reset = next(f for f in diagnosis.findings if f["finding_id"] == "lr_schedule_mismatch:resume_19072")
+        assert reset["detector_severity"] in ABOVE_LOW and reset["severity"] != "info", diagnosis.table()
         assert any(
-            grad_finding_at(f, 19072, 19080) and f["severity"] in ABOVE_LOW for f in diagnosis.findings
+            grad_finding_at(f, 19072, 19080) and f["severity"] != "info" for f in diagnosis.findings
         ), diagnosis.table()
 
     def test_no_false_high(self, diagnosis: Diagnosis) -> None:

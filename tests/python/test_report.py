@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from run_diagnosis.report import write_report
+from run_diagnosis.report_content import fmt_model_cost
 from run_diagnosis.report_data import ReportError
 from support import report_fixtures as fx
 from support.commands import run_diagnosis
@@ -627,9 +628,8 @@ def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> None:
-    from run_builder import RunBuilder
-
     from run_diagnosis.dbt_runner import build_run
+    from support.run_builder import RunBuilder
 
     outputs = []
     for attempt in ("first", "second"):
@@ -664,3 +664,24 @@ def test_causes_are_named_plainly_in_running_text() -> None:
     assert short(no_key) == "Shard 8 is bad data"
     unknown = {"finding_id": "x:1", "category": "new_check", "title": "Something odd; more detail"}
     assert short(unknown) == "Something odd"
+
+
+def test_a_cost_within_noise_is_not_written_as_a_measurement() -> None:
+    priced = {
+        "val_loss_cost": 0.12,
+        "val_loss_cost_low": 0.05,
+        "val_loss_cost_high": 0.2,
+        "val_loss_cost_share": 0.04,
+    }
+    assert fmt_model_cost(priced) == "0.120 (0.050 to 0.200) of final validation loss, 4.0%"
+    noisy = {
+        **priced,
+        "val_loss_cost": 0.01,
+        "val_loss_cost_low": -0.03,
+        "cost_within_noise": True,
+        "noise_floor": 0.04,
+    }
+    assert (
+        fmt_model_cost(noisy) == "within noise (-0.030 to 0.200 of final validation loss; noise floor 0.040)"
+    )
+    assert "0.010" not in fmt_model_cost(noisy)

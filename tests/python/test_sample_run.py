@@ -60,11 +60,14 @@ def test_every_problem_of_the_sample_is_found(sample: Diagnosis) -> None:
     )
 
 
-def test_fix_first_is_the_learning_rate(sample: Diagnosis) -> None:
+def test_fix_first_is_the_bad_shard_then_the_lr_their_ranges_overlapping(sample: Diagnosis) -> None:
+    # measured by retraining: LR 0.198, shard 0.169, within each other's noise; estimated
+    # 0.120 and 0.245 (docs/costing.md): the order is not settled, both must be fixed
     findings = by_id(sample)
     summary = sample.table("run_summary").iloc[0]
-    assert summary["fix_first_finding_id"] == "lr_above_peak:run"
-    assert summary["runner_up_finding_id"] == "bad_data_shard:8"
+    assert summary["fix_first_finding_id"] == "bad_data_shard:8"
+    assert summary["runner_up_finding_id"] == "lr_above_peak:run"
+    assert summary["fix_first_ranges_overlap"]
     lr = findings.loc["lr_above_peak:run"]
     assert lr["observed_value"] == pytest.approx(0.024)
     assert "8.0x" in lr["title"]
@@ -112,8 +115,8 @@ def test_failing_tests_read_as_the_problem_list(sample: Diagnosis) -> None:
     listed = " ".join(sample.output.split())
     assert "17 problem(s) above info severity in this run, worst first" in listed
     assert (
-        "#1 HIGH lr_above_peak:run, steps 3-190: costs 0.158 (0.079 to 0.315) of final validation loss "
-        "(5.1% of it)" in listed
+        "#1 HIGH bad_data_shard:8, steps 89-112: costs 0.245 (0.128 to 0.387) of final validation loss "
+        "(7.9% of it)" in listed
     )
     assert "#5 MEDIUM slow_steps:160, steps 160-185: costs 17.7 s" in listed
     assert "INCOMPLETE" not in listed and "no anomaly test failed" not in listed

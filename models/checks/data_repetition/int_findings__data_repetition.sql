@@ -2,6 +2,11 @@
 -- epochs were found (shard visits or the config's steps_per_epoch), where each
 -- epoch started, and the loss before and after each boundary: a drop well
 -- beyond the usual change is the staircase of memorisation.
+-- And one per resume whose data position was not restored (int_resumes_checked):
+-- the data after it follows the pre-crash order from an earlier position, or the
+-- step counter restarted before the checkpoint (data_repetition: replayed), or from a
+-- later one, or the counter jumped past the checkpoint (data_skipped), or the shards
+-- read at the same steps differ from the crashed attempt's (order changed).
 with
 
 epochs as (
@@ -55,7 +60,7 @@ boundary_text as (
     group by run_id
 ),
 
-final as (
+run_finding as (
     select
         summary.run_id,
         'data_repetition:run' as finding_id,
@@ -106,6 +111,83 @@ final as (
     left join shards
         on summary.run_id = shards.run_id
     where summary.epochs_started >= 2
+),
+
+resumes as (
+    select
+        resumes.*,
+        totals.counted_steps,
+        case
+            when data_order = 'replayed' or steps_replayed_before_checkpoint > 0 then 'replayed'
+            when data_order = 'skipped' or steps_skipped > 0 then 'skipped'
+            when data_order = 'order_changed' then 'order_changed'
+        end as data_defect,
+        -- how many steps of data the resume moved the run by (replayed or skipped)
+        greatest(abs(coalesce(data_step_offset, 0)), steps_replayed_before_checkpoint, steps_skipped) as steps_moved
+    from {{ run_ref('int_resumes_checked') }} as resumes
+    inner join (
+        select run_id, count(*) as counted_steps from {{ run_ref('int_train_steps_resolved') }} group by run_id
+    ) as totals
+        on resumes.run_id = totals.run_id
+),
+
+resume_findings as (
+    select
+        run_id,
+        case when data_defect = 'skipped' then 'data_skipped' else 'data_repetition' end || ':resume_' || {{ fmt_int('resume_step') }}
+            as finding_id,
+        case when data_defect = 'skipped' then 'data_skipped' else 'data_repetition' end as category,
+        -- the data moved by a material share of the run: medium; a few steps: low (a few batches seen
+        -- twice or never change little); an order change at the same steps: low
+        case when data_defect <> 'order_changed'
+                and {{ safe_divide('steps_moved', 'counted_steps') }} >= {{ var('resume_data_medium_share') }} then 'medium'
+            else 'low' end as severity,
+        case data_defect
+            when 'replayed' then 'The resume at step ' || {{ fmt_int('resume_step') }} || ' replayed data: '
+                || case when steps_replayed_before_checkpoint > 0
+                    then 'the run restarted at step ' || {{ fmt_int('first_after_step') }} || ', ' || {{ fmt_int('steps_replayed_before_checkpoint') }}
+                        || ' steps before its checkpoint (step ' || {{ fmt_int('checkpoint_step') }} || ').'
+                    else 'the data after it repeats what the run read ' || {{ fmt_int('steps_moved') }} || ' steps earlier (the data loader lost its position).' end
+            when 'skipped' then 'The resume at step ' || {{ fmt_int('resume_step') }} || ' skipped data: '
+                || case when steps_skipped > 0
+                    then 'the run went on at step ' || {{ fmt_int('first_after_step') }} || ', ' || {{ fmt_int('steps_skipped') }}
+                        || ' steps past its checkpoint (step ' || {{ fmt_int('checkpoint_step') }} || ').'
+                    else 'the data after it is what the crashed attempt read ' || {{ fmt_int('steps_moved') }} || ' steps later.' end
+            else 'The resume at step ' || {{ fmt_int('resume_step') }} || ' changed the data order: the shards read after it differ from those the crashed attempt read at the same steps.'
+        end as title,
+        'resume at step ' || {{ fmt_int('resume_step') }} || case when checkpoint_step is not null then ' (checkpoint ' || {{ fmt_int('checkpoint_step') }} || ')' else '' end
+            || '; first step after it ' || {{ fmt_int('first_after_step') }}
+            || case when after_shard_rows > 0 then '; shards of the first ' || {{ fmt_int('after_shard_rows') }} || ' rows after it ('
+                || {{ fmt_int('after_shard_changes') }} || ' shard changes): same as the crashed attempt at the same steps on '
+                || {{ fmt_pct('same_step_match_share') }} || ' of ' || {{ fmt_int('same_step_rows') }} || ' rows'
+                || case when data_step_offset is not null then '; the pre-crash order at an offset of ' || {{ fmt_int('data_step_offset') }}
+                    || ' steps matches ' || {{ fmt_pct('greatest(coalesce(best_offset_match_share, 0), coalesce(start_match_share, 0))') }}
+                    || ' of them' else '' end
+                else '' end
+            || case when steps_skipped > 0 or steps_replayed_before_checkpoint > 0
+                then '; the step counter resumed at ' || {{ fmt_int('first_after_step') }} || ' against the checkpoint at '
+                    || {{ fmt_int('checkpoint_step') }} || ' (more than ' || {{ var('step_gap_factor') }} || ' logging intervals apart)' else '' end
+            || '; at this resume: ' || defects as evidence,
+        resume_step as first_step,
+        resume_step + steps_moved as last_step,
+        steps_moved as steps_affected,
+        cast(first_after_step as {{ type_double() }}) as observed_value,
+        cast(coalesce(checkpoint_step + 1, resume_step) as {{ type_double() }}) as expected_value,
+        {{ safe_divide('steps_moved', 'counted_steps') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'steps of data the resume replayed or skipped, as a share of the counted steps' as cost_method,
+        least(1.0, {{ safe_divide('steps_moved', 'counted_steps') }}) as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Save and restore the data loader''s position (sampler state, epoch and offset) with the checkpoint, and the step counter with it; '
+            || 'check the first batches after a resume are those the crashed attempt read at the same steps.' as recommendation
+    from resumes
+    where data_defect is not null
+),
+
+final as (
+    select * from run_finding
+    union all
+    select * from resume_findings
 )
 
 select * from final

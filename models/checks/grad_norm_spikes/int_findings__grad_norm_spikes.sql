@@ -9,7 +9,21 @@
 -- grad_norm_loss_reaction_intervals logging
 -- intervals) is at most medium, and low below grad_norm_high_ratio: a single large
 -- gradient that the optimizer absorbs costs little.
+-- A burst that starts in the first rows after a resume that did not restore the training
+-- state (int_resumes_checked: an LR discontinuity or a loss jump) is a symptom of it.
 with
+
+resume_defects as (
+    select
+        run_id,
+        resume_step,
+        jump_last_step,
+        case when is_lr_discontinuous
+            then 'lr_schedule_mismatch:resume_' || {{ fmt_int('resume_step') }}
+            else 'loss_spikes:resume_' || {{ fmt_int('resume_step') }} end as resume_finding_id
+    from {{ run_ref('int_resumes_checked') }}
+    where is_lr_discontinuous or is_loss_jump
+),
 
 steps as (
     select run_id, step, grad_norm from {{ run_ref('int_train_steps_resolved') }} where grad_norm is not null
@@ -203,8 +217,12 @@ final as (
             as cost_method,
         {{ safe_divide('bursts.outlier_steps', 'run_median.counted_steps') }} * least(1.0, ln(bursts.max_ratio) / ln(10.0))
             * case when bursts.is_warmup = 1 then 0.5 else 1.0 end as impact_score,
-        cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when bursts.is_warmup = 1
+        resume_defects.resume_finding_id as caused_by,
+        case
+            when resume_defects.resume_finding_id is not null
+                then 'The burst follows the resume at step ' || {{ fmt_int('resume_defects.resume_step') }}
+                    || ', which did not restore the training state (see ' || resume_defects.resume_finding_id || '): fix the resume.'
+            when bursts.is_warmup = 1
             then 'Large norms during warmup are common; if they are extreme, lengthen the warmup or lower the initial LR, and make sure gradient clipping is on.'
             else 'Look at the batches of this burst (repeated n-grams, very long or corrupted examples); enable or tighten gradient clipping and consider a lower LR.'
         end as recommendation
@@ -216,6 +234,9 @@ final as (
     left join near_loss_spikes
         on bursts.run_id = near_loss_spikes.run_id
         and bursts.burst_key = near_loss_spikes.burst_key
+    left join resume_defects
+        on bursts.run_id = resume_defects.run_id
+        and bursts.first_step between resume_defects.resume_step and resume_defects.jump_last_step
 )
 
 select * from final

@@ -49,24 +49,62 @@ largest_chance_class as (
     select run_id, max(n_classes) as max_n_classes from stuck_accuracy group by run_id
 ),
 
-judged as (
+verdicts as (
+    -- one learning verdict per run (int_learning_progress_measured): the findings below word it
     select
         *,
-        (level_change <= {{ var('no_learning_scatter_factor') }} * loss_scatter
-            or relative_drop < {{ var('no_learning_max_drop') }}) as is_flat
+        case learning_verdict
+            when 'at_chance' then 'no_learning:chance_level'
+            when 'near_chance' then 'underfitting:near_chance'
+            when 'flat' then 'no_learning:run'
+            when 'no_val_gain' then 'no_learning:no_val_gain'
+            when 'shallow' then 'underfitting:run'
+        end as finding_id,
+        case when learning_verdict in ('at_chance', 'flat', 'no_val_gain') then 'no_learning' else 'underfitting' end
+            as category,
+        case
+            -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
+            when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
+            when learning_verdict = 'near_chance' then 'medium'
+            when learning_verdict = 'flat' then 'high'
+            -- validation never improved on its first value: high when an LR far outside its usual range
+            -- explains it, medium when the training loss barely fell either
+            when learning_verdict = 'no_val_gain' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
+            else 'medium'
+        end as severity,
+        case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
+            else '; chance level (a uniform guess) ' || {{ fmt('chance_loss', 4) }} || ' nats = ' || chance_detail
+                || ' (' || chance_confidence || ' confidence); the run looks ' || replace(regime, '_', ' ')
+        end as chance_evidence,
+        case learning_cause
+            when 'schedule_sanity:warmup_covers_run' then '; the logged run (to step ' || {{ fmt_int('last_step') }}
+                || ') never left its configured warmup: the LR never reached its peak (the likely cause)'
+            when 'schedule_sanity:lr_far_above_usual' then '; the LR is far above the range usual for this kind of run (the likely cause, see schedule_sanity)'
+            when 'schedule_sanity:lr_far_below_usual' then '; the LR is far below the range usual for this kind of run (the likely cause, see schedule_sanity)'
+            else ''
+        end as cause_evidence
     from progress
-    where n_steps >= {{ var('progress_min_points') }} and not has_negative_loss
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'no_val_gain', 'shallow')
 ),
 
 trend_findings as (
     select
         run_id,
-        case when is_flat then 'no_learning:run' else 'underfitting:run' end as finding_id,
-        case when is_flat then 'no_learning' else 'underfitting' end as category,
-        case when is_flat then 'high' else 'medium' end as severity,
-        case when is_flat
-            then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
+        finding_id,
+        category,
+        severity,
+        case learning_verdict
+            when 'at_chance' then 'The ' || judged_loss_kind || ' loss is still at the level of a uniform guess: '
+                || {{ fmt('judged_loss', 4) }} || ' at best against ' || {{ fmt('chance_loss', 4) }} || ' ('
+                || {{ fmt_pct('judged_share_of_chance') }} || ' of it): nothing was learned.'
+            when 'near_chance' then 'The ' || judged_loss_kind || ' loss ended barely below the level of a uniform guess: '
+                || {{ fmt('judged_loss', 4) }} || ' at best against ' || {{ fmt('chance_loss', 4) }} || ' ('
+                || {{ fmt_pct('judged_share_of_chance') }} || ' of it).'
+            when 'flat' then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
+            when 'no_val_gain' then 'Validation loss never improved on its first value ' || {{ fmt('first_val_loss', 4) }}
+                || ' (step ' || {{ fmt_int('first_eval_step') }} || '; best ' || {{ fmt('best_val_loss', 4) }}
+                || '): the run did not learn anything that generalises.'
             else 'Training loss fell only ' || {{ fmt_pct('relative_drop') }} || ' (' || {{ fmt('start_loss', 4) }} || ' -> '
                 || {{ fmt('end_loss', 4) }} || ') and flattened.'
         end as title,
@@ -75,27 +113,44 @@ trend_findings as (
             || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
             || '; relative drop ' || {{ fmt_pct('relative_drop') }} || '; change over the last quarter '
             || {{ fmt_pct('last_quarter_relative_drop') }} || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
+            || case when n_evals > 0 then '; validation: first ' || {{ fmt('first_val_loss', 4) }} || ' (step ' || {{ fmt_int('first_eval_step') }}
+                || '), best ' || {{ fmt('best_val_loss', 4) }} || ' over ' || {{ fmt_int('n_evals') }} || ' evaluations'
+                || case when learning_verdict = 'no_val_gain' then ' (a gain of ' || {{ fmt('val_gain', 4) }} || ', under '
+                    || {{ fmt('val_gain_threshold', 4) }} || ': ' || {{ fmt_pct(var('eval_gain_min_share'), 0) }} || ' of the first value or '
+                    || {{ var('eval_gain_noise_multiple') }} || 'x the eval-to-eval jitter ' || {{ fmt('eval_noise', 4) }} || ')' else '' end
+                else '' end
+            || chance_evidence
+            || case when learning_verdict in ('at_chance', 'near_chance') then '; the ' || judged_loss_kind || ' loss judged: '
+                || {{ fmt('judged_loss', 4) }} || ', ' || {{ fmt_pct('judged_share_of_chance') }} || ' of the chance level (no learning within '
+                || {{ fmt_pct(var('chance_no_learning_share'), 0) }} || ' of it, underfitting within ' || {{ fmt_pct(var('chance_underfitting_share'), 0) }} || ')'
+                || case when chance_confidence <> 'high' then '; the vocabulary is matched by name, not read from the config, so one step less severe' else '' end
+                else '' end
+            || cause_evidence
             as evidence,
         first_step,
         last_step,
         n_steps as steps_affected,
-        end_loss as observed_value,
-        start_loss as expected_value,
+        case when learning_verdict in ('at_chance', 'near_chance') then judged_loss
+            when learning_verdict = 'no_val_gain' then best_val_loss else end_loss end as observed_value,
+        case when learning_verdict in ('at_chance', 'near_chance') then chance_loss
+            when learning_verdict = 'no_val_gain' then first_val_loss else start_loss end as expected_value,
         relative_drop as estimated_cost,
         'relative_loss_drop' as cost_unit,
         'relative drop of the median training loss from the first steps to the end of the run' as cost_method,
-        case when is_flat then 0.9 else 0.5 end as impact_score,
-        cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when is_flat
-            then 'Check the pipeline before anything else: gradients reaching the parameters, the optimizer stepping, labels not masked out, LR neither zero nor too high; try to overfit a handful of examples.'
+        case when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
+        learning_cause as caused_by,
+        case
+            when learning_cause = 'schedule_sanity:warmup_covers_run'
+                then 'Shorten the warmup to a few percent of the run so the LR reaches its peak, then check the loss falls well below the uniform-guess level.'
+            when learning_cause = 'schedule_sanity:lr_far_above_usual'
+                then 'Lower the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
+            when learning_cause = 'schedule_sanity:lr_far_below_usual'
+                then 'Raise the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
+            when category = 'no_learning'
+                then 'Check the pipeline before anything else: gradients reaching the parameters, the optimizer stepping, labels not masked out, LR neither zero nor too high; try to overfit a handful of examples.'
             else 'More capacity or a higher LR; do not just add epochs. Compare with a run known to learn.'
         end as recommendation
-    from judged
-    where zero_loss_steps = 0
-        and (
-            is_flat
-            or (relative_drop < {{ var('underfitting_max_drop') }} and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }})
-        )
+    from verdicts
 ),
 
 zero_findings as (
@@ -186,14 +241,14 @@ chance_loss_findings as (
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Check the accuracy: if it sits at the majority rate, lower the LR or change the optimizer; check that labels reach the loss.'
             as recommendation
-    from judged
-    where not is_flat
+    from progress
+    where learning_verdict not in ('at_chance', 'near_chance', 'flat')
         and zero_loss_steps = 0
         and abs(end_loss - ln(2.0)) <= {{ var('chance_loss_tolerance') }}
         and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }}
 ),
 
-final as (
+unioned as (
     select * from trend_findings
     union all
     select * from chance_loss_findings
@@ -201,6 +256,36 @@ final as (
     select * from zero_findings
     union all
     select * from chance_findings
+),
+
+final as (
+    -- a log that stops inside its warmup, short of the configured end, is too early to judge: its
+    -- verdicts are low at most (a loss collapsed to exactly zero is wrong at any time)
+    select
+        unioned.run_id,
+        unioned.finding_id,
+        unioned.category,
+        case when progress.is_too_early and unioned.finding_id <> 'no_learning:zero_loss'
+            then {{ severity_min('unioned.severity', "'low'") }} else unioned.severity end as severity,
+        unioned.title,
+        unioned.evidence
+            || case when progress.is_too_early and unioned.finding_id <> 'no_learning:zero_loss'
+                then '; too early to judge, so low: the log stops at step ' || {{ fmt_int('progress.last_step') }}
+                    || ' inside its warmup (the LR never reached its peak), short of the configured end' else '' end as evidence,
+        unioned.first_step,
+        unioned.last_step,
+        unioned.steps_affected,
+        unioned.observed_value,
+        unioned.expected_value,
+        unioned.estimated_cost,
+        unioned.cost_unit,
+        unioned.cost_method,
+        unioned.impact_score,
+        unioned.caused_by,
+        unioned.recommendation
+    from unioned
+    left join progress
+        on unioned.run_id = progress.run_id
 )
 
 select * from final

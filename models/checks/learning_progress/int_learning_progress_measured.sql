@@ -5,6 +5,15 @@
 -- quarter of the run (is it still falling?), the log-to-log scatter of the loss
 -- (is the fall larger than the noise?), and the evidence for a loss that is no
 -- likelihood (negative values) or that collapsed to exactly zero.
+-- Judged against chance (int_runs_referenced): the loss the model was best at (the
+-- lowest validation loss after training began, else the end of the training loss) as a
+-- share of the chance level; whether validation ever improved meaningfully on its first
+-- value (eval_gain_min_share and eval_gain_noise_multiple x the eval-to-eval jitter), or
+-- had already gained before the first evaluation (the training loss fell by
+-- underfitting_max_drop before it). From these, one learning verdict per run, the first
+-- that holds: at chance, near chance, flat, no validation gain (only with an LR far outside
+-- its usual range or a training loss that barely fell), shallow, else learned; and the
+-- cause to name for it (a warmup the logged run never left, an LR far outside the range).
 with
 
 runs as (
@@ -89,7 +98,76 @@ before_zero as (
     group by all_points.run_id
 ),
 
-final as (
+referenced as (
+    select * from {{ run_ref('int_runs_referenced') }}
+),
+
+evals as (
+    select run_id, step, val_loss, eval_index, train_loss_smoothed
+    from {{ run_ref('int_evals_compared') }}
+    where val_loss is not null
+),
+
+eval_changes as (
+    select
+        run_id,
+        step,
+        val_loss,
+        eval_index,
+        train_loss_smoothed,
+        abs(val_loss - {{ previous_value('val_loss', 'step', 'run_id') }}) as eval_change
+    from evals
+),
+
+eval_summary as (
+    select
+        eval_changes.run_id,
+        count(*) as n_evals,
+        max(case when eval_changes.eval_index = 1 then eval_changes.val_loss end) as first_val_loss,
+        max(case when eval_changes.eval_index = 1 then eval_changes.step end) as first_eval_step,
+        max(case when eval_changes.eval_index = 1 then eval_changes.train_loss_smoothed end) as train_at_first_eval,
+        min(eval_changes.val_loss) as best_val_loss,
+        -- the best evaluation of a trained model: after the first logged training step
+        min(case when eval_changes.step > coalesce(referenced.first_train_step, -1) then eval_changes.val_loss end)
+            as best_trained_val_loss,
+        percentile_cont(0.5) within group (order by eval_changes.eval_change) as eval_noise
+    from eval_changes
+    left join referenced
+        on eval_changes.run_id = referenced.run_id
+    group by eval_changes.run_id
+),
+
+lr_ranges as (
+    select run_id, is_far_above, is_far_below from {{ run_ref('int_learning_rates_ranged') }}
+),
+
+config as (
+    select run_id, warmup_steps, total_steps from {{ run_ref('stg_training__config') }}
+),
+
+lr_extent as (
+    select run_id, max(step_index) as last_index, max(learning_rate) as max_lr
+    from {{ run_ref('int_train_steps_resolved') }}
+    where learning_rate is not null
+    group by run_id
+),
+
+lr_end as (
+    -- the logged LR at the last counted step and three quarters into the log (by step_index, an
+    -- equality lookup, no sort): still rising at the end means the log stops inside the warmup
+    select
+        lr_extent.run_id,
+        max(case when steps.step_index = lr_extent.last_index then steps.learning_rate end) as end_lr,
+        max(case when steps.step_index < lr_extent.last_index then steps.learning_rate end) as three_quarter_lr,
+        max(lr_extent.max_lr) as max_lr
+    from lr_extent
+    inner join {{ run_ref('int_train_steps_resolved') }} as steps
+        on lr_extent.run_id = steps.run_id
+        and steps.step_index in (lr_extent.last_index, greatest(1, cast(floor(0.75 * lr_extent.last_index) as {{ dbt.type_bigint() }})))
+    group by lr_extent.run_id
+),
+
+joined as (
     select
         runs.run_id,
         1 as progress_id,
@@ -107,7 +185,40 @@ final as (
         coalesce(zeros.zero_loss_steps, 0) as zero_loss_steps,
         zeros.first_zero_step,
         before_zero.loss_before_zero,
-        coalesce(zeros.min_loss < 0, false) as has_negative_loss
+        coalesce(zeros.min_loss < 0, false) as has_negative_loss,
+        referenced.chance_loss,
+        referenced.chance_basis,
+        referenced.chance_confidence,
+        referenced.chance_detail,
+        referenced.regime,
+        coalesce(eval_summary.n_evals, 0) as n_evals,
+        eval_summary.first_eval_step,
+        eval_summary.first_val_loss,
+        eval_summary.best_val_loss,
+        eval_summary.eval_noise,
+        eval_summary.train_at_first_eval,
+        case when eval_summary.best_trained_val_loss is not null then 'validation'
+            when windows.end_loss is not null then 'training' end as judged_loss_kind,
+        coalesce(eval_summary.best_trained_val_loss, windows.end_loss) as judged_loss,
+        eval_summary.first_val_loss - eval_summary.best_val_loss as val_gain,
+        greatest(
+            {{ var('eval_gain_min_share') }} * eval_summary.first_val_loss,
+            {{ var('eval_gain_noise_multiple') }} * coalesce(eval_summary.eval_noise, 0)
+        ) as val_gain_threshold,
+        coalesce(lr_ranges.is_far_above, false) as is_lr_far_above,
+        coalesce(lr_ranges.is_far_below, false) as is_lr_far_below,
+        -- the logged run never left its warmup: the configured warmup reaches its last step, or the
+        -- logged LR is still rising at the end (its maximum, above the LR a quarter of the log earlier)
+        coalesce(config.warmup_steps >= windows.last_step, false)
+            or coalesce(lr_end.end_lr >= lr_end.max_lr
+                and lr_end.end_lr > lr_end.three_quarter_lr * (1 + {{ var('lr_relative_tolerance') }}), false)
+            as is_within_warmup,
+        -- the run as configured never leaves its warmup (a schedule that cannot work), as opposed to a
+        -- log that stops early inside the warmup of a longer run
+        coalesce(config.warmup_steps >= coalesce(config.total_steps, windows.last_step), false) as is_warmup_over_configured_run,
+        -- too early to judge: the log stops inside the warmup well before the configured end
+        -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
+        coalesce(windows.last_step < {{ var('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end
     from runs
     left join windows
         on runs.run_id = windows.run_id
@@ -115,6 +226,72 @@ final as (
         on runs.run_id = zeros.run_id
     left join before_zero
         on runs.run_id = before_zero.run_id
+    left join referenced
+        on runs.run_id = referenced.run_id
+    left join eval_summary
+        on runs.run_id = eval_summary.run_id
+    left join lr_ranges
+        on runs.run_id = lr_ranges.run_id
+    left join config
+        on runs.run_id = config.run_id
+    left join lr_end
+        on runs.run_id = lr_end.run_id
+),
+
+flagged as (
+    select
+        *,
+        {{ safe_divide('judged_loss', 'chance_loss') }} as judged_share_of_chance,
+        -- a chance level known from the config or matched by name (an inferred one is the first
+        -- loss itself: the relative-drop rules already judge against it)
+        (chance_confidence in ('high', 'medium') and not has_negative_loss
+            and judged_loss >= (1 - {{ var('chance_no_learning_share') }}) * chance_loss) as is_at_chance,
+        (chance_confidence in ('high', 'medium') and not has_negative_loss
+            and judged_loss >= (1 - {{ var('chance_underfitting_share') }}) * chance_loss) as is_near_chance,
+        (level_change <= {{ var('no_learning_scatter_factor') }} * loss_scatter
+            or relative_drop < {{ var('no_learning_max_drop') }}) as is_flat,
+        (relative_drop < {{ var('underfitting_max_drop') }}
+            and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }}) as is_shallow,
+        -- validation improved meaningfully: on its first value, or before the first evaluation
+        -- (the training loss had already fallen by underfitting_max_drop when it was taken)
+        case when n_evals >= {{ var('eval_gain_min_evals') }} then
+            (val_gain > 0 and val_gain >= val_gain_threshold)
+            or coalesce(train_at_first_eval <= (1 - {{ var('underfitting_max_drop') }}) * start_loss, false)
+        end as has_val_gain,
+        -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
+        (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early
+    from joined
+),
+
+final as (
+    select
+        *,
+        case
+            when n_steps is null or n_steps < {{ var('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
+            when is_at_chance then 'at_chance'
+            when is_near_chance then 'near_chance'
+            -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
+            -- flat or shallow since the start says nothing when the log continues an earlier run
+            when is_flat and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'flat'
+            when not has_val_gain and (
+                is_lr_far_above or is_lr_far_below
+                or (relative_drop < {{ var('underfitting_max_drop') }} and coalesce(regime, '') <> 'continuation')
+            ) then 'no_val_gain'
+            -- shallow is judged on validation too: a validation loss that fell by underfitting_max_drop or more
+            -- did not flatten high
+            when is_shallow and coalesce({{ safe_divide('val_gain', 'first_val_loss') }}, 0) < {{ var('underfitting_max_drop') }}
+                and coalesce(regime, '') <> 'continuation' then 'shallow'
+            else 'learned'
+        end as learning_verdict,
+        -- the cause a failure to learn is linked to (the findings layer drops one the run did not produce)
+        case
+            -- a log that stops early inside its warmup names no cause: it is too early to judge
+            when is_too_early then null
+            when is_within_warmup then 'schedule_sanity:warmup_covers_run'
+            when is_lr_far_above then 'schedule_sanity:lr_far_above_usual'
+            when is_lr_far_below then 'schedule_sanity:lr_far_below_usual'
+        end as learning_cause
+    from flagged
 )
 
 select * from final

@@ -3,6 +3,10 @@
 -- the shard and source it started on, whether grad_norm was at or above the
 -- clip limit, and the validation loss around it. A spike that started on a shard
 -- judged bad is a symptom of that shard.
+-- And one per resume where the loss jumped against the pre-crash trajectory
+-- (int_resumes_checked): the training state was not restored. It is a symptom of an
+-- LR discontinuity at the same resume when there is one; a spike that starts within
+-- the jump's rows is a symptom of the jump.
 with
 
 spikes as (
@@ -20,6 +24,10 @@ totals as (
 
 evals as (
     select run_id, step, val_loss, best_val_loss_so_far from {{ run_ref('int_evals_compared') }}
+),
+
+resume_jumps as (
+    select * from {{ run_ref('int_resumes_checked') }} where is_loss_jump
 ),
 
 next_onsets as (
@@ -94,7 +102,10 @@ final as (
             {{ safe_divide('spikes.spike_steps', 'totals.counted_steps') }} * least(1.0, ln(spikes.peak_ratio)),
             coalesce(least(1.0, greatest(0, {{ safe_divide('val_impact.worst_val_after - val_impact.best_val_before', 'val_impact.best_val_before') }})), 0)
         ) as impact_score,
-        case when bad_shards.shard_id is not null then 'bad_data_shard:' || bad_shards.shard_id end as caused_by,
+        case
+            when bad_shards.shard_id is not null then 'bad_data_shard:' || bad_shards.shard_id
+            when resume_jumps.resume_step is not null then 'loss_spikes:resume_' || {{ fmt_int('resume_jumps.resume_step') }}
+        end as caused_by,
         case when bad_shards.shard_id is not null
             then 'Fix or drop shard ' || bad_shards.shard_id || ' (see bad_data_shard); the spike follows its batches.'
             else 'Inspect the batches at steps ' || {{ fmt_int('spikes.onset_step - 1') }} || '-' || {{ fmt_int('spikes.onset_step') }}
@@ -109,6 +120,48 @@ final as (
     left join val_impact
         on spikes.run_id = val_impact.run_id
         and spikes.spike_event_number = val_impact.spike_event_number
+    left join resume_jumps
+        on spikes.run_id = resume_jumps.run_id
+        and spikes.onset_step between resume_jumps.resume_step and resume_jumps.jump_last_step
+),
+
+resume_findings as (
+    select
+        run_id,
+        'loss_spikes:resume_' || {{ fmt_int('resume_step') }} as finding_id,
+        'loss_spikes' as category,
+        'medium' as severity,
+        'Training loss jumped ' || {{ fmt_pct('exp(loss_jump) - 1') }}
+            || case when boundary_source = 'learning_rate' then ' when the LR schedule restarted at step ' else ' when the run resumed at step ' end
+            || {{ fmt_int('resume_step') }}
+            || ' (' || {{ fmt('loss_after', 3) }} || ' against ' || {{ fmt('loss_before', 3) }} || ' before): the resume did not restore the training state'
+            || case when is_lr_discontinuous then ' (the LR changed at the same step).' else '.' end as title,
+        'median loss of the first ' || {{ fmt_int('jump_rows') }} || ' rows after the resume ' || {{ fmt('loss_after', 4) }}
+            || ' against ' || case when loss_basis = 'same_steps' then 'the crashed attempt''s losses at the same steps '
+                else 'the median of the last ' || {{ fmt_int('loss_before_rows') }} || ' pre-crash rows ' end || {{ fmt('loss_before', 4) }}
+            || ': +' || {{ fmt_pct('exp(loss_jump) - 1') }} || ', ' || {{ fmt(safe_divide('loss_jump', 'loss_jump_standard_error'), 1) }}
+            || ' standard errors of the pre-crash scatter (a jump from ' || {{ fmt_pct(var('resume_loss_jump_min_share'), 0) }} || ' and '
+            || {{ var('resume_loss_jump_n_sigmas') }} || ' standard errors); at this resume: ' || defects as evidence,
+        resume_step as first_step,
+        jump_last_step as last_step,
+        jump_rows as steps_affected,
+        loss_after as observed_value,
+        loss_before as expected_value,
+        (loss_after - loss_before) * jump_rows as estimated_cost,
+        'loss_excess' as cost_unit,
+        'the jump (median after minus the pre-crash level) times the rows it was measured on' as cost_method,
+        least(1.0, loss_jump) as impact_score,
+        case when is_lr_discontinuous
+            then 'lr_schedule_mismatch:resume_' || {{ fmt_int('resume_step') }} end as caused_by,
+        'Check what the resume restores: the optimizer state (Adam moments), the weights, the LR scheduler and the data position; '
+            || 'resume a short run from a checkpoint and compare its first losses with the crashed attempt''s.' as recommendation
+    from resume_jumps
+),
+
+unioned as (
+    select * from final
+    union all
+    select * from resume_findings
 )
 
-select * from final
+select * from unioned

@@ -2,6 +2,10 @@
 -- The shape of the departure is named: a scaled peak (the curve matches the
 -- schedule rebuilt at the logged peak), no warmup, a constant LR, a reset after
 -- a resume, or a different decay. Evidence: where they part and by how much.
+-- And, config or not, one finding per resume where the LR is discontinuous
+-- (int_resumes_checked: the LR after the resume against the pre-crash trajectory):
+-- it jumped, dropped, or the warmup restarted. A config-based reset_after_resume is
+-- then a symptom of it.
 with
 
 compared as (
@@ -124,7 +128,9 @@ final as (
         end as impact_score,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'lr_above_peak:run'
-            -- a schedule reset on resume is its own root cause (the resume path does not restore the scheduler)
+            -- a schedule reset on resume is its own root cause (the resume path does not restore the scheduler):
+            -- the resume's own finding below, when the LR after it is discontinuous with the pre-crash one
+            when mismatch_kind = 'reset_after_resume' then 'lr_schedule_mismatch:resume_' || {{ fmt_int('resume_step') }}
             -- an LR that stays up (constant, or a decay far longer than configured) is costed as never annealing,
             -- when that finding exists (the findings layer drops a cause the run did not produce)
             when mismatch_kind in ('constant_lr', 'different_decay') then 'schedule_sanity:never_anneals'
@@ -138,6 +144,65 @@ final as (
             else 'Compare the scheduler the code builds with the config, step by step.'
         end as recommendation
     from classified
+),
+
+resume_findings as (
+    -- the LR after a resume against the pre-crash trajectory (no config needed)
+    select
+        run_id,
+        'lr_schedule_mismatch:resume_' || {{ fmt_int('resume_step') }} as finding_id,
+        'lr_schedule_mismatch' as category,
+        -- the discontinuity is certain; what it cost shows in the loss after it (loss_spikes:resume_*)
+        'medium' as severity,
+        case lr_change
+            when 'warmup_restarted' then 'The LR warmup restarted when the run resumed at step ' || {{ fmt_int('resume_step') }}
+                || ': the LR fell to ' || {{ fmt('lr_after', 8) }} || ' (it was ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                || ') and climbed again.'
+            when 'jumped_up' then case when boundary_source = 'learning_rate'
+                then 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ var('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x at step ' || {{ fmt_int('resume_step') }} || ' after it had stopped rising: '
+                    || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                    || ' (the schedule restarted: a resume that did not restore the scheduler, or a new run continuing the step counter).'
+                else 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ var('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x when the run resumed at step ' || {{ fmt_int('resume_step') }}
+                    || ': ' || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                    || ' (the scheduler state was not restored).' end
+            else 'The LR dropped to ' || {{ fmt('lr_after', 8) }} || ' (' || {{ fmt('lr_expected_low / (1 - ' ~ var('lr_relative_tolerance') ~ ') / lr_after', 1) }} || 'x lower) when the run resumed at step '
+                || {{ fmt_int('resume_step') }} || ', instead of about ' || {{ fmt('lr_expected_low / (1 - ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                || ' (the scheduler state was not restored).'
+        end as title,
+        case boundary_source when 'learning_rate' then 'no restart in the log or the events: the jump is the only sign of a resume; LR jump at step '
+            when 'events' then 'resume (from the events; the log does not replay steps) at step ' else 'resume at step ' end
+            || {{ fmt_int('resume_step') }} || case when checkpoint_step is not null then ' (checkpoint ' || {{ fmt_int('checkpoint_step') }} || ')' else '' end
+            || '; first LR after it ' || {{ fmt('lr_after', 8) }} || ' at step ' || {{ fmt_int('first_after_step') }}
+            || '; expected from ' || lr_basis || ': ' || {{ fmt('lr_expected_low', 8) }} || ' to ' || {{ fmt('lr_expected_high', 8) }}
+            || ' (tolerance ' || {{ fmt_pct(var('lr_relative_tolerance'), 0) }} || ' included); ratio to the band ' || {{ fmt('lr_ratio', 2) }}
+            || ' (a discontinuity beyond ' || {{ var('resume_lr_jump_ratio') }} || 'x either way)'
+            || case when lr_change = 'warmup_restarted' then '; then rising to ' || {{ fmt('lr_after_window_max', 8) }}
+                || ' within ' || {{ var('resume_window_rows') }} || ' rows while the pre-crash LR was not rising: a warmup from the start' else '' end
+            || '; at this resume: ' || case when defects = '' then 'nothing else' else defects end
+            as evidence,
+        resume_step as first_step,
+        first_after_step as last_step,
+        cast(1 as {{ dbt.type_bigint() }}) as steps_affected,
+        lr_after as observed_value,
+        case when lr_ratio > 1 then lr_expected_high / (1 + {{ var('lr_relative_tolerance') }})
+            else lr_expected_low / (1 - {{ var('lr_relative_tolerance') }}) end as expected_value,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no direct cost: what the discontinuity cost shows in the loss after the resume (loss_spikes:resume_*)' as cost_method,
+        least(1.0, abs(ln(lr_ratio)) / ln(8.0)) as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        case lr_change
+            when 'warmup_restarted' then 'Restore the scheduler state (its step count) from the checkpoint on resume, so the warmup does not run again.'
+            else 'Restore the scheduler state from the checkpoint on resume (or rebuild it for the step the checkpoint holds and the original total), and check the first logged LR after a resume equals the last one before it.'
+        end as recommendation
+    from {{ run_ref('int_resumes_checked') }}
+    where is_lr_discontinuous
+),
+
+unioned as (
+    select * from final
+    union all
+    select * from resume_findings
 )
 
-select * from final
+select * from unioned

@@ -64,7 +64,7 @@ totals as (
 ),
 
 progress as (
-    select run_id, relative_drop from {{ run_ref('int_learning_progress_measured') }}
+    select run_id, learning_verdict, has_val_gain, first_eval_step from {{ run_ref('int_learning_progress_measured') }}
 ),
 
 assessed as (
@@ -90,6 +90,10 @@ assessed as (
         ) as is_sustained_mild_rise,
         totals.last_step,
         coalesce(totals.counted_steps, 0) as counted_steps,
+        -- validation never improved meaningfully on its first value (nor before it): the rise may be
+        -- from the first evaluation on, but that validation ever improved is not shown
+        coalesce(not progress.has_val_gain, false) as is_without_val_gain,
+        progress.first_eval_step,
         {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} as relative_rise,
         -- the share of the held-out gain (first evaluation -> minimum) given back by the end; null when
         -- the first evaluation is the minimum (nothing was gained, so the whole rise is loss)
@@ -108,8 +112,11 @@ assessed as (
         on best.run_id = totals.run_id
     left join progress
         on best.run_id = progress.run_id
-    -- a run that learns nothing is not overfitting (see no_learning): its validation loss rises for another reason
-    where coalesce(progress.relative_drop, 1) >= {{ var('no_learning_max_drop') }}
+    -- a run that learns nothing is not overfitting (see no_learning): its validation loss rises for another
+    -- reason. Overfitting needs validation to have improved meaningfully on chance (not at or near the
+    -- chance level) and, with an LR far outside its usual range or a training loss that barely fell,
+    -- on its first value (int_learning_progress_measured.learning_verdict)
+    where coalesce(progress.learning_verdict, 'learned') not in ('at_chance', 'near_chance', 'flat', 'no_val_gain')
 ),
 
 final as (
@@ -119,6 +126,8 @@ final as (
         'overfitting' as category,
         case
             when is_sustained_mild_rise then 'low'
+            -- never shown to have improved first: at most medium
+            when is_without_val_gain and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
             when coalesce(share_of_gain_given_back, 1) < {{ var('overfit_mild_gain_share') }}
                 and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
@@ -145,6 +154,10 @@ final as (
                     || {{ fmt('lowest_of_last_evals - best_val_loss', 4) }} || ' above the minimum, '
                     || {{ fmt(safe_divide('lowest_of_last_evals - best_val_loss', 'eval_noise'), 1) }}
                     || 'x the eval-to-eval noise ' || {{ fmt('eval_noise', 4) }}
+                else '' end
+            || case when is_without_val_gain
+                then '; validation never improved meaningfully on its first evaluation (step ' || {{ fmt_int('first_eval_step') }}
+                    || ') and the training loss had not yet fallen by then: at most medium, the best checkpoint may predate the evaluations'
                 else '' end as evidence,
         best_step as first_step,
         final_step as last_step,

@@ -1,8 +1,13 @@
 -- Finding: a learning-rate schedule that cannot work as configured or logged.
--- Three checks: the LR never anneals (the configured decay length is
+-- Checks: the LR never anneals (the configured decay length is
 -- never_anneals_decay_factor x the run or more, or the logged LR at the end is
--- still never_anneals_end_lr_share of its peak), warmup covers the whole run,
--- and min_lr above peak_lr. Evidence: the config fields and the logged LR.
+-- still never_anneals_end_lr_share of its peak), warmup covers the whole run (or the
+-- logged run never left its warmup, when that is named as the cause of a failure to
+-- learn), min_lr above peak_lr, and an LR far outside the range usual for how the run
+-- was trained and its optimizer (int_learning_rates_ranged), reported when a failure to
+-- learn names it as its cause. A cause is at least as severe as the symptoms it explains
+-- (the learning-progress findings that name it in caused_by). Evidence: the config
+-- fields and the logged LR.
 with
 
 config as (
@@ -66,6 +71,23 @@ assessed as (
         on config.run_id = logged.run_id
 ),
 
+symptoms as (
+    -- the learning-progress findings that name a schedule_sanity finding as their cause, and the
+    -- worst severity among them (the cause takes at least that severity)
+    select
+        run_id,
+        caused_by as cause_id,
+        max({{ severity_rank('severity') }}) as symptom_rank,
+        min(finding_id) as symptom_id
+    from {{ run_ref('int_findings__learning_progress') }}
+    where caused_by like 'schedule_sanity:%'
+    group by run_id, caused_by
+),
+
+lr_ranges as (
+    select * from {{ run_ref('int_learning_rates_ranged') }}
+),
+
 checks as (
     select
         run_id,
@@ -111,10 +133,23 @@ checks as (
     select
         run_id,
         'warmup_covers_run' as check_key,
-        'high' as severity,
-        'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
-            || ' steps): the LR never reaches its peak nor decays.' as title,
-        'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= total_steps ' || {{ fmt_int('run_steps') }}
+        -- a warmup as long as the configured run cannot work: high; a run stopped inside its warmup is
+        -- only as severe as the failure to learn it explains
+        case when warmup_steps >= run_steps then 'high' else 'info' end as severity,
+        case when warmup_steps >= run_steps
+            then 'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
+                || ' steps): the LR never reaches its peak nor decays.'
+            when warmup_steps is null
+            then 'The logged LR was still rising at the end of the run (step ' || {{ fmt_int('coalesce(end_step, run_steps)') }}
+                || '): it never reached its peak.'
+            else 'The run stopped at step ' || {{ fmt_int('coalesce(end_step, run_steps)') }} || ', inside its ' || {{ fmt_int('warmup_steps') }}
+                || '-step warmup: the LR never reached its peak.' end as title,
+        case when warmup_steps >= run_steps
+            then 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= total_steps ' || {{ fmt_int('run_steps') }}
+            when warmup_steps is null
+            then 'warmup_steps unknown; the logged LR at the last step ' || {{ fmt('end_lr', 8) }} || ' is its maximum, still rising'
+            else 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= the last logged step '
+                || {{ fmt_int('coalesce(end_step, run_steps)') }} || coalesce(' (total_steps ' || {{ fmt_int('total_steps') }} || ')', '') end
             || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ' vs peak_lr ' || {{ fmt('peak_lr', 6) }} as evidence,
         cast(1 as {{ dbt.type_bigint() }}) as first_step,
         end_step as last_step,
@@ -128,6 +163,11 @@ checks as (
         'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, run_steps / 20)') }} || ').' as recommendation
     from assessed
     where warmup_steps >= run_steps
+        -- or the logged run never left its warmup, and a failure to learn names it as its cause
+        or exists (
+            select 1 from symptoms
+            where symptoms.run_id = assessed.run_id and symptoms.cause_id = 'schedule_sanity:warmup_covers_run'
+        )
 
     union all
 
@@ -149,14 +189,52 @@ checks as (
         'Swap or fix min_lr and peak_lr in the config.' as recommendation
     from assessed
     where min_lr > peak_lr
+
+    union all
+
+    select
+        lr_ranges.run_id,
+        case when lr_ranges.is_far_above then 'lr_far_above_usual' else 'lr_far_below_usual' end as check_key,
+        'info' as severity,
+        'The learning rate ' || {{ fmt('lr_ranges.judged_lr', 8) }} || ' is '
+            || {{ fmt('case when lr_ranges.is_far_above then ' ~ safe_divide('lr_ranges.judged_lr', 'lr_ranges.lr_high') ~ ' else ' ~ safe_divide('lr_ranges.lr_low', 'lr_ranges.judged_lr') ~ ' end', 0) }}
+            || 'x' || case when lr_ranges.is_far_above then ' above the top of' else ' below the bottom of' end
+            || ' the range usual for ' || replace(lr_ranges.regime, '_', ' ') || ' training with ' || lr_ranges.optimizer_family
+            || ' (' || {{ fmt('lr_ranges.lr_low', 8) }} || ' to ' || {{ fmt('lr_ranges.lr_high', 8) }} || '): the run did not learn.' as title,
+        'LR judged: ' || lr_ranges.lr_basis || ' ' || {{ fmt('lr_ranges.judged_lr', 8) }} || ' (configured peak_lr '
+            || {{ fmt('lr_ranges.peak_lr', 8) }} || ', logged peak ' || {{ fmt('lr_ranges.logged_peak_lr', 8) }}
+            || '); usual range for ' || replace(lr_ranges.regime, '_', ' ') || ' (how the run started against the uniform-guess level) with '
+            || lr_ranges.optimizer_basis || ': ' || {{ fmt('lr_ranges.lr_low', 8) }} || ' to ' || {{ fmt('lr_ranges.lr_high', 8) }}
+            || ' (' || lr_ranges.range_source || '); far outside = ' || {{ var('lr_usual_far_factor') }} || 'x beyond an edge'
+            || '; the failure to learn it explains: ' || symptoms.symptom_id as evidence,
+        cast(null as {{ dbt.type_bigint() }}) as first_step,
+        cast(null as {{ dbt.type_bigint() }}) as last_step,
+        cast(0 as {{ dbt.type_bigint() }}) as steps_affected,
+        lr_ranges.judged_lr as observed_value,
+        case when lr_ranges.is_far_above then lr_ranges.lr_high else lr_ranges.lr_low end as expected_value,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no cost estimate: the run has no stretch at a usual LR to compare with' as cost_method,
+        1.0 as impact_score,
+        case when lr_ranges.is_far_above
+            then 'Lower the LR into the usual range (' || {{ fmt('lr_ranges.lr_low', 8) }} || ' to ' || {{ fmt('lr_ranges.lr_high', 8) }}
+                || '); check how the LR is computed (a scaling by batch or worker count, a wrong unit).'
+            else 'Raise the LR into the usual range (' || {{ fmt('lr_ranges.lr_low', 8) }} || ' to ' || {{ fmt('lr_ranges.lr_high', 8) }}
+                || '); check the scheduler is not stuck in warmup or multiplying the LR by a tiny factor.' end as recommendation
+    from lr_ranges
+    inner join symptoms
+        on lr_ranges.run_id = symptoms.run_id
+        and symptoms.cause_id = case when lr_ranges.is_far_above then 'schedule_sanity:lr_far_above_usual' else 'schedule_sanity:lr_far_below_usual' end
+    where lr_ranges.is_far_above or lr_ranges.is_far_below
 ),
 
 final as (
     select
-        run_id,
-        'schedule_sanity:' || check_key as finding_id,
+        checks.run_id,
+        'schedule_sanity:' || checks.check_key as finding_id,
         'schedule_sanity' as category,
-        severity,
+        -- a cause at least as severe as the worst symptom it explains
+        {{ severity_name('greatest(' ~ severity_rank('checks.severity') ~ ', coalesce(symptoms.symptom_rank, 1))') }} as severity,
         title,
         evidence,
         first_step,
@@ -171,6 +249,9 @@ final as (
         cast(null as {{ dbt.type_string() }}) as caused_by,
         recommendation
     from checks
+    left join symptoms
+        on checks.run_id = symptoms.run_id
+        and symptoms.cause_id = 'schedule_sanity:' || checks.check_key
 )
 
 select * from final

@@ -3,8 +3,11 @@
 -- (A, superseded) against the replay (B, counted) is a direct A/B test of
 -- whatever differed between the two attempts (clipping, data order, scheduler
 -- state). One row per restart: the steps compared, the mean training-loss gap
--- B - A over all of them and over the last replay_tail_steps, and how often
--- clipping held in one attempt and not in the other.
+-- B - A over all of them and over the last replay_tail_steps, how often
+-- clipping held in one attempt and not in the other, how many steps read another
+-- shard in the replay (a data loader that did not resume where it left off), and,
+-- when an evaluation inside the replayed range ran in both attempts, the
+-- validation loss of each (the last such evaluation).
 with
 
 restarts as (
@@ -12,7 +15,7 @@ restarts as (
 ),
 
 rows_resolved as (
-    select run_id, step, attempt_number, is_counted, is_superseded, loss, grad_norm
+    select run_id, step, attempt_number, is_counted, is_superseded, loss, grad_norm, shard_id
     from {{ run_ref('int_train_rows_resolved') }}
 ),
 
@@ -28,6 +31,8 @@ paired as (
         original.loss as loss_original,
         replay.loss as loss_replay,
         replay.loss - original.loss as loss_delta,
+        original.shard_id as shard_original,
+        replay.shard_id as shard_replay,
         (original.grad_norm <= config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clipped_original,
         (replay.grad_norm <= config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clipped_replay
     from restarts
@@ -54,10 +59,9 @@ ordered as (
     from paired
 ),
 
-final as (
+compared as (
     select
         run_id,
-        resume_step as replay_id,
         resume_step,
         min(step) as first_compared_step,
         max(step) as last_compared_step,
@@ -66,9 +70,78 @@ final as (
         {{ stable_avg('case when from_end <= ' ~ var('replay_tail_steps') ~ ' then loss_delta end') }} as tail_loss_delta,
         {{ stable_avg(safe_divide('loss_delta', 'loss_original')) }} as mean_relative_loss_delta,
         sum(case when is_clipped_original and not is_clipped_replay then 1 else 0 end) as steps_clipped_only_in_original,
-        sum(case when is_clipped_replay and not is_clipped_original then 1 else 0 end) as steps_clipped_only_in_replay
+        sum(case when is_clipped_replay and not is_clipped_original then 1 else 0 end) as steps_clipped_only_in_replay,
+        sum(case when shard_original is not null and shard_replay is not null then 1 else 0 end) as shard_compared_steps,
+        sum(case when shard_original <> shard_replay then 1 else 0 end) as steps_with_other_shard
     from ordered
     group by run_id, resume_step
+),
+
+eval_rows as (
+    -- evaluations logged inside a replayed range: the first row in the file was measured in the
+    -- original attempt, the last one in the replay
+    select
+        restarts.run_id,
+        restarts.resume_step,
+        evals.step,
+        evals.val_loss,
+        row_number() over (
+            partition by restarts.run_id, restarts.resume_step, evals.step order by evals.file_row_number
+            rows between unbounded preceding and current row
+        ) as from_first,
+        row_number() over (
+            partition by restarts.run_id, restarts.resume_step, evals.step order by evals.file_row_number desc
+            rows between unbounded preceding and current row
+        ) as from_last,
+        count(*) over (
+            partition by restarts.run_id, restarts.resume_step, evals.step
+            rows between unbounded preceding and unbounded following
+        ) as rows_for_step
+    from restarts
+    inner join {{ run_ref('stg_training__evals') }} as evals
+        on evals.run_id = restarts.run_id
+        and evals.step between restarts.resume_step and restarts.crashed_after_step
+    where evals.val_loss is not null and not evals.is_exact_duplicate
+),
+
+eval_pairs as (
+    select
+        run_id,
+        resume_step,
+        step,
+        max(case when from_first = 1 then val_loss end) as eval_loss_original,
+        max(case when from_last = 1 then val_loss end) as eval_loss_replay,
+        row_number() over (
+            partition by run_id, resume_step order by step desc rows between unbounded preceding and current row
+        ) as from_latest
+    from eval_rows
+    where rows_for_step >= 2
+    group by run_id, resume_step, step
+),
+
+final as (
+    select
+        compared.run_id,
+        compared.resume_step as replay_id,
+        compared.resume_step,
+        compared.first_compared_step,
+        compared.last_compared_step,
+        compared.compared_steps,
+        compared.mean_loss_delta,
+        compared.tail_loss_delta,
+        compared.mean_relative_loss_delta,
+        compared.steps_clipped_only_in_original,
+        compared.steps_clipped_only_in_replay,
+        compared.shard_compared_steps,
+        compared.steps_with_other_shard,
+        eval_pairs.step as replayed_eval_step,
+        eval_pairs.eval_loss_original,
+        eval_pairs.eval_loss_replay
+    from compared
+    left join eval_pairs
+        on compared.run_id = eval_pairs.run_id
+        and compared.resume_step = eval_pairs.resume_step
+        and eval_pairs.from_latest = 1
 )
 
 select * from final

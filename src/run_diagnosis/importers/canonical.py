@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from run_diagnosis.importers.reference_keys import reference_keys
 from run_diagnosis.run_files import (
     EVAL_COLUMNS,
     EVENT_COLUMNS,
@@ -136,13 +137,16 @@ def config_document(run: RunData) -> dict[str, Any]:
     for key in REQUIRED_TOP_KEYS + OPTIONAL_TOP_KEYS:
         document[key] = _clean(run.config.get(key))
     document.update({k: _clean(v) for k, v in run.config.items() if k not in document})
+    # the uniform-guess reference (vocabulary, classes, model and tokenizer names) at the top level
+    lifted, lifted_notes = reference_keys(document, run.source_path)
+    document.update(lifted)
     unknown = [k for k in REQUIRED_SCHEDULE_KEYS if schedule[k] is None]
     unknown += [k for k in REQUIRED_TOP_KEYS if document[k] is None]
     document["provenance"] = {
         "source_format": run.source_format,
         "source_path": run.source_path,
         "unknown_fields": unknown,
-        "notes": run.notes,
+        "notes": run.notes + lifted_notes,
     }
     if run.layout is not None:
         document["provenance"]["layout"] = run.layout

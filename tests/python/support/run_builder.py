@@ -284,14 +284,74 @@ class RunBuilder:
         return self
 
     def plant_flat_loss(self, level: float = 5.5) -> RunBuilder:
+        """Training and validation loss flat at `level`: nothing is learned."""
         self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
+        self.evals["val_loss"] = level * np.exp(self.rng.normal(0, 0.002, len(self.evals)))
         return self
 
     def plant_shallow_loss(self, drop: float = 0.05) -> RunBuilder:
+        """Training and validation loss fall by `drop` (relative) and flatten."""
         steps = self.train["step"].to_numpy()
         curve = 5.5 * (1 - drop * (1 - np.exp(-steps / 15.0)))
         self.train["loss"] = curve * np.exp(self.rng.normal(0, self.noise / 4, len(steps)))
+        eval_steps = self.evals["step"].to_numpy()
+        val = 5.55 * (1 - drop * (1 - np.exp(-eval_steps / 15.0)))
+        self.evals["val_loss"] = val * np.exp(self.rng.normal(0, 0.002, len(eval_steps)))
         return self
+
+    def plant_loss_curve(
+        self, start: float, end: float, val_start: float, val_end: float, rise: float = 0.0
+    ) -> RunBuilder:
+        """Training loss from `start` to `end` (an exponential approach, with the builder's noise),
+        optionally rising by `rise` (relative) through the warmup first; validation from `val_start`
+        (the evaluation at step 0) to `val_end`, linearly."""
+        steps = self.train["step"].to_numpy().astype(float)
+        approach = 1 - np.exp(-steps / (self.total_steps / 5))
+        bump = rise * np.sin(np.pi * np.clip(steps / (2 * self.warmup_steps), 0, 1)) ** 2
+        bump[steps > self.warmup_steps * 2] = 0
+        curve = (start + (end - start) * approach) * (1 + bump)
+        self.train["loss"] = curve * np.exp(self.rng.normal(0, self.noise / 2, len(steps)))
+        eval_steps = self.evals["step"].to_numpy().astype(float)
+        val = val_start + (val_end - val_start) * eval_steps / self.total_steps
+        self.evals["val_loss"] = val * np.exp(self.rng.normal(0, 0.002, len(eval_steps)))
+        return self
+
+    def plant_resume_defect(self, crash_after: int, resume_from: int, *defects: str) -> RunBuilder:
+        """Crash and resume (plant_restart), then one thing the resume did not restore, in the new
+        attempt's rows: `lr_reset` (the scheduler restarts its decay at the peak), `warmup_restarted`
+        (the warmup runs again from the resume), `data_replayed` (the data loader starts over from the
+        run's first batch), `data_skipped` (the loader is 16 steps, two shard visits, ahead) or
+        `loss_jump` (the optimizer state is lost: the loss jumps 40% and recovers over a few steps)."""
+        original = self.train.set_index("step")
+        self.plant_restart(crash_after, resume_from)
+        after = self.train.index[len(self.train) - (self.total_steps - resume_from) :]
+        steps = self.train.loc[after, "step"].to_numpy()
+        since = steps - resume_from
+        for defect in defects:
+            self._plant_resume_defect(after, steps, since, original, defect)
+        return self
+
+    def _plant_resume_defect(
+        self, after: pd.Index, steps: np.ndarray, since: np.ndarray, original: pd.DataFrame, defect: str
+    ) -> None:
+        if defect == "lr_reset":
+            self.train.loc[after, "learning_rate"] = [self.schedule(self.warmup_steps + k) for k in since]
+        elif defect == "warmup_restarted":
+            self.train.loc[after, "learning_rate"] = [
+                self.schedule(k) if k <= self.warmup_steps else self.schedule(s)
+                for k, s in zip(since, steps, strict=True)
+            ]
+        elif defect == "data_replayed":
+            self.train.loc[after, "shard_id"] = original.loc[since, "shard_id"].to_numpy()
+        elif defect == "data_skipped":
+            ahead = np.minimum(steps + 16, self.total_steps)
+            self.train.loc[after, "shard_id"] = original.loc[ahead, "shard_id"].to_numpy()
+        elif defect == "loss_jump":
+            self.train.loc[after, "loss"] = self.train.loc[after, "loss"] * (
+                1 + 0.4 * np.exp(-(since - 1) / 6.0)
+            )
+        else:
+            raise ValueError(f"unknown resume defect {defect!r}")
 
     def plant_percent_accuracy(self, steps: list[int]) -> RunBuilder:
         mask = self.evals["step"].isin(steps)

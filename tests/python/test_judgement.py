@@ -1,0 +1,374 @@
+"""Judgement against chance and resume integrity (docs/judgement.md), on fixture runs.
+
+Chance: a run is judged against the loss of a uniform guess, ln(vocabulary) or ln(classes).
+Each defect has a healthy control that must not fire: a from-scratch run stuck near ln V
+(and one that learns), a fine-tune at an LR far above the usual range whose validation loss
+never beats its first value (and one at a usual LR), a classifier near ln(classes) (and one
+that learns, and one whose training loss falls while validation stays at chance).
+Resume: every resume boundary is checked for an LR discontinuity, a restarted warmup, data
+replayed or skipped and a loss jump; a clean resume fires none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from support.dbt_session import Diagnosis, fixture_run
+from support.run_builder import RunBuilder
+
+ABOVE_LOW = {"critical", "high", "medium"}
+LN_GPT2 = math.log(50257)
+LN_LLAMA = math.log(32000)
+RESUME_PREFIXES = (
+    "lr_schedule_mismatch:resume_",
+    "loss_spikes:resume_",
+    "data_repetition:resume_",
+    "data_skipped:",
+)
+
+
+def finding(diagnosis: Diagnosis, finding_id: str) -> pd.Series:
+    found = diagnosis.findings().set_index("finding_id")
+    assert finding_id in found.index, diagnosis.findings()[["finding_id", "severity", "title"]].to_string()
+    return found.loc[finding_id]
+
+
+def ids_of(diagnosis: Diagnosis, *categories: str) -> list[str]:
+    findings = diagnosis.findings()
+    return sorted(findings.loc[findings["category"].isin(categories), "finding_id"])
+
+
+def reference(diagnosis: Diagnosis) -> pd.Series:
+    return diagnosis.query("select * from main.int_runs_referenced").iloc[0]
+
+
+# --- from scratch -------------------------------------------------------------------------
+
+
+def from_scratch(end_share: float, warmup_steps: int = 20, **config: object) -> RunBuilder:
+    """A GPT-2-vocabulary model from scratch: it starts at ln V and ends at end_share x ln V."""
+    builder = RunBuilder(warmup_steps=warmup_steps).plant_config(vocab_size=50257, **config)
+    return builder.plant_loss_curve(
+        LN_GPT2 * 1.01, LN_GPT2 * end_share, LN_GPT2 * 1.01, LN_GPT2 * (end_share + 0.01)
+    )
+
+
+@fixture_run(lambda: from_scratch(0.97))
+def test_from_scratch_stuck_at_ln_vocab_is_no_learning(diagnosis: Diagnosis) -> None:
+    # the loss fell 4% (beyond its noise, so not "flat"), but it is still at a uniform guess
+    row = finding(diagnosis, "no_learning:chance_level")
+    assert row["severity"] == "high"
+    assert row["expected_value"] == pytest.approx(LN_GPT2, rel=1e-6)
+    assert "vocab_size from the config" in row["evidence"]
+    assert not ids_of(diagnosis, "underfitting", "overfitting")
+    ref = reference(diagnosis)
+    assert (ref["chance_basis"], ref["chance_confidence"], ref["regime"]) == (
+        "vocab_size",
+        "high",
+        "from_scratch",
+    )
+
+
+@fixture_run(lambda: from_scratch(0.45))
+def test_from_scratch_that_learns_is_not_judged_at_chance(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting", "schedule_sanity")
+    assert reference(diagnosis)["regime"] == "from_scratch"
+
+
+@fixture_run(lambda: from_scratch(0.93, warmup_steps=300))
+def test_warmup_longer_than_the_run_is_the_cause_of_ending_near_chance(diagnosis: Diagnosis) -> None:
+    symptom = finding(diagnosis, "underfitting:near_chance")
+    assert symptom["severity"] in ABOVE_LOW
+    assert symptom["caused_by"] == "schedule_sanity:warmup_covers_run"
+    cause = finding(diagnosis, "schedule_sanity:warmup_covers_run")
+    assert cause["severity"] in {"critical", "high"}
+    assert cause["harm_rank"] < symptom["harm_rank"]
+
+
+@fixture_run(lambda: from_scratch(0.93, warmup_steps=300, total_steps=1000, decay_steps=1000))
+def test_log_stopped_inside_the_warmup_of_a_longer_run_is_too_early_to_judge(diagnosis: Diagnosis) -> None:
+    # the configured schedule is fine for 1000 steps; the log stops at 240, inside the warmup (the LR
+    # still rising): not learning yet is what a run in warmup does, so low, and no cause named
+    symptom = finding(diagnosis, "underfitting:near_chance")
+    assert symptom["severity"] == "low"
+    assert "too early to judge" in symptom["evidence"]
+    assert pd.isna(symptom["caused_by"])
+    assert not ids_of(diagnosis, "schedule_sanity")
+
+
+@fixture_run(lambda: from_scratch(0.93, warmup_steps=300, total_steps=None))
+def test_warmup_longer_than_a_run_of_unknown_length_is_the_cause(diagnosis: Diagnosis) -> None:
+    # without total_steps the log is the run: its warmup never ended
+    symptom = finding(diagnosis, "underfitting:near_chance")
+    assert symptom["severity"] == "medium"
+    assert symptom["caused_by"] == "schedule_sanity:warmup_covers_run"
+
+
+@fixture_run(lambda: from_scratch(0.45, warmup_steps=300, total_steps=1000, decay_steps=1000))
+def test_run_stopped_inside_its_warmup_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "schedule_sanity", "no_learning", "underfitting")
+
+
+# --- fine-tune ----------------------------------------------------------------------------
+
+
+def fine_tune(peak_lr: float, val_end: float, rise: float) -> RunBuilder:
+    """A Llama-vocabulary model fine-tuned from 2.0 (a pretrained start, far below ln V)."""
+    builder = RunBuilder(peak_lr=peak_lr, min_lr=peak_lr / 10)
+    builder.plant_config(vocab_size=32000, optimizer={"name": "adamw_torch"})
+    return builder.plant_loss_curve(2.0, 1.6, 2.05, val_end, rise=rise)
+
+
+@fixture_run(lambda: fine_tune(5e-2, 2.4, rise=0.4))
+def test_fine_tune_at_lr_far_above_usual_is_not_learning(diagnosis: Diagnosis) -> None:
+    # the loss rises through warmup; validation never beats its first value: not "overfitting,
+    # keep the early checkpoint" but a run that did not learn, because of the LR
+    assert not ids_of(diagnosis, "overfitting")
+    symptom = finding(diagnosis, "no_learning:no_val_gain")
+    assert symptom["severity"] == "high"
+    assert symptom["caused_by"] == "schedule_sanity:lr_far_above_usual"
+    cause = finding(diagnosis, "schedule_sanity:lr_far_above_usual")
+    assert cause["severity"] == "high"
+    assert "fine tune" in cause["title"] and "adam" in cause["title"]
+    assert reference(diagnosis)["regime"] == "fine_tune"
+
+
+@fixture_run(lambda: fine_tune(2e-5, 1.7, rise=0.0))
+def test_fine_tune_at_a_usual_lr_that_learns(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting", "schedule_sanity")
+
+
+@fixture_run(lambda: fine_tune(2e-5, 2.4, rise=0.0))
+def test_validation_that_never_improved_is_at_most_medium_overfitting(diagnosis: Diagnosis) -> None:
+    # a usual LR, a training loss that falls 20%, validation rising from its first value: it may be
+    # overfitting that began before the first evaluation, but that validation ever improved is not shown
+    row = finding(diagnosis, "overfitting:0")
+    assert row["detector_severity"] == "medium"
+    assert "never improved meaningfully on its first evaluation" in row["evidence"]
+
+
+# --- classifier ---------------------------------------------------------------------------
+
+
+def classifier(train_end: float, val_end: float) -> RunBuilder:
+    """A 4-class classifier: a fresh head starts at ln 4; accuracy logged off the 1/k rates."""
+    builder = RunBuilder().plant_config(num_classes=4)
+    builder.plant_loss_curve(math.log(4) * 1.01, train_end, math.log(4) * 1.01, val_end)
+    builder.evals["val_accuracy"] = np.linspace(0.27, 0.6 if val_end < 1 else 0.28, len(builder.evals))
+    return builder
+
+
+@fixture_run(lambda: classifier(math.log(4) * 0.98, math.log(4) * 0.985))
+def test_classifier_near_ln_classes_is_no_learning(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "no_learning:chance_level")
+    assert row["severity"] == "high"
+    assert row["expected_value"] == pytest.approx(math.log(4), rel=1e-6)
+    assert reference(diagnosis)["chance_basis"] == "num_classes"
+
+
+@fixture_run(lambda: classifier(0.3, math.log(4) * 0.99))
+def test_classifier_memorising_while_validation_stays_at_chance_is_not_overfitting(
+    diagnosis: Diagnosis,
+) -> None:
+    # training loss falls to 0.3 but validation never leaves the uniform-guess level
+    assert not ids_of(diagnosis, "overfitting")
+    assert finding(diagnosis, "no_learning:chance_level")["severity"] == "high"
+
+
+@fixture_run(lambda: classifier(0.3, 0.5))
+def test_classifier_that_learns(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
+@fixture_run(
+    lambda: classifier(math.log(4) * 0.98, math.log(4) * 0.985).plant_config(num_classes=4, vocab_size=30522)
+)
+def test_class_count_wins_over_vocabulary_when_the_start_fits_it(diagnosis: Diagnosis) -> None:
+    assert reference(diagnosis)["chance_basis"] == "num_classes"
+
+
+def language_model_with_a_label_count() -> RunBuilder:
+    # an LM whose config carries a label count (HF configs may): its start is far above ln 2
+    return from_scratch(0.45).plant_config(num_classes=2)
+
+
+@fixture_run(language_model_with_a_label_count)
+def test_class_count_that_does_not_fit_the_start_is_ignored(diagnosis: Diagnosis) -> None:
+    assert reference(diagnosis)["chance_basis"] == "vocab_size"
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+@fixture_run(lambda: from_scratch(0.97, tokenizer_name="GPT2BPETokenizer").plant_config(vocab_size=None))
+def test_vocabulary_from_the_tokenizer_name_is_medium(diagnosis: Diagnosis) -> None:
+    ref = reference(diagnosis)
+    assert (ref["chance_basis"], ref["chance_confidence"]) == ("tokenizer_name", "medium")
+    assert ref["chance_loss"] == pytest.approx(LN_GPT2, rel=1e-6)
+    # a vocabulary matched by name: one step less severe than one read from the config
+    assert finding(diagnosis, "no_learning:chance_level")["severity"] == "medium"
+
+
+# --- resume integrity ---------------------------------------------------------------------
+
+
+def resume_ids(diagnosis: Diagnosis) -> list[str]:
+    return sorted(i for i in diagnosis.findings()["finding_id"] if i.startswith(RESUME_PREFIXES))
+
+
+def checked(diagnosis: Diagnosis) -> pd.Series:
+    rows = diagnosis.query("select * from main.int_resumes_checked")
+    assert len(rows) == 1, rows.to_string()
+    return rows.iloc[0]
+
+
+@pytest.mark.parametrize(("crash_after", "resume_from"), [(130, 100), (200, 190)])
+@fixture_run(lambda crash_after, resume_from: RunBuilder().plant_restart(crash_after, resume_from))
+def test_clean_resume_fires_no_resume_check(diagnosis: Diagnosis, crash_after: int, resume_from: int) -> None:
+    assert resume_ids(diagnosis) == []
+    row = checked(diagnosis)
+    assert (row["lr_change"], row["is_loss_jump"], row["data_order"], row["defects"]) == (
+        "continuous",
+        False,
+        "restored",
+        "",
+    )
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(200, 190, "lr_reset"))
+def test_lr_reset_at_a_resume_is_a_schedule_mismatch(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "lr_schedule_mismatch:resume_191")
+    # the detector's evidence is medium; the final severity follows the priced cost (docs/costing.md)
+    assert row["detector_severity"] == "medium" and row["severity"] in ("low", "medium")
+    assert row["observed_value"] == pytest.approx(3e-3, rel=1e-3)
+    assert "jumped" in row["title"]
+    assert checked(diagnosis)["lr_change"] == "jumped_up"
+    # the config-based reset is the same resume: its symptom
+    config_based = diagnosis.findings().query("finding_id == 'lr_schedule_mismatch:reset_after_resume'")
+    assert list(config_based["caused_by"]) in ([], ["lr_schedule_mismatch:resume_191"])
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(200, 190, "warmup_restarted"))
+def test_warmup_restarted_at_a_resume(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "lr_schedule_mismatch:resume_191")
+    assert "warmup restarted" in row["title"]
+    assert checked(diagnosis)["lr_change"] == "warmup_restarted"
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(130, 100, "data_replayed"))
+def test_data_replayed_at_a_resume(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "data_repetition:resume_101")
+    assert row["category"] == "data_repetition"
+    assert "replayed data" in row["title"]
+    assert checked(diagnosis)["data_order"] == "replayed"
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(130, 100, "data_skipped"))
+def test_data_skipped_at_a_resume(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "data_skipped:resume_101")
+    assert row["category"] == "data_skipped"
+    assert checked(diagnosis)["data_step_offset"] == 16
+    assert "data_skipped_at_resume" in diagnosis.failing_tests() or row["severity"] in {"low", "info"}
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(130, 100, "loss_jump"))
+def test_loss_jump_at_a_resume(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "loss_spikes:resume_101")
+    assert row["detector_severity"] == "medium"
+    assert pd.isna(row["caused_by"])  # no LR change at this resume: the state itself was not restored
+    assert checked(diagnosis)["is_loss_jump"]
+
+
+@fixture_run(lambda: RunBuilder().plant_resume_defect(200, 190, "lr_reset", "loss_jump"))
+def test_loss_jump_after_an_lr_reset_is_its_symptom(diagnosis: Diagnosis) -> None:
+    jump = finding(diagnosis, "loss_spikes:resume_191")
+    assert jump["caused_by"] == "lr_schedule_mismatch:resume_191"
+
+
+def resume_without_replay_in_the_log() -> RunBuilder:
+    """The crashed attempt's rows are gone (the log was overwritten): only the events tell."""
+    builder = RunBuilder().plant_resume_defect(200, 190, "lr_reset")
+    builder.train = (
+        builder.train.drop_duplicates("step", keep="last").sort_values("step").reset_index(drop=True)
+    )
+    return builder
+
+
+@fixture_run(resume_without_replay_in_the_log)
+def test_resume_known_from_the_events_only_is_checked(diagnosis: Diagnosis) -> None:
+    row = checked(diagnosis)
+    assert not row["is_seen_in_log"]
+    assert row["resume_step"] == 191
+    assert "lr_schedule_mismatch:resume_191" in resume_ids(diagnosis)
+
+
+# --- where the reference keys come from (importers/reference_keys.py) ---------------------
+
+
+def test_reference_keys_come_from_the_config_then_the_files_beside_the_log(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "vocab_size": 32000,
+                "_name_or_path": "meta-llama/Llama-2-7b-hf",
+                "id2label": {"0": "a", "1": "b"},
+            }
+        )
+    )
+    (tmp_path / "adapter_config.json").write_text(
+        json.dumps({"base_model_name_or_path": "TinyLlama/TinyLlama-1.1B"})
+    )
+    log = tmp_path / "trainer_state.json"
+    # the importer's own config wins (shallowest key first), the files beside the log fill the rest
+    lifted, notes = reference_keys({"hparams": {"model": {"vocab_size": 50258}}}, str(log))
+    assert lifted == {
+        "vocab_size": 50258,
+        "num_classes": 2,
+        "model_name": "meta-llama/Llama-2-7b-hf",
+    }
+    assert any("from id2label in config.json" in note for note in notes)
+    # a key the config already sets at the top level is kept as it is
+    assert "vocab_size" not in reference_keys({"vocab_size": 100}, str(log))[0]
+
+
+def flat_at_three() -> RunBuilder:
+    """Training and validation loss flat at 3.0 from the first log."""
+    return RunBuilder().plant_flat_loss(level=3.0)
+
+
+def resumed_from_an_earlier_run() -> RunBuilder:
+    """The same, in a log that starts at step 10,001: it continues an earlier run, whose model had
+    converged."""
+    builder = flat_at_three()
+    for frame in (builder.train, builder.evals, builder.events):
+        frame["step"] = frame["step"] + 10_000
+    return builder.plant_config(total_steps=10_240, decay_steps=10_240, warmup_steps=0)
+
+
+@fixture_run(resumed_from_an_earlier_run)
+def test_flat_loss_of_a_continuation_is_not_no_learning(diagnosis: Diagnosis) -> None:
+    assert reference(diagnosis)["regime"] == "continuation"
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+@fixture_run(flat_at_three)
+def test_the_same_flat_loss_from_the_start_is_no_learning(diagnosis: Diagnosis) -> None:
+    assert ids_of(diagnosis, "no_learning") == ["no_learning:run"]
+
+
+def noisy_training_loss_with_improving_validation() -> RunBuilder:
+    """Single-batch training losses too noisy to show a trend (flat within their scatter), while
+    validation falls from 5.7 to 3.1 (the builder's evaluations): the model learns."""
+    return RunBuilder().plant_flat_loss(level=3.0).plant_loss_curve(3.0, 2.95, 5.7, 3.1)
+
+
+@fixture_run(noisy_training_loss_with_improving_validation)
+def test_validation_that_improves_outweighs_a_training_loss_too_noisy_to_show_it(
+    diagnosis: Diagnosis,
+) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
