@@ -341,8 +341,9 @@ def release_database() -> None:
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
     with DuckDBConnectionManager._LOCK:
-        if DuckDBConnectionManager._ENV is not None:
-            DuckDBConnectionManager._ENV.close()
+        environment: Any = DuckDBConnectionManager._ENV  # typed None in dbt-duckdb, set while open
+        if environment is not None:
+            environment.close()
             DuckDBConnectionManager._ENV = None
 
 

@@ -47,6 +47,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -327,7 +328,7 @@ def several_sources(
             multi_run.RunSource(
                 name=source.stem if source.is_file() else source.name,
                 describe=str(source),
-                load=lambda source=source: read_source(source, fmt, mapping),
+                load=partial(read_source, source, fmt, mapping),
             )
         ]
     return runs
