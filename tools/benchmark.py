@@ -186,13 +186,13 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
 class Breakdown:
     """Where one diagnosis's time went, from dbt's run_results.json and its debug log."""
 
-    wall_s: float  # the whole diagnose.py process
+    wall_s: float  # the whole run-diagnosis diagnose process
     node_phase_s: float  # dbt's node phase (run_results elapsed_time): the nodes, 2 threads
     node_sum_s: float  # the nodes' own times, summed over both threads
     sql_s: float  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
     nodes: int
 
-    # seconds from the start of diagnose.py to its steps 2 (writing the run), 3 (dbt) and 4
+    # seconds from the start of run-diagnosis diagnose to its steps 2 (writing the run), 3 (dbt) and 4
     # (the report), from its progress lines
     write_at: float
     build_at: float
@@ -216,7 +216,7 @@ class Breakdown:
 
 
 BREAKDOWN_HEADER = (
-    "| run | diagnose.py wall | start-up, checking and reading the run | writing and checking the "
+    "| run | run-diagnosis diagnose wall | start-up, checking and reading the run | writing and checking the "
     "canonical files | dbt start-up and end (parse, hooks, artifacts) | node phase | node time "
     "summed (2 threads) | of it SQL in DuckDB | of it dbt's own work | report |\n"
     "|---|---|---|---|---|---|---|---|---|---|"
@@ -225,7 +225,7 @@ SQL_STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
 
 
 def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str, Breakdown]:
-    """diagnose.py end to end; also dbt's own elapsed time, its three slowest nodes and where
+    """run-diagnosis diagnose end to end; also dbt's own elapsed time, its three slowest nodes and where
     the time went."""
     measure = run_measured([*DIAGNOSE, str(run_dir), "--out", str(out)])
     results = json.loads((out / "dbt" / "target" / "run_results.json").read_text())

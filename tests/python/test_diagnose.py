@@ -1,7 +1,7 @@
-"""diagnose.py end to end: the same findings as a `dbt build` of the seeds, and a usable CLI.
+"""run-diagnosis diagnose end to end: the same findings as a `dbt build` of the seeds, and a usable CLI.
 
 The seeds are built once with `dbt build --selector ci` (scripts/test.sh's build, reused
-through sample_build.py, or made here when this file runs alone); diagnose.py then runs, at
+through sample_build.py, or made here when this file runs alone); run-diagnosis diagnose then runs, at
 the same time and into two different --out folders, on the shared sample run (read in place)
 and on a copy of the repo's own seed files. Both must give the seed build's findings
 (finding_id, category, severity, first_step), and each must keep to its own folder.
@@ -37,7 +37,7 @@ FindingKeys = set[tuple[Any, ...]]
 
 @dataclass(frozen=True)
 class CliRun:
-    """One diagnose.py process: what it was given and what it said."""
+    """One run-diagnosis diagnose process: what it was given and what it said."""
 
     source: Path
     out: Path
@@ -75,7 +75,7 @@ def seeds_build() -> BuildResult:
 
 @pytest.fixture(scope="module")
 def diagnoses(tmp_path_factory: pytest.TempPathFactory, seeds_build: BuildResult) -> dict[str, CliRun]:
-    """diagnose.py on the seed copy and on the shared sample run, both at once."""
+    """run-diagnosis diagnose on the seed copy and on the shared sample run, both at once."""
     root = tmp_path_factory.mktemp("diagnoses")
     sources = {"seeds_copy": copy_seed_files(root / "seeds-copy")}
     if SAMPLE_RUN.is_dir():
@@ -88,7 +88,7 @@ def cli_run(diagnoses: dict[str, CliRun], name: str) -> CliRun:
     if name not in diagnoses:
         pytest.skip(f"{SAMPLE_RUN} is absent: the shared sample run is not on this machine")
     run = diagnoses[name]
-    assert run.returncode == 0, f"diagnose.py {run.source} exited {run.returncode}:\n{run.stderr}"
+    assert run.returncode == 0, f"run-diagnosis diagnose {run.source} exited {run.returncode}:\n{run.stderr}"
     return run
 
 
@@ -276,8 +276,8 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
 def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A five-file folder whose train log lost a column: diagnose.py stops with exit 2 before the
-    build, naming the file and the column, as validate_run.py does (and the dbt build would)."""
+    """A five-file folder whose train log lost a column: run-diagnosis diagnose stops with exit 2 before the
+    build, naming the file and the column, as run-diagnosis validate does (and the dbt build would)."""
     folder = copy_seed_files(tmp_path / "run")
     train_log = folder / f"{SEED_PREFIX}train_log.csv"
     frame = pd.read_csv(train_log, dtype=str, keep_default_na=False)

@@ -1,5 +1,5 @@
 """Property-based fuzz of hostile input (hypothesis): a mutated fixture run either stops at the
-validator with a one-line error naming its file (exit 2 in diagnose.py, before any build), or
+validator with a one-line error naming its file (exit 2 in run-diagnosis diagnose, before any build), or
 builds with every raw train row accounted for exactly once in the row audit.
 
 Each example is a dbt build (a few seconds in-process), so CI runs FUZZ_EXAMPLES=4 by

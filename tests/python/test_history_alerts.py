@@ -9,7 +9,7 @@ One run still training is diagnosed three times into the same database:
 3. unchanged: nothing is rebuilt, nothing appended, nothing alerted.
 
 After each build the alerts go to a local HTTP server (generic JSON and Slack blocks) and to a
-JSON file: each finding is sent once. findings_since.py and the fleet page read the history;
+JSON file: each finding is sent once. run-diagnosis findings-since and the fleet page read the history;
 findings.json and the alert payload are validated against docs/findings-schema.json.
 """
 

@@ -1,9 +1,9 @@
 """Hostile and broken input (issue 10): paths are data, bad files are exit 2 before the build,
 impossible values become findings or set-aside rows, and reruns are byte-identical.
 
-Three layers, cheapest first: the validator and diagnose.py's exit-2 path (no dbt at all,
+Three layers, cheapest first: the validator and run-diagnosis diagnose's exit-2 path (no dbt at all,
 each well under a second), one in-process dbt build of every planted fixture run (dbt_session;
-hostile folder names among them), and two end-to-end diagnose.py processes into a hostile
+hostile folder names among them), and two end-to-end run-diagnosis diagnose processes into a hostile
 --out path for the rerun comparison.
 """
 

@@ -2,7 +2,7 @@
 
 A fixture run is built once (the marts exist), then a column is dropped from its train log and
 the run is built again: staging fails and everything after it is skipped. dbt's exit code, the
-on-run-end problem list, the report (report.py's exit code too) and the fleet page must all say
+on-run-end problem list, the report (run-diagnosis report's exit code too) and the fleet page must all say
 the diagnosis is INCOMPLETE and name the model that did not build; none may say "nothing above
 info" or read as a clean run.
 """
