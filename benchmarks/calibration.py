@@ -9,7 +9,7 @@ CALIBRATION (default ../shared/calibration next to the repository) holds `runs/<
 the training loop) and `calibration.json` (per case: the faults, what it is paired with, the
 measured paired cost per seed = final validation loss with the fault minus without, its mean
 and range over seeds). Every run is diagnosed in one warehouse build (run_id = folder name,
-see RUN_DIAGNOSIS_RUN_DIR in the README); each fault is paired with the finding that names it,
+see RUN_DIAGNOSIS_RUN_DIR in docs/own-run.md); each fault is paired with the finding that names it,
 and the script prints:
 
 - per fault: the measured mean and range over seeds, and per seed the estimate with its

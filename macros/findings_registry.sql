@@ -32,7 +32,7 @@
 {% macro finding_columns() %}
   {{ return([
     'run_id', 'finding_id', 'category', 'severity', 'title', 'evidence', 'first_step', 'last_step', 'steps_affected',
-    'observed_value', 'expected_value', 'estimated_cost', 'cost_unit', 'cost_method', 'impact_score',
+    'observed_value', 'expected_value', 'threshold_value', 'threshold_name', 'estimated_cost', 'cost_unit', 'cost_method', 'impact_score',
     'caused_by', 'recommendation',
   ]) }}
 {% endmacro %}

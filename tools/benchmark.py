@@ -4,7 +4,7 @@
     python tools/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
     python tools/benchmark.py --steps 10000 --no-sample
     python tools/benchmark.py --fleet 1000 --no-sample --steps   # 1,000 runs x 10k steps, + 1 run
-    python tools/benchmark.py --readme README.md    # ... and write the output into the README
+    python tools/benchmark.py --readme docs/performance.md    # ... and write the output there
 
 Three commands run as separate processes, each measured whole (wall seconds, CPU seconds
 and peak resident memory of the process tree, from wait4):
@@ -55,8 +55,11 @@ DIAGNOSE = [str(Path(sys.executable).with_name("run-diagnosis")), "diagnose"]
 GB = 1024**3
 PREFIX = "bench_"  # the synthetic runs' file-name prefix
 TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
-# the README's block of measured numbers, written by `--readme README.md` (never edited by hand)
-README_START = "<!-- benchmark output: start (written by python tools/benchmark.py --readme README.md) -->"
+# docs/performance.md's block of measured numbers, written by `--readme docs/performance.md`
+# (never edited by hand)
+README_START = (
+    "<!-- benchmark output: start (written by python tools/benchmark.py --readme docs/performance.md) -->"
+)
 README_END = "<!-- benchmark output: end -->"
 
 
@@ -285,7 +288,7 @@ def measure_fleet_build(folder: Path, db_path: Path, work: Path) -> tuple[Measur
 
 
 def fleet(n_runs: int, steps: int, work: Path) -> list[str]:
-    """Build n_runs runs in one warehouse, then add one run; the README's table rows."""
+    """Build n_runs runs in one warehouse, then add one run; the performance doc's table rows."""
     folder, db_path = work / f"fleet_{n_runs}", work / f"fleet_{n_runs}.duckdb"
     say(f"fleet: writing {n_runs} runs of {steps:,} steps ...")
     rows = sum(synthetic_run(steps, folder / f"run_{i:05d}", seed=i) for i in range(n_runs))
@@ -332,8 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--readme",
         type=Path,
-        metavar="README",
-        help="also write the output between the benchmark markers of this README (README.md)",
+        metavar="DOC",
+        help="also write the output between the benchmark markers of this file (docs/performance.md)",
     )
     args = parser.parse_args(argv)
     sizes = sorted(set(args.steps) | ({TEN_M} if args.with_10m else set()))
@@ -407,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         out += ["\n".join(fleet(args.fleet, args.fleet_steps, work))]
     text = "\n".join(out)
     print(text)
-    if args.readme is not None:  # the README's measured numbers come from here, not by hand
+    if args.readme is not None:  # the documented measured numbers come from here, not by hand
         readme = args.readme.read_text(encoding="utf-8")
         args.readme.write_text(replace_between(readme, README_START, README_END, text), encoding="utf-8")
         say(f"benchmark output written into {args.readme}")

@@ -1,11 +1,12 @@
-"""Copy page one of a report.md into the README, between two marker lines.
+"""Copy page one of a report.md into a Markdown document, between two marker lines.
 
-The block is rewritten only when page one changed, so an unchanged diagnosis leaves
-the README (a tracked file) untouched. Headings are demoted by two levels so page one
-sits under the README's own section.
+The document is docs/report-contents.md ("Page one of the sample's report"). The block is
+rewritten only when page one changed, so an unchanged diagnosis leaves the document (a tracked
+file) untouched. Headings are demoted by one level so page one sits under the document's own
+section.
 
 Usage:
-  python tools/report_readme.py REPORT_MD README_MD
+  python tools/report_readme.py REPORT_MD docs/report-contents.md
 """
 
 from __future__ import annotations
@@ -21,31 +22,33 @@ PAGE_BREAK = "\n---\n"
 
 
 def page_one(report: str) -> str:
-    """Page one of a report.md (everything before the first page break), headings demoted by two levels."""
+    """Page one of a report.md (everything before the first page break), headings demoted by one level."""
     first = report.split(PAGE_BREAK, 1)[0]
-    lines = first.strip().splitlines()[1:]  # the report's title stays out: the README has its own
-    return "\n".join("##" + line if line.startswith("#") else line for line in lines).strip()
+    lines = first.strip().splitlines()[1:]  # the report's title stays out: the document has its own
+    return "\n".join("#" + line if line.startswith("#") else line for line in lines).strip()
 
 
 def replace_between(readme: str, start: str, end: str, body: str) -> str:
-    """The README with the text between the marker lines `start` and `end` replaced by `body`
+    """The document with the text between the marker lines `start` and `end` replaced by `body`
     (a block a command writes: a number in it comes from that command, never by hand)."""
     if start not in readme or end not in readme:
-        raise ValueError(f"the README has no {start!r} ... {end!r} block")
+        raise ValueError(f"the document has no {start!r} ... {end!r} block")
     head, rest = readme.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{body.strip()}\n{end}{tail}"
 
 
 def with_page_one(readme: str, report: str) -> str:
-    """The README with the block between the markers replaced by the report's page one."""
+    """The document with the block between the markers replaced by the report's page one."""
     return replace_between(readme, START, END, page_one(report))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="report_readme.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path, help="report.md to take page one from")
-    parser.add_argument("readme", type=Path, help="README.md holding the marker lines")
+    parser.add_argument(
+        "readme", type=Path, help="the document holding the marker lines (docs/report-contents.md)"
+    )
     args = parser.parse_args(argv)
     try:
         readme = args.readme.read_text(encoding="utf-8")

@@ -50,6 +50,35 @@ final as (
         is_outlier as is_loss_spike,
         is_excluded_{{ passes - 1 }} as was_flagged_by_earlier_pass
     from pass_{{ passes }}
+),
+
+bars as (
+    -- the loss above which this step would be a spike: the highest of the three bars it must
+    -- clear (the robust z of spike_baseline_pass, the relative excess, and the absolute excess
+    -- of int_loss_spikes_flagged); none before spike_min_periods baseline points
+    select
+        final.*,
+        case when baseline_points >= {{ var('spike_min_periods') }} then exp(log_baseline
+            + {{ var('spike_n_mads') }} * greatest(coalesce(log_mad, 0), {{ var('spike_min_mad') }}) / 0.6745) end as robust_bar,
+        case when baseline_points >= {{ var('spike_min_periods') }} then loss_baseline * (1 + {{ var('spike_min_relative_excess') }}) end
+            as relative_bar,
+        case when baseline_points >= {{ var('spike_min_periods') }} then loss_baseline + {{ var('spike_min_absolute_excess') }} end
+            as absolute_bar
+    from final
+),
+
+barred as (
+    select
+        run_id, step, shard_id, loss, log_loss, log_baseline, log_mad, baseline_points, loss_baseline, log_residual,
+        robust_z, is_loss_spike, was_flagged_by_earlier_pass,
+        greatest(robust_bar, relative_bar, absolute_bar) as spike_threshold_loss,
+        case
+            when robust_bar is null then null
+            when robust_bar >= relative_bar and robust_bar >= absolute_bar then 'spike_n_mads'
+            when relative_bar >= absolute_bar then 'spike_min_relative_excess'
+            else 'spike_min_absolute_excess'
+        end as spike_threshold_name
+    from bars
 )
 
-select * from final
+select * from barred

@@ -42,6 +42,8 @@ scored as (
         harmed.steps_affected,
         harmed.observed_value,
         harmed.expected_value,
+        harmed.threshold_value,
+        harmed.threshold_name,
         harmed.val_loss_cost,
         harmed.val_loss_cost_low,
         harmed.val_loss_cost_high,
@@ -87,7 +89,7 @@ scored as (
 final as (
     select
         run_id, finding_id, category, severity, detector_severity, ledger, title, evidence, first_step, last_step, steps_affected,
-        observed_value, expected_value, val_loss_cost, val_loss_cost_low, val_loss_cost_high, val_loss_cost_share,
+        observed_value, expected_value, threshold_value, threshold_name, val_loss_cost, val_loss_cost_low, val_loss_cost_high, val_loss_cost_share,
         noise_floor, cost_within_noise, cost_estimator, cost_evidence, confirm_rerun, compute_seconds_lost, compute_share_lost,
         estimated_cost, cost_unit, cost_method, impact_kind, own_harm, symptom_count, harm_score, caused_by, is_root_cause,
         recommendation, test_name,

@@ -41,7 +41,7 @@ from run_diagnosis.cli import prog
 from run_diagnosis.report_data import SEVERITY_ORDER, has_table, query_rows, severity_index
 
 SCHEMA_NAME = "run_diagnosis/alert_payload"
-SCHEMA_VERSION = "1.0.0"  # docs/findings-schema.json $defs/alert_payload; bump on any change of shape
+SCHEMA_VERSION = "1.1.0"  # docs/findings-schema.json $defs/alert_payload; bump on any change of shape
 LEDGER = "alerts_sent"
 HISTORY = "findings_history"
 OPEN_STATUSES = ("new", "still_open", "regressed")

@@ -7,6 +7,8 @@ failing dbt tests from the target folder, then writes to the output folder:
   report.md      the report for people, in Markdown (no images)
   report.html    the same, self-contained: inline CSS and plots, no JS, no network
   findings.json  the ranked findings: every `findings` column plus `rank` (1 = fix first)
+  margins.json   how close each main threshold check came to firing: every `check_margins` row
+                 (written when the build has that mart; docs/margins.md)
 
 Usage:
   run-diagnosis report [--db PATH] [--target-path DIR] [--out DIR] [--run-id RUN]
@@ -67,6 +69,11 @@ def findings_json(data: ReportData) -> list[dict[str, Any]]:
     ]
 
 
+def margins_json(data: ReportData) -> list[dict[str, Any]]:
+    """Every check_margins row of the run (how close each main threshold check came), in mart order."""
+    return [{column: stable(value) for column, value in row.items()} for row in data.margins]
+
+
 def write_report(
     db_path: Path,
     target_path: Path,
@@ -75,11 +82,11 @@ def write_report(
     run_id: str | None = None,
     with_history: bool = True,
 ) -> dict[str, Path]:
-    """Write report.md, report.html and findings.json into out_dir.
+    """Write report.md, report.html, findings.json (and margins.json) into out_dir.
 
-    Returns {"markdown": ..., "html": ..., "findings": ...} paths. Raises ReportError when
-    there is no build at db_path, a mart is missing (the message names it), or the build holds
-    several runs and `run_id` names none of them.
+    Returns {"markdown": ..., "html": ..., "findings": ...} paths, and "margins" when written.
+    Raises ReportError when there is no build at db_path, a mart is missing (the message names
+    it), or the build holds several runs and `run_id` names none of them.
     """
     say = progress or (lambda _message: None)
     db_path, target_path, out_dir = Path(db_path), Path(target_path), Path(out_dir)
@@ -108,7 +115,10 @@ def write_report(
         paths["html"]: render_html(data, page, view, check, plots),
         paths["findings"]: json.dumps(findings_json(data), indent=2, allow_nan=False) + "\n",
     }
-    try:  # all three or none: a reader never sees half a report, or parts of two
+    if data.margins:  # a build without check_margins (older, or an import's) writes no margins.json
+        paths["margins"] = out_dir / "margins.json"
+        texts[paths["margins"]] = json.dumps(margins_json(data), indent=2, allow_nan=False) + "\n"
+    try:  # all or none: a reader never sees half a report, or parts of two
         out_dir.mkdir(parents=True, exist_ok=True)
         write_files_atomically(texts)
     except OSError as error:

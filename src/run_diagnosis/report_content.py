@@ -116,6 +116,24 @@ def split_evidence(evidence: Any) -> list[str]:
     return [part.strip() for part in parts if part.strip()]
 
 
+def limit_text(finding: dict[str, Any]) -> str | None:
+    """'observed 0.024 against the limit 0.00315 (lr_relative_tolerance)': the threshold the finding
+    crossed (findings.threshold_value / threshold_name), or None when it is not a threshold comparison."""
+    if finding.get("threshold_value") is None:
+        return None
+    name = f" ({finding['threshold_name']})" if finding.get("threshold_name") else ""
+    return (
+        f"observed {fmt_num(finding.get('observed_value'))} against the limit "
+        f"{fmt_num(finding['threshold_value'])}{name}"
+    )
+
+
+def finding_evidence(finding: dict[str, Any]) -> list[str]:
+    """The finding's evidence facts, the limit it crossed first (when it crossed one)."""
+    limit = limit_text(finding)
+    return ([limit] if limit else []) + split_evidence(finding.get("evidence"))
+
+
 def fmt_pct(share: Any) -> str:
     """A share as a percentage with one decimal: 16/19 -> '84.2%'."""
     if share is None or (isinstance(share, float) and not math.isfinite(share)):
@@ -128,6 +146,32 @@ def fmt_loss(value: Any) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return f"{float(value):.3f}"
+
+
+def near_misses(data: ReportData) -> list[dict[str, Any]]:
+    """The check statistics that did not fire but came within near_miss_min_margin of their
+    limit (check_margins.is_near_miss), closest first."""
+    rows = [m for m in data.margins if m.get("is_near_miss")]
+    return sorted(rows, key=lambda m: (-(m.get("margin") or 0.0), str(m.get("margin_id"))))
+
+
+def near_miss_text(margin: dict[str, Any]) -> str:
+    """'lr_above_peak: max_lr_ratio_to_peak 1.04 against the limit 1.05 (lr_relative_tolerance),
+    margin 0.8': a check_margins row for people (margin: the share of the allowed excess used)."""
+    name = f" ({margin['threshold_name']})" if margin.get("threshold_name") else ""
+    silenced = (margin.get("margin") or 0) >= 1
+    past = " (past it: the check's other conditions kept it silent)" if silenced else ""
+    return (
+        f"{margin.get('check_name')}: {margin.get('statistic_name')} {fmt_num(margin.get('observed_value'))} "
+        f"against the limit {fmt_num(margin.get('threshold_value'))}{name}, "
+        f"margin {fmt_num(margin.get('margin'), 2)}{past}"
+    )
+
+
+NEAR_MISS_NOTE = (
+    "Checks that did not fire but used at least near_miss_min_margin (dbt_project.yml) of the excess "
+    "their limit allows (margin 1 fires); every check's margin is in margins.json (docs/margins.md)."
+)
 
 
 # --------------------------------------------------------------------------- causes
@@ -433,7 +477,7 @@ def build_findings_view(data: ReportData) -> FindingsView:
                 estimate=estimate_text(f),
                 facts=finding_facts(data, f),
                 cause=data.finding(f.get("caused_by")),
-                evidence=split_evidence(f.get("evidence")),
+                evidence=finding_evidence(f),
             )
             for i, f in enumerate(display_order(data.findings), 1)
         ],

@@ -82,12 +82,13 @@ MART_ORDER: dict[str, str] = {
     "run_context": "run_context_id",
     "run_events": "step, event_row_id",
     "run_story": "run_id",
+    "check_margins": "check_name, statistic_name",
 }
 
 # Marts the report uses when the build has them (older builds and imports may not):
 # without them the caveats about checkpoints, validation-set size and events are left out,
 # and without run_story the story states the validation curve's ends and no trend.
-OPTIONAL_MARTS = ("run_context", "run_events", "run_story")
+OPTIONAL_MARTS = ("run_context", "run_events", "run_story", "check_margins")
 
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
@@ -197,6 +198,7 @@ class ReportData:
     history: Any = None  # report_history.RunHistory: what changed since the run's previous build
     tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
     story: dict[str, Any] = field(default_factory=dict)  # the run_story mart's row: the story's claims
+    margins: list[dict[str, Any]] = field(default_factory=list)  # check_margins rows (empty in older builds)
 
     @property
     def has_costs(self) -> bool:
@@ -436,6 +438,7 @@ def load_report_data(
         events = read_rows(con, "run_events", run_id)[1] if "run_events" in present else []
         history = read_history(con, run_id) if with_history else None
         story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
+        margins = read_rows(con, "check_margins", run_id)[1] if "check_margins" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -461,6 +464,7 @@ def load_report_data(
         history=history,
         tool_defects=[d for d in defects if d.concerns(run_id)],
         story=story_rows[0] if story_rows else {},
+        margins=margins,
     )
 
 

@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 from run_diagnosis.report_content import (
+    NEAR_MISS_NOTE,
     DoubleCheck,
     FindingEntry,
     FindingsView,
@@ -18,6 +19,8 @@ from run_diagnosis.report_content import (
     finding_label,
     fmt_num,
     fmt_steps,
+    near_miss_text,
+    near_misses,
 )
 from run_diagnosis.report_data import ReportData
 from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
@@ -195,11 +198,20 @@ def finding_details(entry: FindingEntry) -> str:
     )
 
 
+def near_miss_section(data: ReportData) -> str:
+    """The short "Near misses" list (nothing in a build without check_margins)."""
+    if not data.margins:
+        return ""
+    items = "".join(f"<li>{esc(near_miss_text(m))}</li>" for m in near_misses(data)) or "<li>None.</li>"
+    return f'<h3 id="near-misses">Near misses</h3><p>{esc(NEAR_MISS_NOTE)}</p><ul>{items}</ul>'
+
+
 def appendix_section(data: ReportData, view: FindingsView, check: DoubleCheck) -> str:
     parts = ['<section id="appendix"><h2>Appendix for the data team</h2><h3>The run\'s numbers</h3>']
     parts.append(table(["What", "Value"], [[esc(k), esc(v)] for k, v in run_numbers(data)]))
     parts.append("<h3>Every finding</h3>")
     parts += [finding_details(entry) for entry in view.findings] or ["<p>No findings.</p>"]
+    parts.append(near_miss_section(data))
     if data.history is not None:
         parts.append(f"<h3>Since the previous build</h3><p>{esc(data.history.headline())}</p>")
         if data.history.changed:

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from run_diagnosis.report_content import DoubleCheck, FindingEntry, FindingsView, fmt_steps, plural
+from run_diagnosis.report_content import (
+    NEAR_MISS_NOTE,
+    DoubleCheck,
+    FindingEntry,
+    FindingsView,
+    fmt_steps,
+    near_miss_text,
+    near_misses,
+    plural,
+)
 from run_diagnosis.report_data import ReportData
 from run_diagnosis.report_layout import TITLE as LAYOUT_TITLE
 from run_diagnosis.report_layout import layout_lines
@@ -107,6 +116,14 @@ def finding_row(entry: FindingEntry) -> list[str]:
     ]
 
 
+def near_miss_lines(data: ReportData) -> list[str]:
+    """The short "Near misses" list (none in a build without check_margins)."""
+    if not data.margins:
+        return []
+    items = [f"- {esc(near_miss_text(m))}" for m in near_misses(data)] or ["- None."]
+    return ["", "### Near misses", "", esc(NEAR_MISS_NOTE), "", *items]
+
+
 def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plots: list[Plot]) -> list[str]:
     lines = [
         "## Appendix for the data team",
@@ -123,6 +140,7 @@ def appendix_lines(data: ReportData, view: FindingsView, check: DoubleCheck, plo
     ]
     rows = [finding_row(entry) for entry in view.findings]
     lines += table(["#", "Severity", "Finding", "Steps", "Estimate", "Caused by", "dbt test"], rows)
+    lines += near_miss_lines(data)
     if data.history is not None:
         lines += ["", "### Since the previous build", "", esc(data.history.headline())]
         if data.history.changed:

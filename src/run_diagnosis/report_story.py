@@ -24,6 +24,7 @@ from run_diagnosis.report_content import (
     direct_symptoms,
     display_order,
     estimate_text,
+    finding_evidence,
     fmt_compute_cost,
     fmt_loss,
     fmt_model_cost,
@@ -31,7 +32,6 @@ from run_diagnosis.report_content import (
     fmt_pct,
     fmt_steps,
     plural,
-    split_evidence,
 )
 from run_diagnosis.report_data import ReportData, is_above_low
 
@@ -195,7 +195,7 @@ def build_causes(data: ReportData) -> tuple[list[Cause], list[dict[str, Any]]]:
             Cause(
                 finding=root,
                 symptoms=display_order(members),
-                evidence=split_evidence(root.get("evidence")),
+                evidence=finding_evidence(root),
                 estimate=estimate_text(root),
                 fix=str(root.get("recommendation") or "none given"),
                 confirm=confirm_text(root),

@@ -24,7 +24,7 @@ SEVERITY_ORDER = {"critical": 5, "high": 4, "medium": 3, "low": 2, "info": 1}
 ABOVE_LOW = {"critical", "high", "medium"}
 
 # Measured on the sample run by training it again without each fault (final
-# validation loss with the fault minus without it); see issue 8 and the README.
+# validation loss with the fault minus without it); see issue 8 and docs/costing.md ("The sample run").
 MEASURED_SAMPLE_COSTS = {
     "lr_above_peak:run": 0.198,
     "bad_data_shard:8": 0.169,

@@ -211,6 +211,22 @@ def test_nan_loss(diagnosis: Diagnosis, steps: list[int]) -> None:
     assert "loss_is_not_finite" in diagnosis.failing_tests()
 
 
+@pytest.mark.parametrize(
+    ("steps", "severity"),
+    [([1, 2, 5], "low"), ([60, 90, 120, 150], "medium")],
+    ids=["scaler-calibrating", "overflows-mid-run"],
+)
+@fixture_run(lambda steps, severity: RunBuilder().plant_grad_overflow(steps))
+def test_gradient_overflow_with_finite_loss_is_a_skipped_update(
+    diagnosis: Diagnosis, steps: list[int], severity: str
+) -> None:
+    """An inf gradient norm beside a finite loss is an update the loss scaler skipped: routine
+    in the scaler's first steps (low), medium only when skips go on past them (4 of 240 steps)."""
+    found = findings_of(diagnosis, "nan_loss").iloc[0]
+    assert found["detector_severity"] == severity
+    assert "skipped" in found["title"] and found["first_step"] == steps[0]
+
+
 @fixture_run(lambda: RunBuilder().plant_flat_loss())
 def test_no_learning(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "no_learning")["severity"]) == ["high"]

@@ -151,16 +151,16 @@ def is_hook(result: dict[str, Any]) -> bool:
     return str(result["unique_id"]).split(".")[0] in ("operation", "exposure")
 
 
-def test_the_readme_states_the_node_counts_the_builds_run(
+def test_the_docs_state_the_node_counts_the_builds_run(
     diagnoses: dict[str, CliRun], seeds_build: BuildResult
 ) -> None:
-    """The README's node counts are what a diagnosis (the default selector) and the `ci` build
-    run: a number it states is checked here, never left to a hand edit."""
+    """The node counts docs/testing.md states are what a diagnosis (the default selector) and the
+    `ci` build run: a number it states is checked here, never left to a hand edit."""
     run = cli_run(diagnoses, "seeds_copy")
     default = [r for r in read_run_results(run.out / "dbt" / "target") if not is_hook(r)]
     default_tests = [r for r in default if r["unique_id"].startswith("test.")]
     ci = [r for r in read_run_results(seeds_build.target_path) if not is_hook(r)]
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((REPO / "docs" / "testing.md").read_text(encoding="utf-8").split())
     assert f"{len(default)} nodes, of them {len(default_tests)} tests" in readme
     assert f"through `--selector ci` ({len(ci)} nodes)" in readme
 

@@ -3,7 +3,7 @@ validator with a one-line error naming its file (exit 2 in run-diagnosis diagnos
 builds with every raw train row accounted for exactly once in the row audit.
 
 Each example is a dbt build (a few seconds in-process), so CI runs FUZZ_EXAMPLES=4 by
-default. A longer campaign, with its last result in the README ("Bad input"):
+default. A longer campaign, with its last result in docs/bad-input.md:
 
     FUZZ_EXAMPLES=60 python -m pytest tests/python/test_fuzz_input.py -q --hypothesis-show-statistics
 """

@@ -31,6 +31,9 @@ from report_readme import replace_between
 from support.paths import REPO
 
 README = REPO / "README.md"
+PERFORMANCE = REPO / "docs" / "performance.md"
+README_MAX_LINES = 150  # a front door (issue 23): the detail lives in docs/
+LINK = re.compile(r"\]\((?P<target>[^)#\s]+)(?:#[^)]*)?\)")
 SEEDS = REPO / "seeds"
 SKIP_MARKER = re.compile(r"^<!-- readme-test: skip \((?P<why>[^)]+)\) -->$")
 FENCE = re.compile(r"^```bash\n(?P<body>.*?)^```$", re.S | re.M)
@@ -152,12 +155,33 @@ def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Path, tmp_path:
     out = tmp_path / "out"
     assert (out / "report.md").is_file() and (out / "findings.json").is_file()
     assert (tmp_path / "tmp" / "myrun" / "report.md").is_file()
+    # the lineage page, and the sample's report its exposure links (../reports/report.html)
+    assert (clone / "target" / "static_index.html").is_file()
+    assert (clone / "reports" / "report.html").is_file()
 
 
-def test_the_readmes_measured_numbers_are_the_benchmarks_own_block(tmp_path: Path) -> None:
-    """The README's benchmark tables sit between the markers `tools/benchmark.py --readme`
-    rewrites: they are its output, in its shape, and rewriting keeps the rest of the README."""
+def test_the_readme_is_a_front_door_whose_links_resolve() -> None:
+    """README.md stays short and links into docs/; every relative link of the README and of the
+    docs/ pages points at a file of the tree."""
     text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    linked = {match.group("target") for match in LINK.finditer(text)}
+    docs = sorted((REPO / "docs").glob("*.md"))
+    assert {f"docs/{page.name}" for page in docs} <= linked, "a docs/ page the README does not link"
+    broken = [
+        f"{page.relative_to(REPO)} -> {match.group('target')}"
+        for page in [README, *docs]
+        for match in LINK.finditer(page.read_text(encoding="utf-8"))
+        if "://" not in match.group("target") and not (page.parent / match.group("target")).exists()
+    ]
+    assert broken == []
+
+
+def test_the_documented_measured_numbers_are_the_benchmarks_own_block(tmp_path: Path) -> None:
+    """docs/performance.md's benchmark tables sit between the markers `tools/benchmark.py
+    --readme docs/performance.md` rewrites: they are its output, in its shape, and rewriting keeps
+    the rest of the document."""
+    text = PERFORMANCE.read_text(encoding="utf-8")
     assert text.count(README_START) == 1 and text.count(README_END) == 1
     block = text.split(README_START)[1].split(README_END)[0].strip()
     assert block.startswith("Measured ") and "| run | project: wall / CPU / peak |" in block

@@ -127,11 +127,12 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
     )
 
 
-def test_readme_category_table_matches_the_seed() -> None:
-    """The README's table of categories lists every seed category with its test name, once."""
+def test_the_in_depth_category_table_matches_the_seed() -> None:
+    """The hand-written table of docs/findings-in-depth.md lists every seed category with its test
+    name, once (docs/findings.md is generated: tests/python/test_findings_doc.py)."""
     with (REPO / "seeds" / "reference" / "finding_categories.csv").open() as handle:
         seed = {row["category"]: row["test_name"] for row in csv.DictReader(handle)}
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "findings-in-depth.md").read_text()
     # a row may hold two categories of one detector: | `a` / `b` | `test_a` / `test_b` |
     listed = []
     row = re.compile(r"^\| (`[a-z_]+`(?: / `[a-z_]+`)*) \| (`[^|]+`) \|", re.MULTILINE)
@@ -159,6 +160,8 @@ select
     count(*) as steps_affected,
     max(loss) as observed_value,
     cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
+    cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as threshold_value,
+    'planted_loss_ceiling' as threshold_name,
     cast(null as {{ type_double() }}) as estimated_cost,
     cast(null as {{ dbt.type_string() }}) as cost_unit,
     cast(null as {{ dbt.type_string() }}) as cost_method,
@@ -188,7 +191,7 @@ NEW_CHECK_REGISTRY_LINE = "    'int_findings__loss_above_ceiling': ['loss_above_
 
 
 def test_a_new_check_is_one_folder_one_seed_row_its_var_and_a_registry_line(tmp_path: Path) -> None:
-    """What "Add a check" in the README says, done on a copy: the registry test passes and
+    """What docs/adding-a-check.md says, done on a copy: the registry test passes and
     the new check's anomaly test fires on the sample, with the folder's test config."""
     project = copy_project(tmp_path)
     with (project / "seeds" / "reference" / "finding_categories.csv").open("a") as seed:

@@ -582,20 +582,20 @@ def test_reports_render_in_headless_chromium(
     assert checked_problem.title == "Run diagnosis: fixture-60"
 
 
-# --------------------------------------------------------------------------- README page one
+# --------------------------------------------------------------------------- page one in the docs
 
 
-def test_readme_shows_page_one_of_the_committed_sample_diagnosis() -> None:
+def test_the_docs_show_page_one_of_the_committed_sample_diagnosis() -> None:
     from report_readme import page_one as readme_page_one
     from report_readme import with_page_one
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    document = (REPO / "docs" / "report-contents.md").read_text(encoding="utf-8")
     sample = (REPO / "analyses" / "sample_run_diagnosis.md").read_text(encoding="utf-8")
-    assert with_page_one(readme, sample) == readme, (
-        "README page one is stale: run bash scripts/diagnose_sample.sh"
+    assert with_page_one(document, sample) == document, (
+        "page one in docs/report-contents.md is stale: run bash scripts/diagnose_sample.sh"
     )
     block = readme_page_one(sample)
-    assert block.startswith("#### What happened") and "#### Fix first: " in block
+    assert block.startswith("### What happened") and "\n### Fix first: " in block
     assert "## Causes and their symptoms" not in block
 
 

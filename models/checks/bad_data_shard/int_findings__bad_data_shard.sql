@@ -52,6 +52,8 @@ final as (
         n_steps as steps_affected,
         mean_relative_excess as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         loss_excess as estimated_cost,
         'loss_excess' as cost_unit,
         'sum over its steps of (loss - spike-free baseline) where positive' as cost_method,

@@ -273,6 +273,8 @@ final as (
         cast(0 as {{ dbt.type_bigint() }}) as steps_affected,
         checks.observed_value,
         checks.config_value as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,
         'none' as cost_unit,
         'a configuration disagreement has no direct cost; it invalidates the checks that rely on the field' as cost_method,

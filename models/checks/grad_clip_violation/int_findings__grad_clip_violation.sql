@@ -107,6 +107,8 @@ final as (
         violations.violating_steps as steps_affected,
         violations.max_grad_norm as observed_value,
         violations.grad_clip_norm as expected_value,
+        violations.grad_clip_norm * (1 + {{ var('clip_tolerance') }}) as threshold_value,
+        'clip_tolerance' as threshold_name,
         violations.violating_steps as estimated_cost,
         'steps' as cost_unit,
         'count of updates whose gradient norm exceeded grad_clip_norm x (1 + clip_tolerance): each took an unclipped, larger-than-allowed step'

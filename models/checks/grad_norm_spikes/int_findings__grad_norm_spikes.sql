@@ -211,6 +211,8 @@ final as (
         bursts.outlier_steps as steps_affected,
         bursts.max_grad_norm as observed_value,
         run_median.median_grad_norm as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(bursts.outlier_steps as {{ type_double() }}) as estimated_cost,
         'steps' as cost_unit,
         'count of updates taken with a gradient norm far above the run''s median (a large, possibly destabilising step)'

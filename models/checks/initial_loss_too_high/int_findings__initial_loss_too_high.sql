@@ -113,6 +113,8 @@ final as (
         points_above as steps_affected,
         first_loss as observed_value,
         chance_loss as expected_value,
+        {{ var('initial_loss_min_ratio') }} * chance_loss as threshold_value,
+        'initial_loss_min_ratio' as threshold_name,
         first_loss - chance_loss as estimated_cost,
         'nats' as cost_unit,
         'first logged loss minus the loss of a uniform guess over the vocabulary' as cost_method,

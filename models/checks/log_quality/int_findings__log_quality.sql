@@ -351,6 +351,8 @@ final as (
             else cast(affected as {{ type_double() }}) end as observed_value,
         case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
             else cast(0 as {{ type_double() }}) end as expected_value,
+            cast(null as {{ type_double() }}) as threshold_value,
+            cast(null as {{ dbt.type_string() }}) as threshold_name,
         {{ log_rows_cost('affected', 'totals.raw_rows', 'count of rows affected; what was done with each is in audit_summary') }},
         caused_by,
         recommendation

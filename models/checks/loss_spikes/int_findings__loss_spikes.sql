@@ -93,6 +93,9 @@ final as (
         spikes.spike_steps as steps_affected,
         spikes.peak_loss as observed_value,
         spikes.onset_baseline as expected_value,
+        -- the loss the onset step had to exceed: the highest of its three bars (int_loss_baselines_computed)
+        spikes.onset_threshold_loss as threshold_value,
+        spikes.onset_threshold_name as threshold_name,
         spikes.loss_excess_sum as estimated_cost,
         'loss_excess' as cost_unit,
         'sum over the spike steps of (loss - spike-free baseline): training loss paid above the run''s own recent level; harm also weighs the validation-loss rise after the onset'
@@ -147,6 +150,8 @@ resume_findings as (
         jump_rows as steps_affected,
         loss_after as observed_value,
         loss_before as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         (loss_after - loss_before) * jump_rows as estimated_cost,
         'loss_excess' as cost_unit,
         'the jump (median after minus the pre-crash level) times the rows it was measured on' as cost_method,

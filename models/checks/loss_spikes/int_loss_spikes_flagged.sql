@@ -73,6 +73,8 @@ onsets as (
         events.*,
         onset_row.shard_id as onset_shard_id,
         onset_row.loss_baseline as onset_baseline,
+        onset_baseline_row.spike_threshold_loss as onset_threshold_loss,
+        onset_baseline_row.spike_threshold_name as onset_threshold_name,
         shards.source as onset_source,
         gradients.is_at_or_above_clip as is_grad_at_clip_at_onset,
         gradients.ratio_to_clip as grad_ratio_to_clip_at_onset
@@ -80,6 +82,9 @@ onsets as (
     inner join numbered as onset_row
         on events.run_id = onset_row.run_id
         and events.onset_step = onset_row.step
+    inner join scored as onset_baseline_row
+        on events.run_id = onset_baseline_row.run_id
+        and events.onset_step = onset_baseline_row.step
     left join shards
         on onset_row.run_id = shards.run_id
         and onset_row.shard_id = shards.shard_id

@@ -102,6 +102,8 @@ final as (
         steps_above as steps_affected,
         max_logged_lr as observed_value,
         peak_lr as expected_value,
+        peak_lr * (1 + {{ var('lr_relative_tolerance') }}) as threshold_value,
+        'lr_relative_tolerance' as threshold_name,
         share_above as estimated_cost,
         'share_of_updates' as cost_unit,
         'share of counted steps whose logged LR exceeded peak_lr x (1 + lr_relative_tolerance); every one of them took a larger update than configured'

@@ -119,6 +119,8 @@ final as (
         mismatched_steps as steps_affected,
         lr_at_first as observed_value,
         expected_at_first as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         {{ safe_divide('mismatched_steps', 'comparable_steps') }} as estimated_cost,
         'share_of_updates' as cost_unit,
         'share of steps whose logged LR is outside the rebuilt schedule band' as cost_method,
@@ -186,6 +188,8 @@ resume_findings as (
         lr_after as observed_value,
         case when lr_ratio > 1 then lr_expected_high / (1 + {{ var('lr_relative_tolerance') }})
             else lr_expected_low / (1 - {{ var('lr_relative_tolerance') }}) end as expected_value,
+            cast(null as {{ type_double() }}) as threshold_value,
+            cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,
         'none' as cost_unit,
         'no direct cost: what the discontinuity cost shows in the loss after the resume (loss_spikes:resume_*)' as cost_method,

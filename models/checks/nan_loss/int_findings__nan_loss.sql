@@ -1,9 +1,20 @@
 -- Finding: non-finite loss or gradient in the counted steps, and loss-scale
 -- overflow / skipped-step events. Evidence: the steps and the matching events.
+-- A non-finite gradient norm beside a finite loss is an update the loss scaler skipped
+-- (a mixed-precision scaler skips the step whose gradients overflowed, and the loss stays
+-- finite); it counts as an overflow, not as a poisoned step. Skips inside the scaler's
+-- calibration window at the start of the run (scaler_settle_steps) are routine and never
+-- make the finding medium.
 with
 
 steps as (
-    select run_id, step, is_loss_non_finite, is_grad_norm_non_finite from {{ run_ref('int_train_steps_resolved') }}
+    select
+        run_id,
+        step,
+        coalesce(is_loss_non_finite, false) as is_loss_non_finite,
+        coalesce(is_grad_norm_non_finite, false) as is_grad_norm_non_finite,
+        min(step) over (partition by run_id) as first_step_of_run
+    from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 overflow_events as (
@@ -20,6 +31,9 @@ nan_steps_by_run as (
         count(*) as counted_steps,
         sum(case when is_loss_non_finite or is_grad_norm_non_finite then 1 else 0 end) as non_finite_steps,
         sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_loss_steps,
+        -- updates skipped on a gradient overflow after the scaler's calibration window
+        sum(case when is_grad_norm_non_finite and not is_loss_non_finite
+            and step > first_step_of_run + {{ var('scaler_settle_steps') }} then 1 else 0 end) as late_grad_skip_steps,
         min(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as first_step,
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
         max(step) as final_step,
@@ -38,6 +52,7 @@ nan_steps as (
         coalesce(nan_steps_by_run.spanned_steps, 0) as spanned_steps,
         nan_steps_by_run.non_finite_steps,
         nan_steps_by_run.non_finite_loss_steps,
+        coalesce(nan_steps_by_run.late_grad_skip_steps, 0) as late_grad_skip_steps,
         nan_steps_by_run.first_step,
         nan_steps_by_run.last_step,
         nan_steps_by_run.final_step
@@ -50,11 +65,15 @@ overflows as (
     select
         runs.run_id,
         count(overflow_events.run_id) as overflow_events,
+        sum(case when overflow_events.step > run_starts.first_step_of_run + {{ var('scaler_settle_steps') }}
+            then 1 else 0 end) as late_overflow_events,
         min(overflow_events.step) as first_event_step,
         max(overflow_events.step) as last_event_step
     from runs
     left join overflow_events
         on runs.run_id = overflow_events.run_id
+    left join (select run_id, min(step) as first_step_of_run from steps group by run_id) as run_starts
+        on runs.run_id = run_starts.run_id
     group by runs.run_id
 ),
 
@@ -65,13 +84,17 @@ final as (
         'nan_loss' as category,
         case
             when nan_steps.non_finite_loss_steps > 0 and nan_steps.last_step = nan_steps.final_step then 'critical'
-            when nan_steps.non_finite_steps > 0 then 'high'
-            when {{ safe_divide('overflows.overflow_events', 'nan_steps.spanned_steps') }} > {{ var('overflow_medium_share') }} then 'medium'
+            when nan_steps.non_finite_loss_steps > 0 then 'high'
+            when {{ safe_divide('coalesce(overflows.late_overflow_events, 0) + nan_steps.late_grad_skip_steps', 'nan_steps.spanned_steps') }}
+                > {{ var('overflow_medium_share') }} then 'medium'
             else 'low'
         end as severity,
-        case when nan_steps.non_finite_steps > 0
+        case when nan_steps.non_finite_loss_steps > 0
             then 'Loss or gradient was NaN/inf on ' || {{ fmt_int('nan_steps.non_finite_steps') }} || ' steps, first at step '
                 || {{ fmt_int('nan_steps.first_step') }} || '.'
+            when nan_steps.non_finite_steps > 0
+            then 'The gradient norm was NaN/inf on ' || {{ fmt_int('nan_steps.non_finite_steps') }} || ' steps with a finite loss, first at step '
+                || {{ fmt_int('nan_steps.first_step') }} || ': updates the loss scaler skipped on an overflow, not a poisoned model.'
             else 'The run logged ' || {{ fmt_int('overflows.overflow_events') }} || ' loss-scale overflow / skipped-step events.'
         end as title,
         'non-finite loss steps: ' || {{ fmt_int('nan_steps.non_finite_loss_steps') }} || '; non-finite loss or grad_norm steps: '
@@ -85,6 +108,8 @@ final as (
         nan_steps.non_finite_steps + overflows.overflow_events as steps_affected,
         cast(nan_steps.non_finite_steps as {{ type_double() }}) as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(nan_steps.non_finite_steps + overflows.overflow_events as {{ type_double() }}) as estimated_cost,
         'steps' as cost_unit,
         'count of steps whose update was lost or poisoned (non-finite loss/gradient, skipped on overflow)' as cost_method,

@@ -45,6 +45,8 @@ final as (
         cast(greatest(coalesce(total_steps - last_step, 0), 0) as {{ dbt.type_bigint() }}) as steps_affected,
         cast(last_step as {{ type_double() }}) as observed_value,
         cast(total_steps as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,
         'none' as cost_unit,
         'the log ends before the run did or before its planned length: no cost of its own; the judgements cover only the steps logged' as cost_method,

@@ -55,6 +55,8 @@ final as (
         restarts.steps_lost as steps_affected,
         cast(restarts.crashed_after_step as {{ type_double() }}) as observed_value,
         cast(restarts.resume_step - 1 as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         coalesce(restarts.replayed_seconds, cast(restarts.steps_lost as {{ type_double() }})) as estimated_cost,
         case when restarts.replayed_seconds is not null then 'seconds' else 'steps' end as cost_unit,
         'step time of the discarded attempt''s steps from the checkpoint to the crash (or the count of those steps when step times are missing)'

@@ -94,6 +94,8 @@ stretch_findings as (
         stretches.slow_steps as steps_affected,
         stretches.stretch_median_sec as observed_value,
         run_time.median_step_time_sec as expected_value,
+        {{ var('slow_step_factor') }} * run_time.median_step_time_sec as threshold_value,
+        'slow_step_factor' as threshold_name,
         stretches.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
         'sum over the stretch of (step time - run median step time)' as cost_method,
@@ -145,6 +147,9 @@ stall_findings as (
         stalls.slow_steps as steps_affected,
         stalls.stretch_median_sec as observed_value,
         run_time.median_step_time_sec as expected_value,
+        -- a one-step window's bar; a window of n steps stalls from median + (stall_factor - 1) x median / n
+        {{ var('stall_factor') }} * run_time.median_step_time_sec as threshold_value,
+        'stall_factor' as threshold_name,
         stalls.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
         case when stalls.has_evaluation_in_window

@@ -120,6 +120,8 @@ final as (
         ratio_to_median,
         is_checkpoint_step,
         is_slow,
+        -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)
+        case when is_slow then stretch_length else 0 end as slow_run_length,
         (is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }}) as is_in_slow_stretch,
         case when is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }} then stretch_first_step end
             as slow_stretch_first_step,

@@ -179,6 +179,8 @@ final as (
         affected as steps_affected,
         cast(affected as {{ type_double() }}) as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
         {{ log_rows_cost('affected', 'totals.raw_rows', 'count of log rows affected; the training itself is not hurt by how it was logged') }},
         caused_by,
         recommendation

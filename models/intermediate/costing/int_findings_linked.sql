@@ -63,6 +63,8 @@ final as (
         direct.steps_affected,
         direct.observed_value,
         direct.expected_value,
+        direct.threshold_value,
+        direct.threshold_name,
         direct.estimated_cost,
         direct.cost_unit,
         direct.cost_method,

@@ -12,7 +12,7 @@ What is read
   ``mlruns`` folder, one experiment folder, or one run folder.
 
 A store holding several runs (deleted runs aside) is several runs: ``list_runs`` names them and
-``diagnose.py`` builds them together (one report each and a fleet page).
+``run-diagnosis diagnose`` builds them together (one report each and a fleet page).
 
 MLflow's conventions, modelled
 ------------------------------

@@ -149,6 +149,13 @@ class RunBuilder:
             self.train.loc[self.train["step"] == step, "loss"] = "nan"
         return self
 
+    def plant_grad_overflow(self, steps: list[int]) -> RunBuilder:
+        """A mixed-precision loss scaler skips these updates: the gradient norm is inf, the loss finite."""
+        self.train["grad_norm"] = self.train["grad_norm"].astype(object)
+        for step in steps:
+            self.train.loc[self.train["step"] == step, "grad_norm"] = "inf"
+        return self
+
     def plant_restart(self, crash_after: int, resume_from: int, unclipped_after: bool = False) -> RunBuilder:
         """Crash after `crash_after`, resume from the checkpoint at `resume_from`: the log replays steps."""
         before = self.train[self.train["step"] <= crash_after].copy()

@@ -6,7 +6,7 @@ puts the files with few but long tests (a dbt build each) last, where one worker
 while the other waits. Longest first, the short files fill the gaps at the end instead.
 conftest.py sorts the collected tests by file in this order (the others after, as collected;
 each file's tests keep their order) and scripts/test.sh passes --no-loadscope-reorder.
-Measured per-file times are in the README ("Performance").
+How long the suite takes: docs/performance.md ("The test suite").
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 SLOWEST_FIRST = (
-    # four README recipes on a fresh clone, each a dbt build (one of them the sample's `ci` build)
+    # the README's recipes on a fresh clone: four dbt builds (one the sample's `ci` build), dbt docs
     "test_readme_commands.py",
     "test_fleet.py",
     "test_faults.py",

@@ -1,0 +1,78 @@
+"""docs/findings.md and the README's category table are generated from the checks' metadata
+(tools/findings_doc.py): they are current, and a change to the metadata shows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import findings_doc
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_generated_findings_doc_and_readme_table_are_current() -> None:
+    assert (REPO / "docs" / "findings.md").read_text(encoding="utf-8") == findings_doc.findings_doc(REPO), (
+        "docs/findings.md is stale: run python tools/findings_doc.py"
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert findings_doc.with_readme_table(readme, REPO) == readme, (
+        "the README's category table is stale: run python tools/findings_doc.py"
+    )
+
+
+def test_every_category_and_check_folder_is_in_the_doc() -> None:
+    doc = findings_doc.findings_doc(REPO)
+    categories = findings_doc.read_categories(REPO)
+    assert categories
+    for category in categories:
+        assert f"| `{category.name}` |" in doc and f"`{category.test_name}`" in doc
+    folders = [p.name for p in (REPO / "models" / "checks").iterdir() if p.is_dir()]
+    assert sorted(f"### {name}" for name in folders) == sorted(
+        line for line in doc.splitlines() if line.startswith("### ")
+    )
+
+
+def copy_metadata(tmp_path: Path) -> Path:
+    """The files the generator reads and writes, copied."""
+    repo = tmp_path / "repo"
+    for name in ("seeds/reference", "models/checks", "docs"):
+        shutil.copytree(REPO / name, repo / name)
+    for name in ("dbt_project.yml", "README.md"):
+        shutil.copy2(REPO / name, repo / name)
+    return repo
+
+
+def test_a_changed_description_or_threshold_makes_them_stale_until_regenerated(tmp_path: Path) -> None:
+    repo = copy_metadata(tmp_path)
+    assert findings_doc.main(["--repo", str(repo), "--check"]) == 0
+    seed = repo / "seeds" / "reference" / "finding_categories.csv"
+    seed.write_text(
+        seed.read_text(encoding="utf-8").replace(
+            "Steps repeat, go backwards or skip", "Steps repeat, go backwards | skip"
+        ),
+        encoding="utf-8",
+    )
+    project = repo / "dbt_project.yml"
+    project.write_text(
+        project.read_text(encoding="utf-8").replace("  clip_tolerance: 0.01\n", "  clip_tolerance: 0.02\n"),
+        encoding="utf-8",
+    )
+    assert findings_doc.main(["--repo", str(repo), "--check"]) == 1
+    assert findings_doc.main(["--repo", str(repo)]) == 0
+    assert findings_doc.main(["--repo", str(repo), "--check"]) == 0
+    doc = (repo / "docs" / "findings.md").read_text(encoding="utf-8")
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    assert "| `step_sequence` | Steps repeat, go backwards \\| skip |" in readme
+    assert "go backwards \\| skip |" in doc and "`clip_tolerance` = `0.02`" in doc
+
+
+def test_a_category_no_check_folder_tests_is_an_error(tmp_path: Path) -> None:
+    repo = copy_metadata(tmp_path)
+    with (repo / "seeds" / "reference" / "finding_categories.csv").open("a", encoding="utf-8") as seed:
+        seed.write("orphan_category,1.0,model,medium,orphan_fires,A category without a check\n")
+    with pytest.raises(ValueError, match="orphan_category"):
+        findings_doc.findings_doc(repo)
+    assert findings_doc.main(["--repo", str(repo), "--check"]) == 2
