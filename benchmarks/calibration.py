@@ -42,9 +42,10 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from run_diagnosis.dbt_runner import REPO_ROOT, build_run
+from run_diagnosis.dbt_runner import build_run
 
-DEFAULT_CALIBRATION = REPO_ROOT.parent / "shared" / "calibration"
+REPO = Path(__file__).resolve().parents[1]  # benchmarks/ -> the checkout
+DEFAULT_CALIBRATION = REPO.parent / "shared" / "calibration"
 DEV_SEEDS = ("301", "302")
 HELD_OUT_SEED = "303"
 COSTLY = 0.05  # a fault whose mean measured cost is at least this must be priced within 2x

@@ -68,7 +68,7 @@
     {% endfor %}
     {% for line in tests_unread %}{{ print('  - ' ~ line) }}{% endfor %}
     {{ print('The ' ~ tests_fired | length ~ ' anomaly test(s) behind this list also warn in dbt' ~ "'" ~ 's own summary '
-        ~ 'after it (dbt build --quiet prints only this list and the errors). Ranked report: python scripts/report.py '
+        ~ 'after it (dbt build --quiet prints only this list and the errors). Ranked report: run-diagnosis report '
         ~ '(reports/report.md, report.html, findings.json)') }}
   {% elif not broken.failed and results | selectattr('node.resource_type', 'equalto', 'test') | list | length > 0 %}
     {{ print('run_diagnosis: no anomaly test failed: nothing above info severity in '

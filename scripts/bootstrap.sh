@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Create (or update) the project's virtual environment from requirements.txt, with the
-# project's package (src/run_diagnosis) installed editable into it.
+# project's package (src/run_diagnosis) installed editable into it and its command,
+# `run-diagnosis`, on PATH. pyproject.toml declares the package's dependencies as ranges;
+# requirements.txt is the lock (exact versions, inside those ranges), installed first, and the
+# package goes in with --no-deps so nothing but the lock decides a version (docs/packaging.md).
 # Sourced by the other scripts; needs only python3.11 on the machine.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,10 +7,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$REPO"
 dbt build --selector ci --profiles-dir . "$@"  # every test, as the committed diagnosis counts them
-python scripts/report.py --out reports --no-history  # the committed diagnosis is that of a fresh build
+run-diagnosis report --out reports --no-history  # the committed diagnosis is that of a fresh build
 if ! cmp -s reports/report.md analyses/sample_run_diagnosis.md; then
   cp reports/report.md analyses/sample_run_diagnosis.md
   echo "diagnosis changed: analyses/sample_run_diagnosis.md updated" >&2
 fi
-python scripts/report_readme.py reports/report.md docs/report-contents.md
+python tools/report_readme.py reports/report.md docs/report-contents.md
 echo "diagnosis: reports/report.md, reports/report.html, reports/findings.json" >&2

@@ -3,6 +3,7 @@
 The dbt project (models/, macros/, tests/) does the diagnosis; this package reads logs into the
 canonical five files (``run_diagnosis.importers``), runs dbt (``dbt_runner``, ``diagnose``,
 ``multi_run``) and writes the reports from the marts (``report`` and the ``report_*`` modules).
-The commands are thin files in scripts/ (``python scripts/diagnose.py --help``); the package is
-installed editable by scripts/bootstrap.sh, and finds the dbt project two folders above itself.
+The commands are one console script, ``run-diagnosis SUBCOMMAND`` (``run_diagnosis.cli``;
+``run-diagnosis --help``). The package finds the dbt project through ``run_diagnosis.project``
+(RUN_DIAGNOSIS_PROJECT_DIR, else the checkout it is installed from). docs/packaging.md.
 """

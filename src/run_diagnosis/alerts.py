@@ -1,8 +1,8 @@
 """Alerts: the findings a build opened, sent once each, as a JSON file or to a webhook.
 
-    python scripts/alerts.py --db DIR/diagnosis.duckdb --alert-json alerts.json
-    python scripts/alerts.py --db ... --alert-webhook URL [--alert-format slack] [--alert-min-severity high]
-    python scripts/diagnose.py SOURCE --out DIR --alert-json DIR/alerts.json   # the same, after the build
+    run-diagnosis alerts --db DIR/diagnosis.duckdb --alert-json alerts.json
+    run-diagnosis alerts --db ... --alert-webhook URL [--alert-format slack] [--alert-min-severity high]
+    run-diagnosis diagnose SOURCE --out DIR --alert-json DIR/alerts.json   # the same, after the build
 
 What is sent: every finding that is open in the history (``findings_history``: its latest row
 is ``new``, ``still_open`` or ``regressed``) at or above the chosen severity, whose current
@@ -37,6 +37,7 @@ from typing import Any
 
 import duckdb
 
+from run_diagnosis.cli import prog
 from run_diagnosis.report_data import SEVERITY_ORDER, has_table, query_rows, severity_index
 
 SCHEMA_NAME = "run_diagnosis/alert_payload"
@@ -323,7 +324,7 @@ def channels_from(alert_json: Path | None, webhooks: Sequence[str], fmt: str | N
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The alert options, shared by scripts/alerts.py and scripts/diagnose.py."""
+    """The alert options, shared by run-diagnosis alerts and run-diagnosis diagnose."""
     group = parser.add_argument_group("alerts (docs/history-and-alerts.md)")
     group.add_argument("--alert-json", type=Path, metavar="FILE", help="write the new alerts to FILE (JSON)")
     group.add_argument(
@@ -347,7 +348,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="alerts.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("alerts"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build")
     add_arguments(parser)
     args = parser.parse_args(argv)

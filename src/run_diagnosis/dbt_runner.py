@@ -8,8 +8,9 @@ build reads the folder from the environment variable RUN_DIAGNOSIS_RUN_DIR (neve
 the DuckDB file named by RUN_DIAGNOSIS_DB and keeps dbt's target and logs under `work_dir`,
 so two builds never clobber each other or the repository's own `target/`. A database path
 with characters DuckDB or dbt read specially (`?`, `#`, `{`, quotes, non-ASCII) is built in
-a temporary folder and moved into place. dbt runs from the repository root (the profile's relative
-paths are resolved from there).
+a temporary folder and moved into place. dbt runs from the project folder (the profile's relative
+paths are resolved from there): RUN_DIAGNOSIS_PROJECT_DIR, else the checkout this package is
+installed from (run_diagnosis.project).
 
 dbt runs in-process (`dbtRunner`) and parses the project once per process: the run folder and
 the database come from environment variables read at run time, so one manifest serves every
@@ -59,9 +60,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from run_diagnosis.project import project_dir as find_project_dir
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem, folder_problem_in
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the dbt project
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
 RUN_DIR_ENV_VAR = "RUN_DIAGNOSIS_RUN_DIR"
 SUBPROCESS_ENV_VAR = "RUN_DIAGNOSIS_DBT_SUBPROCESS"  # "1": run dbt as a subprocess, not in-process
@@ -187,12 +188,14 @@ def dbt_arguments(
     extra_vars: Mapping[str, Any] | None = None,
     *,
     command: str = "build",
-    project_dir: Path = REPO_ROOT,
+    project_dir: Path | None = None,
     threads: int | None = None,
     full_refresh: bool = False,
     indirect_selection: str | None = None,
 ) -> list[str]:
-    """dbt's arguments (no executable): JSON console events, text log file, own target and log folders."""
+    """dbt's arguments (no executable): JSON console events, text log file, own target and log folders;
+    project_dir None: the run_diagnosis project (run_diagnosis.project)."""
+    project_dir = find_project_dir() if project_dir is None else project_dir
     args = ["--log-format", "json", "--log-format-file", "debug", command]
     args += ["--profiles-dir", str(project_dir), "--project-dir", str(project_dir)]
     args += ["--target-path", str(target_path), "--log-path", str(log_path)]
@@ -284,9 +287,7 @@ class _EventReader:
             self.progress(message)
 
 
-def _run_streaming(
-    command: list[str], env: Mapping[str, str], reader: _EventReader, cwd: Path = REPO_ROOT
-) -> int:
+def _run_streaming(command: list[str], env: Mapping[str, str], reader: _EventReader, cwd: Path) -> int:
     try:
         process = subprocess.Popen(
             command,
@@ -340,8 +341,9 @@ def release_database() -> None:
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
     with DuckDBConnectionManager._LOCK:
-        if DuckDBConnectionManager._ENV is not None:
-            DuckDBConnectionManager._ENV.close()
+        environment: Any = DuckDBConnectionManager._ENV  # typed None in dbt-duckdb, set while open
+        if environment is not None:
+            environment.close()
             DuckDBConnectionManager._ENV = None
 
 
@@ -362,7 +364,8 @@ def invoke(args: list[str], env: Mapping[str, str | None], manifest: Any = None,
     """One in-process dbt command (dbtRunnerResult) with env set and cwd the project; stdout captured."""
     from dbt.cli.main import dbtRunner
 
-    project_dir = Path(args[args.index("--project-dir") + 1]) if "--project-dir" in args else REPO_ROOT
+    named = "--project-dir" in args
+    project_dir = Path(args[args.index("--project-dir") + 1]) if named else find_project_dir()
     with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()), _no_logging_tracebacks():
         os.chdir(project_dir)
         try:
@@ -542,7 +545,7 @@ def build_run(
     extra_vars: Mapping[str, Any] | None = None,
     check: bool = True,
     threads: int | None = None,
-    project_dir: Path = REPO_ROOT,
+    project_dir: Path | None = None,
     in_process: bool | None = None,
     full_refresh: bool = False,
     indirect_selection: str | None = None,
@@ -564,7 +567,9 @@ def build_run(
     Raises BuildRefused, whatever `check`, when another build holds the database beyond
     wait_sec seconds, another program has it open, or its folder is full or not writable.
     complete: when only data tests failed, build the models they skipped (`completed`).
+    project_dir None: the run_diagnosis project (run_diagnosis.project; ProjectNotFound).
     """
+    project_dir = find_project_dir() if project_dir is None else project_dir
     if run_dir is not None and not run_dir.is_dir():
         raise DbtBuildError(f"run folder {run_dir} does not exist or is not a folder")
     db_path, work_dir = db_path.resolve(), work_dir.resolve()

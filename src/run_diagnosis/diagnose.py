@@ -1,6 +1,6 @@
 """Diagnose one training run from its logs, end to end.
 
-    python scripts/diagnose.py SOURCE [SOURCE ...] --out DIR [--format FMT] [--map MAP] [--keep-going]
+    run-diagnosis diagnose SOURCE [SOURCE ...] --out DIR [--format FMT] [--map MAP] [--keep-going]
         [--alert-json FILE] [--alert-webhook URL] [--alert-format generic|slack] [--alert-min-severity S]
 
 1. checks SOURCE's canonical files, if it has any (run_diagnosis.validate_run), then reads SOURCE
@@ -47,14 +47,17 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from run_diagnosis import alerts, importers, multi_run
+from run_diagnosis.cli import prog
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, DbtBuildError, build_run, failure_message
 from run_diagnosis.importers import generic_log, metric_names
 from run_diagnosis.importers.canonical import FILE_SUFFIXES, RunData, write_run
+from run_diagnosis.project import project_dir
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem
 from run_diagnosis.tool_defects import ToolDefect, read_tool_defects
 from run_diagnosis.validate_run import RunValidationError, carry_cut_off_row, validate_run, validate_source
@@ -107,7 +110,7 @@ def formats_help() -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="diagnose.py",
+        prog=prog("diagnose"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Diagnose a language-model training run from its logs: convert SOURCE to the canonical "
@@ -325,7 +328,7 @@ def several_sources(
             multi_run.RunSource(
                 name=source.stem if source.is_file() else source.name,
                 describe=str(source),
-                load=lambda source=source: read_source(source, fmt, mapping),
+                load=partial(read_source, source, fmt, mapping),
             )
         ]
     return runs
@@ -430,6 +433,7 @@ def writing_into(out: Path, wait_sec: float) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    project_dir()  # ProjectNotFound before any log is read, not after (run-diagnosis: exit 2)
     notify = AlertOptions(
         args.alert_json, tuple(args.alert_webhook), args.alert_format, args.alert_min_severity
     )

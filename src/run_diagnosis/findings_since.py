@@ -1,8 +1,8 @@
 """What the findings history says since a time: for agents polling a warehouse.
 
-    python scripts/findings_since.py --db DIR/diagnosis.duckdb --since 2h
-    python scripts/findings_since.py --db ... --since 2026-01-05T10:00 --status new,regressed
-    python scripts/findings_since.py --db ... --since last        # the rows of the latest build only
+    run-diagnosis findings-since --db DIR/diagnosis.duckdb --since 2h
+    run-diagnosis findings-since --db ... --since 2026-01-05T10:00 --status new,regressed
+    run-diagnosis findings-since --db ... --since last        # the rows of the latest build only
 
 Prints a JSON object: the query (since, as UTC), the latest build time, and the rows of
 ``findings_history`` written by builds that started at or after TIME, oldest build first, each
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.alerts import HISTORY, rows_of
+from run_diagnosis.cli import prog
 from run_diagnosis.report_data import SEVERITY_ORDER, ReportError, connect, has_table
 
 STATUSES = ("new", "still_open", "resolved", "regressed")
@@ -110,7 +111,7 @@ def query(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="findings_since.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("findings-since"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build")
     parser.add_argument(
         "--since", required=True, metavar="TIME", help="ISO time (UTC), 30m / 2h / 7d, or last"

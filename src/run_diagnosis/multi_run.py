@@ -1,6 +1,6 @@
 """A folder (or file) that holds several runs: diagnose each, then rank them in an index.
 
-    python scripts/diagnose.py lightning_logs/ --out DIR      # version_0/, version_1/, ...
+    run-diagnosis diagnose lightning_logs/ --out DIR      # version_0/, version_1/, ...
 
 What counts as several runs (checked before the single-run importers, see ``find_runs``):
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def _chart_sources(source: Path) -> list[RunSource]:
         RunSource(
             name=name,
             describe=f"W&B chart export {', '.join(f.name for f in paths)}",
-            load=lambda paths=paths, name=name: wandb_history.load_chart_run(paths, name),
+            load=partial(wandb_history.load_chart_run, paths, name),
         )
         for name, paths in sorted(runs.items(), key=lambda item: _natural(item[0]))
     ]
@@ -131,7 +132,7 @@ def _folder_sources(source: Path) -> list[RunSource]:
                 RunSource(
                     name=f"{chain[0].name}-{chain[-1].name}",
                     describe=f"{', '.join(str(p) for p in chain)} (one run resumed)",
-                    load=lambda chain=chain: lightning_csv.load_versions(chain),
+                    load=partial(lightning_csv.load_versions, chain),
                 )
             )
     return sources if len(sources) > 1 else []
@@ -152,7 +153,7 @@ def _text_log_sources(source: Path) -> list[RunSource]:
         if "separate runs" not in str(error):
             return []
         return [
-            RunSource(name=file.stem, describe=str(file), load=lambda file=file: text_logs.load(file))
+            RunSource(name=file.stem, describe=str(file), load=partial(text_logs.load, file))
             for file in files
         ]
     return []

@@ -11,7 +11,7 @@ failing dbt tests from the target folder, then writes to the output folder:
                  (written when the build has that mart; docs/margins.md)
 
 Usage:
-  python scripts/report.py [--db PATH] [--target-path DIR] [--out DIR] [--run-id RUN]
+  run-diagnosis report [--db PATH] [--target-path DIR] [--out DIR] [--run-id RUN]
 
 Other scripts call `write_report(db_path, target_path, out_dir)`.
 """
@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from run_diagnosis.cli import prog
 from run_diagnosis.report_content import build_double_check, build_findings_view
 from run_diagnosis.report_data import (
     ReportData,
@@ -129,7 +130,7 @@ def write_report(
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="report.py",
+        prog=prog("report"),
         description=(
             "Write the run-diagnosis report (report.md, self-contained report.html, findings.json) "
             "from the marts of the last dbt build. Run `dbt build` first."

@@ -93,7 +93,9 @@ def split_evidence(evidence: Any) -> list[str]:
     """
     if not evidence:
         return []
-    text, parts, current, depth, quoted = str(evidence), [], [], 0, False
+    text, depth, quoted = str(evidence), 0, False
+    parts: list[str] = []
+    current: list[str] = []
     i = 0
     while i < len(text):
         char = text[i]

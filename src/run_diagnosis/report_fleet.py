@@ -10,7 +10,7 @@ When structural tests failed (tool_defects), the page opens with them and marks 
 rows broke them as quarantined: their findings may be wrong; the other runs' are not affected.
 
 Usage:
-  python scripts/report_fleet.py --db PATH [--out DIR]
+  run-diagnosis fleet --db PATH [--out DIR]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from run_diagnosis.cli import prog
 from run_diagnosis.report_data import (
     ReportError,
     ReportNotWritten,
@@ -355,7 +356,7 @@ def write_fleet(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="report_fleet.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("fleet"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file of a build (one run or many)")
     parser.add_argument("--out", type=Path, default=Path("reports"), help="folder for index.md / index.html")
     parser.add_argument(

@@ -5,7 +5,7 @@ writes DIR/index.md and DIR/index.html. The runs are listed by folder name, so t
 reports give the same index (no timestamps).
 
 Usage:
-  python scripts/report_index.py DIR
+  run-diagnosis index DIR
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from run_diagnosis.cli import prog
 from run_diagnosis.report_data import run_command, severity_index
 
 REPORT_FILES = ("findings.json", "report.md")
@@ -119,7 +120,7 @@ def write_index(root: Path) -> dict[str, Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="report_index.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("index"), description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="folder holding one report folder per run")
     args = parser.parse_args(argv)
     return run_command("report_index", lambda: write_index(args.folder), errors=(OSError, ValueError))

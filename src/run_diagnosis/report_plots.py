@@ -166,12 +166,10 @@ def finding_spans(findings: list[dict]) -> list[tuple[dict, float, float]]:
     """(finding, start, end) for the findings with a step range, in order (a single step is 1 wide)."""
     spans = []
     for finding in findings:
-        first, last = finding.get("first_step"), finding.get("last_step")
-        if first is None and last is None:
+        ends = [step for step in (finding.get("first_step"), finding.get("last_step")) if step is not None]
+        if not ends:
             continue
-        first = first if first is not None else last
-        last = last if last is not None else first
-        spans.append((finding, float(first) - 0.5, float(last) + 0.5))
+        spans.append((finding, float(ends[0]) - 0.5, float(ends[-1]) + 0.5))  # one end: both
     return spans
 
 

@@ -1,6 +1,6 @@
 """Check a run's files before the dbt build: a file that cannot be used stops here, named.
 
-    python scripts/validate_run.py RUN_FOLDER        # exit 0 usable, 2 not (one-line error)
+    run-diagnosis validate RUN_FOLDER        # exit 0 usable, 2 not (one-line error)
 
 What is checked (every check reads the bytes once; a 200k-row log takes well under a second):
 
@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from run_diagnosis.cli import prog
 from run_diagnosis.run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -291,7 +292,7 @@ def carry_cut_off_row(source: Path, run_dir: Path) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="validate_run.py",
+        prog=prog("validate"),
         description=(
             "Check a run folder's five canonical files (encoding, headers, row shape, config depth "
             "and types) before the dbt build. Exit status 0: usable; 2: not (one-line error "

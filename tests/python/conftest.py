@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, run_folder_name
-from run_builder import RunBuilder
-from slowest_first import slowest_first
+from support.dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, run_folder_name
+from support.run_builder import RunBuilder
+from support.slowest_first import slowest_first
 
 PATH_FIELDS = ("folder", "db_path", "target_path")
 
@@ -116,7 +116,3 @@ def diagnosis(request: pytest.FixtureRequest, fixture_runs: FixtureRuns) -> Diag
     found = fixture_runs.by_test.get(request.node.nodeid)
     assert found is not None, f"{request.node.nodeid} has no @fixture_run"
     return found
-
-
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from types import ModuleType
 
 import pytest
 
-from run_diagnosis.dbt_runner import REPO_ROOT
+from support.paths import REPO, SHARED
 
-CALIBRATION = REPO_ROOT.parent / "shared" / "calibration"
+CALIBRATION = SHARED / "calibration"
 HELD_OUT = "303"
 
 pytestmark = pytest.mark.skipif(
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
 
 def benchmark() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "calibration_benchmark", REPO_ROOT / "benchmarks" / "calibration.py"
+        "calibration_benchmark", REPO / "benchmarks" / "calibration.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

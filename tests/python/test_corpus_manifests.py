@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from support.paths import REPO
+
 MANIFESTS = sorted((REPO / "corpus").glob("*.json"))
 # the corpora the judgement is scored on (issue 21: each half a third healthy, several formats);
 # the reading corpora (generic.json, formats.json) only keep their halves apart

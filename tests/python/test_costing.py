@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dbt_session import REPO, Diagnosis, FixtureRuns, MakeRun, fixture_run
-from run_builder import RunBuilder
+from support.dbt_session import Diagnosis, FixtureRuns, MakeRun, fixture_run
+from support.paths import REPO
+from support.run_builder import RunBuilder
 
 SEVERITY_ORDER = {"critical": 5, "high": 4, "medium": 3, "low": 2, "info": 1}
 ABOVE_LOW = {"critical", "high", "medium"}

@@ -1,7 +1,7 @@
-"""diagnose.py end to end: the same findings as a `dbt build` of the seeds, and a usable CLI.
+"""run-diagnosis diagnose end to end: the same findings as a `dbt build` of the seeds, and a usable CLI.
 
 The seeds are built once with `dbt build --selector ci` (scripts/test.sh's build, reused
-through sample_build.py, or made here when this file runs alone); diagnose.py then runs, at
+through sample_build.py, or made here when this file runs alone); run-diagnosis diagnose then runs, at
 the same time and into two different --out folders, on the shared sample run (read in place)
 and on a copy of the repo's own seed files. Both must give the seed build's findings
 (finding_id, category, severity, first_step), and each must keep to its own folder.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +20,16 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME
 from run_diagnosis import diagnose, importers, validate_run
 from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
-from sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
-from severity_agreement import ANOMALY_TEST
+from support.commands import run_diagnosis
+from support.dbt_session import DB_NAME
+from support.paths import REPO, SHARED
+from support.sample_build import SEED_FILES, SEED_PREFIX, copy_seed_files, sample_build
+from support.severity_agreement import ANOMALY_TEST
 
-REPO = Path(__file__).resolve().parents[2]
-DIAGNOSE = REPO / "scripts" / "diagnose.py"
-SAMPLE_RUN = Path(__file__).resolve().parents[3] / "shared" / "sample-run"
+DIAGNOSE = run_diagnosis("diagnose")
+SAMPLE_RUN = SHARED / "sample-run"
 FINDING_KEY = ("finding_id", "category", "severity", "first_step")
 
 FindingKeys = set[tuple[Any, ...]]
@@ -37,7 +37,7 @@ FindingKeys = set[tuple[Any, ...]]
 
 @dataclass(frozen=True)
 class CliRun:
-    """One diagnose.py process: what it was given and what it said."""
+    """One run-diagnosis diagnose process: what it was given and what it said."""
 
     source: Path
     out: Path
@@ -57,7 +57,7 @@ def findings_in_json(path: Path) -> FindingKeys:
 
 
 def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
-    command = [sys.executable, str(DIAGNOSE), str(source), "--out", str(out)]
+    command = [*DIAGNOSE, str(source), "--out", str(out)]
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -75,7 +75,7 @@ def seeds_build() -> BuildResult:
 
 @pytest.fixture(scope="module")
 def diagnoses(tmp_path_factory: pytest.TempPathFactory, seeds_build: BuildResult) -> dict[str, CliRun]:
-    """diagnose.py on the seed copy and on the shared sample run, both at once."""
+    """run-diagnosis diagnose on the seed copy and on the shared sample run, both at once."""
     root = tmp_path_factory.mktemp("diagnoses")
     sources = {"seeds_copy": copy_seed_files(root / "seeds-copy")}
     if SAMPLE_RUN.is_dir():
@@ -88,7 +88,7 @@ def cli_run(diagnoses: dict[str, CliRun], name: str) -> CliRun:
     if name not in diagnoses:
         pytest.skip(f"{SAMPLE_RUN} is absent: the shared sample run is not on this machine")
     run = diagnoses[name]
-    assert run.returncode == 0, f"diagnose.py {run.source} exited {run.returncode}:\n{run.stderr}"
+    assert run.returncode == 0, f"run-diagnosis diagnose {run.source} exited {run.returncode}:\n{run.stderr}"
     return run
 
 
@@ -189,9 +189,7 @@ def test_progress_and_closing_lines(diagnoses: dict[str, CliRun]) -> None:
 
 
 def test_help_lists_every_format() -> None:
-    shown = subprocess.run(
-        [sys.executable, str(DIAGNOSE), "--help"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout
+    shown = subprocess.run([*DIAGNOSE, "--help"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     for module in importers.importers():
         assert module.FORMAT in shown
         assert " ".join(module.DESCRIPTION.split()[:4]) in " ".join(shown.split())
@@ -278,8 +276,8 @@ def test_build_error_names_the_file_and_problem(tmp_path: Path) -> None:
 def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A five-file folder whose train log lost a column: diagnose.py stops with exit 2 before the
-    build, naming the file and the column, as validate_run.py does (and the dbt build would)."""
+    """A five-file folder whose train log lost a column: run-diagnosis diagnose stops with exit 2 before the
+    build, naming the file and the column, as run-diagnosis validate does (and the dbt build would)."""
     folder = copy_seed_files(tmp_path / "run")
     train_log = folder / f"{SEED_PREFIX}train_log.csv"
     frame = pd.read_csv(train_log, dtype=str, keep_default_na=False)

@@ -3,7 +3,7 @@ operator breaks it. Every fault ends in a warehouse whose marts equal a clean bu
 or in a clear refusal (exit status 2, no traceback, nothing half-written); a defect of the tool
 costs no report. docs/reliability.md lists each fault and its outcome.
 
-The reference is one diagnose.py of four runs, built together with one DuckDB thread:
+The reference is one run-diagnosis diagnose of four runs, built together with one DuckDB thread:
 `twice` (a resumed LLaMA-Factory log written by two processes at once: every line twice,
 interleaved; issue 21 found no report for it), `steady` (healthy; its config leaves
 decay_steps unknown, an info note), `troubled` (LR 4x the config, a slow stretch, a crash and
@@ -12,7 +12,7 @@ step times, replays and excess losses feed their costs: with a plain `sum()`, th
 slow-steps cost differed in its last bits between builds with one and four DuckDB threads.
 Every other build here starts from the reference's canonical run folders and is compared with
 it mart by mart, row by row (DuckDB's `except all` both ways). All builds use the database name
-diagnose.py uses, so the file parses the dbt project once.
+run-diagnosis diagnose uses, so the file parses the dbt project once.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import report_fixtures as fx
-from run_builder import RunBuilder
 from run_diagnosis import diagnose
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, build_run
 from run_diagnosis.report import write_report
@@ -42,9 +40,11 @@ from run_diagnosis.report_data import ReportNotWritten
 from run_diagnosis.report_fleet import write_fleet
 from run_diagnosis.safe_io import exclusive
 from run_diagnosis.tool_defects import tool_defects
-from sample_build import copy_seed_files
+from support import report_fixtures as fx
+from support.paths import REPO
+from support.run_builder import RunBuilder
+from support.sample_build import copy_seed_files
 
-REPO = Path(__file__).resolve().parents[2]
 DB_NAME = diagnose.DB_FILE
 RUN_IDS = ("sample", "steady", "troubled", "twice")
 # the models only (the marts are what is compared; no model reads a test's result)
@@ -94,7 +94,7 @@ def llamafactory_log_written_twice(folder: Path) -> Path:
 
 
 def sources(folder: Path) -> list[Path]:
-    """The three runs as a user hands them to diagnose.py."""
+    """The three runs as a user hands them to run-diagnosis diagnose."""
     RunBuilder(seed=3, total_steps=120).plant_config(decay_steps=None).write(folder / "steady")
     troubled = (
         RunBuilder(seed=5, total_steps=120)

@@ -1,5 +1,5 @@
 """docs/findings.md and the README's category table are generated from the checks' metadata
-(src/run_diagnosis/findings_doc.py): they are current, and a change to the metadata shows."""
+(tools/findings_doc.py): they are current, and a change to the metadata shows."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from run_diagnosis import findings_doc
+import findings_doc
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_generated_findings_doc_and_readme_table_are_current() -> None:
     assert (REPO / "docs" / "findings.md").read_text(encoding="utf-8") == findings_doc.findings_doc(REPO), (
-        "docs/findings.md is stale: run python -m run_diagnosis.findings_doc"
+        "docs/findings.md is stale: run python tools/findings_doc.py"
     )
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert findings_doc.with_readme_table(readme, REPO) == readme, (
-        "the README's category table is stale: run python -m run_diagnosis.findings_doc"
+        "the README's category table is stale: run python tools/findings_doc.py"
     )
 
 

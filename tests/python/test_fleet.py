@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dbt_session import DbtSession, Diagnosis
-from run_builder import RunBuilder
 from run_diagnosis import multi_run
 from run_diagnosis.importers.canonical import write_run
+from support.dbt_session import DbtSession, Diagnosis
+from support.paths import REAL_LOGS
+from support.run_builder import RunBuilder
 
 BASELINE, DIVERGED, CLEAN = "baseline", "diverged", "clean-seed"
 DIVERGE_FROM, DIVERGE_RAMP, DIVERGE_EXCESS = 150, 30, 0.25
@@ -27,7 +28,7 @@ SLOW_FROM, SLOW_FACTOR = 100, 1.3
 SPIKE_AT = 60
 BASELINE_CATEGORIES = ("baseline_divergence", "baseline_slowdown")
 
-SWEEP = Path(__file__).resolve().parents[3] / "shared" / "real-logs" / "lightning-slm-sweep"
+SWEEP = REAL_LOGS / "lightning-slm-sweep"
 SWEEP_BASELINE = "version_0"
 
 

@@ -1,5 +1,5 @@
 """Property-based fuzz of hostile input (hypothesis): a mutated fixture run either stops at the
-validator with a one-line error naming its file (exit 2 in diagnose.py, before any build), or
+validator with a one-line error naming its file (exit 2 in run-diagnosis diagnose, before any build), or
 builds with every raw train row accounted for exactly once in the row audit.
 
 Each example is a dbt build (a few seconds in-process), so CI runs FUZZ_EXAMPLES=4 by
@@ -20,9 +20,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dbt_session import DbtSession
-from run_builder import RunBuilder
 from run_diagnosis import validate_run
+from support.dbt_session import DbtSession
+from support.run_builder import RunBuilder
 
 TRAIN = "fixture_train_log.csv"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "4"))

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbt_session import Diagnosis, fixture_run
-from run_builder import RunBuilder
 from run_diagnosis import diagnose, importers
 from run_diagnosis.importers import RunImportError, generic_log
 from run_diagnosis.importers.canonical import config_document, write_run
 from run_diagnosis.report_layout import layout_lines
+from support.dbt_session import Diagnosis, fixture_run
+from support.paths import SHARED
+from support.run_builder import RunBuilder
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 REAL_LOGS = SHARED / "real-logs"
 SAMPLE_RUN = SHARED / "sample-run"
 needs_real_logs = pytest.mark.skipif(not REAL_LOGS.is_dir(), reason=f"real logs not present at {REAL_LOGS}")

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 
 from run_diagnosis.dbt_runner import build_run, read_run_results
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 MACRO_FILES = ("portability.sql", "rolling_stats.sql")
 
 DBT_PROJECT_YML = """\

@@ -9,7 +9,7 @@ One run still training is diagnosed three times into the same database:
 3. unchanged: nothing is rebuilt, nothing appended, nothing alerted.
 
 After each build the alerts go to a local HTTP server (generic JSON and Slack blocks) and to a
-JSON file: each finding is sent once. findings_since.py and the fleet page read the history;
+JSON file: each finding is sent once. run-diagnosis findings-since and the fleet page read the history;
 findings.json and the alert payload are validated against docs/findings-schema.json.
 """
 
@@ -26,13 +26,13 @@ import duckdb
 import pandas as pd
 import pytest
 
-from run_builder import RunBuilder
 from run_diagnosis import alerts, findings_since
 from run_diagnosis.dbt_runner import build_run
 from run_diagnosis.report import write_report
 from run_diagnosis.report_fleet import write_fleet
+from support.paths import REPO
+from support.run_builder import RunBuilder
 
-REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "docs" / "findings-schema.json").read_text(encoding="utf-8"))
 RUN = "growing"
 HALF = 120

@@ -1,9 +1,9 @@
 """Hostile and broken input (issue 10): paths are data, bad files are exit 2 before the build,
 impossible values become findings or set-aside rows, and reruns are byte-identical.
 
-Three layers, cheapest first: the validator and diagnose.py's exit-2 path (no dbt at all,
+Three layers, cheapest first: the validator and run-diagnosis diagnose's exit-2 path (no dbt at all,
 each well under a second), one in-process dbt build of every planted fixture run (dbt_session;
-hostile folder names among them), and two end-to-end diagnose.py processes into a hostile
+hostile folder names among them), and two end-to-end run-diagnosis diagnose processes into a hostile
 --out path for the rerun comparison.
 """
 
@@ -15,7 +15,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +22,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME, DbtSession, Diagnosis
-from run_builder import RunBuilder
 from run_diagnosis import diagnose, validate_run
 from run_diagnosis.dbt_runner import (
     DB_ENV_VAR,
@@ -36,9 +33,12 @@ from run_diagnosis.dbt_runner import (
 )
 from run_diagnosis.importers import canonical_files
 from run_diagnosis.importers.canonical import write_run
+from support.commands import run_diagnosis
+from support.dbt_session import DB_NAME, DbtSession, Diagnosis
+from support.paths import REPO
+from support.run_builder import RunBuilder
 
-REPO = Path(__file__).resolve().parents[2]
-DIAGNOSE = REPO / "scripts" / "diagnose.py"
+DIAGNOSE = run_diagnosis("diagnose")
 TRAIN, CONFIG = "fixture_train_log.csv", "fixture_run_config.json"
 VALIDATOR_BUDGET_SEC = 1.0  # CPU seconds of this process: other processes on the machine do not count
 # a folder name with Jinja, glob metacharacters, a quote, shell syntax and an emoji
@@ -136,15 +136,13 @@ def test_bad_input_is_exit_2_named_before_the_build(case: str, tmp_path: Path) -
 
 
 def test_validator_cli_help_and_exit_codes(tmp_path: Path) -> None:
-    script = REPO / "scripts" / "validate_run.py"
-    usage = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True)
-    assert usage.returncode == 0 and "usage: validate_run.py" in usage.stdout
-    good = subprocess.run(
-        [sys.executable, str(script), str(written(tmp_path / "ok"))], capture_output=True, text=True
-    )
+    validate = run_diagnosis("validate")
+    usage = subprocess.run([*validate, "--help"], capture_output=True, text=True)
+    assert usage.returncode == 0 and "usage: run-diagnosis validate" in usage.stdout
+    good = subprocess.run([*validate, str(written(tmp_path / "ok"))], capture_output=True, text=True)
     assert good.returncode == 0, good.stderr
     bad = written(tmp_path / "bad", BAD_INPUTS["header only"][0])
-    result = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True, text=True)
+    result = subprocess.run([*validate, str(bad)], capture_output=True, text=True)
     assert result.returncode == 2 and "no training rows" in result.stderr
 
 
@@ -365,7 +363,7 @@ def test_hostile_out_path_and_byte_identical_rerun(tmp_path: Path) -> None:
     outputs = []
     for _ in range(2):
         result = subprocess.run(
-            [sys.executable, str(DIAGNOSE), str(source), "--out", str(out)],
+            [*DIAGNOSE, str(source), "--out", str(out)],
             cwd=REPO,
             capture_output=True,
             text=True,

@@ -18,7 +18,6 @@ import math
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +36,9 @@ from run_diagnosis.importers import (
     trainer_stdout,
 )
 from run_diagnosis.importers.canonical import RunData
+from support.commands import run_diagnosis
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("RUN_DIAGNOSIS_FORMATS_CORPUS", "/work/corpus/formats"))
 MANIFEST = REPO / "corpus" / "formats.json"
 NEW_FORMATS = ("mlflow", "trackio", "parquet", "keras", "torchtune", "fairseq", "trainer_stdout")
@@ -479,7 +479,7 @@ def test_composer_blocks_and_deepspeed_counters(tmp_path: Path) -> None:
 
 def test_help_lists_the_new_formats() -> None:
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "diagnose.py"), "--help"],
+        [*run_diagnosis("diagnose"), "--help"],
         capture_output=True,
         text=True,
         check=True,
@@ -492,7 +492,7 @@ def test_a_store_of_two_runs_is_diagnosed_end_to_end(tmp_path: Path) -> None:
     store = mlflow_db(tmp_path / "mlflow.db")
     out = tmp_path / "out"
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "diagnose.py"), str(store), "--out", str(out)],
+        [*run_diagnosis("diagnose"), str(store), "--out", str(out)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -527,7 +527,7 @@ def test_real_public_files_are_diagnosed_end_to_end(tmp_path: Path) -> None:
     targets = [CORPUS / name for name in sorted(cases)]  # each case folder is one run, named by it
     out = tmp_path / "out"
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "diagnose.py"), *map(str, targets), "--out", str(out)],
+        [*run_diagnosis("diagnose"), *map(str, targets), "--out", str(out)],
         capture_output=True,
         text=True,
         cwd=REPO,

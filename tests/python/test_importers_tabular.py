@@ -38,8 +38,8 @@ from run_diagnosis.importers.canonical import (
     config_document,
     write_run,
 )
+from support.paths import SHARED
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 REAL_LOGS = SHARED / "real-logs"
 SAMPLE_RUN = SHARED / "sample-run"
 

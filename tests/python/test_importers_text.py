@@ -20,8 +20,8 @@ from tensorboard.util import tensor_util
 from run_diagnosis import importers
 from run_diagnosis.importers import RunImportError, megatron_golden, tensorboard_events, text_logs
 from run_diagnosis.importers.canonical import write_run
+from support.paths import REAL_LOGS
 
-REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 LLMC = REAL_LOGS / "llmc-gpt2-124m" / "main.log"
 MEGATRON_DS = REAL_LOGS / "megatron-deepspeed-gpt3-125m"
 WITH_KERNEL = MEGATRON_DS / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4-with-kernel.log"

@@ -2,7 +2,7 @@
 
 A fixture run is built once (the marts exist), then a column is dropped from its train log and
 the run is built again: staging fails and everything after it is skipped. dbt's exit code, the
-on-run-end problem list, the report (report.py's exit code too) and the fleet page must all say
+on-run-end problem list, the report (run-diagnosis report's exit code too) and the fleet page must all say
 the diagnosis is INCOMPLETE and name the model that did not build; none may say "nothing above
 info" or read as a clean run.
 """
@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME
-from run_builder import RunBuilder
 from run_diagnosis import report, report_fleet
 from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.run_files import run_file
+from support.dbt_session import DB_NAME
+from support.run_builder import RunBuilder
 
 BROKEN_MODEL = "stg_training__steps"
 

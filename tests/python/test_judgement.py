@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dbt_session import Diagnosis, fixture_run
-from run_builder import RunBuilder
+from support.dbt_session import Diagnosis, fixture_run
+from support.run_builder import RunBuilder
 
 ABOVE_LOW = {"critical", "high", "medium"}
 LN_GPT2 = math.log(50257)

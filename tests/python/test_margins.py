@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from dbt_session import Diagnosis, fixture_run
-from run_builder import RunBuilder
 from run_diagnosis.report import write_report
+from support.dbt_session import Diagnosis, fixture_run
+from support.run_builder import RunBuilder
 
 PROJECT = Path(__file__).resolve().parents[2] / "dbt_project.yml"
 VARS = yaml.safe_load(PROJECT.read_text(encoding="utf-8"))["vars"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from pathlib import Path
 
 import pytest
 
 from run_diagnosis.importers.metric_names import FIELDS, assign, parse_map, resolve
+from support.paths import REAL_LOGS, REPO
 
 # name -> (field, split, primary); split None: no split word
 EXAMPLES: dict[str, tuple[str | None, str | None, bool]] = {
@@ -240,7 +240,7 @@ def test_parse_map_rejects_unknown_keys_and_malformed_entries(text: str) -> None
 # by repository (sha256 of owner/name, decided before tuning); the grammar was tuned on `dev`
 # only. docs/metric-names.md has the numbers and how to add a name.
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "metric_names.csv"
+CORPUS = REPO / "corpus" / "metric_names.csv"
 COLUMNS = [
     "name",
     "repo",
@@ -254,7 +254,7 @@ COLUMNS = [
     "primary",
     "half",
 ]
-EXCLUDE = Path(__file__).resolve().parents[3] / "shared" / "real-logs" / "EXCLUDE.sha256"
+EXCLUDE = REAL_LOGS / "EXCLUDE.sha256"
 # floors a little under the measured values (docs/metric-names.md): a regression of the grammar
 # fails them, a new hard name in the corpus does not
 FLOORS = {

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dbt_session import Diagnosis, fixture_run
-from run_builder import RunBuilder
 from run_diagnosis.report import write_report
+from support.dbt_session import Diagnosis, fixture_run
+from support.run_builder import RunBuilder
 
 
 def ranked(diagnosis: Diagnosis) -> list[str]:

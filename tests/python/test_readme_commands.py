@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from run_diagnosis.benchmark import README_END, README_START
-from run_diagnosis.report_readme import replace_between
+from benchmark import README_END, README_START
+from report_readme import replace_between
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 PERFORMANCE = REPO / "docs" / "performance.md"
 README_MAX_LINES = 150  # a front door (issue 23): the detail lives in docs/
@@ -113,10 +113,10 @@ def test_the_readme_has_runnable_blocks_and_every_skip_says_why() -> None:
 
 def test_placeholders_are_replaced_as_words_only(tmp_path: Path) -> None:
     mapping = {"SOURCE": "/data/run", "DIR": "/out", "/tmp/": "/work/tmp/"}
-    body = "python scripts/diagnose.py SOURCE --out DIR  # DIR/run/ (the five files); SOURCES.md stays\n"
+    body = "run-diagnosis diagnose SOURCE --out DIR  # DIR/run/ (the five files); SOURCES.md stays\n"
     body += "RUN_DIAGNOSIS_DB=/tmp/myrun/x.duckdb\n"
     assert substituted(body, mapping) == (
-        "python scripts/diagnose.py /data/run --out /out  # /out/run/ (the five files); SOURCES.md stays\n"
+        "run-diagnosis diagnose /data/run --out /out  # /out/run/ (the five files); SOURCES.md stays\n"
         "RUN_DIAGNOSIS_DB=/work/tmp/myrun/x.duckdb\n"
     )
 
@@ -178,7 +178,7 @@ def test_the_readme_is_a_front_door_whose_links_resolve() -> None:
 
 
 def test_the_documented_measured_numbers_are_the_benchmarks_own_block(tmp_path: Path) -> None:
-    """docs/performance.md's benchmark tables sit between the markers `scripts/benchmark.py
+    """docs/performance.md's benchmark tables sit between the markers `tools/benchmark.py
     --readme docs/performance.md` rewrites: they are its output, in its shape, and rewriting keeps
     the rest of the document."""
     text = PERFORMANCE.read_text(encoding="utf-8")

@@ -5,7 +5,7 @@ into the repo); the module is skipped when they are absent. Each log is imported
 once: the logs of the selected tests are imported when the module's first test asks for
 one and built together in ONE `dbt build` (a folder of run folders, run_id = the log's key;
 without the data tests unless RUN_DIAGNOSIS_REAL_LOGS_FULL=1), so dbt's per-build cost is
-paid once; each log's diagnosis reads only its own rows (tests/python/dbt_session.py). Every test
+paid once; each log's diagnosis reads only its own rows (tests/python/support/dbt_session.py). Every test
 class checks one log against SOURCES.md; an expectation the current models do not meet is an
 `xfail(strict=True)` whose reason says what is produced instead,
 so fixing the detector turns it into an XPASS to clean up.
@@ -24,16 +24,16 @@ from typing import Any, ClassVar
 import duckdb
 import pytest
 
-from dbt_session import DB_NAME, run_connection
 from run_diagnosis import importers
 from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.importers.canonical import RunData, write_run
 from run_diagnosis.report_content import build_double_check
 from run_diagnosis.report_data import ReportData, load_report_data
 from run_diagnosis.report_story import PageOne, build_page_one
-from severity_agreement import ANOMALY_TEST, describe, disagreements
+from support.dbt_session import DB_NAME, run_connection
+from support.paths import REAL_LOGS
+from support.severity_agreement import ANOMALY_TEST, describe, disagreements
 
-REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 ABOVE_LOW = frozenset({"critical", "high", "medium"})
 HIGH_OR_WORSE = frozenset({"critical", "high"})
 SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})

@@ -20,8 +20,8 @@ from pathlib import Path
 import duckdb
 
 from run_diagnosis.dbt_runner import BuildResult, build_run
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "selectors.yml")
 PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
 REGISTRY_TEST = "findings_registry_agrees_with_seed"

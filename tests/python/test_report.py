@@ -6,18 +6,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import report_fixtures as fx
 from run_diagnosis.report import write_report
 from run_diagnosis.report_content import fmt_model_cost
 from run_diagnosis.report_data import ReportError
+from support import report_fixtures as fx
+from support.commands import run_diagnosis
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "report.py"
+REPORT = run_diagnosis("report")
 CHROMIUM = Path("/usr/bin/chromium")
 FIX_FIRST, RUNNER_UP, SYMPTOM = fx.PROBLEM_FINDINGS[0], fx.PROBLEM_FINDINGS[1], fx.PROBLEM_FINDINGS[2]
 
@@ -501,7 +501,7 @@ def test_a_missing_column_is_named(tmp_path: Path) -> None:
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k != "RUN_DIAGNOSIS_DB"} | (env or {})
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
+        [*REPORT, *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,
@@ -558,7 +558,7 @@ def test_cli_without_a_build_fails_with_the_message(tmp_path: Path) -> None:
 def test_reports_render_in_headless_chromium(
     problem: dict[str, Path], clean: dict[str, Path], tmp_path: Path
 ) -> None:
-    from run_diagnosis.report_browser import check_pages
+    from support.report_browser import check_pages
 
     # a page that must fail every check, to prove the checks can fail
     control = tmp_path / "control.html"
@@ -586,8 +586,8 @@ def test_reports_render_in_headless_chromium(
 
 
 def test_the_docs_show_page_one_of_the_committed_sample_diagnosis() -> None:
-    from run_diagnosis.report_readme import page_one as readme_page_one
-    from run_diagnosis.report_readme import with_page_one
+    from report_readme import page_one as readme_page_one
+    from report_readme import with_page_one
 
     document = (REPO / "docs" / "report-contents.md").read_text(encoding="utf-8")
     sample = (REPO / "analyses" / "sample_run_diagnosis.md").read_text(encoding="utf-8")
@@ -628,8 +628,8 @@ def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> None:
-    from run_builder import RunBuilder
     from run_diagnosis.dbt_runner import build_run
+    from support.run_builder import RunBuilder
 
     outputs = []
     for attempt in ("first", "second"):

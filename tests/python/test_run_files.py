@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from run_diagnosis.run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS, run_file
+from support.paths import REPO
 
-MACROS = Path(__file__).resolve().parents[2] / "macros"
+MACROS = REPO / "macros"
 # macro config_fields type -> the JSON type validate_run expects
 JSON_TYPES = {"double": "number", "integer": "integer", "text": "text"}
 # config keys staging reads that no writer is asked for: the provenance the importers write

@@ -9,10 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import REPO, Diagnosis
 from run_diagnosis.report import write_report
-from sample_build import sample_build
-from severity_agreement import describe, disagreements
+from support.dbt_session import Diagnosis
+from support.paths import REPO
+from support.sample_build import sample_build
+from support.severity_agreement import describe, disagreements
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, fixture_run
-from run_builder import RunBuilder
+from support.dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun, fixture_run
+from support.run_builder import RunBuilder
 
 
 def write_and_edit(builder: RunBuilder, folder: Path, edit: Callable[[Path], None]) -> Path:

@@ -19,12 +19,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbt_session import Diagnosis, fixture_run
-from run_builder import RunBuilder
 from run_diagnosis.report_content import build_double_check
 from run_diagnosis.report_data import ReportData, load_report_data
 from run_diagnosis.report_story import PageOne, build_page_one
 from run_diagnosis.run_files import run_file
+from support.dbt_session import Diagnosis, fixture_run
+from support.run_builder import RunBuilder
 
 
 def page_one(diagnosis: Diagnosis) -> tuple[PageOne, ReportData]:

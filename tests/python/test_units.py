@@ -25,8 +25,8 @@ from run_diagnosis.importers.units import (
     loss_to_nats,
     split_cell,
 )
+from support.paths import REAL_LOGS
 
-REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 LN2 = math.log(2.0)
 
 

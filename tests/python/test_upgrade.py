@@ -14,9 +14,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME, STRUCTURAL_TESTS
-from run_builder import RunBuilder
 from run_diagnosis.dbt_runner import build_run
+from support.dbt_session import DB_NAME, STRUCTURAL_TESTS
+from support.run_builder import RunBuilder
 
 EXCLUDE = " ".join(["path:seeds/anthropic_*", *STRUCTURAL_TESTS])
 RESET_MESSAGE = "built by another version of the project"

@@ -11,9 +11,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dbt_session import DB_NAME
-from run_builder import RunBuilder
 from run_diagnosis.dbt_runner import build_run
+from support.dbt_session import DB_NAME
+from support.paths import SEEDS
+from support.run_builder import RunBuilder
 
 # the marts a report reads, compared run by run (every column but run_id)
 MARTS = ("findings", "run_summary", "check_coverage", "audit_summary", "step_metrics", "eval_metrics")
@@ -109,7 +110,7 @@ def test_every_model_carries_run_id(warehouse: dict[str, Path]) -> None:
             "and table_name not in "
             "(select table_name from information_schema.columns where column_name = 'run_id')"
         ).df()["table_name"]
-        seeds = {p.stem for p in (Path(__file__).resolve().parents[2] / "seeds").rglob("*.csv")}
+        seeds = {p.stem for p in SEEDS.rglob("*.csv")}
     assert sorted(set(tables) - seeds) == sorted(ACROSS_RUNS)
 
 

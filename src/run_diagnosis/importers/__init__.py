@@ -2,7 +2,7 @@
 
 Each importer module exposes:
 - ``FORMAT``: a short name shown to users (``--format`` value);
-- ``DESCRIPTION``: one line for ``diagnose.py --help``;
+- ``DESCRIPTION``: one line for ``run-diagnosis diagnose --help``;
 - ``sniff(path: Path) -> bool``: cheap check that ``path`` (a file or a folder) is in this format;
 - ``load(path: Path) -> RunData``: parse it; raise ``RunImportError`` with a clear message on bad input;
 - optionally ``list_runs(path: Path) -> [(name, where, loader)]``: a store or export holding several

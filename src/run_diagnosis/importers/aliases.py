@@ -236,10 +236,11 @@ def evaluation_sets(
     if not any(columns.assignment.sets.get(fieldname) for fieldname in EVAL_SET_FIELDS):
         return None
     notes: list[str] = []
-    series: dict[str, dict[int, float | None]] = {}
+    series: dict[str, dict[int, float]] = {}
     for fieldname in EVAL_SET_FIELDS:
-        names = columns.assignment.sets.get(fieldname) or [columns.get(fieldname)]
-        logged = {name: dict(read(fieldname, name)) for name in names if name is not None}
+        single = columns.get(fieldname)
+        names = columns.assignment.sets.get(fieldname) or ([single] if single is not None else [])
+        logged = {name: dict(read(fieldname, name)) for name in names}
         series[fieldname], note = _one_series(fieldname, logged)
         notes += [note] if note else []
     steps = sorted(series["val_loss"])
@@ -248,10 +249,12 @@ def evaluation_sets(
 
 
 def _one_series(
-    fieldname: str, logged: dict[str, dict[int, float | None]]
-) -> tuple[dict[int, float | None], str]:
+    fieldname: str, logged_with_gaps: dict[str, dict[int, float | None]]
+) -> tuple[dict[int, float], str]:
     """One series from the sets' series (name -> step -> value), and the note saying how."""
-    logged = {name: {s: v for s, v in values.items() if v is not None} for name, values in logged.items()}
+    logged = {
+        name: {s: v for s, v in values.items() if v is not None} for name, values in logged_with_gaps.items()
+    }
     if len(logged) < 2:
         return next(iter(logged.values()), {}), ""
     names = list(logged)

@@ -67,7 +67,8 @@ class RunData:
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
     """(step, event) pairs as the canonical events frame, in step order (ties keep their order)."""
-    return pd.DataFrame(sorted(events, key=lambda e: e[0]), columns=EVENT_COLUMNS)
+    ordered: list[tuple[int, str]] = sorted(events, key=lambda e: e[0])
+    return pd.DataFrame(ordered, columns=EVENT_COLUMNS)
 
 
 def stitch_runs(

@@ -137,10 +137,11 @@ def load(path: Path) -> RunData:
                 last_update = _step(stats, "num_updates", line_number, source)
                 values = {k: number(v) for k, v in stats.items()}
                 inner.append(Record(last_update, values, origin))
-                if values.get("clip") is not None:
-                    clip_rates.append(values["clip"])
-                if values.get("loss_scale") is not None:
-                    scales.append((last_update, values["loss_scale"]))
+                clip, scale = values.get("clip"), values.get("loss_scale")
+                if clip is not None:
+                    clip_rates.append(clip)
+                if scale is not None:
+                    scales.append((last_update, scale))
             elif tag == "valid":
                 step = _step(stats, "valid_num_updates", line_number, source)
                 valid.append(Record(step, {k: number(v) for k, v in stats.items()}, origin))

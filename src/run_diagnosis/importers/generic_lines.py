@@ -375,11 +375,11 @@ def parse_pairs(number: int, text: str) -> Record | None:
     record = Record(line=number, text=text, last_line=number)
     dicts = list(dict_spans(text))
     for start, end, document in reversed(dicts):
-        for key, value in flat_numbers(document).items():
+        for key, pair in flat_numbers(document).items():
             if is_counter(key):
-                record.counters.setdefault(key, value[0])
+                record.counters.setdefault(key, pair[0])
             else:
-                record.metrics[key] = value
+                record.metrics[key] = pair
         text = text[:start] + " | " + text[end:]
     if dicts:
         record.source = "dict"
@@ -582,9 +582,9 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
             continue
         shown = ", ".join(f"{h}={c}" for h, c in zip(header, cells, strict=True))
         record = Record(line=number, source="row", text=shown, last_line=number)
-        first = cell_value(cells[0])
-        if named_by_file and first is not None:
-            record.counters[header[0]] = first[0]
+        first_cell = cell_value(cells[0])
+        if named_by_file and first_cell is not None:
+            record.counters[header[0]] = first_cell[0]
         if filled(
             record,
             ((n, cell_value(c)) for n, c in zip(header, cells, strict=True) if n not in record.counters),

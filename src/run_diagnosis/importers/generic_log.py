@@ -364,7 +364,7 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
                 f"{epoch!r}: one row an epoch",
                 steps,
                 total,
-                map_record=lambda r: _int(_value(r, epoch)),
+                map_record=_int_counter(epoch),
             )
         why = "fractional" if not whole else "repeated on consecutive lines"
         return _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
@@ -377,13 +377,18 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
                 name,
                 f"{what}: no step or epoch is named",
                 steps,
-                map_record=lambda r, name=name: _int(_value(r, name)),
+                map_record=_int_counter(name),
             )
     return _record_counting(records, "no counter on the lines: rows numbered in file order")
 
 
 def _int(value: float | None) -> int | None:
     return None if value is None or not math.isfinite(value) else int(value)
+
+
+def _int_counter(name: str) -> Callable[[Record], int | None]:
+    """A record's counter `name` as a whole step (None when absent or not finite)."""
+    return lambda record: _int(_value(record, name))
 
 
 def _record_counting(records: list[Record], detail: str) -> Counting:
@@ -395,7 +400,7 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
     total = next((r.totals[name] for r in records if name in r.totals), None)
     drops = _drops(values)
     plain = Counting(
-        "step", name, f"{name!r}", [int(v) for v in values], total, map_record=lambda r: _int(_value(r, name))
+        "step", name, f"{name!r}", [int(v) for v in values], total, map_record=_int_counter(name)
     )
     if not drops:
         return plain
@@ -413,15 +418,15 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
                 return None if e is None or v is None else int((e - first) * period + v)
 
             return Counting("composite", name, detail, steps, None, map_record=mapped)
-    period = _cycle_period(values, drops, total)
-    if period:
+    cycle_length = _cycle_period(values, drops, total)
+    if cycle_length:
         steps, cycle = [], 0
         for i, v in enumerate(values):
             cycle += i in drops
-            steps.append(int(cycle * period + v))
+            steps.append(int(cycle * cycle_length + v))
         detail = (
-            f"{name!r} runs the same cycle of {period:g} again ({len(drops) + 1} cycles): "
-            f"step = cycle x {period:g} + {name}"
+            f"{name!r} runs the same cycle of {cycle_length:g} again ({len(drops) + 1} cycles): "
+            f"step = cycle x {cycle_length:g} + {name}"
         )
         return Counting("composite", name, detail, steps, None)
     return plain

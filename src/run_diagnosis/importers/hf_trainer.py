@@ -342,7 +342,7 @@ def _evaluation_sets(history: list[Any], keys: ColumnMap, rows: _Rows) -> None:
     combined = evaluation_sets(keys, read)
     if combined is not None:
         frame, notes = combined
-        rows.evals = frame.to_dict("records")
+        rows.evals = [{str(k): v for k, v in record.items()} for record in frame.to_dict("records")]
         rows.notes += notes
 
 

@@ -126,7 +126,7 @@ def _csv_records(path: Path) -> list[Record]:
         epoch = number(row.pop("epoch"))
         if epoch is None or not math.isfinite(epoch) or epoch != int(epoch):
             raise RunImportError(f"{path}, line {line}: epoch {epoch!r} is not a whole number")
-        records.append(Record(int(epoch) + 1, {k: number(v) for k, v in row.items()}, f"line {line}"))
+        records.append(Record(int(epoch) + 1, {str(k): number(v) for k, v in row.items()}, f"line {line}"))
     return records
 
 

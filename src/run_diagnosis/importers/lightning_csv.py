@@ -48,7 +48,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import yaml
@@ -89,7 +89,7 @@ def _plain(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
         return loader.construct_mapping(node, deep=True)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node)
+    return loader.construct_scalar(cast(yaml.ScalarNode, node))  # neither mapping nor sequence
 
 
 _HparamsLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
@@ -263,8 +263,12 @@ def load_versions(folders: list[Path], aliases: Path | None = None) -> RunData:
 
 
 def _versions(folder: Path) -> list[Path]:
-    found = [p for p in folder.iterdir() if VERSION_DIR.match(p.name) and (p / METRICS_FILE).is_file()]
-    return sorted(found, key=lambda p: int(VERSION_DIR.match(p.name).group(1)))
+    found = [
+        (int(match.group(1)), p)
+        for p in folder.iterdir()
+        if (match := VERSION_DIR.match(p.name)) and (p / METRICS_FILE).is_file()
+    ]
+    return [p for _, p in sorted(found, key=lambda numbered: numbered[0])]
 
 
 def _metrics_file(path: Path) -> tuple[Path, list[str]]:

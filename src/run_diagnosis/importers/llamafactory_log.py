@@ -42,6 +42,7 @@ training arguments sit beside it (``training_args.yaml`` etc., read by ``trainin
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ class _Record:
     def has(self, keys: ColumnMap, name: str) -> bool:
         """Whether the line logged the key the resolver chose for canonical field `name` (or one of
         the field's evaluation sets)."""
-        chosen = keys.assignment.sets.get(name) or [keys.get(name)]
+        chosen: Sequence[str | None] = keys.assignment.sets.get(name) or [keys.get(name)]
         return any(key is not None and key in self.raw for key in chosen)
 
     def number_at(self, key: str, path: Path) -> float | None:

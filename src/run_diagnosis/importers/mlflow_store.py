@@ -12,7 +12,7 @@ What is read
   ``mlruns`` folder, one experiment folder, or one run folder.
 
 A store holding several runs (deleted runs aside) is several runs: ``list_runs`` names them and
-``diagnose.py`` builds them together (one report each and a fleet page).
+``run-diagnosis diagnose`` builds them together (one report each and a fleet page).
 
 MLflow's conventions, modelled
 ------------------------------
@@ -39,6 +39,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -197,9 +198,8 @@ def _file_run(folder: Path) -> StoredRun:
                         f"{file}, line {line_number}: expected 'timestamp value step', found {line!r}"
                     )
                 step = int(parts[2]) if len(parts) == 3 else 0
-                rows.append(
-                    (step, key, number(parts[1]), number(parts[0]) / 1000.0 if number(parts[0]) else None)
-                )
+                stamp_ms = number(parts[0])
+                rows.append((step, key, number(parts[1]), stamp_ms / 1000.0 if stamp_ms else None))
         params_dir = folder / "params"
         params = {
             p.relative_to(params_dir).as_posix(): p.read_text(encoding="utf-8").strip()
@@ -235,7 +235,7 @@ def sniff(path: Path) -> bool:
 def list_runs(path: Path) -> list[tuple[str, str, Callable[[], RunData]]]:
     """(name, where, loader) of each run in the store (for multi_run: several runs, one build)."""
     return [
-        (run.name, f"MLflow run {run.run_id} in {path}", lambda run=run: _load_run(path, run))
+        (run.name, f"MLflow run {run.run_id} in {path}", partial(_load_run, path, run))
         for run in stored_runs(path)
     ]
 

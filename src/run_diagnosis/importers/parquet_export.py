@@ -28,6 +28,7 @@ Conventions, modelled
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,7 @@ def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
         (
             name,
             f"run {name} of {path}",
-            lambda name=name: _load_run(path, columns, rows, layout, run_column, name),
+            partial(_load_run, path, columns, rows, layout, run_column, name),
         )
         for name in names
     ]

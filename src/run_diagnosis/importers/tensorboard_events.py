@@ -128,7 +128,7 @@ def _complete_records(path: Path) -> tuple[int, int, int]:
     return count, offset, size
 
 
-def _float32(value: float) -> float:
+def _float32(value: float | np.floating[Any]) -> float:
     """A float32 as written (0.1, not 0.10000000149011612): its shortest decimal form."""
     return float(str(np.float32(value)))
 

@@ -54,7 +54,7 @@ def _sniff_file(path: Path) -> bool:
                 if index >= SNIFF_LINES:
                     break
                 match = STEP_LINE.match(line)
-                if match and "loss" in dict(p.groups() for p in PAIR.finditer(match["metrics"])):
+                if match and any(p["name"] == "loss" for p in PAIR.finditer(match["metrics"])):
                     found += 1
     except OSError:
         return False

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,8 @@ def _json(text: Any, where: str) -> dict[str, Any]:
     try:
         document = json.loads(text) if isinstance(text, str | bytes) else text
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RunImportError(f"{where}: not valid JSON ({error.msg})") from error
+        why = error.msg if isinstance(error, json.JSONDecodeError) else error.reason
+        raise RunImportError(f"{where}: not valid JSON ({why})") from error
     return document if isinstance(document, dict) else {}
 
 
@@ -99,10 +101,7 @@ def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
             ]
     except sqlite3.Error as error:
         raise RunImportError(f"{project}: cannot read the Trackio project: {error}") from error
-    return [
-        (name, f"Trackio run {name!r} in {project}", lambda name=name: _load_run(project, name))
-        for name in names
-    ]
+    return [(name, f"Trackio run {name!r} in {project}", partial(_load_run, project, name)) for name in names]
 
 
 def load(path: Path) -> RunData:

@@ -159,7 +159,7 @@ def load(path: Path) -> RunData:
                     (record.step, f"optimizer step skipped ({name}={flag:g}): overflow or non-finite update")
                 )
     frames = build_frames(records, str(source), Conventions(step_time_unit="s"))
-    notes = []
+    notes: list[str] = []
     schedule, config = _olmo_config(config_line, notes)
     if len(totals) == 1 and config.get("total_steps") is None:
         config["total_steps"] = totals.pop()

@@ -477,9 +477,10 @@ def describe_lr_curve(train: pd.DataFrame) -> str | None:
     rates = pd.to_numeric(train.get("learning_rate", pd.Series(dtype="float64")), errors="coerce")
     if rates.notna().sum() < 2:
         return None
-    peak_at = rates.idxmax()
-    last_at = rates.last_valid_index()
-    first_at = rates.first_valid_index()
+    # index labels of train (pandas types them Hashable; two valid values make none of them None)
+    peak_at: Any = rates.idxmax()
+    last_at: Any = rates.last_valid_index()
+    first_at: Any = rates.first_valid_index()
     steps = train["step"]
     return (
         f"logged learning_rate: {rates[first_at]:.3g} at step {steps[first_at]}, "

@@ -126,7 +126,9 @@ def cell_parser(
 
     def parse(cell: Any) -> float | None:
         unit = named
-        if isinstance(cell, str) and _CELL.match(cell) and _CELL.match(cell).group("unit"):
+        number: float | None
+        found = _CELL.match(cell) if isinstance(cell, str) else None
+        if found and found.group("unit"):
             number, unit = split_cell(cell)
         else:
             number = parse_number(cell)

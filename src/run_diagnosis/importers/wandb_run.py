@@ -126,6 +126,7 @@ def _varint(data: bytes, index: int) -> tuple[int, int]:
 def fields(message: bytes) -> Iterator[tuple[int, Any]]:
     """(field number, value) of a protobuf message: ints for varints, bytes otherwise."""
     index = 0
+    value: int | bytes
     while index < len(message):
         key, index = _varint(message, index)
         number, wire = key >> 3, key & 7

@@ -103,7 +103,8 @@ def chart_columns(columns: Sequence[Any]) -> tuple[list[str], str | None, list[s
     matches = [CHART_COLUMN.match(c) for c in metric]
     runs = {m.group("run") for m in matches if m}
     if metric and all(matches) and len(runs) == 1:
-        return [c if c == "Step" else CHART_COLUMN.match(c).group("key") for c in kept], runs.pop(), dropped
+        keys = {c: m.group("key") for c, m in zip(metric, matches, strict=True) if m}
+        return [c if c == "Step" else keys[c] for c in kept], runs.pop(), dropped
     return kept, None, dropped
 
 
@@ -250,9 +251,9 @@ def _by_row_or_step(
     picked = []
     joined = 0
     for i in rows:
-        value = values[i]
-        if value is None and steps[i] in at_step:
-            value = at_step[steps[i]]
+        value, step = values[i], steps[i]
+        if value is None and step is not None and step in at_step:
+            value = at_step[step]
             joined += 1
         picked.append(value)
     if joined:
@@ -277,7 +278,8 @@ def _step_times(
         return [None] * len(train_rows), []
     key = "elapsed_sec" if columns.get("elapsed_sec") else "timestamp_sec"
     elapsed = _cells(table, columns.get(key), to_float)
-    times, resets = step_times_from_elapsed([steps[i] for i in rows], [elapsed[i] for i in rows])
+    row_steps = [step for i in rows if (step := steps[i]) is not None]  # rows: those with a step
+    times, resets = step_times_from_elapsed(row_steps, [elapsed[i] for i in rows])
     by_row = dict(zip(rows, times, strict=True))
     notes.append(
         f"step_time_sec from {counter!r} deltas / step deltas between consecutive logged rows: "

@@ -1,15 +1,15 @@
 """Time the diagnosis beside its two yardsticks, and print the ratios the goals are stated in.
 
-    python scripts/benchmark.py                      # sample, 10k and 1M steps
-    python scripts/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
-    python scripts/benchmark.py --steps 10000 --no-sample
-    python scripts/benchmark.py --fleet 1000 --no-sample --steps   # 1,000 runs x 10k steps, + 1 run
-    python scripts/benchmark.py --readme docs/performance.md    # ... and write the output there
+    python tools/benchmark.py                      # sample, 10k and 1M steps
+    python tools/benchmark.py --with-10m           # ... and 10M steps (minutes, GBs)
+    python tools/benchmark.py --steps 10000 --no-sample
+    python tools/benchmark.py --fleet 1000 --no-sample --steps   # 1,000 runs x 10k steps, + 1 run
+    python tools/benchmark.py --readme docs/performance.md    # ... and write the output there
 
 Three commands run as separate processes, each measured whole (wall seconds, CPU seconds
 and peak resident memory of the process tree, from wait4):
 
-- project: `scripts/diagnose.py RUN --out DIR` (import, `dbt build` with the default
+- project: `run-diagnosis diagnose RUN --out DIR` (import, `dbt build` with the default
   selector, report), the user's path;
 - floor:   `dbt build` of benchmarks/dbt_floor/, a one-model project on the same dbt and
   adapter: what any dbt project pays before its first row;
@@ -43,21 +43,22 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from run_diagnosis.dbt_runner import REPO_ROOT as REPO
+from report_readme import replace_between
 from run_diagnosis.dbt_runner import dbt_executable
-from run_diagnosis.report_readme import replace_between
 from run_diagnosis.run_files import FILE_SUFFIXES, run_file
 
+REPO = Path(__file__).resolve().parents[1]  # tools/ -> the checkout
 FLOOR_PROJECT = REPO / "benchmarks" / "dbt_floor"
 PEER = REPO / "benchmarks" / "pandas_peer.py"
-DIAGNOSE = REPO / "scripts" / "diagnose.py"
+# the user's command, installed beside this Python (scripts/bootstrap.sh)
+DIAGNOSE = [str(Path(sys.executable).with_name("run-diagnosis")), "diagnose"]
 GB = 1024**3
 PREFIX = "bench_"  # the synthetic runs' file-name prefix
 TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
 # docs/performance.md's block of measured numbers, written by `--readme docs/performance.md`
 # (never edited by hand)
 README_START = (
-    "<!-- benchmark output: start (written by python scripts/benchmark.py --readme docs/performance.md) -->"
+    "<!-- benchmark output: start (written by python tools/benchmark.py --readme docs/performance.md) -->"
 )
 README_END = "<!-- benchmark output: end -->"
 
@@ -188,13 +189,13 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
 class Breakdown:
     """Where one diagnosis's time went, from dbt's run_results.json and its debug log."""
 
-    wall_s: float  # the whole diagnose.py process
+    wall_s: float  # the whole run-diagnosis diagnose process
     node_phase_s: float  # dbt's node phase (run_results elapsed_time): the nodes, 2 threads
     node_sum_s: float  # the nodes' own times, summed over both threads
     sql_s: float  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
     nodes: int
 
-    # seconds from the start of diagnose.py to its steps 2 (writing the run), 3 (dbt) and 4
+    # seconds from the start of run-diagnosis diagnose to its steps 2 (writing the run), 3 (dbt) and 4
     # (the report), from its progress lines
     write_at: float
     build_at: float
@@ -218,7 +219,7 @@ class Breakdown:
 
 
 BREAKDOWN_HEADER = (
-    "| run | diagnose.py wall | start-up, checking and reading the run | writing and checking the "
+    "| run | run-diagnosis diagnose wall | start-up, checking and reading the run | writing and checking the "
     "canonical files | dbt start-up and end (parse, hooks, artifacts) | node phase | node time "
     "summed (2 threads) | of it SQL in DuckDB | of it dbt's own work | report |\n"
     "|---|---|---|---|---|---|---|---|---|---|"
@@ -227,9 +228,9 @@ SQL_STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
 
 
 def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str, Breakdown]:
-    """diagnose.py end to end; also dbt's own elapsed time, its three slowest nodes and where
+    """run-diagnosis diagnose end to end; also dbt's own elapsed time, its three slowest nodes and where
     the time went."""
-    measure = run_measured([sys.executable, str(DIAGNOSE), str(run_dir), "--out", str(out)])
+    measure = run_measured([*DIAGNOSE, str(run_dir), "--out", str(out)])
     results = json.loads((out / "dbt" / "target" / "run_results.json").read_text())
     slowest = sorted(results["results"], key=lambda r: -r["execution_time"])[:3]
     nodes = ", ".join(f"{r['unique_id'].split('.')[-1]} {r['execution_time']:.1f} s" for r in slowest)
@@ -414,3 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         args.readme.write_text(replace_between(readme, README_START, README_END, text), encoding="utf-8")
         say(f"benchmark output written into {args.readme}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

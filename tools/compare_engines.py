@@ -1,8 +1,8 @@
 """Build the project on DuckDB and on Spark from the same run folder(s) and compare the marts.
 
-    python scripts/compare_engines.py                       # the sample run (the seeds)
-    python scripts/compare_engines.py /work/notes/tworuns   # a folder of run folders
-    python scripts/compare_engines.py --skip-build --workdir /tmp/cmp ...   # compare earlier builds
+    python tools/compare_engines.py                       # the sample run (the seeds)
+    python tools/compare_engines.py /work/notes/tworuns   # a folder of run folders
+    python tools/compare_engines.py --skip-build --workdir /tmp/cmp ...   # compare earlier builds
 
 For every source (none: the seeds) it runs `dbt build` on DuckDB (a fresh database file)
 and `scripts/spark_build.sh` (a fresh Spark warehouse), both under --workdir, then compares
@@ -29,10 +29,10 @@ from typing import Any
 
 import duckdb
 
-from run_diagnosis.dbt_runner import REPO_ROOT as REPO
 from run_diagnosis.dbt_runner import dbt_executable, read_target_json
 from run_diagnosis.report_data import ReportError, connect
 
+REPO = Path(__file__).resolve().parents[1]  # tools/ -> the checkout
 # the order rows are compared in (a mart's key within a run)
 MART_ORDER: dict[str, str] = {
     "findings": "harm_rank nulls last, finding_id",
@@ -236,3 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print("compare_engines: " + ("DuckDB and Spark agree" if total == 0 else f"{total} difference(s)"))
     return 0 if total == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

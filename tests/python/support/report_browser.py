@@ -8,7 +8,8 @@ For each page it records console errors, uncaught exceptions, browser log errors
 request that is not `file:` or `data:` (a self-contained report makes none), and each
 <img> with its natural size after decoding. Optionally it saves a full-page screenshot.
 
-Usage: python scripts/report_browser.py reports/report.html [--screenshot page.png]
+Usage (a developer's check of a page by hand; tests/python/test_report.py calls check_pages):
+    python tests/python/support/report_browser.py reports/report.html [--screenshot page.png]
 """
 
 from __future__ import annotations
@@ -273,3 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in problems:
         print(f"  problem: {problem}")
     return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -6,7 +6,7 @@ file) untouched. Headings are demoted by one level so page one sits under the do
 section.
 
 Usage:
-  python scripts/report_readme.py REPORT_MD docs/report-contents.md
+  python tools/report_readme.py REPORT_MD docs/report-contents.md
 """
 
 from __future__ import annotations
@@ -60,3 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.readme.write_text(updated, encoding="utf-8")
         print(f"report_readme: page one updated in {args.readme}", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from run_diagnosis.dbt_runner import ERROR_STATUSES, BuildResult, build_run, read_run_results
+from support.paths import SEEDS
 
 SAMPLE_BUILD_ENV_VAR = "RUN_DIAGNOSIS_TEST_SAMPLE"
 SAMPLE_DB = "run_diagnosis.duckdb"  # the file name scripts/test.sh gives the sample's database
@@ -29,7 +30,6 @@ OUTPUT_FILE = "output.txt"  # dbt's console output, as scripts/test.sh keeps it
 EXIT_CODE_FILE = "exit_code"  # written by scripts/test.sh when its build of the sample is done
 WAIT_SECONDS = 900.0  # how long a test waits for that build (it takes about 40 s alone)
 ALL_NODES = "fqn:*"  # selectors.yml: the `ci` selector
-SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 SEED_FILES = ("train_log.csv", "eval_log.csv", "shard_info.csv", "run_events.csv", "run_config.json")
 SEED_PREFIX = "anthropic_"
 

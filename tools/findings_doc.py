@@ -9,11 +9,12 @@ reads in `meta.vars`, its anomaly tests with their `meta.category`), the vars' v
 - docs/findings.md, the whole table and one section per check folder;
 - the README's short table (category -> one line), between two marker lines.
 
-`tests/python/test_findings_doc.py` fails while either is stale.
+`tests/python/test_findings_doc.py` fails while either is stale. A developer tool (tools/, not
+shipped in the package).
 
 Usage:
-  python -m run_diagnosis.findings_doc            # rewrite both (run from the repository)
-  python -m run_diagnosis.findings_doc --check    # exit 1 when either is stale
+  python tools/findings_doc.py            # rewrite both (run from the repository)
+  python tools/findings_doc.py --check    # exit 1 when either is stale
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from typing import Any
 
 import yaml
 
-from run_diagnosis.report_readme import replace_between
+from report_readme import replace_between
 
 SEED = Path("seeds/reference/finding_categories.csv")
 CHECKS = Path("models/checks")
 PROJECT = Path("dbt_project.yml")
 DOC = Path("docs/findings.md")
 README = Path("README.md")
-COMMAND = "python -m run_diagnosis.findings_doc"
+COMMAND = "python tools/findings_doc.py"
 README_START = f"<!-- finding categories: start (written by {COMMAND}) -->"
 README_END = "<!-- finding categories: end -->"
 

@@ -25,11 +25,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from run_builder import RunBuilder
 from run_diagnosis.dbt_runner import build_run, failed_tests, manifest_nodes
 from run_diagnosis.run_files import FILE_SUFFIXES
+from support.run_builder import RunBuilder
 
-REPO = Path(__file__).resolve().parents[2]
 DB_NAME = "run_diagnosis.duckdb"
 MakeRun = Callable[..., RunBuilder | Path]  # a fixture run: its builder, or a run folder
 BUILT = "built"  # the name the built database is attached under in a run's view

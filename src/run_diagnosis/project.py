@@ -1,0 +1,67 @@
+"""Where the dbt project is: the folder holding run_diagnosis's dbt_project.yml and profiles.yml.
+
+The diagnosis itself is the dbt project (models/, macros/, tests/, seeds/); this package runs it.
+The package is not shipped with the project inside it (docs/packaging.md), so the folder is:
+
+1. RUN_DIAGNOSIS_PROJECT_DIR, when set (a checkout anywhere, the package installed from
+   elsewhere or non-editable);
+2. else the checkout this package is installed from, editable (`src/run_diagnosis/` -> two
+   folders up), which is how scripts/bootstrap.sh installs it.
+
+A folder that is not the run_diagnosis dbt project (no dbt_project.yml, a dbt project of
+another name, no profiles.yml) is `ProjectNotFound`, naming the folder and what to set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+PROJECT_DIR_ENV_VAR = "RUN_DIAGNOSIS_PROJECT_DIR"
+PROJECT_NAME = "run_diagnosis"  # `name:` in dbt_project.yml
+PROJECT_FILE = "dbt_project.yml"
+PROFILES_FILE = "profiles.yml"  # the project's own profile (dbt runs with --profiles-dir <project>)
+CHECKOUT = Path(__file__).resolve().parents[2]  # src/run_diagnosis/ -> the checkout, when it is one
+
+
+class ProjectNotFound(Exception):
+    """The run_diagnosis dbt project is not where this package looked: the message says where it
+    looked and what to set."""
+
+
+def project_problem(folder: Path) -> str | None:
+    """Why `folder` is not the run_diagnosis dbt project (None: it is)."""
+    project_file = folder / PROJECT_FILE
+    if not project_file.is_file():
+        return f"{folder} holds no {PROJECT_FILE}"
+    try:
+        name = (yaml.safe_load(project_file.read_text(encoding="utf-8")) or {}).get("name")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError) as error:
+        return f"{project_file} cannot be read: {error}"
+    if name != PROJECT_NAME:
+        return f"{project_file} is the dbt project {name!r}, not {PROJECT_NAME!r}"
+    if not (folder / PROFILES_FILE).is_file():
+        return f"{folder} holds no {PROFILES_FILE} (the project's own DuckDB and Spark profile)"
+    return None
+
+
+def project_dir() -> Path:
+    """The run_diagnosis dbt project's folder (raises ProjectNotFound)."""
+    named = os.environ.get(PROJECT_DIR_ENV_VAR)
+    if named:
+        folder = Path(named).expanduser().resolve()
+        problem = project_problem(folder)
+        if problem is not None:
+            raise ProjectNotFound(f"{PROJECT_DIR_ENV_VAR}={named}: {problem}")
+        return folder
+    problem = project_problem(CHECKOUT)
+    if problem is None:
+        return CHECKOUT
+    raise ProjectNotFound(
+        f"the run_diagnosis dbt project was not found: this package is installed in "
+        f"{Path(__file__).resolve().parent}, which is not inside a checkout ({problem}). "
+        f"Set {PROJECT_DIR_ENV_VAR} to the folder of a run_diagnosis checkout (the one holding "
+        f"{PROJECT_FILE}), or install the package editable from one (pip install -e CHECKOUT)."
+    )
