@@ -11,8 +11,8 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "test: chromium could not be installed; the browser test will be skipped" >&2
 fi
-ruff check src tools tests/python benchmarks corpus
-ruff format --check src tools tests/python benchmarks corpus
+ruff check src tools scripts tests/python benchmarks corpus
+ruff format --check src tools scripts tests/python benchmarks corpus
 # the type check of the package (pyproject.toml [tool.mypy]: every function annotated, every body
 # checked). On a fresh clone (no cache in .dbt_state/mypy) it takes about 18 s of CPU, 47 s wall on
 # a loaded machine; with the cache under a second. It runs in the background beside the sample

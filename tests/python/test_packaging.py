@@ -225,3 +225,22 @@ def test_the_command_exits_2_naming_the_folder_before_reading_any_log(
     assert error.startswith("run-diagnosis diagnose: error: ")
     assert project.PROJECT_DIR_ENV_VAR in error and str(missing) in error
     assert not out.exists()
+
+
+def test_scripts_diagnose_py_is_the_diagnose_subcommand(tmp_path: Path) -> None:
+    """Corpus scorers call `scripts/diagnose.py TARGET --out OUT`: it must stay the diagnose
+    subcommand (same help, same refusal of what is not a log)."""
+    shim = [sys.executable, str(REPO / "scripts" / "diagnose.py")]
+    entry = [sys.executable, "-m", "run_diagnosis", "diagnose"]
+    helps = [
+        subprocess.run([*cmd, "--help"], capture_output=True, text=True, cwd=tmp_path)
+        for cmd in (shim, entry)
+    ]
+    assert helps[0].returncode == helps[1].returncode == 0
+    assert helps[0].stdout == helps[1].stdout
+    not_a_log = tmp_path / "README.md"
+    not_a_log.write_text("# a project\nnothing to read here\n", encoding="utf-8")
+    refused = subprocess.run(
+        [*shim, str(not_a_log), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr

@@ -18,9 +18,12 @@ import pytest
 SLOWEST_FIRST = (
     # the README's recipes on a fresh clone: four dbt builds (one the sample's `ci` build), dbt docs
     "test_readme_commands.py",
+    # five builds of one growing run, in sequence
+    "test_history_alerts.py",
     "test_fleet.py",
     "test_faults.py",
     "test_detectors.py",
+    "test_judgement.py",
     "test_hostile_input.py",
     "test_real_logs.py",
     # after a minute or more of the others: it reads scripts/test.sh's build of the sample,
@@ -30,12 +33,15 @@ SLOWEST_FIRST = (
     "test_staging.py",
     "test_report.py",
     "test_story.py",
+    "test_generic_reader.py",
+    "test_margins.py",
     "test_incomplete_build.py",
     "test_fuzz_input.py",
     "test_registry.py",
     "test_upgrade.py",
     "test_ranking.py",
     "test_costing.py",
+    "test_calibration.py",
 )
 
 
