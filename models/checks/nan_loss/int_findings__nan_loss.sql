@@ -36,6 +36,7 @@ nan_steps_by_run as (
             and step > first_step_of_run + {{ var('scaler_settle_steps') }} then 1 else 0 end) as late_grad_skip_steps,
         min(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as first_step,
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
+        min(step) as first_counted_step,
         max(step) as final_step,
         -- the optimizer steps the log spans: a log written every N steps (Megatron, fairseq,
         -- HF logging_steps) counts one row per N updates, and an overflow skips one update
@@ -65,15 +66,15 @@ overflows as (
     select
         runs.run_id,
         count(overflow_events.run_id) as overflow_events,
-        sum(case when overflow_events.step > run_starts.first_step_of_run + {{ var('scaler_settle_steps') }}
+        sum(case when overflow_events.step > nan_steps_by_run.first_counted_step + {{ var('scaler_settle_steps') }}
             then 1 else 0 end) as late_overflow_events,
         min(overflow_events.step) as first_event_step,
         max(overflow_events.step) as last_event_step
     from runs
     left join overflow_events
         on runs.run_id = overflow_events.run_id
-    left join (select run_id, min(step) as first_step_of_run from steps group by run_id) as run_starts
-        on runs.run_id = run_starts.run_id
+    left join nan_steps_by_run
+        on runs.run_id = nan_steps_by_run.run_id
     group by runs.run_id
 ),
 
