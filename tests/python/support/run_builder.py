@@ -143,18 +143,18 @@ class RunBuilder:
         self.train.loc[mask, "loss"] = self.train.loc[mask, "loss"] * factor
         return self, str(shard)
 
-    def plant_nan(self, steps: list[int]) -> RunBuilder:
-        self.train["loss"] = self.train["loss"].astype(object)
-        for step in steps:
-            self.train.loc[self.train["step"] == step, "loss"] = "nan"
+    def _log_text(self, column: str, steps: list[int], text: str) -> RunBuilder:
+        """Write `text` (as the training system would, e.g. "nan") into `column` at `steps`."""
+        self.train[column] = self.train[column].astype(object)
+        self.train.loc[self.train["step"].isin(steps), column] = text
         return self
+
+    def plant_nan(self, steps: list[int]) -> RunBuilder:
+        return self._log_text("loss", steps, "nan")
 
     def plant_grad_overflow(self, steps: list[int]) -> RunBuilder:
         """A mixed-precision loss scaler skips these updates: the gradient norm is inf, the loss finite."""
-        self.train["grad_norm"] = self.train["grad_norm"].astype(object)
-        for step in steps:
-            self.train.loc[self.train["step"] == step, "grad_norm"] = "inf"
-        return self
+        return self._log_text("grad_norm", steps, "inf")
 
     def plant_restart(self, crash_after: int, resume_from: int, unclipped_after: bool = False) -> RunBuilder:
         """Crash after `crash_after`, resume from the checkpoint at `resume_from`: the log replays steps."""
