@@ -14,6 +14,7 @@ so fixing the detector turns it into an XPASS to clean up.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -48,6 +49,26 @@ SELECT = None if FULL_BUILD else f"resource_type:seed resource_type:model test_n
 # RUN_DIAGNOSIS_REAL_LOGS_SUMMARY=file: append every log's findings table to that file
 SUMMARY = os.environ.get("RUN_DIAGNOSIS_REAL_LOGS_SUMMARY")
 GRAD_NORM_TEXT = re.compile(r"grad(?:ient)?[ _-]?norm", re.IGNORECASE)
+# The findings each log had when a restructuring began (tests/golden/real_logs_findings.json):
+# a move of code must leave every one unchanged. RUN_DIAGNOSIS_UPDATE_GOLDEN=1 rewrites the
+# file, for a change that is meant to change findings (say which and why in the commit).
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "real_logs_findings.json"
+UPDATE_GOLDEN = os.environ.get("RUN_DIAGNOSIS_UPDATE_GOLDEN") == "1"
+# the finding fields compared, floats to this many significant digits (a reordered float sum
+# may move the last bits; a changed rule moves more)
+GOLDEN_FIELDS = (
+    "finding_id",
+    "category",
+    "severity",
+    "first_step",
+    "last_step",
+    "steps_affected",
+    "estimated_cost",
+    "cost_unit",
+    "caused_by",
+    "harm_rank",
+)
+GOLDEN_DIGITS = 6
 
 pytestmark = [
     pytest.mark.real_logs,
@@ -303,6 +324,29 @@ def test_imports_and_builds(diagnosis: Diagnosis, log_key: str) -> None:
     assert all(ids) and len(set(ids)) == len(ids), ids
     assert {f["severity"] for f in diagnosis.findings} <= SEVERITIES
     assert [f["harm_rank"] for f in diagnosis.findings] == list(range(1, len(ids) + 1))
+
+
+def golden_view(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The compared fields of each finding, floats rounded to GOLDEN_DIGITS significant digits."""
+
+    def rounded(value: Any) -> Any:
+        return float(f"{value:.{GOLDEN_DIGITS}g}") if isinstance(value, float) else value
+
+    return [{field: rounded(f.get(field)) for field in GOLDEN_FIELDS} for f in findings]
+
+
+@pytest.mark.parametrize("log_key", list(LOGS))
+def test_findings_match_golden(diagnosis: Diagnosis, log_key: str) -> None:
+    """Every log's findings are those recorded in tests/golden/real_logs_findings.json."""
+    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    now = golden_view(diagnosis.findings)
+    if UPDATE_GOLDEN:
+        golden[log_key] = now
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(json.dumps(dict(sorted(golden.items())), indent=1) + "\n")
+        return
+    assert log_key in golden, f"{log_key} has no golden findings: RUN_DIAGNOSIS_UPDATE_GOLDEN=1 records them"
+    assert now == golden[log_key], f"{log_key}'s findings changed:\n{diagnosis.table()}"
 
 
 @pytest.mark.parametrize("log_key", list(LOGS))
