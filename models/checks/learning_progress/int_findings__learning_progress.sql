@@ -50,28 +50,14 @@ largest_chance_class as (
 ),
 
 verdicts as (
-    -- one learning verdict per run (int_learning_progress_measured): the findings below word it
+    -- one learning verdict per run, with its finding id and severity (int_learning_progress_measured):
+    -- the findings below word it
     select
         *,
-        case learning_verdict
-            when 'at_chance' then 'no_learning:chance_level'
-            when 'near_chance' then 'underfitting:near_chance'
-            when 'flat' then 'no_learning:run'
-            when 'no_val_gain' then 'no_learning:no_val_gain'
-            when 'shallow' then 'underfitting:run'
-        end as finding_id,
+        verdict_finding_id as finding_id,
         case when learning_verdict in ('at_chance', 'flat', 'no_val_gain') then 'no_learning' else 'underfitting' end
             as category,
-        case
-            -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
-            when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
-            when learning_verdict = 'near_chance' then 'medium'
-            when learning_verdict = 'flat' then 'high'
-            -- validation never improved on its first value: high when an LR far outside its usual range
-            -- explains it, medium when the training loss barely fell either
-            when learning_verdict = 'no_val_gain' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
-            else 'medium'
-        end as severity,
+        verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
             else '; chance level (a uniform guess) ' || {{ fmt('chance_loss', 4) }} || ' nats = ' || chance_detail
                 || ' (' || chance_confidence || ' confidence); the run looks ' || replace(regime, '_', ' ')

@@ -72,16 +72,17 @@ assessed as (
 ),
 
 symptoms as (
-    -- the learning-progress findings that name a schedule_sanity finding as their cause, and the
-    -- worst severity among them (the cause takes at least that severity)
+    -- the failures to learn that name a schedule_sanity finding as their cause (int_learning_progress_measured:
+    -- the verdict learning_progress reports, its finding id and severity), and the worst severity among
+    -- them (the cause takes at least that severity)
     select
         run_id,
-        caused_by as cause_id,
-        max({{ severity_rank('severity') }}) as symptom_rank,
-        min(finding_id) as symptom_id
-    from {{ run_ref('int_findings__learning_progress') }}
-    where caused_by like 'schedule_sanity:%'
-    group by run_id, caused_by
+        learning_cause as cause_id,
+        max({{ severity_rank('verdict_severity') }}) as symptom_rank,
+        min(verdict_finding_id) as symptom_id
+    from {{ run_ref('int_learning_progress_measured') }}
+    where learning_cause like 'schedule_sanity:%' and verdict_finding_id is not null
+    group by run_id, learning_cause
 ),
 
 lr_ranges as (

@@ -263,7 +263,7 @@ flagged as (
     from joined
 ),
 
-final as (
+judged as (
     select
         *,
         case
@@ -292,6 +292,34 @@ final as (
             when is_lr_far_below then 'schedule_sanity:lr_far_below_usual'
         end as learning_cause
     from flagged
+),
+
+final as (
+    -- the finding a failure to learn is reported as, and its severity: the learning_progress check
+    -- words it, and schedule_sanity raises the cause it names (learning_cause) to at least that severity
+    select
+        *,
+        case learning_verdict
+            when 'at_chance' then 'no_learning:chance_level'
+            when 'near_chance' then 'underfitting:near_chance'
+            when 'flat' then 'no_learning:run'
+            when 'no_val_gain' then 'no_learning:no_val_gain'
+            when 'shallow' then 'underfitting:run'
+        end as verdict_finding_id,
+        case
+            when learning_verdict is null or learning_verdict = 'learned' then null
+            -- too early to judge: low at most
+            when is_too_early then 'low'
+            -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
+            when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
+            when learning_verdict = 'near_chance' then 'medium'
+            when learning_verdict = 'flat' then 'high'
+            -- validation never improved on its first value: high when an LR far outside its usual range
+            -- explains it, medium when the training loss barely fell either
+            when learning_verdict = 'no_val_gain' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
+            else 'medium'
+        end as verdict_severity
+    from judged
 )
 
 select * from final
