@@ -4,5 +4,5 @@
     (grad_norm_measured = 'before_clipping': above the limit then only means clipped). -#}
 {% macro is_clip_violation(grad_norm, grad_clip_norm, grad_norm_measured) %}
     (coalesce({{ grad_norm_measured }}, 'after_clipping') <> 'before_clipping'
-        and {{ grad_norm }} > {{ grad_clip_norm }} * (1 + {{ var('clip_tolerance') }}))
+        and {{ grad_norm }} > {{ grad_clip_norm }} * (1 + {{ threshold('clip_tolerance') }}))
 {% endmacro %}

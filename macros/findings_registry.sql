@@ -55,10 +55,10 @@
 {#- the severity band of a cost given as a share of the final validation loss (vars cost_band_*) -#}
 {% macro cost_band(share_expression) %}
     case
-        when {{ share_expression }} >= {{ var('cost_band_critical') }} then 'critical'
-        when {{ share_expression }} >= {{ var('cost_band_high') }} then 'high'
-        when {{ share_expression }} >= {{ var('cost_band_medium') }} then 'medium'
-        when {{ share_expression }} >= {{ var('cost_band_low') }} then 'low'
+        when {{ share_expression }} >= {{ threshold('cost_band_critical') }} then 'critical'
+        when {{ share_expression }} >= {{ threshold('cost_band_high') }} then 'high'
+        when {{ share_expression }} >= {{ threshold('cost_band_medium') }} then 'medium'
+        when {{ share_expression }} >= {{ threshold('cost_band_low') }} then 'low'
         else 'info'
     end
 {% endmacro %}

@@ -56,7 +56,7 @@
     {{ print('run_diagnosis: ' ~ rows | length ~ ' problem(s) above info severity in '
         ~ ('these runs' if several_runs else 'this run')
         ~ ', worst first (rank and severity as in the report and findings.json):') }}
-    {% set max_per_run = var('problem_list_max_per_run') | int %}
+    {% set max_per_run = threshold('problem_list_max_per_run') | int %}
     {% for run in problem_list_runs(rows) %}
       {% if several_runs %}{{ print('  run ' ~ run.run_id ~ ' (' ~ run.rows | length ~ ', worst ' ~ run.worst ~ '):') }}{% endif %}
       {% for row in run.rows[:max_per_run] %}

@@ -15,8 +15,8 @@
   flagged (baseline-excludes-anomalies, as Elementary #1589 and re_data #328 ask).
 -#}
 {% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[]) %}
-{%- set window = var('spike_window') %}
-{%- set min_mad = var('spike_min_mad') %}
+{%- set window = threshold('spike_window') %}
+{%- set min_mad = threshold('spike_min_mad') %}
 {%- set carried %}{% for column in carry_columns %}{{ column }}, {% endfor %}{{ exclude_column }}{% endset %}
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
@@ -79,10 +79,10 @@
     select
         *,
         coalesce(
-            baseline_points >= {{ var('spike_min_periods') }}
-            and log_loss - log_baseline > ln(1 + {{ var('spike_min_relative_excess') }})
+            baseline_points >= {{ threshold('spike_min_periods') }}
+            and log_loss - log_baseline > ln(1 + {{ threshold('spike_min_relative_excess') }})
             and 0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ min_mad }})
-                > {{ var('spike_n_mads') }},
+                > {{ threshold('spike_n_mads') }},
             false
         ) as is_outlier
     from {{ name }}_scored

@@ -1,7 +1,7 @@
 -- The category seed (seeds/reference/finding_categories.csv), the registry of
 -- detectors (finding_detectors() in macros/findings_registry.sql), the check folders
 -- (models/checks/<check>/, models/checks/checks.md), the anomaly tests (tests with
--- meta.category) and the vars each check names (meta.vars on its detector) must agree;
+-- meta.category) and the thresholds (config.meta.thresholds, read with threshold()) must agree;
 -- one row per disagreement with what is wrong:
 --   - a category of the seed that no detector in the registry emits;
 --   - a registry category the seed does not list;
@@ -11,8 +11,9 @@
 --     detector the registry does not credit with that category, or whose name is not
 --     the seed's test_name for that category;
 --   - a seed test_name that is no anomaly test of its category;
---   - a var a check folder's SQL reads that its detector's meta.vars does not name, or a
---     var meta.vars names that dbt_project.yml does not define.
+--   - a threshold('...') a model or test reads that no model declares, one declared by more
+--     than one model, one declared without a value and a reason, or one a check folder reads
+--     from another check's folder (a threshold several checks share is declared on a shared model).
 -- Structural: an error means the project is broken (a category that can never
 -- fire, a finding no test reports), not that the run is bad.
 -- tests/python/test_registry.py plants each disagreement and shows this test fails.
@@ -24,24 +25,25 @@
 {%- endfor -%}
 {%- set model_rows = [] -%}
 {%- set test_rows = [] -%}
-{%- set read_var_rows = [] -%}
-{%- set named_var_rows = [] -%}
+{%- set threshold_read_rows = [] -%}
+{%- set threshold_rows = [] -%}
 {%- if execute -%}
   {%- for node in graph.nodes.values() -%}
     {%- set path_parts = node.original_file_path.split('/') -%}
     {%- set check_folder = path_parts[2] if node.resource_type == 'model' and path_parts[:2] == ['models', 'checks'] else '' -%}
-    {%- if check_folder -%}
-      {#- every var('...') the check folder's SQL reads (vars are always written var('name')) -#}
-      {%- for read in node.raw_code.split("var('")[1:] -%}
-        {%- set read_var = [check_folder, read.split("'")[0]] -%}
-        {%- if read_var not in read_var_rows -%}{%- do read_var_rows.append(read_var) -%}{%- endif -%}
+    {#- every threshold('<name>') a model's or test's SQL reads (a name, not this comment's '<name>') -#}
+    {%- for read in node.raw_code.split("threshold('")[1:] if read.split("'")[0].replace('_', '').isalnum() -%}
+      {%- set read_threshold = [node.name, check_folder, read.split("'")[0]] -%}
+      {%- if read_threshold not in threshold_read_rows -%}{%- do threshold_read_rows.append(read_threshold) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if node.resource_type == 'model' -%}
+      {%- for name, declared in (node.config.meta.get('thresholds') or {}).items() -%}
+        {%- set complete = declared is mapping and 'value' in declared and (declared.get('reason') or '') | trim != '' -%}
+        {%- do threshold_rows.append([name, node.name, check_folder, 'complete' if complete else 'incomplete']) -%}
       {%- endfor -%}
     {%- endif -%}
     {%- if node.resource_type == 'model' and node.name.startswith('int_findings__') -%}
       {%- do model_rows.append([node.name, check_folder]) -%}
-      {%- for named in node.config.meta.get('vars', []) -%}
-        {%- do named_var_rows.append([check_folder, named, 'defined' if var.has_var(named) else 'undefined']) -%}
-      {%- endfor -%}
     {%- elif node.resource_type == 'test' and node.config.meta.get('category') -%}
       {%- set tested = [] -%}
       {#- the detector it sits on (the test also reads the findings mart, for the final severity) -#}
@@ -67,12 +69,12 @@ detector_models as (
     {{ text_rows(['detector_model', 'check_folder'], model_rows) }}
 ),
 
-vars_read as (
-    {{ text_rows(['check_folder', 'var_name'], read_var_rows) }}
+thresholds_read as (
+    {{ text_rows(['reader', 'check_folder', 'threshold_name'], threshold_read_rows) }}
 ),
 
-vars_named as (
-    {{ text_rows(['check_folder', 'var_name', 'definition'], named_var_rows) }}
+thresholds_declared as (
+    {{ text_rows(['threshold_name', 'owner', 'check_folder', 'declaration'], threshold_rows) }}
 ),
 
 anomaly_tests as (
@@ -93,8 +95,8 @@ anomaly_tests as (
         "'anomaly test ' || test_name || ' is on ' || detector_model || ', which the registry does not credit with this category'"),
     ('categories', 'anomaly_tests', ['test_name', 'category'], 'category',
         "'seed test_name ' || test_name || ' is no anomaly test of this category'"),
-    ('vars_read', 'vars_named', ['check_folder', 'var_name'], 'cast(null as ' ~ dbt.type_string() ~ ')',
-        "'check ' || check_folder || ' reads var ' || var_name || ', which its meta.vars does not name'"),
+    ('thresholds_read', 'thresholds_declared', ['threshold_name'], 'cast(null as ' ~ dbt.type_string() ~ ')',
+        "reader || ' reads threshold ' || threshold_name || ', which no model declares (config.meta.thresholds)'"),
 ] %}
 
 disagreements as (
@@ -126,9 +128,29 @@ disagreements as (
     union all
 
     select cast(null as {{ dbt.type_string() }}) as category,
-        'check ' || check_folder || ' names var ' || var_name || ' in meta.vars, which dbt_project.yml does not define' as problem
-    from vars_named
-    where definition = 'undefined'
+        'threshold ' || threshold_name || ' is declared by ' || cast(count(*) as {{ dbt.type_string() }})
+            || ' models (' || min(owner) || ', ' || max(owner) || '): declare it once' as problem
+    from thresholds_declared
+    group by threshold_name
+    having count(*) > 1
+
+    union all
+
+    select cast(null as {{ dbt.type_string() }}) as category,
+        'model ' || owner || ' declares threshold ' || threshold_name || ' without a value and a reason' as problem
+    from thresholds_declared
+    where declaration = 'incomplete'
+
+    union all
+
+    select distinct cast(null as {{ dbt.type_string() }}) as category,
+        'check ' || thresholds_read.check_folder || ' reads threshold ' || thresholds_read.threshold_name || ' of check '
+            || thresholds_declared.check_folder || ' (declare a shared threshold on a shared model)' as problem
+    from thresholds_read
+    inner join thresholds_declared
+        on thresholds_read.threshold_name = thresholds_declared.threshold_name
+    where thresholds_read.check_folder <> '' and thresholds_declared.check_folder <> ''
+        and thresholds_read.check_folder <> thresholds_declared.check_folder
 )
 
 select * from disagreements

@@ -42,7 +42,7 @@ train_at_eval as (
 
 window_offsets as (
     -- 0 .. train_smoothing_window - 1: the steps of the smoothing window, counted back
-    {%- for step_offset in range(var('train_smoothing_window')) %}
+    {%- for step_offset in range(threshold('train_smoothing_window')) %}
     select {{ step_offset }} as step_offset{% if not loop.last %} union all{% endif %}
     {%- endfor %}
 ),

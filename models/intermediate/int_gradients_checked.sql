@@ -25,7 +25,7 @@ compared as (
         steps.*,
         config.grad_clip_norm,
         {{ is_clip_violation('steps.grad_norm', 'config.grad_clip_norm', 'config.grad_norm_measured') }} as is_clip_violation,
-        (steps.grad_norm >= config.grad_clip_norm * (1 - {{ var('clip_saturation_band') }})) as is_at_or_above_clip,
+        (steps.grad_norm >= config.grad_clip_norm * (1 - {{ threshold('clip_saturation_band') }})) as is_at_or_above_clip,
         {{ safe_divide('steps.grad_norm', 'config.grad_clip_norm') }} as ratio_to_clip
     from steps
     inner join config

@@ -47,13 +47,13 @@ windows as (
         min(step) as first_step,
         max(step) as last_step,
         percentile_cont(0.5) within group (order by case
-            when position <= {{ var('progress_start_points') }} then loss end)
+            when position <= {{ threshold('progress_start_points') }} then loss end)
             as start_loss,
         percentile_cont(0.5) within group (order by case
-            when position > n_steps - greatest(3, ceiling(n_steps * {{ var('progress_window_share') }})) then loss end)
+            when position > n_steps - greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }})) then loss end)
             as end_loss,
         percentile_cont(0.5) within group (order by case
-            when position > 0.75 * n_steps - greatest(3, ceiling(n_steps * {{ var('progress_window_share') }}))
+            when position > 0.75 * n_steps - greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }}))
                 and position <= 0.75 * n_steps then loss end)
             as three_quarter_loss,
         -- the median absolute change between consecutive logs over 0.6745 * sqrt(2): the standard
@@ -202,8 +202,8 @@ joined as (
         coalesce(eval_summary.best_trained_val_loss, windows.end_loss) as judged_loss,
         eval_summary.first_val_loss - eval_summary.best_val_loss as val_gain,
         greatest(
-            {{ var('eval_gain_min_share') }} * eval_summary.first_val_loss,
-            {{ var('eval_gain_noise_multiple') }} * coalesce(eval_summary.eval_noise, 0)
+            {{ threshold('eval_gain_min_share') }} * eval_summary.first_val_loss,
+            {{ threshold('eval_gain_noise_multiple') }} * coalesce(eval_summary.eval_noise, 0)
         ) as val_gain_threshold,
         coalesce(lr_ranges.is_far_above, false) as is_lr_far_above,
         coalesce(lr_ranges.is_far_below, false) as is_lr_far_below,
@@ -211,14 +211,14 @@ joined as (
         -- logged LR is still rising at the end (its maximum, above the LR a quarter of the log earlier)
         coalesce(config.warmup_steps >= windows.last_step, false)
             or coalesce(lr_end.end_lr >= lr_end.max_lr
-                and lr_end.end_lr > lr_end.three_quarter_lr * (1 + {{ var('lr_relative_tolerance') }}), false)
+                and lr_end.end_lr > lr_end.three_quarter_lr * (1 + {{ threshold('lr_relative_tolerance') }}), false)
             as is_within_warmup,
         -- the run as configured never leaves its warmup (a schedule that cannot work), as opposed to a
         -- log that stops early inside the warmup of a longer run
         coalesce(config.warmup_steps >= coalesce(config.total_steps, windows.last_step), false) as is_warmup_over_configured_run,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
-        coalesce(windows.last_step < {{ var('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end
+        coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end
     from runs
     left join windows
         on runs.run_id = windows.run_id
@@ -245,18 +245,18 @@ flagged as (
         -- a chance level known from the config or matched by name (an inferred one is the first
         -- loss itself: the relative-drop rules already judge against it)
         (chance_confidence in ('high', 'medium') and not has_negative_loss
-            and judged_loss >= (1 - {{ var('chance_no_learning_share') }}) * chance_loss) as is_at_chance,
+            and judged_loss >= (1 - {{ threshold('chance_no_learning_share') }}) * chance_loss) as is_at_chance,
         (chance_confidence in ('high', 'medium') and not has_negative_loss
-            and judged_loss >= (1 - {{ var('chance_underfitting_share') }}) * chance_loss) as is_near_chance,
-        (level_change <= {{ var('no_learning_scatter_factor') }} * loss_scatter
-            or relative_drop < {{ var('no_learning_max_drop') }}) as is_flat,
-        (relative_drop < {{ var('underfitting_max_drop') }}
-            and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }}) as is_shallow,
+            and judged_loss >= (1 - {{ threshold('chance_underfitting_share') }}) * chance_loss) as is_near_chance,
+        (level_change <= {{ threshold('no_learning_scatter_factor') }} * loss_scatter
+            or relative_drop < {{ threshold('no_learning_max_drop') }}) as is_flat,
+        (relative_drop < {{ threshold('underfitting_max_drop') }}
+            and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}) as is_shallow,
         -- validation improved meaningfully: on its first value, or before the first evaluation
         -- (the training loss had already fallen by underfitting_max_drop when it was taken)
-        case when n_evals >= {{ var('eval_gain_min_evals') }} then
+        case when n_evals >= {{ threshold('eval_gain_min_evals') }} then
             (val_gain > 0 and val_gain >= val_gain_threshold)
-            or coalesce(train_at_first_eval <= (1 - {{ var('underfitting_max_drop') }}) * start_loss, false)
+            or coalesce(train_at_first_eval <= (1 - {{ threshold('underfitting_max_drop') }}) * start_loss, false)
         end as has_val_gain,
         -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
         (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early
@@ -267,7 +267,7 @@ judged as (
     select
         *,
         case
-            when n_steps is null or n_steps < {{ var('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
+            when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
             when is_at_chance then 'at_chance'
             when is_near_chance then 'near_chance'
             -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
@@ -275,11 +275,11 @@ judged as (
             when is_flat and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'flat'
             when not has_val_gain and (
                 is_lr_far_above or is_lr_far_below
-                or (relative_drop < {{ var('underfitting_max_drop') }} and coalesce(regime, '') <> 'continuation')
+                or (relative_drop < {{ threshold('underfitting_max_drop') }} and coalesce(regime, '') <> 'continuation')
             ) then 'no_val_gain'
             -- shallow is judged on validation too: a validation loss that fell by underfitting_max_drop or more
             -- did not flatten high
-            when is_shallow and coalesce({{ safe_divide('val_gain', 'first_val_loss') }}, 0) < {{ var('underfitting_max_drop') }}
+            when is_shallow and coalesce({{ safe_divide('val_gain', 'first_val_loss') }}, 0) < {{ threshold('underfitting_max_drop') }}
                 and coalesce(regime, '') <> 'continuation' then 'shallow'
             else 'learned'
         end as learning_verdict,

@@ -3,7 +3,7 @@
 -- (frameworks disagree on whether step s uses the LR of s or s-1), within
 -- lr_relative_tolerance. The same curve rebuilt at the logged peak tells a
 -- scaled peak apart from a different schedule.
-{%- set tolerance = var('lr_relative_tolerance') %}
+{%- set tolerance = threshold('lr_relative_tolerance') %}
 with
 
 steps as (

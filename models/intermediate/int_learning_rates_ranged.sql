@@ -90,8 +90,8 @@ final as (
             when judged_lr < lr_low then {{ safe_divide('judged_lr', 'lr_low') }}
             when judged_lr is not null and lr_high is not null then 1.0
         end as ratio_beyond_range,
-        coalesce(judged_lr >= {{ var('lr_usual_far_factor') }} * lr_high, false) as is_far_above,
-        coalesce(judged_lr * {{ var('lr_usual_far_factor') }} <= lr_low, false) as is_far_below
+        coalesce(judged_lr >= {{ threshold('lr_usual_far_factor') }} * lr_high, false) as is_far_above,
+        coalesce(judged_lr * {{ threshold('lr_usual_far_factor') }} <= lr_low, false) as is_far_below
     from ranged
 )
 

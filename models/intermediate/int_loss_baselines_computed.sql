@@ -4,7 +4,7 @@
 -- the earlier passes flagged (see the spike_baseline_pass macro). The first
 -- spike_min_periods steps are not scored: there is no past to judge them by.
 -- Each pass reads the previous pass's rows directly (no join back to the steps).
-{%- set passes = var('spike_passes') %}
+{%- set passes = threshold('spike_passes') %}
 with
 
 steps_0 as (
@@ -46,7 +46,7 @@ final as (
         baseline_points,
         exp(log_baseline) as loss_baseline,
         log_loss - log_baseline as log_residual,
-        0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ var('spike_min_mad') }}) as robust_z,
+        0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) as robust_z,
         is_outlier as is_loss_spike,
         is_excluded_{{ passes - 1 }} as was_flagged_by_earlier_pass
     from pass_{{ passes }}
@@ -58,11 +58,11 @@ bars as (
     -- of int_loss_spikes_flagged); none before spike_min_periods baseline points
     select
         final.*,
-        case when baseline_points >= {{ var('spike_min_periods') }} then exp(log_baseline
-            + {{ var('spike_n_mads') }} * greatest(coalesce(log_mad, 0), {{ var('spike_min_mad') }}) / 0.6745) end as robust_bar,
-        case when baseline_points >= {{ var('spike_min_periods') }} then loss_baseline * (1 + {{ var('spike_min_relative_excess') }}) end
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then exp(log_baseline
+            + {{ threshold('spike_n_mads') }} * greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) / 0.6745) end as robust_bar,
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline * (1 + {{ threshold('spike_min_relative_excess') }}) end
             as relative_bar,
-        case when baseline_points >= {{ var('spike_min_periods') }} then loss_baseline + {{ var('spike_min_absolute_excess') }} end
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline + {{ threshold('spike_min_absolute_excess') }} end
             as absolute_bar
     from final
 ),

@@ -34,7 +34,7 @@ spike_steps as (
         {{ previous_value('scored.step', 'scored.step', 'scored.run_id') }} as previous_spike_step
     from scored
     where scored.is_loss_spike
-        and scored.loss - scored.loss_baseline >= {{ var('spike_min_absolute_excess') }}
+        and scored.loss - scored.loss_baseline >= {{ threshold('spike_min_absolute_excess') }}
 ),
 
 event_starts as (

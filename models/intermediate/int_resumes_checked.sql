@@ -28,8 +28,8 @@
 --                  skipped), or before it (steps replayed beyond the checkpoint)
 -- Only the rows near each boundary are read (resume_window_rows rows, about 3x that in
 -- steps at the run's logging density), plus one equality lookup at the run's start.
-{%- set window = var('resume_window_rows') %}
-{%- set tolerance = var('lr_relative_tolerance') %}
+{%- set window = threshold('resume_window_rows') %}
+{%- set tolerance = threshold('lr_relative_tolerance') %}
 with
 
 resolved as (
@@ -125,7 +125,7 @@ lr_jumps as (
     from lr_rows
     inner join {{ run_ref('stg_training__config') }} as config
         on lr_rows.run_id = config.run_id
-    where lr_rows.learning_rate >= {{ var('resume_lr_jump_ratio') }} * lr_rows.previous_lr
+    where lr_rows.learning_rate >= {{ threshold('resume_lr_jump_ratio') }} * lr_rows.previous_lr
         -- the LR had stopped rising (past any warmup) and does not go on rising (no new ramp)
         and lr_rows.previous_lr <= lr_rows.second_previous_lr * (1 + {{ tolerance }})
         and coalesce(lr_rows.next_lr, lr_rows.learning_rate) <= lr_rows.learning_rate * (1 + {{ tolerance }})
@@ -150,7 +150,7 @@ lr_boundaries as (
         on lr_jumps.run_id = known.run_id
         and known.resume_step between lr_jumps.resume_step - 1 and lr_jumps.resume_step + 1
     where known.run_id is null
-        and lr_jumps.jumps_in_run <= {{ var('resume_lr_max_jumps_per_run') }}
+        and lr_jumps.jumps_in_run <= {{ threshold('resume_lr_max_jumps_per_run') }}
 ),
 
 boundaries as (
@@ -246,10 +246,10 @@ after_window as (
         max(learning_rate) as lr_after_window_max,
         -- the loss right after the resume: the first resume_loss_jump_rows rows (a median: one spike
         -- does not move it; a state that was not restored moves them all)
-        max(case when after_position <= {{ var('resume_loss_jump_rows') }} then step end) as jump_last_step,
-        count(case when after_position <= {{ var('resume_loss_jump_rows') }} then loss end) as jump_rows,
-        min(case when after_position <= {{ var('resume_loss_jump_rows') }} then loss end) as min_loss_after,
-        percentile_cont(0.5) within group (order by case when after_position <= {{ var('resume_loss_jump_rows') }} then loss end)
+        max(case when after_position <= {{ threshold('resume_loss_jump_rows') }} then step end) as jump_last_step,
+        count(case when after_position <= {{ threshold('resume_loss_jump_rows') }} then loss end) as jump_rows,
+        min(case when after_position <= {{ threshold('resume_loss_jump_rows') }} then loss end) as min_loss_after,
+        percentile_cont(0.5) within group (order by case when after_position <= {{ threshold('resume_loss_jump_rows') }} then loss end)
             as loss_after
     from sided
     where after_position is not null
@@ -516,9 +516,9 @@ measured as (
         {{ safe_divide('start_matched_rows', 'after_shard_rows') }} as start_match_share,
         -- steps against the checkpoint the events name (a checkpoint at step c resumes at c + 1, or
         -- logs c again): further than step_gap_factor logging intervals past it, or before it
-        case when first_after_step - checkpoint_step - 1 > {{ var('step_gap_factor') }} / greatest(rows_per_step, 1e-9)
+        case when first_after_step - checkpoint_step - 1 > {{ threshold('step_gap_factor') }} / greatest(rows_per_step, 1e-9)
             then first_after_step - checkpoint_step - 1 else 0 end as steps_skipped,
-        case when checkpoint_step - first_after_step > {{ var('step_gap_factor') }} / greatest(rows_per_step, 1e-9)
+        case when checkpoint_step - first_after_step > {{ threshold('step_gap_factor') }} / greatest(rows_per_step, 1e-9)
             then checkpoint_step - first_after_step else 0 end as steps_replayed_before_checkpoint
     from joined
 ),
@@ -528,27 +528,27 @@ judged as (
         *,
         case
             when lr_ratio is null then null
-            when lr_ratio < {{ var('resume_lr_jump_ratio') }} and lr_ratio > 1.0 / {{ var('resume_lr_jump_ratio') }} then 'continuous'
+            when lr_ratio < {{ threshold('resume_lr_jump_ratio') }} and lr_ratio > 1.0 / {{ threshold('resume_lr_jump_ratio') }} then 'continuous'
             when lr_ratio < 1 and not is_lr_rising_before
-                and lr_after_window_max >= {{ var('resume_warmup_rise_ratio') }} * lr_after then 'warmup_restarted'
+                and lr_after_window_max >= {{ threshold('resume_warmup_rise_ratio') }} * lr_after then 'warmup_restarted'
             when lr_ratio > 1 then 'jumped_up'
             else 'dropped'
         end as lr_change,
         coalesce(
-            loss_jump >= ln(1 + {{ var('resume_loss_jump_min_share') }})
-            and loss_jump >= {{ var('resume_loss_jump_n_sigmas') }} * coalesce(loss_jump_standard_error, 0),
+            loss_jump >= ln(1 + {{ threshold('resume_loss_jump_min_share') }})
+            and loss_jump >= {{ threshold('resume_loss_jump_n_sigmas') }} * coalesce(loss_jump_standard_error, 0),
             false
         ) as is_loss_jump,
         case
             when after_shard_rows = 0 then null
             -- the same steps, read by both attempts (at least half the window: one re-logged row decides nothing)
-            when is_same_step_comparable and same_step_match_share >= {{ var('resume_data_min_match_share') }} then 'restored'
-            when after_shard_changes >= {{ var('resume_data_min_shard_changes') }}
-                and start_match_share >= {{ var('resume_data_min_match_share') }} then 'replayed'
-            when after_shard_changes >= {{ var('resume_data_min_shard_changes') }} and is_offset_beyond_visit
-                and best_offset_match_share >= {{ var('resume_data_min_match_share') }} and best_step_offset < 0 then 'replayed'
-            when is_same_step_comparable and after_shard_changes >= {{ var('resume_data_min_shard_changes') }} and is_offset_beyond_visit
-                and best_offset_match_share >= {{ var('resume_data_min_match_share') }} and best_step_offset > 0 then 'skipped'
+            when is_same_step_comparable and same_step_match_share >= {{ threshold('resume_data_min_match_share') }} then 'restored'
+            when after_shard_changes >= {{ threshold('resume_data_min_shard_changes') }}
+                and start_match_share >= {{ threshold('resume_data_min_match_share') }} then 'replayed'
+            when after_shard_changes >= {{ threshold('resume_data_min_shard_changes') }} and is_offset_beyond_visit
+                and best_offset_match_share >= {{ threshold('resume_data_min_match_share') }} and best_step_offset < 0 then 'replayed'
+            when is_same_step_comparable and after_shard_changes >= {{ threshold('resume_data_min_shard_changes') }} and is_offset_beyond_visit
+                and best_offset_match_share >= {{ threshold('resume_data_min_match_share') }} and best_step_offset > 0 then 'skipped'
             when is_same_step_comparable then 'order_changed'
             else 'not_comparable'
         end as data_order
@@ -561,7 +561,7 @@ final as (
         coalesce(lr_change in ('jumped_up', 'dropped', 'warmup_restarted'), false) as is_lr_discontinuous,
         -- the offset at which the data after the resume follows the pre-crash order
         case data_order
-            when 'replayed' then case when start_match_share >= {{ var('resume_data_min_match_share') }} then start_step_offset else best_step_offset end
+            when 'replayed' then case when start_match_share >= {{ threshold('resume_data_min_match_share') }} then start_step_offset else best_step_offset end
             when 'skipped' then best_step_offset
         end as data_step_offset,
         -- what happened at this resume, in words (empty: a clean resume)

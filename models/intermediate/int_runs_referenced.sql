@@ -32,7 +32,7 @@ losses as (
         row_number() over (partition by run_id order by step rows between unbounded preceding and current row) as position
     from {{ run_ref('int_train_steps_resolved') }}
     where loss is not null and not coalesce(is_loss_non_finite, false)
-        and step_index <= {{ var('reference_start_search_rows') }}
+        and step_index <= {{ threshold('reference_start_search_rows') }}
 ),
 
 train_start as (
@@ -40,10 +40,10 @@ train_start as (
         run_id,
         min(case when position = 1 then step end) as first_train_step,
         max(case when position = 1 then loss end) as first_train_loss,
-        percentile_cont(0.5) within group (order by case when position <= {{ var('progress_start_points') }} then loss end)
+        percentile_cont(0.5) within group (order by case when position <= {{ threshold('progress_start_points') }} then loss end)
             as start_loss
     from losses
-    where position <= {{ var('progress_start_points') }}
+    where position <= {{ threshold('progress_start_points') }}
     group by run_id
 ),
 
@@ -123,8 +123,8 @@ joined as (
         eval_start.best_eval_step,
         eval_start.best_val_loss,
         coalesce(
-            extent.first_counted_step >= {{ var('continuation_min_log_intervals') }} * extent.mean_log_interval
-                and extent.first_counted_step >= {{ var('continuation_min_run_share') }} * extent.last_counted_step,
+            extent.first_counted_step >= {{ threshold('continuation_min_log_intervals') }} * extent.mean_log_interval
+                and extent.first_counted_step >= {{ threshold('continuation_min_run_share') }} * extent.last_counted_step,
             false
         ) as is_continuation,
         -- the first loss the model was scored at, and the start judged against the chance level: an
@@ -153,12 +153,12 @@ sourced as (
         *,
         case
             when num_classes >= 2
-                and coalesce(judged_start_loss, 0) <= {{ var('reference_class_max_start_ratio') }} * ln(cast(num_classes as {{ type_double() }}))
+                and coalesce(judged_start_loss, 0) <= {{ threshold('reference_class_max_start_ratio') }} * ln(cast(num_classes as {{ type_double() }}))
                 then 'num_classes'
             when vocab_size >= 2 then 'vocab_size'
             when name_vocab_size is not null then name_key
-            when first_loss >= ln({{ var('reference_min_vocab_size') }}.0)
-                and first_loss <= ln({{ var('initial_loss_max_vocab_size') }}.0) then 'first_loss'
+            when first_loss >= ln({{ threshold('reference_min_vocab_size') }}.0)
+                and first_loss <= ln({{ threshold('initial_loss_max_vocab_size') }}.0) then 'first_loss'
         end as chance_basis
     from joined
 ),
@@ -189,7 +189,7 @@ levelled as (
                 || ' family, matched by the model name ''' || reference_name || ''' (' || name_source || ')'
             when 'first_loss' then 'the first loss ' || {{ fmt('first_loss', 3) }}
                 || ', taken as the uniform-guess level: it lies where a freshly initialised language model starts (ln '
-                || {{ fmt_int(var('reference_min_vocab_size')) }} || ' to ln ' || {{ fmt_int(var('initial_loss_max_vocab_size')) }}
+                || {{ fmt_int(threshold('reference_min_vocab_size')) }} || ' to ln ' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}
                 || '); no vocabulary or class count is known'
         end as chance_detail
     from sourced
@@ -219,9 +219,9 @@ final as (
             when chance_basis = 'first_loss' then 'from_scratch'
             -- a fresh init starts at about the chance level; far above it (initial_loss_min_ratio) the start is
             -- mis-scaled, and says nothing about whether the model was pretrained
-            when {{ safe_divide('judged_start_loss', 'chance_loss') }} >= {{ var('from_scratch_min_start_share') }}
-                and {{ safe_divide('judged_start_loss', 'chance_loss') }} < {{ var('initial_loss_min_ratio') }} then 'from_scratch'
-            when {{ safe_divide('judged_start_loss', 'chance_loss') }} <= {{ var('fine_tune_max_start_share') }} then 'fine_tune'
+            when {{ safe_divide('judged_start_loss', 'chance_loss') }} >= {{ threshold('from_scratch_min_start_share') }}
+                and {{ safe_divide('judged_start_loss', 'chance_loss') }} < {{ threshold('initial_loss_min_ratio') }} then 'from_scratch'
+            when {{ safe_divide('judged_start_loss', 'chance_loss') }} <= {{ threshold('fine_tune_max_start_share') }} then 'fine_tune'
             else 'unknown'
         end as regime,
         is_continuation,

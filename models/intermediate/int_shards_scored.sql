@@ -99,7 +99,7 @@ worst_visits as (
         grouping_level,
         group_key,
         count(*) as n_visits,
-        max(case when visit_steps >= {{ var('bad_shard_min_steps') }}
+        max(case when visit_steps >= {{ threshold('bad_shard_min_steps') }}
             then {{ safe_divide('visit_spikes', 'visit_steps') }} end) as max_visit_spike_share
     from visits
     group by run_id, grouping_level, group_key
@@ -158,18 +158,18 @@ final as (
         {{ safe_divide(safe_divide('groups.n_spikes', 'totals.spike_steps'), safe_divide('groups.n_steps', 'totals.scored_steps')) }}
             as spike_concentration,
         (
-            groups.n_steps >= {{ var('bad_shard_min_steps') }}
+            groups.n_steps >= {{ threshold('bad_shard_min_steps') }}
             and (
-                {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} >= {{ var('bad_shard_min_spike_share') }}
+                {{ safe_divide('groups.n_spikes', 'groups.n_steps') }} >= {{ threshold('bad_shard_min_spike_share') }}
                 -- the median, not the mean: one spike inside a visit does not make a shard bad
-                or exp(groups.median_log_residual) - 1 >= {{ var('bad_shard_min_median_excess') }}
+                or exp(groups.median_log_residual) - 1 >= {{ threshold('bad_shard_min_median_excess') }}
                 -- a shard with one visit mostly spiking, and spikes concentrated on it far beyond chance
                 -- (shards only: a source holding one bad shard would pass this through that shard)
                 or coalesce(
                     groups.grouping_level = 'shard'
-                    and worst_visits.max_visit_spike_share >= {{ var('bad_shard_visit_spike_share') }}
+                    and worst_visits.max_visit_spike_share >= {{ threshold('bad_shard_visit_spike_share') }}
                     and {{ safe_divide(safe_divide('groups.n_spikes', 'totals.spike_steps'), safe_divide('groups.n_steps', 'totals.scored_steps')) }}
-                        >= {{ var('bad_shard_spike_concentration') }},
+                        >= {{ threshold('bad_shard_spike_concentration') }},
                     false
                 )
             )

@@ -87,7 +87,7 @@ reasons as (
                 ('config.grad_norm_measured = \'before_clipping\'', 'grad_norm is logged before clipping by this tool: a violation cannot be seen (steps above the limit were clipped)')]) }}
             when 'grad_norm_spikes' then {{ reason_list([('available.with_grad_norm < 3', 'fewer than 3 grad_norm values in the log')]) }}
             when 'loss_spikes' then {{ reason_list([
-                ('available.with_loss < ' ~ var('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')]) }}
+                ('available.with_loss < ' ~ threshold('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')]) }}
             when 'bad_data_shard' then {{ reason_list([
                 ('available.with_shard_id = 0', 'no shard_id in the log'),
                 ('other_files.shards = 0', 'no shard table')]) }}
@@ -96,7 +96,7 @@ reasons as (
             when 'overfitting' then {{ reason_list([('other_files.evals < 3', 'fewer than 3 evaluations')]) }}
             when 'eval_contamination' then {{ reason_list([
                 ('other_files.evals < 3 and other_files.shards = 0', 'fewer than 3 evaluations and no shard table'),
-                ('available.with_loss < ' ~ var('contamination_min_train_losses'), 'fewer than ' ~ var('contamination_min_train_losses') ~ ' training losses: validation below training cannot be judged (a held-out source name is still checked)')]) }}
+                ('available.with_loss < ' ~ threshold('contamination_min_train_losses'), 'fewer than ' ~ threshold('contamination_min_train_losses') ~ ' training losses: validation below training cannot be judged (a held-out source name is still checked)')]) }}
             when 'slow_steps' then {{ reason_list([('available.with_step_time = 0', 'no step_time_sec in the log'), per_epoch_rows]) }}
             when 'step_sequence' then {{ reason_list([per_epoch_rows]) }}
             when 'run_restart' then {{ reason_list([]) if false else 'cast(null as ' ~ dbt.type_string() ~ ')' }}
@@ -106,7 +106,7 @@ reasons as (
             when 'no_learning' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
             when 'underfitting' then {{ reason_list([('available.with_loss < 10', 'fewer than 10 loss values')]) }}
             when 'initial_loss_too_high' then {{ reason_list([
-                ('available.with_loss < ' ~ var('initial_loss_min_points'), 'fewer than ' ~ var('initial_loss_min_points') ~ ' loss values')]) }}
+                ('available.with_loss < ' ~ threshold('initial_loss_min_points'), 'fewer than ' ~ threshold('initial_loss_min_points') ~ ' loss values')]) }}
             {%- set baseline_reasons = [
                 ('config.baseline_run_id is null', 'no baseline run named in the config (baseline_run_id)'),
                 ('config.baseline_run_id = config.run_id', 'the config names the run itself as its baseline')] %}

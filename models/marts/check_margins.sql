@@ -7,21 +7,21 @@
 -- checks' own measurement models (no rule is re-derived here); has_fired is tested
 -- against the findings mart (tests/check_margins_agree_with_findings.sql). Counts of
 -- events fire from the first one: limit 1, margin the count. docs/margins.md.
-{%- set tolerance = var('lr_relative_tolerance') %}
+{%- set tolerance = threshold('lr_relative_tolerance') %}
 {%- set statistics = [
     {'check': 'lr_above_peak', 'statistic': 'max_lr_ratio_to_peak', 'limit': '1 + ' ~ tolerance, 'reference': '1',
      'limit_name': 'lr_relative_tolerance', 'pattern': 'lr_above_peak:%'},
-    {'check': 'grad_clip_violation', 'statistic': 'max_grad_norm_ratio_to_clip', 'limit': '1 + ' ~ var('clip_tolerance'), 'reference': '1',
+    {'check': 'grad_clip_violation', 'statistic': 'max_grad_norm_ratio_to_clip', 'limit': '1 + ' ~ threshold('clip_tolerance'), 'reference': '1',
      'limit_name': 'clip_tolerance', 'pattern': 'grad_clip_violation:%'},
     {'check': 'loss_spikes', 'statistic': 'max_share_of_spike_bar_excess', 'limit': '1', 'reference': '0',
      'limit_name': 'spike_n_mads', 'pattern': 'loss_spikes:%'},
     {'check': 'loss_spikes', 'statistic': 'loss_jumps_at_resume', 'limit': '1',
      'limit_name': none, 'pattern': 'loss_spikes:%'},
-    {'check': 'slow_steps', 'statistic': 'longest_slow_run_steps', 'limit': var('slow_stretch_min_steps'),
+    {'check': 'slow_steps', 'statistic': 'longest_slow_run_steps', 'limit': threshold('slow_stretch_min_steps'),
      'limit_name': 'slow_stretch_min_steps', 'pattern': 'slow_steps:%'},
-    {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost', 'limit': var('stall_factor') ~ ' - 1',
+    {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost', 'limit': threshold('stall_factor') ~ ' - 1',
      'limit_name': 'stall_factor', 'pattern': 'slow_steps:%'},
-    {'check': 'overfitting', 'statistic': 'final_rise_over_minimum', 'limit': var('overfit_min_relative_rise'),
+    {'check': 'overfitting', 'statistic': 'final_rise_over_minimum', 'limit': threshold('overfit_min_relative_rise'),
      'limit_name': 'overfit_min_relative_rise', 'pattern': 'overfitting:%'},
     {'check': 'overfitting', 'statistic': 'sustained_rise_share', 'limit': '1',
      'limit_name': 'overfit_sustained_noise_multiple', 'pattern': 'overfitting:%'},
@@ -230,7 +230,7 @@ final as (
         has_check_fired,
         -- a near miss: the check did not fire, yet this statistic used near_miss_min_margin of the
         -- allowed excess (past 1 when the check's other conditions kept it silent)
-        coalesce(not has_check_fired and margin >= {{ var('near_miss_min_margin') }}, false) as is_near_miss
+        coalesce(not has_check_fired and margin >= {{ threshold('near_miss_min_margin') }}, false) as is_near_miss
     from margined
 )
 

@@ -47,7 +47,7 @@ plateau_steps as (
         on evals.run_id = eval_ends.run_id
     where eval_ends.first_val_loss > eval_ends.final_val_loss
         and eval_ends.first_val_loss - evals.val_loss
-            >= {{ var('story_plateau_drop_share') }} * (eval_ends.first_val_loss - eval_ends.final_val_loss)
+            >= {{ threshold('story_plateau_drop_share') }} * (eval_ends.first_val_loss - eval_ends.final_val_loss)
     group by evals.run_id
 ),
 
@@ -89,7 +89,7 @@ dips as (
         ) as dip_rank
     from evals_with_before
     where best_before is not null
-        and val_loss - best_before > {{ var('story_dip_min_rise') }} * best_before
+        and val_loss - best_before > {{ threshold('story_dip_min_rise') }} * best_before
 ),
 
 restarts as (
@@ -175,12 +175,12 @@ final as (
             when final_val_loss >= first_val_loss then 'did_not_improve'
             when best_eval_step < final_eval_step
                 and final_eval_step - best_eval_step
-                    >= {{ var('story_stopped_min_span_share') }} * (final_eval_step - first_eval_step)
+                    >= {{ threshold('story_stopped_min_span_share') }} * (final_eval_step - first_eval_step)
                 then 'stopped_improving'
             when plateau_step < final_eval_step
                 and final_eval_step - plateau_step
-                    >= {{ var('story_plateau_min_span_share') }} * (final_eval_step - first_eval_step)
-                and late_fall_share < {{ var('story_plateau_max_late_fall') }}
+                    >= {{ threshold('story_plateau_min_span_share') }} * (final_eval_step - first_eval_step)
+                and late_fall_share < {{ threshold('story_plateau_max_late_fall') }}
                 then 'plateaued'
             else 'still_improving'
         end as val_trend,
@@ -191,7 +191,7 @@ final as (
         dip_val_accuracy,
         dip_previous_val_accuracy,
         coalesce(
-            dip_val_accuracy < (1 - {{ var('story_accuracy_collapse_share') }}) * dip_previous_val_accuracy,
+            dip_val_accuracy < (1 - {{ threshold('story_accuracy_collapse_share') }}) * dip_previous_val_accuracy,
             false
         ) as dip_accuracy_collapsed,
         n_restarts,

@@ -35,7 +35,7 @@ final_train as (
         from {{ run_ref('int_train_steps_resolved') }}
         where loss is not null
     ) as tail
-    where from_end <= {{ var('train_smoothing_window') }}
+    where from_end <= {{ threshold('train_smoothing_window') }}
     group by run_id
 ),
 

@@ -38,7 +38,7 @@ set_aside as (
         (screened.file_row_number = file_stats.last_row_number and file_end.ends_mid_line) as is_cut_off,
         (screened.step_value < 0) as is_step_negative,
         (file_stats.min_step = file_stats.max_step
-            and file_stats.steps_read >= {{ var('constant_step_min_rows') }}) as is_step_constant
+            and file_stats.steps_read >= {{ threshold('constant_step_min_rows') }}) as is_step_constant
     from screened
     inner join file_stats on screened.run_id = file_stats.run_id
     inner join file_end on screened.run_id = file_end.run_id

@@ -30,7 +30,7 @@ final as (
         'bad_data_shard:' || case when grouping_level = 'shard' then group_key else 'source_' || group_key end as finding_id,
         'bad_data_shard' as category,
         case
-            when mean_relative_excess >= {{ var('bad_shard_high_mean_excess') }} or share_of_all_spikes >= {{ var('bad_shard_high_spike_share') }} then 'high'
+            when mean_relative_excess >= {{ threshold('bad_shard_high_mean_excess') }} or share_of_all_spikes >= {{ threshold('bad_shard_high_spike_share') }} then 'high'
             else 'medium'
         end as severity,
         case when grouping_level = 'shard'

@@ -37,16 +37,16 @@ divergence_findings as (
                 else 'back within its noise by step ' || {{ fmt_int('end_compared_step') }} || '.'
             end as title,
         'aligned with ' || baseline_run_id || ' by ' || align_axis || ' (' || {{ fmt_int('compared_points') }}
-            || ' points compared, smoothed over ' || {{ fmt_int(var('baseline_smoothing_window') + 1) }} || ' points); '
-            || {{ fmt_int('points_beyond_noise') }} || ' points more than ' || {{ fmt(var('divergence_n_noise'), 1) }}
+            || ' points compared, smoothed over ' || {{ fmt_int(threshold('baseline_smoothing_window') + 1) }} || ' points); '
+            || {{ fmt_int('points_beyond_noise') }} || ' points more than ' || {{ fmt(threshold('divergence_n_noise'), 1) }}
             || 'x the baseline''s noise above it (median noise ' || {{ fmt('median_baseline_noise', 4) }} || ' nats); the first '
-            || {{ fmt_int(var('divergence_min_points')) }} || '+ in a row start at step ' || {{ fmt_int('divergence_step') }}
+            || {{ fmt_int(threshold('divergence_min_points')) }} || '+ in a row start at step ' || {{ fmt_int('divergence_step') }}
             || ' (gap ' || {{ fmt('divergence_loss_delta', 4) }} || ', noise ' || {{ fmt('divergence_noise', 4) }}
             || '), largest gap after it ' || {{ fmt('max_loss_delta_after_divergence', 4) }} || '; at step ' || {{ fmt_int('end_compared_step') }}
             || ' run ' || {{ fmt('end_loss_smoothed', 4) }} || ' vs baseline ' || {{ fmt('end_baseline_loss_smoothed', 4) }}
             || coalesce('; final val_loss ' || {{ fmt('final_val_loss', 4) }} || ' vs baseline ' || {{ fmt('final_baseline_val_loss', 4) }}
                 || ' at step ' || {{ fmt_int('final_eval_step') }}, '')
-            || coalesce('; LR differs (beyond ' || {{ fmt_pct(var('lr_relative_tolerance')) }} || ') on '
+            || coalesce('; LR differs (beyond ' || {{ fmt_pct(threshold('lr_relative_tolerance')) }} || ') on '
                 || {{ fmt_pct('lr_differing_share') }} || ' of the compared steps, from step ' || {{ fmt_int('lr_first_differing_step') }}
                 || ' (ratio ' || {{ fmt('lr_min_ratio', 3) }} || '-' || {{ fmt('lr_max_ratio', 3) }} || ')', '; same LR as the baseline')
             || coalesce('; grad norm ' || {{ fmt('grad_norm_ratio', 2) }} || 'x the baseline''s (medians)', '') as evidence,
@@ -60,7 +60,7 @@ divergence_findings as (
         greatest(0.0, end_loss_delta) as estimated_cost,
         'loss_excess' as cost_unit,
         'smoothed training loss of the run minus the baseline''s at the last compared point (nats)' as cost_method,
-        least(1.0, greatest(0.0, {{ safe_divide('end_loss_delta', 'end_baseline_loss_smoothed') }}) / {{ var('cost_band_critical') }})
+        least(1.0, greatest(0.0, {{ safe_divide('end_loss_delta', 'end_baseline_loss_smoothed') }}) / {{ threshold('cost_band_critical') }})
             * {{ safe_divide('end_compared_step - divergence_step + 1', 'last_step') }} as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Diff this run against ' || baseline_run_id || ' (config, code, data order, environment): what it changed made the loss depart at step '
@@ -75,8 +75,8 @@ slowdown_findings as (
         'baseline_slowdown:' || {{ fmt_int('slowdown_step') }} as finding_id,
         'baseline_slowdown' as category,
         case
-            when slowdown_share_lost >= {{ var('slow_high_share_lost') }} then 'high'
-            when slowdown_share_lost >= {{ var('slow_medium_share_lost') }} then 'medium'
+            when slowdown_share_lost >= {{ threshold('slow_high_share_lost') }} then 'high'
+            when slowdown_share_lost >= {{ threshold('slow_medium_share_lost') }} then 'medium'
             else 'low'
         end as severity,
         {{ fmt_pct('slowdown_ratio - 1', 0) }} || ' slower per step than its baseline ' || baseline_run_id || ' from step '
@@ -84,7 +84,7 @@ slowdown_findings as (
             || {{ fmt('slowdown_baseline_step_time_sec', 3) }} || ' s per step to step ' || {{ fmt_int('slowdown_last_step') }}
             || '), costing about ' || {{ fmt('slowdown_seconds_lost', 1) }} || ' s.' as title,
         'aligned with ' || baseline_run_id || ' by ' || align_axis || '; smoothed step time at least '
-            || {{ fmt(1 + var('slowdown_min_share'), 2) }} || 'x the baseline''s on ' || {{ fmt_int('slowdown_points') }}
+            || {{ fmt(1 + threshold('slowdown_min_share'), 2) }} || 'x the baseline''s on ' || {{ fmt_int('slowdown_points') }}
             || ' consecutive points from step ' || {{ fmt_int('slowdown_step') }} || ' to ' || {{ fmt_int('slowdown_last_step') }}
             || ' (medians ' || {{ fmt('slowdown_step_time_sec', 4) }} || ' s vs ' || {{ fmt('slowdown_baseline_step_time_sec', 4) }}
             || ' s); over the whole comparison the run''s median step time is ' || {{ fmt('step_time_ratio', 2) }}

@@ -144,7 +144,7 @@ checks as (
     inner join steps
         on config.run_id = steps.run_id
     where config.decay_steps is not null
-        and abs(config.decay_steps - coalesce(config.total_steps, steps.last_step)) > {{ var('decay_length_tolerance') }} * coalesce(config.total_steps, steps.last_step)
+        and abs(config.decay_steps - coalesce(config.total_steps, steps.last_step)) > {{ threshold('decay_length_tolerance') }} * coalesce(config.total_steps, steps.last_step)
 
     union all
 

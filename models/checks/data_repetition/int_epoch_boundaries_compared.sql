@@ -5,7 +5,7 @@
 -- change compares with the same change measured inside epochs, away from any
 -- boundary. A drop at the boundary well beyond the usual is the staircase of a
 -- model recognising examples it has seen (memorisation).
-{%- set w = var('staircase_window') %}
+{%- set w = threshold('staircase_window') %}
 with
 
 scored as (
@@ -36,7 +36,7 @@ clean as (
         epochs.is_epoch_start,
         -- both windows inside one epoch: a measure of the ordinary change
         (
-            scored.step - epochs.epoch_first_step >= {{ var('spike_window') }}
+            scored.step - epochs.epoch_first_step >= {{ threshold('spike_window') }}
             and epochs.epoch_last_step - scored.step >= {{ w }}
         ) as is_inside_epoch
     from scored
@@ -54,7 +54,7 @@ clean as (
 windows as (
     select
         *,
-        {{ rolling_median('adjusted_loss', 'step', var('spike_window'), partition_by='run_id') }} as median_before,
+        {{ rolling_median('adjusted_loss', 'step', threshold('spike_window'), partition_by='run_id') }} as median_before,
         {{ leading_median('adjusted_loss', 'step', w - 1, partition_by='run_id') }} as median_after
     from clean
 ),
@@ -95,7 +95,7 @@ final as (
         changes.relative_drop,
         typical.typical_abs_change,
         coalesce(
-            changes.relative_drop >= {{ var('staircase_min_relative_drop') }}
+            changes.relative_drop >= {{ threshold('staircase_min_relative_drop') }}
             -- without comparisons inside epochs (a sparse log) the usual change is unknown: no verdict
             and changes.relative_drop > typical.typical_abs_change,
             false

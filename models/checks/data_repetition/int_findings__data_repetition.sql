@@ -142,7 +142,7 @@ resume_findings as (
         -- the data moved by a material share of the run: medium; a few steps: low (a few batches seen
         -- twice or never change little); an order change at the same steps: low
         case when data_defect <> 'order_changed'
-                and {{ safe_divide('steps_moved', 'counted_steps') }} >= {{ var('resume_data_medium_share') }} then 'medium'
+                and {{ safe_divide('steps_moved', 'counted_steps') }} >= {{ threshold('resume_data_medium_share') }} then 'medium'
             else 'low' end as severity,
         case data_defect
             when 'replayed' then 'The resume at step ' || {{ fmt_int('resume_step') }} || ' replayed data: '
@@ -168,7 +168,7 @@ resume_findings as (
                 else '' end
             || case when steps_skipped > 0 or steps_replayed_before_checkpoint > 0
                 then '; the step counter resumed at ' || {{ fmt_int('first_after_step') }} || ' against the checkpoint at '
-                    || {{ fmt_int('checkpoint_step') }} || ' (more than ' || {{ var('step_gap_factor') }} || ' logging intervals apart)' else '' end
+                    || {{ fmt_int('checkpoint_step') }} || ' (more than ' || {{ threshold('step_gap_factor') }} || ' logging intervals apart)' else '' end
             || '; at this resume: ' || defects as evidence,
         resume_step as first_step,
         resume_step + steps_moved as last_step,

@@ -40,7 +40,7 @@ exact_matches as (
         on all_evals.run_id = train_points.run_id
         and all_evals.step = train_points.step
     where abs(all_evals.val_loss - train_points.loss)
-        <= {{ var('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ var('contamination_exact_tolerance') }})
+        <= {{ threshold('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ threshold('contamination_exact_tolerance') }})
     group by all_evals.run_id
 ),
 
@@ -67,7 +67,7 @@ strong_evidence as (
         last_eval.val_loss as last_val_loss,
         last_eval.train_loss_smoothed as last_train_loss,
         coalesce(sample_counts.train_samples = sample_counts.eval_samples, false) as is_same_sample_count,
-        coalesce(exact_matches.exact_evals, 0) >= {{ var('contamination_exact_min_evals') }} as is_exact_match
+        coalesce(exact_matches.exact_evals, 0) >= {{ threshold('contamination_exact_min_evals') }} as is_exact_match
     from sample_counts
     left join exact_matches
         on sample_counts.run_id = exact_matches.run_id
@@ -86,15 +86,15 @@ named_sources as (
         share_of_steps,
         mean_relative_excess
     from shards
-    where {% for pattern in var('contamination_source_patterns') %}group_key like '{{ pattern }}'{% if not loop.last %} or {% endif %}{% endfor %}
+    where {% for pattern in (threshold('contamination_source_patterns') if execute else []) %}group_key like '{{ pattern }}'{% if not loop.last %} or {% endif %}{% endfor %}
 ),
 
 gap_summary as (
     select
         run_id,
         count(*) as evals_compared,
-        sum(case when train_to_val_ratio >= 1 / (1 - {{ var('contamination_min_gap') }})
-            and train_to_val_ratio < {{ var('loss_scale_mismatch_ratio') }} then 1 else 0 end) as evals_below_train,
+        sum(case when train_to_val_ratio >= 1 / (1 - {{ threshold('contamination_min_gap') }})
+            and train_to_val_ratio < {{ threshold('loss_scale_mismatch_ratio') }} then 1 else 0 end) as evals_below_train,
         min(step) as first_step,
         max(step) as last_step,
         {{ stable_avg('1 - 1 / train_to_val_ratio') }} as mean_gap,
@@ -146,7 +146,7 @@ strong_findings as (
         end as title,
         'train_samples ' || coalesce({{ fmt_int('train_samples') }}, 'unknown') || ', eval_samples '
             || coalesce({{ fmt_int('eval_samples') }}, 'unknown') || '; evaluations equal to the training loss at the same step (within '
-            || {{ var('contamination_exact_tolerance') }} || ' relative): ' || {{ fmt_int('exact_evals') }}
+            || {{ threshold('contamination_exact_tolerance') }} || ' relative): ' || {{ fmt_int('exact_evals') }}
             || coalesce('; last evaluation (step ' || {{ fmt_int('last_eval_step') }} || ') val_loss ' || {{ fmt('last_val_loss', 4) }}
                 || ' vs training loss ' || {{ fmt('last_train_loss', 4) }}, '') as evidence,
         last_eval_step as first_step,
@@ -177,7 +177,7 @@ gap_findings as (
         'low' as severity,
         'Validation loss sat below the training loss in ' || {{ fmt_int('evals_below_train') }} || ' of '
             || {{ fmt_int('evals_compared') }} || ' evaluations; usual with dropout/augmentation or a window-averaged training loss, a leak only if other evidence agrees.' as title,
-        'evaluations after the first with val_loss at least ' || {{ fmt_pct(var('contamination_min_gap'), 0) }}
+        'evaluations after the first with val_loss at least ' || {{ fmt_pct(threshold('contamination_min_gap'), 0) }}
             || ' below the trailing-median training loss: ' || {{ fmt_int('evals_below_train') }} || ' of '
             || {{ fmt_int('evals_compared') }} || '; mean gap ' || {{ fmt_pct('mean_gap') }} || ' (steps '
             || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }} || '); no strong sign of leakage '
@@ -202,12 +202,12 @@ gap_findings as (
         on gap_summary.run_id = strong_evidence.run_id
     left join train_loss_counts
         on gap_summary.run_id = train_loss_counts.run_id
-    where evals_compared >= {{ var('contamination_min_evals') }}
+    where evals_compared >= {{ threshold('contamination_min_evals') }}
         -- too few training losses to compare with (a 1-row log): check_coverage says it could not run
-        and coalesce(train_loss_counts.train_losses, 0) >= {{ var('contamination_min_train_losses') }}
+        and coalesce(train_loss_counts.train_losses, 0) >= {{ threshold('contamination_min_train_losses') }}
         and not strong_evidence.is_same_sample_count
         and not strong_evidence.is_exact_match
-        and {{ safe_divide('evals_below_train', 'evals_compared') }} >= {{ var('contamination_min_share') }}
+        and {{ safe_divide('evals_below_train', 'evals_compared') }} >= {{ threshold('contamination_min_share') }}
 ),
 
 final as (

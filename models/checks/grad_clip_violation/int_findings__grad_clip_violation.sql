@@ -59,7 +59,7 @@ before_first as (
 ),
 
 resume_before as (
-    {{ last_resume_before('restarts', 'violations', var('clip_after_resume_window')) }}
+    {{ last_resume_before('restarts', 'violations', threshold('clip_after_resume_window')) }}
 ),
 
 after_resume as (
@@ -79,8 +79,8 @@ final as (
         'grad_clip_violation:' || {{ fmt_int('violations.first_step') }} as finding_id,
         'grad_clip_violation' as category,
         case
-            when violations.max_ratio >= {{ var('clip_high_ratio') }}
-                or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= {{ var('clip_high_share') }}
+            when violations.max_ratio >= {{ threshold('clip_high_ratio') }}
+                or {{ safe_divide('violations.violating_steps', 'before_first.counted_steps') }} >= {{ threshold('clip_high_share') }}
                 then 'high'
             else 'medium'
         end as severity,
@@ -107,7 +107,7 @@ final as (
         violations.violating_steps as steps_affected,
         violations.max_grad_norm as observed_value,
         violations.grad_clip_norm as expected_value,
-        violations.grad_clip_norm * (1 + {{ var('clip_tolerance') }}) as threshold_value,
+        violations.grad_clip_norm * (1 + {{ threshold('clip_tolerance') }}) as threshold_value,
         'clip_tolerance' as threshold_name,
         violations.violating_steps as estimated_cost,
         'steps' as cost_unit,

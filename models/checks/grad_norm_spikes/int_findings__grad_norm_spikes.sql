@@ -37,7 +37,7 @@ violations as (
     inner join {{ run_ref('stg_training__config') }} as stg
         on checked.run_id = stg.run_id
     where checked.is_clip_violation
-        or (checked.ratio_to_clip >= 1 - {{ var('grad_norm_clipped_band') }}
+        or (checked.ratio_to_clip >= 1 - {{ threshold('grad_norm_clipped_band') }}
             and coalesce(stg.grad_norm_measured, 'after_clipping') <> 'before_clipping')
 ),
 
@@ -56,8 +56,8 @@ local_reference as (
         run_id,
         step,
         grad_norm,
-        {{ rolling_median('grad_norm', 'step', var('grad_norm_local_window'), 'run_id') }} as local_median,
-        count(grad_norm) {{ trailing_window('step', var('grad_norm_local_window'), 'run_id') }} as local_points
+        {{ rolling_median('grad_norm', 'step', threshold('grad_norm_local_window'), 'run_id') }} as local_median,
+        count(grad_norm) {{ trailing_window('step', threshold('grad_norm_local_window'), 'run_id') }} as local_points
     from steps
 ),
 
@@ -73,7 +73,7 @@ lr_peak as (
     from {{ run_ref('int_train_steps_resolved') }} as train_steps
     inner join lr_max
         on train_steps.run_id = lr_max.run_id
-    where train_steps.learning_rate >= {{ var('lr_peak_reached_share') }} * lr_max.max_learning_rate
+    where train_steps.learning_rate >= {{ threshold('lr_peak_reached_share') }} * lr_max.max_learning_rate
     group by train_steps.run_id
 ),
 
@@ -103,7 +103,7 @@ referenced as (
         local_reference.run_id,
         local_reference.step,
         local_reference.grad_norm,
-        case when local_reference.local_points >= {{ var('grad_norm_local_min_points') }}
+        case when local_reference.local_points >= {{ threshold('grad_norm_local_min_points') }}
             then local_reference.local_median else run_median.median_grad_norm end as reference_grad_norm,
         local_reference.local_points
     from local_reference
@@ -121,7 +121,7 @@ outliers as (
         -- the first logged steps (no local history yet) count with the warmup: a fresh model's
         -- first gradients are large whatever the schedule, and an unknown warmup is no warmup
         (steps.step <= coalesce(config.warmup_steps, 0)
-            or steps.local_points < {{ var('grad_norm_local_min_points') }}) as is_in_warmup,
+            or steps.local_points < {{ threshold('grad_norm_local_min_points') }}) as is_in_warmup,
         {{ previous_value('steps.step', 'steps.step', 'steps.run_id') }} as previous_outlier_step
     from referenced as steps
     inner join run_median
@@ -133,14 +133,14 @@ outliers as (
         and steps.step = violations.step
     where violations.step is null
         and run_median.counted_steps >= 3
-        and steps.grad_norm >= {{ var('grad_norm_spike_factor') }} * steps.reference_grad_norm
+        and steps.grad_norm >= {{ threshold('grad_norm_spike_factor') }} * steps.reference_grad_norm
 ),
 
 events as (
     select
         outliers.*,
         sum(case when outliers.previous_outlier_step is null
-            or outliers.step - outliers.previous_outlier_step > {{ var('grad_norm_burst_gap_intervals') }} * log_interval.median_interval
+            or outliers.step - outliers.previous_outlier_step > {{ threshold('grad_norm_burst_gap_intervals') }} * log_interval.median_interval
             then 1 else 0 end)
             over (partition by outliers.run_id order by outliers.step rows between unbounded preceding and current row) as event_number
     from outliers
@@ -175,8 +175,8 @@ near_loss_spikes as (
         on bursts.run_id = log_interval.run_id
     left join loss_spikes
         on bursts.run_id = loss_spikes.run_id
-        and loss_spikes.onset_step <= bursts.last_step + {{ var('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
-        and loss_spikes.last_step >= bursts.first_step - {{ var('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
+        and loss_spikes.onset_step <= bursts.last_step + {{ threshold('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
+        and loss_spikes.last_step >= bursts.first_step - {{ threshold('grad_norm_loss_reaction_intervals') }} * log_interval.median_interval
     group by bursts.run_id, bursts.burst_key
 ),
 
@@ -187,8 +187,8 @@ final as (
         'grad_norm_spikes' as category,
         case
             when bursts.is_warmup = 1 then 'low'
-            when near_loss_spikes.loss_spike_steps > 0 and bursts.max_ratio >= {{ var('grad_norm_high_ratio') }} then 'high'
-            when near_loss_spikes.loss_spike_steps > 0 or bursts.max_ratio >= {{ var('grad_norm_high_ratio') }} then 'medium'
+            when near_loss_spikes.loss_spike_steps > 0 and bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'high'
+            when near_loss_spikes.loss_spike_steps > 0 or bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'medium'
             else 'low'
         end as severity,
         'Gradient norm reached ' || {{ fmt('bursts.max_grad_norm', 3) }} || ', ' || {{ fmt('bursts.max_ratio', 1) }}
@@ -197,10 +197,10 @@ final as (
                 when bursts.first_step = bursts.last_step then ', at step ' || {{ fmt_int('bursts.first_step') }} || '.'
                 else ', at steps ' || {{ fmt_int('bursts.first_step') }} || '-' || {{ fmt_int('bursts.last_step') }} || '.' end
             as title,
-        'reference: median of the ' || {{ var('grad_norm_local_window') }} || ' logged norms before each step ('
+        'reference: median of the ' || {{ threshold('grad_norm_local_window') }} || ' logged norms before each step ('
             || {{ fmt('bursts.min_reference', 4) }} || '-' || {{ fmt('bursts.max_reference', 4) }} || '; run median '
             || {{ fmt('run_median.median_grad_norm', 4) }} || ' over ' || {{ fmt_int('run_median.counted_steps') }}
-            || ' counted steps); steps at >= ' || {{ var('grad_norm_spike_factor') }} || 'x it (largest first): ' || substring(bursts.outlier_list, 1, 400)
+            || ' counted steps); steps at >= ' || {{ threshold('grad_norm_spike_factor') }} || 'x it (largest first): ' || substring(bursts.outlier_list, 1, 400)
             || '; warmup: ' || coalesce({{ fmt_int('config.warmup_steps') }} || ' steps' || config.warmup_basis, 'unknown (treated as none)')
             || '; loss spike events within two logging intervals: ' || {{ fmt_int('near_loss_spikes.loss_spike_steps') }}
             || case when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0

@@ -20,7 +20,7 @@ ceilings as (
     select
         run_id,
         vocab_size,
-        ln(cast(coalesce(vocab_size, {{ var('initial_loss_max_vocab_size') }}) as {{ type_double() }})) as chance_loss
+        ln(cast(coalesce(vocab_size, {{ threshold('initial_loss_max_vocab_size') }}) as {{ type_double() }})) as chance_loss
     from config
 ),
 
@@ -65,8 +65,8 @@ starts as (
         measured.*,
         {{ safe_divide('first_loss', 'chance_loss') }} as first_ratio
     from measured
-    where n_losses >= {{ var('initial_loss_min_points') }}
-        and first_loss >= {{ var('initial_loss_min_ratio') }} * chance_loss
+    where n_losses >= {{ threshold('initial_loss_min_points') }}
+        and first_loss >= {{ threshold('initial_loss_min_ratio') }} * chance_loss
         -- the rest of the run is a per-token cross-entropy: above 0, under the ceiling
         and median_loss > 0
         and median_loss < chance_loss
@@ -76,9 +76,9 @@ assessed as (
     select
         *,
         (
-            first_ratio >= {{ var('initial_loss_medium_ratio') }}
-            and points_above >= {{ var('initial_loss_medium_min_points_above') }}
-            and median_loss <= {{ var('initial_loss_medium_max_median_share') }} * chance_loss
+            first_ratio >= {{ threshold('initial_loss_medium_ratio') }}
+            and points_above >= {{ threshold('initial_loss_medium_min_points_above') }}
+            and median_loss <= {{ threshold('initial_loss_medium_max_median_share') }} * chance_loss
         ) as is_strong
     from starts
 ),
@@ -90,22 +90,22 @@ final as (
         'initial_loss_too_high' as category,
         case when is_strong then 'medium' else 'low' end as severity,
         'The first logged loss ' || {{ fmt('first_loss', 2) }} || ' (step ' || {{ fmt_int('first_step') }} || ') is '
-            || {{ fmt('first_ratio', 2) }} || 'x the loss of a uniform guess, ln(' || {{ fmt_int('coalesce(vocab_size, ' ~ var('initial_loss_max_vocab_size') ~ ')') }}
+            || {{ fmt('first_ratio', 2) }} || 'x the loss of a uniform guess, ln(' || {{ fmt_int('coalesce(vocab_size, ' ~ threshold('initial_loss_max_vocab_size') ~ ')') }}
             || ') = ' || {{ fmt('chance_loss', 2) }} || ': the initial logits are mis-scaled or the loss is mis-reduced.' as title,
         'first logged losses ' || {{ fmt('first_loss', 4) }} || coalesce(', ' || {{ fmt('second_loss', 4) }}, '')
             || '; ' || {{ fmt_int('points_above') }} || ' logged loss(es) from the start above the ceiling'
             || coalesce(', under it from step ' || {{ fmt_int('first_step_under') }}, '')
             || '; ceiling ' || {{ fmt('chance_loss', 3) }} || ' nats = ln('
             || case when vocab_size is not null then 'vocab_size ' || {{ fmt_int('vocab_size') }} || ' from the config)'
-                else {{ fmt_int(var('initial_loss_max_vocab_size')) }} || ') (the largest vocabulary in common use; the config has no vocab_size)' end
+                else {{ fmt_int(threshold('initial_loss_max_vocab_size')) }} || ') (the largest vocabulary in common use; the config has no vocab_size)' end
             || '; run median loss ' || {{ fmt('median_loss', 4) }} || ', above 0 and under the ceiling'
             || case when is_strong then ''
                 else '; low: ' || case
-                    when first_ratio < {{ var('initial_loss_medium_ratio') }}
-                        then 'the first loss is less than ' || {{ var('initial_loss_medium_ratio') }} || 'x the ceiling'
-                    when points_above < {{ var('initial_loss_medium_min_points_above') }}
+                    when first_ratio < {{ threshold('initial_loss_medium_ratio') }}
+                        then 'the first loss is less than ' || {{ threshold('initial_loss_medium_ratio') }} || 'x the ceiling'
+                    when points_above < {{ threshold('initial_loss_medium_min_points_above') }}
                         then 'only ' || {{ fmt_int('points_above') }} || ' logged loss above the ceiling'
-                    else 'the run''s median loss is over ' || {{ fmt_pct(var('initial_loss_medium_max_median_share')) }}
+                    else 'the run''s median loss is over ' || {{ fmt_pct(threshold('initial_loss_medium_max_median_share')) }}
                         || ' of the ceiling, so the loss may not be per-token (a summed or unnormalised loss)'
                 end end as evidence,
         first_step,
@@ -113,7 +113,7 @@ final as (
         points_above as steps_affected,
         first_loss as observed_value,
         chance_loss as expected_value,
-        {{ var('initial_loss_min_ratio') }} * chance_loss as threshold_value,
+        {{ threshold('initial_loss_min_ratio') }} * chance_loss as threshold_value,
         'initial_loss_min_ratio' as threshold_name,
         first_loss - chance_loss as estimated_cost,
         'nats' as cost_unit,

@@ -27,7 +27,7 @@ accuracy as (
 
 chance_levels as (
     -- the chance rate of a balanced k-class task, k = 2 .. chance_max_classes
-    {% for k in range(2, var('chance_max_classes') + 1) %}
+    {% for k in range(2, threshold('chance_max_classes') + 1) %}
     select {{ k }} as n_classes, cast(1.0 / {{ k }} as {{ type_double() }}) as chance_rate
     {% if not loop.last %}union all{% endif %}
     {% endfor %}
@@ -40,8 +40,8 @@ stuck_accuracy as (
         chance_levels.chance_rate
     from accuracy
     inner join chance_levels
-        on accuracy.min_accuracy >= chance_levels.chance_rate - {{ var('chance_accuracy_tolerance') }}
-        and accuracy.max_accuracy <= chance_levels.chance_rate + {{ var('chance_accuracy_tolerance') }}
+        on accuracy.min_accuracy >= chance_levels.chance_rate - {{ threshold('chance_accuracy_tolerance') }}
+        and accuracy.max_accuracy <= chance_levels.chance_rate + {{ threshold('chance_accuracy_tolerance') }}
     where accuracy.accuracy_evals >= 1
 ),
 
@@ -94,21 +94,21 @@ trend_findings as (
             else 'Training loss fell only ' || {{ fmt_pct('relative_drop') }} || ' (' || {{ fmt('start_loss', 4) }} || ' -> '
                 || {{ fmt('end_loss', 4) }} || ') and flattened.'
         end as title,
-        'median loss of the first ' || {{ var('progress_start_points') }} || ' steps ' || {{ fmt('start_loss', 4) }}
-            || '; median of the last ' || {{ fmt_pct(var('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
+        'median loss of the first ' || {{ threshold('progress_start_points') }} || ' steps ' || {{ fmt('start_loss', 4) }}
+            || '; median of the last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
             || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
             || '; relative drop ' || {{ fmt_pct('relative_drop') }} || '; change over the last quarter '
             || {{ fmt_pct('last_quarter_relative_drop') }} || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
             || case when n_evals > 0 then '; validation: first ' || {{ fmt('first_val_loss', 4) }} || ' (step ' || {{ fmt_int('first_eval_step') }}
                 || '), best ' || {{ fmt('best_val_loss', 4) }} || ' over ' || {{ fmt_int('n_evals') }} || ' evaluations'
                 || case when learning_verdict = 'no_val_gain' then ' (a gain of ' || {{ fmt('val_gain', 4) }} || ', under '
-                    || {{ fmt('val_gain_threshold', 4) }} || ': ' || {{ fmt_pct(var('eval_gain_min_share'), 0) }} || ' of the first value or '
-                    || {{ var('eval_gain_noise_multiple') }} || 'x the eval-to-eval jitter ' || {{ fmt('eval_noise', 4) }} || ')' else '' end
+                    || {{ fmt('val_gain_threshold', 4) }} || ': ' || {{ fmt_pct(threshold('eval_gain_min_share'), 0) }} || ' of the first value or '
+                    || {{ threshold('eval_gain_noise_multiple') }} || 'x the eval-to-eval jitter ' || {{ fmt('eval_noise', 4) }} || ')' else '' end
                 else '' end
             || chance_evidence
             || case when learning_verdict in ('at_chance', 'near_chance') then '; the ' || judged_loss_kind || ' loss judged: '
                 || {{ fmt('judged_loss', 4) }} || ', ' || {{ fmt_pct('judged_share_of_chance') }} || ' of the chance level (no learning within '
-                || {{ fmt_pct(var('chance_no_learning_share'), 0) }} || ' of it, underfitting within ' || {{ fmt_pct(var('chance_underfitting_share'), 0) }} || ')'
+                || {{ fmt_pct(threshold('chance_no_learning_share'), 0) }} || ' of it, underfitting within ' || {{ fmt_pct(threshold('chance_underfitting_share'), 0) }} || ')'
                 || case when chance_confidence <> 'high' then '; the vocabulary is matched by name, not read from the config, so one step less severe' else '' end
                 else '' end
             || cause_evidence
@@ -169,8 +169,8 @@ zero_findings as (
         'Check the labels and the chat template: if every label is masked (-100) the loss is 0; check for a loss zeroed by overflow or a wrong loss reduction. Rerun a few steps and print the number of unmasked label tokens.'
             as recommendation
     from progress
-    where {{ safe_divide('zero_loss_steps', 'logged_steps') }} >= {{ var('zero_loss_min_share') }}
-        and loss_before_zero >= {{ var('zero_loss_min_jump_from') }}
+    where {{ safe_divide('zero_loss_steps', 'logged_steps') }} >= {{ threshold('zero_loss_min_share') }}
+        and loss_before_zero >= {{ threshold('zero_loss_min_jump_from') }}
 ),
 
 chance_findings as (
@@ -183,7 +183,7 @@ chance_findings as (
             || '-class task, on ' || {{ fmt_int('accuracy_evals') }} || ' evaluation(s): the model predicts one class.' as title,
         'val_accuracy between ' || {{ fmt('min_accuracy', 4) }} || ' and ' || {{ fmt('max_accuracy', 4) }} || ' on '
             || {{ fmt_int('accuracy_evals') }} || ' evaluation(s) (steps ' || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }}
-            || '), within ' || {{ var('chance_accuracy_tolerance') }} || ' of 1/' || {{ fmt_int('n_classes') }}
+            || '), within ' || {{ threshold('chance_accuracy_tolerance') }} || ' of 1/' || {{ fmt_int('n_classes') }}
             || case when accuracy_evals < 2 then '; a single evaluation cannot show whether it ever moved, so medium' else '' end
             as evidence,
         first_step,
@@ -217,8 +217,8 @@ chance_loss_findings as (
         'medium' as severity,
         'Training loss settled at ' || {{ fmt('end_loss', 4) }} || ', ln 2 (' || {{ fmt('ln(2.0)', 4) }}
             || '): a two-class model predicting the class prior, i.e. at chance.' as title,
-        'median of the last ' || {{ fmt_pct(var('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
-            || ' within ' || {{ var('chance_loss_tolerance') }} || ' of ln 2; change over the last quarter '
+        'median of the last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
+            || ' within ' || {{ threshold('chance_loss_tolerance') }} || ' of ln 2; change over the last quarter '
             || {{ fmt_pct('last_quarter_relative_drop') }} || ' (flat); start ' || {{ fmt('start_loss', 4) }}
             || '; a language model can end near 0.693 by coincidence, so medium' as evidence,
         first_step,
@@ -238,8 +238,8 @@ chance_loss_findings as (
     from progress
     where learning_verdict not in ('at_chance', 'near_chance', 'flat')
         and zero_loss_steps = 0
-        and abs(end_loss - ln(2.0)) <= {{ var('chance_loss_tolerance') }}
-        and abs(last_quarter_relative_drop) < {{ var('progress_tail_max_drop') }}
+        and abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
+        and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}
 ),
 
 unioned as (

@@ -189,7 +189,7 @@ issues as (
     select
         run_id,
         'missing_{{ column }}',
-        case when sum({{ column }}_missing) >= {{ var('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
+        case when sum({{ column }}_missing) >= {{ threshold('log_defect_medium_share') }} * count(*) then 'medium' else 'low' end,
         {{ fmt_int('sum(' ~ column ~ '_gap)') }} || ' counted step(s) have no readable {{ column }} (e.g. step '
             || {{ fmt_int('min(case when ' ~ column ~ '_gap = 1 then step end)') }} || ').',
         'empty or unreadable {{ column }} values are read as missing and left out of the checks that need them; '
@@ -212,7 +212,7 @@ issues as (
     select
         train_rows.run_id,
         'train_rows_set_aside',
-        case when count(*) >= {{ var('log_defect_medium_share') }} * max(totals.raw_rows) then 'medium' else 'low' end,
+        case when count(*) >= {{ threshold('log_defect_medium_share') }} * max(totals.raw_rows) then 'medium' else 'low' end,
         {{ fmt_int('count(*)') }} || ' train row(s) were set aside because their step cannot be trusted ('
             || min(set_aside_reason) || case when count(distinct set_aside_reason) > 1 then '; and other reasons' else '' end || ').',
         'file rows ' || {{ fmt_int('min(file_row_number)') }} || '-' || {{ fmt_int('max(file_row_number)') }}
@@ -319,7 +319,7 @@ issues as (
             || 'x the validation loss: the two are not on the same scale.',
         'median train/val ratio over ' || {{ fmt_int('count(*)') }} || ' evaluations '
             || {{ fmt('percentile_cont(0.5) within group (order by train_to_val_ratio)', 2) }}
-            || ' (threshold ' || {{ var('loss_scale_mismatch_ratio') }}
+            || ' (threshold ' || {{ threshold('loss_scale_mismatch_ratio') }}
             || '): the training loss is probably not normalised (summed over gradient accumulation or tokens); comparisons between them are meaningless',
         min(step), max(step), count(*),
         cast(null as {{ dbt.type_string() }}),
@@ -327,7 +327,7 @@ issues as (
     from evals_compared
     group by run_id
     having count(*) >= 2
-        and percentile_cont(0.5) within group (order by train_to_val_ratio) >= {{ var('loss_scale_mismatch_ratio') }}
+        and percentile_cont(0.5) within group (order by train_to_val_ratio) >= {{ threshold('loss_scale_mismatch_ratio') }}
 ),
 
 scale_ratio as (
@@ -349,7 +349,7 @@ final as (
         affected as steps_affected,
         case when issue_key = 'loss_scale_mismatch' then scale_ratio.median_ratio
             else cast(affected as {{ type_double() }}) end as observed_value,
-        case when issue_key = 'loss_scale_mismatch' then {{ var('loss_scale_mismatch_ratio') }}
+        case when issue_key = 'loss_scale_mismatch' then {{ threshold('loss_scale_mismatch_ratio') }}
             else cast(0 as {{ type_double() }}) end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,

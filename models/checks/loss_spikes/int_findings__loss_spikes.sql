@@ -63,11 +63,11 @@ final as (
         -- one log point is a one-batch blip (or one noisy window average): low at most; so are two
         -- neighbouring points of a dense log (two noisy batches in a row), unless they span many steps
         case
-            when spikes.spike_steps < {{ var('spike_min_points_for_medium') }} then 'low'
-            when spikes.spike_steps < {{ var('spike_min_points_for_high') }}
-                and spikes.last_step - spikes.onset_step + 1 < {{ var('spike_min_steps_for_medium') }} then 'low'
-            when spikes.peak_ratio >= {{ var('spike_high_ratio') }}
-                and spikes.spike_steps >= {{ var('spike_min_points_for_high') }} then 'high'
+            when spikes.spike_steps < {{ threshold('spike_min_points_for_medium') }} then 'low'
+            when spikes.spike_steps < {{ threshold('spike_min_points_for_high') }}
+                and spikes.last_step - spikes.onset_step + 1 < {{ threshold('spike_min_steps_for_medium') }} then 'low'
+            when spikes.peak_ratio >= {{ threshold('spike_high_ratio') }}
+                and spikes.spike_steps >= {{ threshold('spike_min_points_for_high') }} then 'high'
             else 'medium'
         end as severity,
         'Training loss spiked to ' || {{ fmt('spikes.peak_loss', 3) }} || ' (' || {{ fmt('spikes.peak_ratio', 2) }}
@@ -78,7 +78,7 @@ final as (
             || case when spikes.spike_steps = 1 then ' logged step.' else ' logged steps.' end as title,
         'onset step ' || {{ fmt_int('spikes.onset_step') }} || ', last spike step ' || {{ fmt_int('spikes.last_step') }}
             || '; peak loss ' || {{ fmt('spikes.peak_loss', 4) }} || ' vs baseline ' || {{ fmt('spikes.onset_baseline', 4) }}
-            || ' (median of the previous ' || {{ var('spike_window') }} || ' non-spike steps), robust z '
+            || ' (median of the previous ' || {{ threshold('spike_window') }} || ' non-spike steps), robust z '
             || {{ fmt('spikes.peak_robust_z', 1) }}
             || coalesce('; shard ' || spikes.onset_shard_id || coalesce(', source ' || spikes.onset_source, ''), '; no shard id in the log')
             || '; grad_norm at onset ' || case when spikes.is_grad_at_clip_at_onset then 'at or above the clip limit ('
@@ -143,8 +143,8 @@ resume_findings as (
             || ' against ' || case when loss_basis = 'same_steps' then 'the crashed attempt''s losses at the same steps '
                 else 'the median of the last ' || {{ fmt_int('loss_before_rows') }} || ' pre-crash rows ' end || {{ fmt('loss_before', 4) }}
             || ': +' || {{ fmt_pct('exp(loss_jump) - 1') }} || ', ' || {{ fmt(safe_divide('loss_jump', 'loss_jump_standard_error'), 1) }}
-            || ' standard errors of the pre-crash scatter (a jump from ' || {{ fmt_pct(var('resume_loss_jump_min_share'), 0) }} || ' and '
-            || {{ var('resume_loss_jump_n_sigmas') }} || ' standard errors); at this resume: ' || defects as evidence,
+            || ' standard errors of the pre-crash scatter (a jump from ' || {{ fmt_pct(threshold('resume_loss_jump_min_share'), 0) }} || ' and '
+            || {{ threshold('resume_loss_jump_n_sigmas') }} || ' standard errors); at this resume: ' || defects as evidence,
         resume_step as first_step,
         jump_last_step as last_step,
         jump_rows as steps_affected,

@@ -55,10 +55,10 @@ assessed as (
         config.data_parallel_workers,
         {{ safe_divide('summary.steps_above', 'summary.counted_steps') }} as share_above,
         ({{ safe_divide('summary.steps_matching_at_logged_peak', 'summary.steps_comparable') }}
-            >= {{ var('lr_shape_match_share') }}) as is_shape_right_peak_wrong,
+            >= {{ threshold('lr_shape_match_share') }}) as is_shape_right_peak_wrong,
         (
             config.data_parallel_workers > 1
-            and abs(summary.max_ratio - config.data_parallel_workers) <= {{ var('lr_worker_ratio_tolerance') }} * config.data_parallel_workers
+            and abs(summary.max_ratio - config.data_parallel_workers) <= {{ threshold('lr_worker_ratio_tolerance') }} * config.data_parallel_workers
         ) as is_ratio_worker_count
     from summary
     left join peak_step
@@ -74,8 +74,8 @@ final as (
         'lr_above_peak:run' as finding_id,
         'lr_above_peak' as category,
         case
-            when max_ratio >= {{ var('lr_above_peak_critical_ratio') }} and share_above >= {{ var('lr_above_peak_critical_share') }} then 'critical'
-            when max_ratio >= {{ var('lr_above_peak_high_ratio') }} then 'high'
+            when max_ratio >= {{ threshold('lr_above_peak_critical_ratio') }} and share_above >= {{ threshold('lr_above_peak_critical_share') }} then 'critical'
+            when max_ratio >= {{ threshold('lr_above_peak_high_ratio') }} then 'high'
             else 'medium'
         end as severity,
         'Learning rate peaked at ' || {{ fmt('max_logged_lr', 6) }} || ', ' || {{ fmt('max_ratio', 2) }}
@@ -102,7 +102,7 @@ final as (
         steps_above as steps_affected,
         max_logged_lr as observed_value,
         peak_lr as expected_value,
-        peak_lr * (1 + {{ var('lr_relative_tolerance') }}) as threshold_value,
+        peak_lr * (1 + {{ threshold('lr_relative_tolerance') }}) as threshold_value,
         'lr_relative_tolerance' as threshold_name,
         share_above as estimated_cost,
         'share_of_updates' as cost_unit,

@@ -55,7 +55,7 @@ first_mismatch as (
 ),
 
 resume_before as (
-    {{ last_resume_before('resumes', 'summary', var('lr_resume_attribution_steps')) }}
+    {{ last_resume_before('resumes', 'summary', threshold('lr_resume_attribution_steps')) }}
 ),
 
 classified as (
@@ -66,14 +66,14 @@ classified as (
         resume_before.resume_step,
         config.warmup_steps,
         config.decay_steps,
-        (summary.max_logged_lr > config.peak_lr * (1 + {{ var('lr_relative_tolerance') }})) as is_peak_above_config,
+        (summary.max_logged_lr > config.peak_lr * (1 + {{ threshold('lr_relative_tolerance') }})) as is_peak_above_config,
         case
             when {{ safe_divide('summary.steps_matching_at_logged_peak', 'summary.comparable_steps') }}
-                >= {{ var('lr_shape_match_share') }} then 'scaled_peak'
-            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < {{ var('constant_lr_max_spread') }}
-                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > {{ var('constant_lr_min_expected_spread') }} then 'constant_lr'
+                >= {{ threshold('lr_shape_match_share') }} then 'scaled_peak'
+            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < {{ threshold('constant_lr_max_spread') }}
+                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > {{ threshold('constant_lr_min_expected_spread') }} then 'constant_lr'
             when resume_before.resume_step is not null then 'reset_after_resume'
-            when config.warmup_steps > 0 and summary.first_logged_lr >= {{ var('no_warmup_min_start_share') }} * summary.max_logged_lr then 'no_warmup'
+            when config.warmup_steps > 0 and summary.first_logged_lr >= {{ threshold('no_warmup_min_start_share') }} * summary.max_logged_lr then 'no_warmup'
             when summary.first_step > coalesce(config.warmup_steps, 0) then 'different_decay'
             else 'departs'
         end as mismatch_kind
@@ -94,8 +94,8 @@ final as (
         'lr_schedule_mismatch' as category,
         case
             when mismatch_kind = 'scaled_peak' and is_peak_above_config then 'low'
-            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= {{ var('lr_mismatch_high_share') }}
-                or max_abs_log_ratio >= ln({{ var('lr_mismatch_high_ratio') }}) then 'high'
+            when {{ safe_divide('mismatched_steps', 'comparable_steps') }} >= {{ threshold('lr_mismatch_high_share') }}
+                or max_abs_log_ratio >= ln({{ threshold('lr_mismatch_high_ratio') }}) then 'high'
             else 'medium'
         end as severity,
         case mismatch_kind
@@ -112,7 +112,7 @@ final as (
             || {{ fmt_int('last_step') }} || ' (' || {{ fmt_int('mismatched_steps') }} || ' of ' || {{ fmt_int('comparable_steps') }}
             || '); largest departure x' || {{ fmt('exp(max_abs_log_ratio)', 2) }} || '; expected LR rebuilt from the config (warmup '
             || {{ fmt_int('warmup_steps') }} || ' steps, decay to step ' || {{ fmt_int('decay_steps') }}
-            || ') for every step, one step either side accepted, tolerance ' || {{ fmt_pct(var('lr_relative_tolerance'), 0) }}
+            || ') for every step, one step either side accepted, tolerance ' || {{ fmt_pct(threshold('lr_relative_tolerance'), 0) }}
             as evidence,
         first_step,
         last_step,
@@ -158,17 +158,17 @@ resume_findings as (
         'medium' as severity,
         case lr_change
             when 'warmup_restarted' then 'The LR warmup restarted when the run resumed at step ' || {{ fmt_int('resume_step') }}
-                || ': the LR fell to ' || {{ fmt('lr_after', 8) }} || ' (it was ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                || ': the LR fell to ' || {{ fmt('lr_after', 8) }} || ' (it was ' || {{ fmt('lr_expected_high / (1 + ' ~ threshold('lr_relative_tolerance') ~ ')', 8) }}
                 || ') and climbed again.'
             when 'jumped_up' then case when boundary_source = 'learning_rate'
-                then 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ var('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x at step ' || {{ fmt_int('resume_step') }} || ' after it had stopped rising: '
-                    || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                then 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ threshold('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x at step ' || {{ fmt_int('resume_step') }} || ' after it had stopped rising: '
+                    || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ threshold('lr_relative_tolerance') ~ ')', 8) }}
                     || ' (the schedule restarted: a resume that did not restore the scheduler, or a new run continuing the step counter).'
-                else 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ var('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x when the run resumed at step ' || {{ fmt_int('resume_step') }}
-                    || ': ' || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+                else 'The LR jumped ' || {{ fmt('lr_after * (1 + ' ~ threshold('lr_relative_tolerance') ~ ') / lr_expected_high', 1) }} || 'x when the run resumed at step ' || {{ fmt_int('resume_step') }}
+                    || ': ' || {{ fmt('lr_after', 8) }} || ' instead of about ' || {{ fmt('lr_expected_high / (1 + ' ~ threshold('lr_relative_tolerance') ~ ')', 8) }}
                     || ' (the scheduler state was not restored).' end
-            else 'The LR dropped to ' || {{ fmt('lr_after', 8) }} || ' (' || {{ fmt('lr_expected_low / (1 - ' ~ var('lr_relative_tolerance') ~ ') / lr_after', 1) }} || 'x lower) when the run resumed at step '
-                || {{ fmt_int('resume_step') }} || ', instead of about ' || {{ fmt('lr_expected_low / (1 - ' ~ var('lr_relative_tolerance') ~ ')', 8) }}
+            else 'The LR dropped to ' || {{ fmt('lr_after', 8) }} || ' (' || {{ fmt('lr_expected_low / (1 - ' ~ threshold('lr_relative_tolerance') ~ ') / lr_after', 1) }} || 'x lower) when the run resumed at step '
+                || {{ fmt_int('resume_step') }} || ', instead of about ' || {{ fmt('lr_expected_low / (1 - ' ~ threshold('lr_relative_tolerance') ~ ')', 8) }}
                 || ' (the scheduler state was not restored).'
         end as title,
         case boundary_source when 'learning_rate' then 'no restart in the log or the events: the jump is the only sign of a resume; LR jump at step '
@@ -176,18 +176,18 @@ resume_findings as (
             || {{ fmt_int('resume_step') }} || case when checkpoint_step is not null then ' (checkpoint ' || {{ fmt_int('checkpoint_step') }} || ')' else '' end
             || '; first LR after it ' || {{ fmt('lr_after', 8) }} || ' at step ' || {{ fmt_int('first_after_step') }}
             || '; expected from ' || lr_basis || ': ' || {{ fmt('lr_expected_low', 8) }} || ' to ' || {{ fmt('lr_expected_high', 8) }}
-            || ' (tolerance ' || {{ fmt_pct(var('lr_relative_tolerance'), 0) }} || ' included); ratio to the band ' || {{ fmt('lr_ratio', 2) }}
-            || ' (a discontinuity beyond ' || {{ var('resume_lr_jump_ratio') }} || 'x either way)'
+            || ' (tolerance ' || {{ fmt_pct(threshold('lr_relative_tolerance'), 0) }} || ' included); ratio to the band ' || {{ fmt('lr_ratio', 2) }}
+            || ' (a discontinuity beyond ' || {{ threshold('resume_lr_jump_ratio') }} || 'x either way)'
             || case when lr_change = 'warmup_restarted' then '; then rising to ' || {{ fmt('lr_after_window_max', 8) }}
-                || ' within ' || {{ var('resume_window_rows') }} || ' rows while the pre-crash LR was not rising: a warmup from the start' else '' end
+                || ' within ' || {{ threshold('resume_window_rows') }} || ' rows while the pre-crash LR was not rising: a warmup from the start' else '' end
             || '; at this resume: ' || case when defects = '' then 'nothing else' else defects end
             as evidence,
         resume_step as first_step,
         first_after_step as last_step,
         cast(1 as {{ dbt.type_bigint() }}) as steps_affected,
         lr_after as observed_value,
-        case when lr_ratio > 1 then lr_expected_high / (1 + {{ var('lr_relative_tolerance') }})
-            else lr_expected_low / (1 - {{ var('lr_relative_tolerance') }}) end as expected_value,
+        case when lr_ratio > 1 then lr_expected_high / (1 + {{ threshold('lr_relative_tolerance') }})
+            else lr_expected_low / (1 - {{ threshold('lr_relative_tolerance') }}) end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,

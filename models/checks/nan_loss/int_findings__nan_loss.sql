@@ -33,7 +33,7 @@ nan_steps_by_run as (
         sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_loss_steps,
         -- updates skipped on a gradient overflow after the scaler's calibration window
         sum(case when is_grad_norm_non_finite and not is_loss_non_finite
-            and step > first_step_of_run + {{ var('scaler_settle_steps') }} then 1 else 0 end) as late_grad_skip_steps,
+            and step > first_step_of_run + {{ threshold('scaler_settle_steps') }} then 1 else 0 end) as late_grad_skip_steps,
         min(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as first_step,
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
         min(step) as first_counted_step,
@@ -66,7 +66,7 @@ overflows as (
     select
         runs.run_id,
         count(overflow_events.run_id) as overflow_events,
-        sum(case when overflow_events.step > nan_steps_by_run.first_counted_step + {{ var('scaler_settle_steps') }}
+        sum(case when overflow_events.step > nan_steps_by_run.first_counted_step + {{ threshold('scaler_settle_steps') }}
             then 1 else 0 end) as late_overflow_events,
         min(overflow_events.step) as first_event_step,
         max(overflow_events.step) as last_event_step
@@ -87,7 +87,7 @@ final as (
             when nan_steps.non_finite_loss_steps > 0 and nan_steps.last_step = nan_steps.final_step then 'critical'
             when nan_steps.non_finite_loss_steps > 0 then 'high'
             when {{ safe_divide('coalesce(overflows.late_overflow_events, 0) + nan_steps.late_grad_skip_steps', 'nan_steps.spanned_steps') }}
-                > {{ var('overflow_medium_share') }} then 'medium'
+                > {{ threshold('overflow_medium_share') }} then 'medium'
             else 'low'
         end as severity,
         case when nan_steps.non_finite_loss_steps > 0

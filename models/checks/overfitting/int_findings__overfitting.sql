@@ -20,12 +20,12 @@ final as (
         case
             when is_sustained_mild_rise then 'low'
             -- never shown to have improved first: at most medium
-            when is_without_val_gain and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
+            when is_without_val_gain and relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
-            when coalesce(share_of_gain_given_back, 1) < {{ var('overfit_mild_gain_share') }}
-                and relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
-            when relative_rise >= {{ var('overfit_high_relative_rise') }} then 'high'
-            when relative_rise >= {{ var('overfit_medium_relative_rise') }} then 'medium'
+            when coalesce(share_of_gain_given_back, 1) < {{ threshold('overfit_mild_gain_share') }}
+                and relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
+            when relative_rise >= {{ threshold('overfit_high_relative_rise') }} then 'high'
+            when relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             else 'low'
         end as severity,
         'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
@@ -38,12 +38,12 @@ final as (
             || ' (+' || {{ fmt('final_val_loss - best_val_loss', 4) }} || ', ' || {{ fmt_pct('relative_rise') }} || '); '
             || {{ fmt_int('evals_after_best') }} || ' evaluations after the minimum, worst ' || {{ fmt('worst_after_best', 4) }}
             || coalesce('; gave back ' || {{ fmt_pct('share_of_gain_given_back') }} || ' of the held-out gain since the first evaluation'
-                || case when share_of_gain_given_back < {{ var('overfit_mild_gain_share') }} then ' (a mild late drift)' else '' end, '')
+                || case when share_of_gain_given_back < {{ threshold('overfit_mild_gain_share') }} then ' (a mild late drift)' else '' end, '')
             || '; training loss (trailing median) ' || {{ fmt('train_at_best', 4) }} || ' at the minimum -> '
             || {{ fmt('train_at_final', 4) }} || ' at the end'
             || case when is_sustained_mild_rise
-                then '; under the ' || {{ fmt_pct(var('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '
-                    || {{ fmt_int(var('overfit_sustained_min_evals')) }} || ' evaluations all at least '
+                then '; under the ' || {{ fmt_pct(threshold('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '
+                    || {{ fmt_int(threshold('overfit_sustained_min_evals')) }} || ' evaluations all at least '
                     || {{ fmt('lowest_of_last_evals - best_val_loss', 4) }} || ' above the minimum, '
                     || {{ fmt(safe_divide('lowest_of_last_evals - best_val_loss', 'eval_noise'), 1) }}
                     || 'x the eval-to-eval noise ' || {{ fmt('eval_noise', 4) }}
@@ -59,9 +59,9 @@ final as (
         best_val_loss as expected_value,
         -- the rise floor; a sustained mild rise is reported under it, from its own bar (the eval noise multiple)
         case when is_sustained_mild_rise
-            then best_val_loss + greatest({{ var('overfit_sustained_noise_multiple') }} * eval_noise,
-                {{ var('overfit_sustained_min_relative_rise') }} * best_val_loss)
-            else best_val_loss * (1 + {{ var('overfit_min_relative_rise') }}) end as threshold_value,
+            then best_val_loss + greatest({{ threshold('overfit_sustained_noise_multiple') }} * eval_noise,
+                {{ threshold('overfit_sustained_min_relative_rise') }} * best_val_loss)
+            else best_val_loss * (1 + {{ threshold('overfit_min_relative_rise') }}) end as threshold_value,
         case when is_sustained_mild_rise then 'overfit_sustained_noise_multiple' else 'overfit_min_relative_rise' end
             as threshold_name,
         final_val_loss - best_val_loss as estimated_cost,

@@ -51,7 +51,7 @@ after_best as (
         sum(case when is_after_best then 1 else 0 end) as evals_after_best,
         max(case when is_after_best then val_loss end) as worst_after_best,
         percentile_cont(0.5) within group (order by eval_change) as eval_noise,
-        min(case when eval_index > eval_count - {{ var('overfit_sustained_min_evals') }} then val_loss end)
+        min(case when eval_index > eval_count - {{ threshold('overfit_sustained_min_evals') }} then val_loss end)
             as lowest_of_last_evals
     from from_best
     group by run_id
@@ -82,11 +82,11 @@ assessed as (
         after_best.lowest_of_last_evals,
         -- a rise under the overfit_min_relative_rise floor that is sustained beyond the eval noise
         (
-            {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} < {{ var('overfit_min_relative_rise') }}
-            and after_best.evals_after_best >= {{ var('overfit_sustained_min_evals') }}
-            and after_best.lowest_of_last_evals - best.best_val_loss >= {{ var('overfit_sustained_noise_multiple') }} * after_best.eval_noise
+            {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} < {{ threshold('overfit_min_relative_rise') }}
+            and after_best.evals_after_best >= {{ threshold('overfit_sustained_min_evals') }}
+            and after_best.lowest_of_last_evals - best.best_val_loss >= {{ threshold('overfit_sustained_noise_multiple') }} * after_best.eval_noise
             and after_best.lowest_of_last_evals - best.best_val_loss
-                >= {{ var('overfit_sustained_min_relative_rise') }} * best.best_val_loss
+                >= {{ threshold('overfit_sustained_min_relative_rise') }} * best.best_val_loss
         ) as is_sustained_mild_rise,
         totals.last_step,
         coalesce(totals.counted_steps, 0) as counted_steps,
@@ -126,18 +126,18 @@ final as (
         coalesce(
             is_learning_shown
             and best_step < final_step
-            and (relative_rise >= {{ var('overfit_min_relative_rise') }} or is_sustained_mild_rise)
-            and evals_after_best >= {{ var('overfit_min_evals_after_best') }}
+            and (relative_rise >= {{ threshold('overfit_min_relative_rise') }} or is_sustained_mild_rise)
+            and evals_after_best >= {{ threshold('overfit_min_evals_after_best') }}
             -- training loss fell or stayed level (within overfit_train_rise_tolerance): if both rise, it is instability
-            and coalesce(train_at_final <= train_at_best * (1 + {{ var('overfit_train_rise_tolerance') }}), true),
+            and coalesce(train_at_final <= train_at_best * (1 + {{ threshold('overfit_train_rise_tolerance') }}), true),
             false
         ) as is_overfitting,
         -- the lowest of the last evaluations above the minimum, as a share of the sustained rule's bar
         -- (the larger of overfit_sustained_noise_multiple x the eval noise and
         -- overfit_sustained_min_relative_rise x the minimum): 1 at the bar
         least(
-            {{ safe_divide('lowest_of_last_evals - best_val_loss', var('overfit_sustained_noise_multiple') ~ ' * eval_noise') }},
-            {{ safe_divide('lowest_of_last_evals - best_val_loss', var('overfit_sustained_min_relative_rise') ~ ' * best_val_loss') }}
+            {{ safe_divide('lowest_of_last_evals - best_val_loss', threshold('overfit_sustained_noise_multiple') ~ ' * eval_noise') }},
+            {{ safe_divide('lowest_of_last_evals - best_val_loss', threshold('overfit_sustained_min_relative_rise') ~ ' * best_val_loss') }}
         ) as sustained_rise_share
     from assessed
 )

@@ -25,7 +25,7 @@ final as (
         'run_restart:' || {{ fmt_int('restarts.resume_step') }} as finding_id,
         'run_restart' as category,
         case
-            when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ var('restart_high_share_lost') }} then 'high'
+            when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ threshold('restart_high_share_lost') }} then 'high'
             else 'medium'
         end as severity,
         'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped (no crash was logged)' end
@@ -68,7 +68,7 @@ final as (
             else 'No crash was logged: if the stop was not planned, find why the job stopped'
         end
             -- checkpointing more often is advice only when the restart lost a material share of the run
-            || case when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ var('restart_checkpoint_advice_min_share') }}
+            || case when {{ safe_divide('restarts.steps_lost', 'totals.counted_steps') }} >= {{ threshold('restart_checkpoint_advice_min_share') }}
                 then '; checkpoint more often than every ' || {{ fmt_int('restarts.steps_lost') }} || ' steps of risk'
                 else '' end
             || '; verify the resume restored the optimizer, scheduler, clipping and data-loader state (the learning rate, '

@@ -98,7 +98,7 @@ checks as (
         case when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high' else 'low' end as severity,
         'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak') }} || ' of its peak ('
             || {{ fmt('end_lr', 6) }} || ' at step ' || {{ fmt_int('end_step') }} || ')'
-            || case when decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
+            || case when decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
                 then ', because decay_steps ' || {{ fmt_int('decay_steps') }} || ' is ' || {{ fmt(safe_divide('decay_steps', 'run_steps'), 1) }}
                     || 'x the run''s ' || {{ fmt_int('run_steps') }} || ' steps.'
                 else '.' end as title,
@@ -126,9 +126,9 @@ checks as (
     from assessed
     where run_steps > warmup_steps
         and (
-            decay_steps >= {{ var('never_anneals_decay_factor') }} * run_steps
+            decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
             -- the logged LR still high at the end counts only when the log reaches the configured end
-            or (end_share_of_peak >= {{ var('never_anneals_end_lr_share') }} and end_step >= coalesce(total_steps, end_step))
+            or (end_share_of_peak >= {{ threshold('never_anneals_end_lr_share') }} and end_step >= coalesce(total_steps, end_step))
         )
 
     union all
@@ -212,7 +212,7 @@ checks as (
             || {{ fmt('lr_ranges.peak_lr', 8) }} || ', logged peak ' || {{ fmt('lr_ranges.logged_peak_lr', 8) }}
             || '); usual range for ' || replace(lr_ranges.regime, '_', ' ') || ' (how the run started against the uniform-guess level) with '
             || lr_ranges.optimizer_basis || ': ' || {{ fmt('lr_ranges.lr_low', 8) }} || ' to ' || {{ fmt('lr_ranges.lr_high', 8) }}
-            || ' (' || lr_ranges.range_source || '); far outside = ' || {{ var('lr_usual_far_factor') }} || 'x beyond an edge'
+            || ' (' || lr_ranges.range_source || '); far outside = ' || {{ threshold('lr_usual_far_factor') }} || 'x beyond an edge'
             || '; the failure to learn it explains: ' || symptoms.symptom_id as evidence,
         cast(null as {{ dbt.type_bigint() }}) as first_step,
         cast(null as {{ dbt.type_bigint() }}) as last_step,

@@ -74,8 +74,8 @@ stretch_findings as (
         'slow_steps:' || {{ fmt_int('stretches.first_step') }} as finding_id,
         'slow_steps' as category,
         case
-            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_high_share_lost') }} then 'high'
-            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ var('slow_medium_share_lost') }} then 'medium'
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ threshold('slow_high_share_lost') }} then 'high'
+            when {{ safe_divide('stretches.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ threshold('slow_medium_share_lost') }} then 'medium'
             else 'low'
         end as severity,
         'Steps ' || {{ fmt_int('stretches.first_step') }} || '-' || {{ fmt_int('stretches.last_step') }} || ' ran '
@@ -83,7 +83,7 @@ stretch_findings as (
             || {{ fmt('stretches.stretch_median_sec', 3) }} || ' s vs ' || {{ fmt('run_time.median_step_time_sec', 3) }}
             -- the seconds only: the share of the run is the cost's (compute_share_lost), one percentage per cost
             || ' s), costing ' || {{ fmt('stretches.seconds_lost', 1) }} || ' s.' as title,
-        {{ fmt_int('stretches.slow_steps') }} || ' consecutive steps at >= ' || {{ var('slow_step_factor') }}
+        {{ fmt_int('stretches.slow_steps') }} || ' consecutive steps at >= ' || {{ threshold('slow_step_factor') }}
             || 'x the run median step time; median in the stretch ' || {{ fmt('stretches.stretch_median_sec', 4) }}
             || ' s vs run median ' || {{ fmt('run_time.median_step_time_sec', 4) }} || ' s; seconds lost (sum of excess over the median) '
             || {{ fmt('stretches.seconds_lost', 2) }} || ' of ' || {{ fmt('run_time.wall_clock_sec', 1) }} || ' s of logged step time'
@@ -94,7 +94,7 @@ stretch_findings as (
         stretches.slow_steps as steps_affected,
         stretches.stretch_median_sec as observed_value,
         run_time.median_step_time_sec as expected_value,
-        {{ var('slow_step_factor') }} * run_time.median_step_time_sec as threshold_value,
+        {{ threshold('slow_step_factor') }} * run_time.median_step_time_sec as threshold_value,
         'slow_step_factor' as threshold_name,
         stretches.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
@@ -123,7 +123,7 @@ stall_findings as (
         'slow_steps' as category,
         case
             when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }}
-                >= case when stalls.has_evaluation_in_window then {{ var('slow_high_share_lost') }} else {{ var('slow_medium_share_lost') }} end
+                >= case when stalls.has_evaluation_in_window then {{ threshold('slow_high_share_lost') }} else {{ threshold('slow_medium_share_lost') }} end
                 then 'medium'
             else 'low'
         end as severity,
@@ -131,14 +131,14 @@ stall_findings as (
             then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
                 || {{ fmt('stalls.stretch_median_sec / run_time.median_step_time_sec', 1) }} || 'x the median step time: evaluation costs about '
                 || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
-            else {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ var('stall_factor') }}
+            else {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ threshold('stall_factor') }}
                 || 'x the median step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
         end as title,
         case when stalls.has_evaluation_in_window
             then 'slow windows: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
                 || ' s; each logged step time is the mean over the steps since the previous logged row (step_time_is_interval_mean), '
                 || 'and an evaluation ran inside each of these windows, so its time is in the mean; each window lost at least what one step at '
-                || {{ var('stall_factor') }} || 'x the median would'
+                || {{ threshold('stall_factor') }} || 'x the median would'
             else 'stalled steps: ' || stalls.stall_list || '; run median ' || {{ fmt('run_time.median_step_time_sec', 4) }}
                 || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval)'
         end as evidence,
@@ -148,7 +148,7 @@ stall_findings as (
         stalls.stretch_median_sec as observed_value,
         run_time.median_step_time_sec as expected_value,
         -- a one-step window's bar; a window of n steps stalls from median + (stall_factor - 1) x median / n
-        {{ var('stall_factor') }} * run_time.median_step_time_sec as threshold_value,
+        {{ threshold('stall_factor') }} * run_time.median_step_time_sec as threshold_value,
         'stall_factor' as threshold_name,
         stalls.seconds_lost as estimated_cost,
         'seconds' as cost_unit,

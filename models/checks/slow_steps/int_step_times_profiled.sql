@@ -78,7 +78,7 @@ flagged as (
             checkpoint_events.step is not null
             or (config.checkpoint_interval > 0 and mod(steps.step, config.checkpoint_interval) = 0)
         ) as is_checkpoint_step,
-        (steps.step_time_sec >= {{ var('slow_step_factor') }} * run_median.median_step_time_sec) as is_slow
+        (steps.step_time_sec >= {{ threshold('slow_step_factor') }} * run_median.median_step_time_sec) as is_slow
     from steps
     inner join run_median
         on steps.run_id = run_median.run_id
@@ -122,15 +122,15 @@ final as (
         is_slow,
         -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)
         case when is_slow then stretch_length else 0 end as slow_run_length,
-        (is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }}) as is_in_slow_stretch,
-        case when is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }} then stretch_first_step end
+        (is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }}) as is_in_slow_stretch,
+        case when is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }} then stretch_first_step end
             as slow_stretch_first_step,
         -- outside a slow stretch, a window that lost what one step at stall_factor x the median
         -- loses; for a one-step window: step time >= stall_factor x the median (which is slow)
         (
-            not (is_slow and stretch_length >= {{ var('slow_stretch_min_steps') }})
+            not (is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }})
             and not is_checkpoint_step
-            and window_excess_sec >= ({{ var('stall_factor') }} - 1) * median_step_time_sec
+            and window_excess_sec >= ({{ threshold('stall_factor') }} - 1) * median_step_time_sec
         ) as is_stall
     from stretch_sizes
 )

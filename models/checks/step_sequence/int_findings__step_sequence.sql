@@ -80,7 +80,7 @@ gap_rows as (
     from steps
     inner join cadence
         on steps.run_id = cadence.run_id
-    where steps.step - steps.previous_step > {{ var('step_gap_factor') }} * cadence.logging_interval
+    where steps.step - steps.previous_step > {{ threshold('step_gap_factor') }} * cadence.logging_interval
 ),
 
 gaps as (

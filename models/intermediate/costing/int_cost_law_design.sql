@@ -2,9 +2,9 @@
 -- can price, grid point, fitted evaluation) with the law's regressors at that evaluation and
 -- their contrast at the final evaluation (with the fault minus without it). The law, its
 -- counterfactuals and its grid are described in int_cost_law_fitted.
-{%- set alphas = var('law_alphas') %}
-{%- set shift_shares = var('law_shift_shares') %}
-{%- set min_span = var('law_min_lr_span') %}
+{%- set alphas = (threshold('law_alphas') if execute else []) %}
+{%- set shift_shares = (threshold('law_shift_shares') if execute else []) %}
+{%- set min_span = threshold('law_min_lr_span') %}
 with
 
 linked as (

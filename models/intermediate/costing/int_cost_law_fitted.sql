@@ -72,7 +72,7 @@ alpha_spread as (
         max(cost) as cost_alpha_high,
         count(*) as alphas_about_as_good
     from scored
-    where sse <= sse_min * exp({{ var('cost_interval_z') }} * {{ var('cost_interval_z') }} / n)
+    where sse <= sse_min * exp({{ threshold('cost_interval_z') }} * {{ threshold('cost_interval_z') }} / n)
     group by run_id, finding_id
 ),
 

@@ -61,7 +61,7 @@ design as (
         {%- endif %}
         {%- endfor %}
     from {{ shape.name }} as solved
-    where solved.n >= {{ shape.x | length + 1 }} + {{ var('law_min_extra_points') }}
+    where solved.n >= {{ shape.x | length + 1 }} + {{ threshold('law_min_extra_points') }}
         {%- for i in range(1, shape.x | length + 2) %}
         and solved.b{{ i }} is not null
         {%- endfor %}

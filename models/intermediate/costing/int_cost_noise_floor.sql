@@ -10,7 +10,7 @@
 -- out: that jump is a problem's effect, not the noise a cost must clear.
 -- Fewer than noise_floor_min_points second differences: no floor (NULL). A cost is a difference between two runs' final losses, each with that
 -- noise: the floor is noise_floor_z x sqrt(2) x sigma (var noise_floor_z).
-{%- set min_points = var('noise_floor_min_points') %}
+{%- set min_points = threshold('noise_floor_min_points') %}
 with
 
 evals as (
@@ -57,7 +57,7 @@ final as (
         coalesce(jitter.jitter_points, 0) as jitter_points,
         case when jitter.jitter_points >= {{ min_points }} then jitter.eval_sigma end as eval_sigma,
         case when jitter.jitter_points >= {{ min_points }}
-            then {{ var('noise_floor_z') }} * sqrt(2.0) * jitter.eval_sigma end as noise_floor
+            then {{ threshold('noise_floor_z') }} * sqrt(2.0) * jitter.eval_sigma end as noise_floor
     from {{ run_ref('stg_training__config') }} as config
     left join jitter
         on config.run_id = jitter.run_id

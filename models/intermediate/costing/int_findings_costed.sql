@@ -23,7 +23,7 @@
 --   none            no estimate (evidence only); a symptom is costed in its cause
 -- A cost below the run's noise floor (int_cost_noise_floor) is "within noise": its
 -- severity is at most low and it ranks after the priced findings.
-{%- set z = var('cost_interval_z') %}
+{%- set z = threshold('cost_interval_z') %}
 with
 
 linked as (
@@ -345,7 +345,7 @@ trend_priced as (
         trend.recovered_step - trend.before_step as steps_lost,
         greatest(0.0, {{ safe_divide('trend.before_val_loss - run_end.final_val_loss', 'run_end.end_step - trend.recovered_step') }})
             as slope_after,
-        (trend.val_jump < {{ var('val_trend_min_jump') }} * trend.before_val_loss) as is_jump_noise
+        (trend.val_jump < {{ threshold('val_trend_min_jump') }} * trend.before_val_loss) as is_jump_noise
     from trend
     inner join run_end
         on trend.run_id = run_end.run_id
@@ -394,8 +394,8 @@ estimated as (
         -- the method's own range (before the noise floor widens it)
         case assigned.cost_estimator
             when 'overfit_exact' then assigned.estimated_cost
-            when 'lr_basin_prior' then run_end.final_val_loss * {{ var('lr_basin_share_low') }} * lr_excess.mean_squared_doublings
-            when 'anneal_prior' then run_end.final_val_loss * {{ var('anneal_prior_share_low') }} * assigned.cooldown_skipped_share
+            when 'lr_basin_prior' then run_end.final_val_loss * {{ threshold('lr_basin_share_low') }} * lr_excess.mean_squared_doublings
+            when 'anneal_prior' then run_end.final_val_loss * {{ threshold('anneal_prior_share_low') }} * assigned.cooldown_skipped_share
             when 'replay_ab' then least(0.0, replay_gap.gap)
             when 'val_trend' then trend_costs.cost_low
             when 'repeat_overfit' then greatest(0.0, run_end.final_val_loss - repeat_best.best_since_repeat)
@@ -403,17 +403,17 @@ estimated as (
         end as method_low,
         case assigned.cost_estimator
             when 'overfit_exact' then assigned.estimated_cost
-            when 'lr_basin_prior' then run_end.final_val_loss * {{ var('lr_basin_share_mid') }} * lr_excess.mean_squared_doublings
-            when 'anneal_prior' then run_end.final_val_loss * {{ var('anneal_prior_share_mid') }} * assigned.cooldown_skipped_share
-            when 'replay_ab' then replay_gap.gap * {{ var('replay_gap_persistence') }}
+            when 'lr_basin_prior' then run_end.final_val_loss * {{ threshold('lr_basin_share_mid') }} * lr_excess.mean_squared_doublings
+            when 'anneal_prior' then run_end.final_val_loss * {{ threshold('anneal_prior_share_mid') }} * assigned.cooldown_skipped_share
+            when 'replay_ab' then replay_gap.gap * {{ threshold('replay_gap_persistence') }}
             when 'val_trend' then (trend_costs.cost_low + trend_costs.cost_high) / 2
             when 'repeat_overfit' then greatest(0.0, run_end.final_val_loss - repeat_best.best_since_repeat)
             else law.cost
         end as val_loss_cost,
         case assigned.cost_estimator
             when 'overfit_exact' then assigned.estimated_cost
-            when 'lr_basin_prior' then run_end.final_val_loss * {{ var('lr_basin_share_high') }} * lr_excess.mean_squared_doublings
-            when 'anneal_prior' then run_end.final_val_loss * {{ var('anneal_prior_share_high') }} * assigned.cooldown_skipped_share
+            when 'lr_basin_prior' then run_end.final_val_loss * {{ threshold('lr_basin_share_high') }} * lr_excess.mean_squared_doublings
+            when 'anneal_prior' then run_end.final_val_loss * {{ threshold('anneal_prior_share_high') }} * assigned.cooldown_skipped_share
             when 'replay_ab' then greatest(0.0, replay_gap.gap)
             when 'val_trend' then trend_costs.cost_high
             when 'repeat_overfit' then greatest(0.0, run_end.final_val_loss - repeat_best.best_since_repeat)
@@ -450,15 +450,15 @@ estimated as (
                 || ' of the run''s); given back, the law puts the final val_loss ' || {{ fmt('law.cost', 4) }}
                 || ' lower. Uncertain: +/-' || {{ fmt(z ~ ' * law.cost_se', 4) }} || ' from the fit; assumes the lost updates were skipped, not applied with bad values.'
             when 'lr_basin_prior' then 'Prior: final loss is roughly a parabola in log LR around its optimum (the U-shaped LR sensitivity of Wortsman et al. 2023): '
-                || {{ fmt_pct(var('lr_basin_share_mid'), 2) }} || ' of final val_loss (range ' || {{ fmt_pct(var('lr_basin_share_low'), 2) }} || '-'
-                || {{ fmt_pct(var('lr_basin_share_high'), 2) }} || ') per squared doubling, x the mean squared doublings the logged LR ran above the configured schedule ('
+                || {{ fmt_pct(threshold('lr_basin_share_mid'), 2) }} || ' of final val_loss (range ' || {{ fmt_pct(threshold('lr_basin_share_low'), 2) }} || '-'
+                || {{ fmt_pct(threshold('lr_basin_share_high'), 2) }} || ') per squared doubling, x the mean squared doublings the logged LR ran above the configured schedule ('
                 || {{ fmt('lr_excess.mean_squared_doublings', 2) }} || ' over ' || {{ fmt_int('lr_excess.compared_steps') }} || ' steps, max '
                 || {{ fmt('lr_excess.max_lr_ratio', 2) }} || 'x), x final val_loss ' || {{ fmt('run_end.final_val_loss', 4) }}
                 || '. A loss-curve law fitted to one run cannot price a scaled peak (it reads more LR area as more progress), so the curvature is a prior, tuned on small calibration runs; '
                 || 'low end 0: if the configured LR was below this model''s optimum, a larger one cost nothing.'
             when 'anneal_prior' then 'Prior (Hagele et al. 2024; Hu et al. 2024, WSD cooldown): a full LR cooldown lowers final loss by about '
-                || {{ fmt_pct(var('anneal_prior_share_low'), 0) }} || '-' || {{ fmt_pct(var('anneal_prior_share_high'), 0) }} || ' (mid '
-                || {{ fmt_pct(var('anneal_prior_share_mid'), 1) }} || '); this run skipped ' || {{ fmt_pct('assigned.cooldown_skipped_share') }}
+                || {{ fmt_pct(threshold('anneal_prior_share_low'), 0) }} || '-' || {{ fmt_pct(threshold('anneal_prior_share_high'), 0) }} || ' (mid '
+                || {{ fmt_pct(threshold('anneal_prior_share_mid'), 1) }} || '); this run skipped ' || {{ fmt_pct('assigned.cooldown_skipped_share') }}
                 || ' of its cooldown'
                 || case when assigned.category = 'lr_schedule_mismatch'
                     then ' (mean LR over the last evaluation interval ' || {{ fmt('curve_end.lr_mean_logged', 6) }} || ' against '
@@ -471,15 +471,15 @@ estimated as (
                     || ' ran in both attempts (first on the weights before the crash, then after the resume at step ' || {{ fmt_int('replays.resume_step') }}
                     || '): val_loss ' || {{ fmt('replays.eval_loss_original', 4) }} || ' then ' || {{ fmt('replays.eval_loss_replay', 4) }}
                     || ' (replay - original ' || {{ fmt('replays.eval_loss_replay - replays.eval_loss_original', 4) }} || '). Mid assumes '
-                    || {{ fmt_pct(var('replay_gap_persistence'), 0) }} || ' of that gap survives to the end (replay_gap_persistence); the range runs from none of it to all of it. '
+                    || {{ fmt_pct(threshold('replay_gap_persistence'), 0) }} || ' of that gap survives to the end (replay_gap_persistence); the range runs from none of it to all of it. '
                     || 'The A/B measures everything that differed between the attempts.'
                 else 'Natural experiment: steps ' || {{ fmt_int('replays.first_compared_step') }} || '-' || {{ fmt_int('replays.last_compared_step') }}
                 || ' ran twice from the checkpoint before the resume at step ' || {{ fmt_int('replays.resume_step') }} || ' ('
                 || {{ fmt_int('replays.compared_steps') }} || ' steps compared; clipping held on ' || {{ fmt_int('replays.steps_clipped_only_in_original') }}
                 || ' steps of the original attempt that the replay left unclipped). Training loss replay - original: mean '
-                || {{ fmt('replays.mean_loss_delta', 4) }} || ', over the last ' || {{ fmt_int(var('replay_tail_steps')) }} || ' replayed steps '
+                || {{ fmt('replays.mean_loss_delta', 4) }} || ', over the last ' || {{ fmt_int(threshold('replay_tail_steps')) }} || ' replayed steps '
                 || {{ fmt('replays.tail_loss_delta', 4) }} || '. The end-of-replay gap is the high end (no recovery); mid assumes '
-                || {{ fmt_pct(var('replay_gap_persistence'), 0) }} || ' of it survives to the end (replay_gap_persistence), low that it washes out. '
+                || {{ fmt_pct(threshold('replay_gap_persistence'), 0) }} || ' of it survives to the end (replay_gap_persistence), low that it washes out. '
                 || 'The A/B measures everything that differed between the attempts, not clipping alone.'
                 end
             when 'repeat_overfit' then 'From the eval log: since the data began repeating at step ' || {{ fmt_int('assigned.first_step') }}
@@ -584,7 +584,7 @@ noted as (
         case
             when cost_within_noise then method_evidence || ' Within noise: below this run''s noise floor of ' || {{ fmt('noise_floor', 4) }}
                 || ' (the noise of a difference of two final evaluations: the eval-to-eval jitter ' || {{ fmt('eval_sigma', 4) }}
-                || ' x sqrt(2) x noise_floor_z ' || {{ fmt(var('noise_floor_z'), 1) }} || '), so the run cannot tell this cost from none.'
+                || ' x sqrt(2) x noise_floor_z ' || {{ fmt(threshold('noise_floor_z'), 1) }} || '), so the run cannot tell this cost from none.'
             when val_loss_cost is not null and noise_floor is not null then method_evidence || ' Noise floor ' || {{ fmt('noise_floor', 4) }}
                 || ' (eval-to-eval jitter ' || {{ fmt('eval_sigma', 4) }} || '), included in the range.'
             when val_loss_cost is not null then method_evidence || ' No noise floor: too few evaluations after the warmup to measure their jitter.'
@@ -611,8 +611,8 @@ root_severity as (
             -- a config that cannot be right (impossible values, a key the checks need) stops checks
             -- from running: it may stay medium; other record-keeping glitches at most low
             when ledger = 'records' and impact_kind = 'config'
-                then {{ severity_min('detector_severity', "'" ~ var('config_severity_cap') ~ "'") }}
-            when ledger = 'records' then {{ severity_min('detector_severity', "'" ~ var('records_severity_cap') ~ "'") }}
+                then {{ severity_min('detector_severity', "'" ~ threshold('config_severity_cap') ~ "'") }}
+            when ledger = 'records' then {{ severity_min('detector_severity', "'" ~ threshold('records_severity_cap') ~ "'") }}
             else detector_severity
         end as own_severity
     from noted

@@ -33,8 +33,8 @@ paired as (
         replay.loss - original.loss as loss_delta,
         original.shard_id as shard_original,
         replay.shard_id as shard_replay,
-        (original.grad_norm <= config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clipped_original,
-        (replay.grad_norm <= config.grad_clip_norm * (1 + {{ var('clip_tolerance') }})) as is_clipped_replay
+        (original.grad_norm <= config.grad_clip_norm * (1 + {{ threshold('clip_tolerance') }})) as is_clipped_original,
+        (replay.grad_norm <= config.grad_clip_norm * (1 + {{ threshold('clip_tolerance') }})) as is_clipped_replay
     from restarts
     inner join rows_resolved as original
         on original.run_id = restarts.run_id
@@ -67,7 +67,7 @@ compared as (
         max(step) as last_compared_step,
         count(*) as compared_steps,
         {{ stable_avg('loss_delta') }} as mean_loss_delta,
-        {{ stable_avg('case when from_end <= ' ~ var('replay_tail_steps') ~ ' then loss_delta end') }} as tail_loss_delta,
+        {{ stable_avg('case when from_end <= ' ~ threshold('replay_tail_steps') ~ ' then loss_delta end') }} as tail_loss_delta,
         {{ stable_avg(safe_divide('loss_delta', 'loss_original')) }} as mean_relative_loss_delta,
         sum(case when is_clipped_original and not is_clipped_replay then 1 else 0 end) as steps_clipped_only_in_original,
         sum(case when is_clipped_replay and not is_clipped_original then 1 else 0 end) as steps_clipped_only_in_replay,

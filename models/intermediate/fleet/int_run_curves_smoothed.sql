@@ -13,7 +13,7 @@
 -- A table rebuilt whole on every build (not an increment of the batch's runs):
 -- it reads the runs that are compared (a run and its baseline), not one run at a time.
 {{ config(materialized='table') }}
-{%- set window = var('baseline_smoothing_window') %}
+{%- set window = threshold('baseline_smoothing_window') %}
 with
 
 config as (
@@ -73,10 +73,10 @@ scaled as (
         residuals.loss,
         residuals.loss_smoothed,
         greatest(
-            {{ var('baseline_min_noise') }},
+            {{ threshold('baseline_min_noise') }},
             1.4826 * {{ rolling_median('residuals.absolute_residual', ['residuals.step'], window, partition_by='residuals.run_id', include_current_row=true) }}
         ) as loss_noise,
-        residuals.losses_in_frame >= {{ var('baseline_min_points') }} as is_scored,
+        residuals.losses_in_frame >= {{ threshold('baseline_min_points') }} as is_scored,
         residuals.learning_rate,
         residuals.grad_norm,
         residuals.step_time_sec,

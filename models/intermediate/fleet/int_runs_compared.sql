@@ -47,7 +47,7 @@ loss_points as (
         baseline_loss_smoothed,
         loss_delta,
         baseline_loss_noise,
-        (loss_delta > {{ var('divergence_n_noise') }} * baseline_loss_noise) as is_departing
+        (loss_delta > {{ threshold('divergence_n_noise') }} * baseline_loss_noise) as is_departing
     from aligned
     where loss_delta is not null and baseline_loss_noise is not null
 ),
@@ -65,7 +65,7 @@ loss_streaks_keyed as (
 ),
 
 loss_streaks as (
-    {{ streak_spans('loss_streaks_keyed', 'is_departing', 'run_id, baseline_run_id, align_axis', var('divergence_min_points')) }}
+    {{ streak_spans('loss_streaks_keyed', 'is_departing', 'run_id, baseline_run_id, align_axis', threshold('divergence_min_points')) }}
 ),
 
 divergences as (
@@ -137,7 +137,7 @@ time_points as (
         step_time_sec,
         baseline_step_time_sec,
         step_time_ratio,
-        (step_time_ratio >= 1 + {{ var('slowdown_min_share') }}) as is_slower
+        (step_time_ratio >= 1 + {{ threshold('slowdown_min_share') }}) as is_slower
     from aligned
     where step_time_ratio is not null
 ),
@@ -150,7 +150,7 @@ time_streaks_keyed as (
 ),
 
 time_streaks as (
-    {{ streak_spans('time_streaks_keyed', 'is_slower', 'run_id, baseline_run_id, align_axis', var('slowdown_min_points'), [
+    {{ streak_spans('time_streaks_keyed', 'is_slower', 'run_id, baseline_run_id, align_axis', threshold('slowdown_min_points'), [
         'percentile_cont(0.5) within group (order by step_time_sec) as streak_step_time',
         'percentile_cont(0.5) within group (order by baseline_step_time_sec) as streak_baseline_step_time',
     ]) }}
@@ -217,9 +217,9 @@ learning_rates as (
         align_axis,
         count(*) as lr_compared_points,
         {{ safe_divide(
-            'sum(case when abs(learning_rate_ratio - 1) > ' ~ var('lr_relative_tolerance') ~ ' then 1 else 0 end)',
+            'sum(case when abs(learning_rate_ratio - 1) > ' ~ threshold('lr_relative_tolerance') ~ ' then 1 else 0 end)',
             'count(*)') }} as lr_differing_share,
-        min(case when abs(learning_rate_ratio - 1) > {{ var('lr_relative_tolerance') }} then step end) as lr_first_differing_step,
+        min(case when abs(learning_rate_ratio - 1) > {{ threshold('lr_relative_tolerance') }} then step end) as lr_first_differing_step,
         min(learning_rate_ratio) as lr_min_ratio,
         max(learning_rate_ratio) as lr_max_ratio
     from aligned
