@@ -10,12 +10,18 @@ The package is not shipped with the project inside it (docs/packaging.md), so th
 
 A folder that is not the run_diagnosis dbt project (no dbt_project.yml, a dbt project of
 another name, no profiles.yml) is `ProjectNotFound`, naming the folder and what to set.
+
+`thresholds()` reads the project's thresholds where they are declared: `config.meta.thresholds`
+(`{name: {value, reason}}`) of the models in `models/**/*.yml`, the one place Python reads them
+(the SQL reads them with the `threshold()` macro, models/checks/checks.md).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -65,3 +71,36 @@ def project_dir() -> Path:
         f"Set {PROJECT_DIR_ENV_VAR} to the folder of a run_diagnosis checkout (the one holding "
         f"{PROJECT_FILE}), or install the package editable from one (pip install -e CHECKOUT)."
     )
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One declared threshold: its value, why, and the model (and YAML file) that owns it."""
+
+    name: str
+    value: Any
+    reason: str
+    model: str
+    path: Path
+
+
+def thresholds(folder: Path | None = None) -> dict[str, Threshold]:
+    """Every threshold the project declares, by name (`folder`: the project, else project_dir()).
+
+    A name declared by two models, or declared without a value and a reason, is a ValueError
+    naming the YAML files (tests/findings_registry_agrees_with_seed.sql checks the same in dbt)."""
+    root = folder if folder is not None else project_dir()
+    found: dict[str, Threshold] = {}
+    for path in sorted((root / "models").rglob("*.yml")):
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for model in document.get("models") or []:
+            declared = ((model.get("config") or {}).get("meta") or {}).get("thresholds") or {}
+            for name, spec in declared.items():
+                where = f"{path.relative_to(root)} (model {model.get('name')})"
+                reason = str(spec.get("reason") or "").strip() if isinstance(spec, dict) else ""
+                if not reason or "value" not in spec:
+                    raise ValueError(f"{where}: threshold {name} needs a value and a reason")
+                if name in found:
+                    raise ValueError(f"{where}: threshold {name} is also declared in {found[name].path}")
+                found[name] = Threshold(name, spec["value"], str(spec["reason"]), str(model["name"]), path)
+    return found

@@ -169,8 +169,8 @@ def near_miss_text(margin: dict[str, Any]) -> str:
 
 
 NEAR_MISS_NOTE = (
-    "Checks that did not fire but used at least near_miss_min_margin (dbt_project.yml) of the excess "
-    "their limit allows (margin 1 fires); every check's margin is in margins.json (docs/margins.md)."
+    "Checks that did not fire but used at least near_miss_min_margin (a threshold of check_margins) of the "
+    "excess their limit allows (margin 1 fires); every check's margin is in margins.json (docs/margins.md)."
 )
 
 

@@ -38,7 +38,7 @@ def test_every_category_and_check_folder_is_in_the_doc() -> None:
 def copy_metadata(tmp_path: Path) -> Path:
     """The files the generator reads and writes, copied."""
     repo = tmp_path / "repo"
-    for name in ("seeds/reference", "models/checks", "docs"):
+    for name in ("seeds/reference", "models", "docs"):
         shutil.copytree(REPO / name, repo / name)
     for name in ("dbt_project.yml", "README.md"):
         shutil.copy2(REPO / name, repo / name)
@@ -55,11 +55,11 @@ def test_a_changed_description_or_threshold_makes_them_stale_until_regenerated(t
         ),
         encoding="utf-8",
     )
-    project = repo / "dbt_project.yml"
-    project.write_text(
-        project.read_text(encoding="utf-8").replace("  clip_tolerance: 0.01\n", "  clip_tolerance: 0.02\n"),
-        encoding="utf-8",
-    )
+    declared = repo / "models" / "intermediate" / "_intermediate__models.yml"  # int_gradients_checked's
+    text = declared.read_text(encoding="utf-8")
+    old, new = ("clip_tolerance:\n            value: 0.01\n", "clip_tolerance:\n            value: 0.02\n")
+    assert old in text
+    declared.write_text(text.replace(old, new), encoding="utf-8")
     assert findings_doc.main(["--repo", str(repo), "--check"]) == 1
     assert findings_doc.main(["--repo", str(repo)]) == 0
     assert findings_doc.main(["--repo", str(repo), "--check"]) == 0

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
+from run_diagnosis.project import thresholds
 from run_diagnosis.report import write_report
 from support.dbt_session import Diagnosis, fixture_run
 from support.run_builder import RunBuilder
 
-PROJECT = Path(__file__).resolve().parents[2] / "dbt_project.yml"
-VARS = yaml.safe_load(PROJECT.read_text(encoding="utf-8"))["vars"]
-TOLERANCE = VARS["lr_relative_tolerance"]
-NEAR_MISS = VARS["near_miss_min_margin"]
+THRESHOLDS = thresholds(Path(__file__).resolve().parents[2])
+TOLERANCE = THRESHOLDS["lr_relative_tolerance"].value
+NEAR_MISS = THRESHOLDS["near_miss_min_margin"].value
+CLIP_TOLERANCE = THRESHOLDS["clip_tolerance"].value
 PEAK_LR = RunBuilder.peak_lr
 # a run's statistics: every one is present on every run (the config is the spine)
 STATISTICS = {
@@ -73,7 +73,7 @@ def limits_are_crossed(diagnosis: Diagnosis) -> None:
     """Every finding that names a limit has its observed value at or past it, and a var name."""
     limited = diagnosis.findings().dropna(subset=["threshold_value"])
     assert limited["threshold_name"].notna().all(), limited[["finding_id", "threshold_name"]]
-    assert VARS.keys() >= set(limited["threshold_name"]), set(limited["threshold_name"])
+    assert THRESHOLDS.keys() >= set(limited["threshold_name"]), set(limited["threshold_name"])
     beyond = limited["observed_value"] >= limited["threshold_value"] * (1 - 1e-9)
     assert beyond.all(), limited.loc[~beyond, ["finding_id", "observed_value", "threshold_value"]]
 
@@ -150,7 +150,7 @@ def test_fired_checks_agree_with_the_findings(diagnosis: Diagnosis) -> None:
     limits_are_crossed(diagnosis)
     clip = diagnosis.findings().query("category == 'grad_clip_violation'").iloc[0]
     assert clip["threshold_name"] == "clip_tolerance"
-    assert clip["threshold_value"] == pytest.approx(RunBuilder.grad_clip_norm * (1 + VARS["clip_tolerance"]))
+    assert clip["threshold_value"] == pytest.approx(RunBuilder.grad_clip_norm * (1 + CLIP_TOLERANCE))
     spike = diagnosis.findings().query("category == 'loss_spikes'").iloc[0]
     bars = {"spike_n_mads", "spike_min_relative_excess", "spike_min_absolute_excess"}
     assert spike["threshold_name"] in bars

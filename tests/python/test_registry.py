@@ -2,9 +2,10 @@
 
 A temporary copy of the project gets planted disagreements: a category in the seed with
 no detector and no anomaly test; a detector model missing from finding_detectors(), in a
-check folder not named after it, that reads a var its meta.vars does not name and names
-one dbt_project.yml does not define; an anomaly test whose meta.category the seed does
-not list; and one on a known category under another name than the seed's test_name.
+check folder not named after it, that reads a threshold no model declares and one of another
+check's folder, declares one another model declares and one without a reason; an anomaly test
+whose meta.category the seed does not list; and one on a known category under another name than
+the seed's test_name.
 Building the seed and the registry test must fail with exactly the rows those plants
 explain: nothing else in the project disagrees (the sample build runs the same test and
 passes).
@@ -27,7 +28,10 @@ PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
 REGISTRY_TEST = "findings_registry_agrees_with_seed"
 
 PLANTED_SEED_ROW = "mystery_check,1.0,model,medium,mystery_check_fires,A planted check without a detector\n"
-PLANTED_MODEL = "select *, {{ var('spike_window') }} as planted from {{ ref('int_findings__nan_loss') }}\n"
+PLANTED_MODEL = (
+    "select *, {{ threshold('no_such_threshold') }} as planted,"
+    " {{ threshold('overflow_medium_share') }} as nan_share from {{ ref('int_findings__nan_loss') }}\n"
+)
 PLANTED_YAML = """\
 version: 2
 models:
@@ -35,7 +39,9 @@ models:
     description: "A planted detector the registry does not list."
     config:
       meta:
-        vars: [no_such_var]
+        thresholds:
+          spike_passes: {value: 3, reason: "declared again: int_loss_baselines_computed owns it"}
+          planted_without_reason: {value: 1}
     data_tests:
       - no_findings_above_info:
           name: orphan_fires
@@ -105,8 +111,26 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
                 "model int_findings__orphan is not in its check folder"
                 " (models/checks/<check>/int_findings__<check>.sql)",
             ),
-            (None, "check orphans reads var spike_window, which its meta.vars does not name"),
-            (None, "check orphans names var no_such_var in meta.vars, which dbt_project.yml does not define"),
+            (
+                None,
+                "int_findings__orphan reads threshold no_such_threshold, which no model declares"
+                " (config.meta.thresholds)",
+            ),
+            (
+                None,
+                "threshold spike_passes is declared by 2 models (int_findings__orphan,"
+                " int_loss_baselines_computed): declare it once",
+            ),
+            (
+                None,
+                "model int_findings__orphan declares threshold planted_without_reason"
+                " without a value and a reason",
+            ),
+            (
+                None,
+                "check orphans reads threshold overflow_medium_share of check nan_loss"
+                " (declare a shared threshold on a shared model)",
+            ),
             (
                 "nan_loss",
                 "anomaly test nan_loss_again is on int_findings__orphan,"
@@ -142,10 +166,6 @@ def test_the_in_depth_category_table_matches_the_seed() -> None:
 
 
 NEW_CHECK_SEED_ROW = "loss_above_ceiling,1.0,model,medium,loss_above_planted_ceiling,Loss above a ceiling\n"
-NEW_CHECK_VAR = """\
-  # A planted check's threshold: a logged loss above this is a finding.
-  planted_loss_ceiling: 0
-"""
 NEW_CHECK_DETECTOR = """\
 -- a planted detector: the finding shape of finding_columns()
 select
@@ -159,8 +179,8 @@ select
     max(step) as last_step,
     count(*) as steps_affected,
     max(loss) as observed_value,
-    cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
-    cast({{ var('planted_loss_ceiling') }} as {{ type_double() }}) as threshold_value,
+    cast({{ threshold('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
+    cast({{ threshold('planted_loss_ceiling') }} as {{ type_double() }}) as threshold_value,
     'planted_loss_ceiling' as threshold_name,
     cast(null as {{ type_double() }}) as estimated_cost,
     cast(null as {{ dbt.type_string() }}) as cost_unit,
@@ -169,7 +189,7 @@ select
     cast(null as {{ dbt.type_string() }}) as caused_by,
     'Lower the loss.' as recommendation
 from {{ run_ref('int_train_steps_resolved') }}
-where loss > {{ var('planted_loss_ceiling') }}
+where loss > {{ threshold('planted_loss_ceiling') }}
 group by run_id
 """
 NEW_CHECK_YAML = """\
@@ -179,7 +199,10 @@ models:
     description: "A planted check: training loss above planted_loss_ceiling."
     config:
       meta:
-        vars: [planted_loss_ceiling]
+        thresholds:
+          planted_loss_ceiling:
+            value: 0
+            reason: "A planted check's threshold: a logged loss above this is a finding."
     data_tests:
       - no_findings_above_info:
           name: loss_above_planted_ceiling
@@ -200,8 +223,6 @@ def test_a_new_check_is_one_folder_one_seed_row_its_var_and_a_registry_line(tmp_
     check.mkdir()
     (check / "int_findings__loss_above_ceiling.sql").write_text(NEW_CHECK_DETECTOR)
     (check / "_loss_above_ceiling__models.yml").write_text(NEW_CHECK_YAML)
-    project_file = project / "dbt_project.yml"
-    project_file.write_text(project_file.read_text().replace("\nvars:\n", "\nvars:\n" + NEW_CHECK_VAR, 1))
     registry = project / "macros" / "findings_registry.sql"
     opening = "  {{ return({\n"
     registry.write_text(registry.read_text().replace(opening, opening + NEW_CHECK_REGISTRY_LINE, 1))

@@ -17,14 +17,16 @@ from typing import Any
 import duckdb
 
 from run_diagnosis.dbt_runner import read_run_results
+from run_diagnosis.project import thresholds
 from run_diagnosis.report import findings_json
 from run_diagnosis.report_content import build_double_check, build_findings_view
 from run_diagnosis.report_data import load_report_data
 from run_diagnosis.report_markdown import render_markdown
 from run_diagnosis.report_story import build_page_one
+from support.paths import REPO
 
 ANOMALY_TEST = "no_findings_above_info"
-PROBLEM_LIST_MAX_PER_RUN = 12  # dbt_project.yml: problem_list_max_per_run
+PROBLEM_LIST_MAX_PER_RUN = thresholds(REPO)["problem_list_max_per_run"].value  # findings mart YAML
 # the "Every finding" table of report.md: | rank | severity | `finding_id` | ...
 REPORT_ROW = re.compile(r"^\| (\d+) \| (\w+) \| `([^`]+)` \|")
 RUN_HEADER = re.compile(r"^ {2}run (.+) \(\d+, worst \w+\):$")
