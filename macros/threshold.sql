@@ -23,10 +23,21 @@
     {#- a unit test compiles its model without the project's graph -#}
     {{ exceptions.raise_compiler_error("threshold('" ~ name ~ "') in a unit test: pin its value in the test's overrides: vars (a unit test has no graph to look declared thresholds up in)") }}
   {%- endif -%}
-  {#- filters, not a Jinja loop: this runs a few hundred times per build -#}
-  {%- set declared = graph.nodes.values()
-      | map(attribute='config.meta.thresholds') | select('mapping')
-      | selectattr(name, 'defined') | map(attribute=name) | list -%}
+  {#- name -> the values declared for it, built once per parsed project and kept in the graph (the
+      one object every node of a dbt invocation shares; it belongs to that parse, so its
+      declarations are the graph's own): this runs a few hundred times per build, and one
+      pass over every node each time would add seconds -#}
+  {%- set declared_by_name = graph.get('run_diagnosis_declared_thresholds') -%}
+  {%- if declared_by_name is none -%}
+    {%- set declared_by_name = {} -%}
+    {%- for thresholds in graph.nodes.values() | map(attribute='config.meta.thresholds') | select('mapping') -%}
+      {%- for declared_name, spec in thresholds.items() -%}
+        {%- do declared_by_name.setdefault(declared_name, []).append(spec) -%}
+      {%- endfor -%}
+    {%- endfor -%}
+    {%- do graph.update({'run_diagnosis_declared_thresholds': declared_by_name}) -%}
+  {%- endif -%}
+  {%- set declared = declared_by_name.get(name, []) -%}
   {%- if declared | length != 1 -%}
     {{ exceptions.raise_compiler_error(
         "threshold('" ~ name ~ "') is " ~ ("declared " ~ (declared | length) ~ " times" if declared else "not declared")
