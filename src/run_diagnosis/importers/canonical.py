@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,9 @@ class RunData:
 
     train/evals/shards/events are DataFrames with (a subset of) the canonical
     columns; a missing column is written empty. schedule and config hold what
-    the source says; None means the source does not say.
+    the source says; None means the source does not say. files names, by kind, a
+    canonical CSV already on disk whose rows are that kind's (read by reference:
+    its frame is then empty and write_run copies the file byte for byte).
     """
 
     source_format: str
@@ -63,6 +66,7 @@ class RunData:
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
+    files: dict[str, Path] = field(default_factory=dict)  # kind -> a canonical CSV copied as it is
 
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
@@ -155,7 +159,8 @@ def config_document(run: RunData) -> dict[str, Any]:
 
 
 def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
-    """Write the five canonical files into out_dir; returns kind -> path."""
+    """Write the five canonical files into out_dir (a file of run.files copied byte for byte);
+    returns kind -> path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     frames = {
         "train": (run.train, TRAIN_COLUMNS),
@@ -166,7 +171,10 @@ def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
     paths: dict[str, Path] = {}
     for kind, (frame, columns) in frames.items():
         path = run_file(out_dir, kind, prefix)
-        _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
+        if kind in run.files:
+            shutil.copyfile(run.files[kind], path)
+        else:
+            _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
         paths[kind] = path
     path = run_file(out_dir, "config", prefix)
     path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")
