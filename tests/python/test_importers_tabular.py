@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from run_diagnosis import importers, multi_run
+from run_diagnosis import diagnose, importers, multi_run
 from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
@@ -878,6 +878,30 @@ def test_canonical_from_one_file_and_missing_train_log(tmp_path: Path) -> None:
         canonical_files.load(tmp_path)
     with pytest.raises(RunImportError, match=r"no x_train_log\.csv beside x_eval_log\.csv"):
         canonical_files.load(tmp_path / "x_eval_log.csv")
+
+
+@pytest.mark.skipif(not SAMPLE_RUN.is_dir(), reason=f"sample run not present at {SAMPLE_RUN}")
+def test_canonical_by_reference_copies_the_files_as_they_are(tmp_path: Path) -> None:
+    """What run-diagnosis diagnose does with a canonical source: the CSVs with exactly the canonical
+    columns are copied byte for byte (CRLF line ends and all), one with other columns is rewritten without
+    them, and a source inside the folder being written is read before it is replaced."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in SAMPLE_RUN.glob("anthropic_*"):
+        (source / path.name).write_bytes(path.read_bytes())  # CRLF line ends, as committed
+    events = source / "anthropic_run_events.csv"
+    events.write_text("event,step,extra\nrun started,0,x\n", encoding="utf-8")  # reordered, one extra
+    run = canonical_files.load(source, by_reference=True)
+    assert sorted(run.files) == ["eval", "shards", "train"] and run.train.empty
+    assert run.notes == ["anthropic_run_events.csv: columns extra are not canonical and are not written"]
+    paths = write_run(run, tmp_path / "out")
+    for kind in ("train", "eval", "shards"):
+        assert paths[kind].read_bytes() == run.files[kind].read_bytes()
+    assert paths["events"].read_text(encoding="utf-8") == "step,event\n0,run started\n"
+    again = diagnose.write_canonical(
+        canonical_files.load(paths["train"], by_reference=True), tmp_path / "out"
+    )
+    assert (again / "train_log.csv").read_text().splitlines() == run.files["train"].read_text().splitlines()
 
 
 def test_canonical_reimport_keeps_provenance_notes(tmp_path: Path) -> None:
