@@ -12,8 +12,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from run_diagnosis import diagnose, importers, multi_run
 from run_diagnosis.importers import (
@@ -36,6 +39,7 @@ from run_diagnosis.importers.canonical import (
     TRAIN_COLUMNS,
     RunData,
     config_document,
+    numeric_select,
     write_run,
 )
 from support.paths import SHARED
@@ -915,6 +919,29 @@ def test_canonical_reimport_keeps_provenance_notes(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- write_run and the registry
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    losses=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=40),
+    steps=st.sampled_from(["int64", "uint32", "int32", "float64"]),
+    loss_type=st.sampled_from(["float64", "float32"]),
+)
+def test_write_run_writes_numbers_through_duckdb_as_pandas_would(
+    tmp_path_factory: pytest.TempPathFactory, losses: list[float], steps: str, loss_type: str
+) -> None:
+    """A frame of plain numbers is written through DuckDB (printf %.10g): the same bytes as
+    pandas' to_csv(float_format="%.10g"), missing columns empty; a text frame is written by pandas."""
+    folder = tmp_path_factory.mktemp("numbers")
+    with np.errstate(over="ignore"):
+        loss = np.array(losses, dtype="float64").astype(loss_type)
+    frame = pd.DataFrame({"step": np.arange(len(losses)).astype(steps), "loss": loss})
+    assert numeric_select(frame, TRAIN_COLUMNS) is not None
+    assert numeric_select(frame.astype({"loss": object}), TRAIN_COLUMNS) is None
+    paths = write_run(RunData(source_format="test", source_path="x", train=frame), folder)
+    expected = frame.reindex(columns=TRAIN_COLUMNS).to_csv(index=False, float_format="%.10g")
+    assert paths["train"].read_text(encoding="utf-8") == expected
+
 
 REAL_RUNS = [
     (hf_trainer, "hf-tinyllama-sft", 186, 14),

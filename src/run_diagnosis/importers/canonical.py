@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import numpy as np
 import pandas as pd
 
 from run_diagnosis.importers.reference_keys import reference_keys
@@ -42,6 +44,12 @@ __all__ = [
     "stitch_runs",
     "write_run",
 ]
+
+
+# numpy column types DuckDB reads from a frame as the same numbers (float16 it does not read)
+NUMERIC_DTYPES = frozenset(
+    ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"]
+)
 
 
 @dataclass
@@ -117,6 +125,47 @@ def stitch_runs(
     )
 
 
+def numeric_select(df: pd.DataFrame, columns: list[str]) -> str | None:
+    """The SQL that writes df's canonical columns as pandas' to_csv(float_format="%.10g") writes
+    them, when every column df has is a plain integer or float one (a float through printf with
+    the same format, NaN as an empty cell; a column df lacks: empty); None otherwise (text,
+    objects, nullable types: pandas writes those)."""
+    if df.columns.has_duplicates:
+        return None
+    parts = []
+    for column in columns:
+        if column not in df.columns:
+            parts.append(f"null as {column}")
+            continue
+        dtype = df[column].dtype
+        if not isinstance(dtype, np.dtype) or dtype.name not in NUMERIC_DTYPES:
+            return None
+        quoted = f'"{column}"'
+        if dtype.kind == "f":  # NaN is not NULL in DuckDB: as pandas, an empty cell
+            parts.append(
+                f"case when isnan({quoted}) then null else printf('%.10g', {quoted}) end as {column}"
+            )
+        else:
+            parts.append(f"{quoted} as {column}")
+    return "select " + ", ".join(parts) + " from frame"
+
+
+def _write_csv(df: pd.DataFrame, columns: list[str], path: Path) -> None:
+    """One canonical CSV: through DuckDB when the frame is plain numbers (a 1M-row log in about 2
+    s instead of 10 s of per-value Python formatting; the same bytes), else through pandas."""
+    select = numeric_select(df, columns)
+    if select is None:
+        _frame(df, columns).to_csv(path, index=False, float_format="%.10g")
+        return
+    with duckdb.connect() as connection:
+        connection.register("frame", df)
+        connection.execute(f"copy ({select}) to {_sql_text(str(path))} (header, delimiter ',')")
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     out = df.copy()
     for column in columns:
@@ -174,7 +223,7 @@ def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
         if kind in run.files:
             shutil.copyfile(run.files[kind], path)
         else:
-            _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
+            _write_csv(frame, columns, path)
         paths[kind] = path
     path = run_file(out_dir, "config", prefix)
     path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")
