@@ -128,14 +128,14 @@ def stitch_runs(
 def numeric_select(df: pd.DataFrame, columns: list[str]) -> str | None:
     """The SQL that writes df's canonical columns as pandas' to_csv(float_format="%.10g") writes
     them, when every column df has is a plain integer or float one (a float through printf with
-    the same format, NaN as an empty cell; a column df lacks: empty); None otherwise (text,
-    objects, nullable types: pandas writes those)."""
+    the same format, NaN as an empty cell; a column df lacks or holds only nulls: empty); None
+    otherwise (text, objects, nullable types: pandas writes those)."""
     if df.columns.has_duplicates:
         return None
     parts = []
     for column in columns:
-        if column not in df.columns:
-            parts.append(f"null as {column}")
+        if column not in df.columns or (df[column].dtype == object and df[column].isna().all()):
+            parts.append(f"null as {column}")  # absent or all unknown: empty cells
             continue
         dtype = df[column].dtype
         if not isinstance(dtype, np.dtype) or dtype.name not in NUMERIC_DTYPES:
