@@ -15,7 +15,10 @@ and peak resident memory of the process tree, from wait4):
   adapter: what any dbt project pays before its first row;
 - peer:    `benchmarks/pandas_peer.py RUN`, the pandas notebook doing the same checks.
 
-Plus a raw DuckDB scan of the train log (in-process) as the data's own floor. With --fleet N,
+Plus a raw DuckDB scan of the train log (in-process) as the data's own floor. Each synthetic
+run's findings are compared with those recorded in benchmarks/reference_findings.json (every
+field, floats to 6 significant digits; `--record-reference` records them): a change made for
+speed must leave them identical. With --fleet N,
 N runs of --fleet-steps steps each are written into one folder of run folders and built
 together in one `dbt build` (the warehouse of runs), then one more run is added and the
 build repeated: the increment processes that run only. Runs are
@@ -28,6 +31,7 @@ seconds much less.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -53,6 +57,10 @@ PEER = REPO / "benchmarks" / "pandas_peer.py"
 # the user's command, installed beside this Python (scripts/bootstrap.sh)
 DIAGNOSE = [str(Path(sys.executable).with_name("run-diagnosis")), "diagnose"]
 GB = 1024**3
+# the synthetic runs' findings as recorded (run size -> digest and summary), and how they compare
+REFERENCE = REPO / "benchmarks" / "reference_findings.json"
+REFERENCE_DIGITS = 6  # significant digits of a float (a reordered float sum moves the last bits)
+SUMMARY_FIELDS = ("finding_id", "severity", "first_step", "last_step", "steps_affected", "rank")
 PREFIX = "bench_"  # the synthetic runs' file-name prefix
 TEN_K, ONE_M, TEN_M = 10_000, 1_000_000, 10_000_000
 # docs/performance.md's block of measured numbers, written by `--readme docs/performance.md`
@@ -183,6 +191,46 @@ def synthetic_run(steps: int, folder: Path, seed: int = 0) -> int:
     }
     (run_file(folder, "config", PREFIX)).write_text(json.dumps(config))
     return len(train)
+
+
+def findings_digest(findings_path: Path) -> tuple[str, list[list[object]]]:
+    """The SHA-256 of every finding's every field (floats rounded) and a short summary of each."""
+    findings = json.loads(findings_path.read_text(encoding="utf-8"))
+
+    def rounded(value: object) -> object:
+        return float(f"{value:.{REFERENCE_DIGITS}g}") if isinstance(value, float) else value
+
+    view = [{key: rounded(value) for key, value in finding.items()} for finding in findings]
+    digest = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()
+    return digest, [[finding.get(key) for key in SUMMARY_FIELDS] for finding in findings]
+
+
+def compare_findings(steps: int, findings_path: Path, record: str | None) -> str:
+    """One line: this run's findings against the recorded ones (record: a commit to record them as)."""
+    references = json.loads(REFERENCE.read_text(encoding="utf-8")) if REFERENCE.exists() else {}
+    digest, summary = findings_digest(findings_path)
+    key = str(steps)
+    if record is not None:
+        references[key] = {
+            "recorded_at": record,
+            "sha256": digest,
+            "fields": SUMMARY_FIELDS,
+            "findings": summary,
+        }
+        REFERENCE.write_text(json.dumps(references, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return f"{steps:,} steps: {len(summary)} findings recorded as the reference ({record})"
+    if key not in references:
+        return f"{steps:,} steps: no reference findings recorded (--record-reference COMMIT)"
+    reference = references[key]
+    if reference["sha256"] == digest:
+        recorded = reference["recorded_at"]
+        return f"{steps:,} steps: the {len(summary)} findings are identical to those of {recorded}"
+    added = [row for row in summary if row not in reference["findings"]]
+    gone = [row for row in reference["findings"] if row not in summary]
+    return (
+        f"{steps:,} steps: findings DIFFER from those of {reference['recorded_at']}: "
+        f"new or changed {added or 'none (other fields changed)'}; gone {gone or 'none'}"
+    )
 
 
 @dataclass
@@ -333,6 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fleet-steps", type=int, default=TEN_K, metavar="S", help="steps per fleet run")
     parser.add_argument(
+        "--record-reference",
+        metavar="COMMIT",
+        help="record the synthetic runs' findings as the reference (name the commit they come from)",
+    )
+    parser.add_argument(
         "--readme",
         type=Path,
         metavar="DOC",
@@ -350,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     peer: dict[int, Measure] = {}
     scans: dict[int, float] = {}
     breakdowns: dict[str, Breakdown] = {}
+    same: list[str] = []
     if not args.no_sample:
         say("dbt's floor (one-model project) ...")
         floor = measure_floor(work)
@@ -374,6 +428,10 @@ def main(argv: list[str] | None = None) -> int:
             run_dir, work / f"diagnosis_{steps}"
         )
         say(f"{steps:,} steps: project {project[steps].cell()} (dbt {dbt_s:.1f} s, {nodes})")
+        same.append(
+            compare_findings(steps, work / f"diagnosis_{steps}" / "findings.json", args.record_reference)
+        )
+        say(same[-1])
         rows.append(
             f"| {steps:,} ({raw_rows:,} rows) | {project[steps].cell()} | {peer[steps].cell()} "
             f"| DuckDB scan {scans[steps]:.2f} s | dbt {dbt_s:.1f} s, {nodes} |"
@@ -401,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         "\n".join(rows),
         "\n| goal | ratio | target | |\n|---|---:|---|---|",
         "\n".join(goals),
+        "\nThe findings of the synthetic runs, against benchmarks/reference_findings.json:\n",
+        "\n".join(f"- {line}" for line in same),
         "\nWhere the time goes:\n",
         BREAKDOWN_HEADER,
         "\n".join(breakdown.row(name) for name, breakdown in breakdowns.items()),

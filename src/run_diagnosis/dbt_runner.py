@@ -46,6 +46,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -61,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.project import project_dir as find_project_dir
+from run_diagnosis.run_files import FILE_SUFFIXES
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem, folder_problem_in
 
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
@@ -97,6 +99,20 @@ UNREADABLE_DB_TEXTS = (
     "serialization error",
 )
 DB_LOCKED_TEXT = "could not set lock on file"
+
+# DuckDB's budget (profiles.yml reads both variables; one set in the environment is kept as is).
+# memory_limit: MEMORY_PER_LOG_BYTE bytes per byte of the run's train logs, at least MIN_MEMORY,
+# at most AVAILABLE_SHARE of the memory the machine (or its cgroup) has free when the build
+# starts. The factor is measured: a 10M-step log (about 510 MB of CSV) needs about 3 GB
+# (its per-shard medians do not spill: at 1 GB that build stops), so 8x leaves a third in
+# hand; beyond the limit DuckDB spills sorts, windows and joins to disk. The share leaves the
+# rest to dbt, Python and the machine's other work. threads: the cores this process may use.
+MEMORY_ENV_VAR = "RUN_DIAGNOSIS_MEMORY_LIMIT"
+THREADS_ENV_VAR = "RUN_DIAGNOSIS_DUCKDB_THREADS"
+MEMORY_PER_LOG_BYTE = 8
+MIN_MEMORY = 1024**3
+AVAILABLE_SHARE = 0.5
+MB = 1024**2
 
 
 class DbtBuildError(Exception):
@@ -165,6 +181,57 @@ class BuildResult:
             f"PASS={self.n_pass} WARN={self.n_warn} ERROR={self.n_error} SKIP={self.n_skip} "
             f"in {self.elapsed_sec:.1f} s"
         )
+
+
+def available_memory(root: Path = Path("/")) -> int | None:
+    """Bytes free for a new process: /proc/meminfo's MemAvailable, less when a cgroup (v2) caps
+    this process lower (memory.max less memory.current); None when neither can be read."""
+    found: list[int] = []
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in (root / "proc" / "meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    cgroup = root / "sys" / "fs" / "cgroup"
+    with contextlib.suppress(OSError, ValueError):
+        cap = (cgroup / "memory.max").read_text().strip()
+        if cap != "max":
+            found.append(int(cap) - int((cgroup / "memory.current").read_text().strip()))
+    return max(min(found), 0) if found else None
+
+
+def usable_cores(root: Path = Path("/")) -> int:
+    """The cores this process may run on (its CPU affinity), fewer when a cgroup (v2) quota
+    allows fewer (cpu.max: quota period); at least 1."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    with contextlib.suppress(OSError, ValueError):
+        quota, period = (root / "sys" / "fs" / "cgroup" / "cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, math.ceil(int(quota) / int(period)))
+    return max(cores, 1)
+
+
+def run_log_bytes(run_dir: Path | None, project_dir: Path) -> int:
+    """The size of the train logs a build reads: the run folder's, or each of its run folders'
+    (a warehouse), or the seeds' (the sample run)."""
+    suffix = FILE_SUFFIXES["train"]
+    if run_dir is None:
+        return sum(path.stat().st_size for path in (project_dir / "seeds").glob(f"*{suffix}"))
+    logs = [*run_dir.glob(f"*{suffix}"), *run_dir.glob(f"*/*{suffix}")]
+    return sum(path.stat().st_size for path in logs if path.is_file())
+
+
+def duckdb_settings(run_dir: Path | None, project_dir: Path) -> dict[str, str]:
+    """DuckDB's memory_limit and threads for a build of run_dir, from the machine and the run's
+    size (see MEMORY_PER_LOG_BYTE); a variable already set in the environment is not given."""
+    settings: dict[str, str] = {}
+    if not os.environ.get(MEMORY_ENV_VAR):
+        wanted = max(MIN_MEMORY, MEMORY_PER_LOG_BYTE * run_log_bytes(run_dir, project_dir))
+        free = available_memory()
+        limit = wanted if free is None else min(wanted, int(free * AVAILABLE_SHARE))
+        settings[MEMORY_ENV_VAR] = f"{max(limit // MB, 1)}MB"
+    if not os.environ.get(THREADS_ENV_VAR):
+        settings[THREADS_ENV_VAR] = str(usable_cores())
+    return settings
 
 
 def dbt_executable() -> str:
@@ -602,6 +669,7 @@ def build_run(
             RUN_DIR_ENV_VAR: str(run_dir.resolve()) if run_dir is not None else None,
             DB_ENV_VAR: str(build_db),
             COMPLETING_ENV_VAR: None,
+            **duckdb_settings(run_dir, project_dir),
         }
 
         def invoke_dbt(args: list[str], **env_changes: str) -> int:

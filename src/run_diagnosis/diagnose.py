@@ -55,7 +55,7 @@ from typing import Any
 from run_diagnosis import alerts, importers, multi_run
 from run_diagnosis.cli import prog
 from run_diagnosis.dbt_runner import BuildRefused, BuildResult, DbtBuildError, build_run, failure_message
-from run_diagnosis.importers import generic_log, metric_names
+from run_diagnosis.importers import canonical_files, generic_log, metric_names
 from run_diagnosis.importers.canonical import FILE_SUFFIXES, RunData, write_run
 from run_diagnosis.project import project_dir
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem
@@ -204,19 +204,43 @@ def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = 
     module = choose_importer(source, generic_log.FORMAT if mapping is not None else fmt)
     step(1, f"reading {source} as {module.FORMAT}")
     try:
-        run = generic_log.load(source, mapping) if mapping is not None else module.load(source)
+        if mapping is not None:
+            run = generic_log.load(source, mapping)
+        elif module is canonical_files:  # its CSVs are copied as they are, not read (write_canonical)
+            run = canonical_files.load(source, by_reference=True)
+        else:
+            run = module.load(source)
     except importers.RunImportError as error:
         raise BadInput(str(error)) from error
     except OSError as error:
         raise BadInput(f"{source}: cannot be read as {module.FORMAT}: {error.strerror or error}") from error
-    detail(f"{len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+    detail(read_summary(run))
     for note in run.notes:
         detail(f"note: {note}")
     return run
 
 
+def read_summary(run: RunData) -> str:
+    """What was read, for the progress line: rows of each frame, or the file copied as it is."""
+    parts = []
+    for kind, frame, rows in (
+        ("train", run.train, "train rows"),
+        ("eval", run.evals, "evals"),
+        ("events", run.events, "events"),
+    ):
+        copied = run.files.get(kind)
+        parts.append(
+            f"{copied.name} copied as it is ({copied.stat().st_size:,} bytes)"
+            if copied
+            else f"{len(frame)} {rows}"
+        )
+    return ", ".join(parts)
+
+
 def write_canonical(run: RunData, run_dir: Path, source: Path | None = None) -> Path:
     step(2, f"writing the canonical run files to {run_dir}")
+    if any(path.parent.resolve() == run_dir.resolve() for path in run.files.values()):
+        run = canonical_files.load(Path(run.source_path))  # the files are replaced below: read them first
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         for suffix in FILE_SUFFIXES.values():  # a stale file with another prefix would be a second match
@@ -227,7 +251,8 @@ def write_canonical(run: RunData, run_dir: Path, source: Path | None = None) -> 
             detail("note: the train log ends mid-row: its last row is set aside")
     except OSError as error:
         raise BadInput(folder_problem(error, run_dir)) from error
-    checked(validate_run, run_dir)
+    # a copied file was checked where it lies (read_source's validate_source): the same bytes
+    checked(partial(validate_run, checked=frozenset(run.files)), run_dir)
     return run_dir
 
 
@@ -366,7 +391,7 @@ def diagnose_several(
         shutil.rmtree(warehouse)
 
     def write_one(run: RunData, run_id: str) -> None:
-        say(f"      {len(run.train)} train rows, {len(run.evals)} evals, {len(run.events)} events")
+        detail(read_summary(run))
         write_canonical(run, warehouse / run_id)
 
     outcomes = multi_run.load_runs(runs, out, write_one, say)

@@ -8,7 +8,11 @@ What is checked (every check reads the bytes once; a 200k-row log takes well und
   BOM-less UTF-16 file) is named as such; other bytes that are not UTF-8 give row and column;
 - CSV headers: empty names, duplicate names (``grad_norm`` twice would otherwise be read as
   ``grad_norm.1`` and one of them silently lost) and missing columns, naming the column;
-- CSV rows: a row with more fields than the header (row and field number);
+- CSV rows: a row with more fields than the header (row and field number); a file without
+  quotes, carriage returns or NUL (each line then splits on commas alone, as the csv reader
+  would split it) is checked line by line with string methods, not parsed row by row: a 1M-row
+  log in about 0.3 s instead of 2 s; any other file, or one with a row too wide, is read by the
+  csv reader, which names the row;
 - the train log has at least one data row ("no training rows": nothing to diagnose);
 - run_config.json: nesting deeper than MAX_CONFIG_DEPTH (scanned without recursion, so a
   100,000-level document cannot end in a RecursionError), JSON syntax (line and column),
@@ -29,7 +33,8 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +58,8 @@ BOMS = (  # longest first: the UTF-32 LE BOM starts with the UTF-16 LE one
     (b"\xfe\xff", "UTF-16 (big-endian, with BOM)"),
 )
 UTF8_BOM = b"\xef\xbb\xbf"
+# characters after which a CSV line is no longer "fields between commas" for the csv reader
+NOT_PLAIN = ('"', "\r", "\x00")
 
 
 class RunValidationError(Exception):
@@ -112,7 +119,8 @@ def read_text(path: Path) -> str:
 def check_csv(path: Path, kind: str, required: Sequence[str]) -> int:
     """Header and row shape of one CSV; returns the number of data rows."""
     _, columns = CSV_FILES[kind]
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:
         raise fail(path, "row 1 (header)", f"the file is empty: expected a header {','.join(columns)}")
@@ -136,6 +144,9 @@ def check_csv(path: Path, kind: str, required: Sequence[str]) -> int:
             "row 1 (header)",
             f"missing column(s) {', '.join(missing)}: expected {','.join(columns)}; found {','.join(names)}",
         )
+    plain = plain_rows(text, len(header))
+    if plain is not None:
+        return plain
     rows = 0
     for row in reader:
         if len(row) > len(header):
@@ -146,6 +157,20 @@ def check_csv(path: Path, kind: str, required: Sequence[str]) -> int:
             )
         rows += 1 if any(cell.strip() for cell in row) else 0
     return rows
+
+
+def plain_rows(text: str, width: int) -> int | None:
+    """check_csv's count of data rows (rows with a non-blank cell) of a CSV text with no quote,
+    carriage return or NUL, when no row has more than width fields; None otherwise (the csv
+    reader then reads it and names the row). In such a text the csv reader's rows are the lines
+    split on commas alone, so the count of commas per line is the number of fields less one, and a
+    row has a non-blank cell exactly when the line without its commas is not blank."""
+    if any(char in text for char in NOT_PLAIN):
+        return None
+    lines = text.split("\n")[1:]  # after the header
+    if max(map(str.count, lines, repeat(",")), default=0) >= width:
+        return None
+    return sum(1 for line in lines if line.replace(",", "").strip())
 
 
 def config_depth_error(text: str) -> tuple[int, int] | None:
@@ -239,14 +264,17 @@ def find_file(folder: Path, suffix: str) -> Path | None:
     return matches[0] if matches else None
 
 
-def validate_folder(folder: Path, *, complete: bool) -> None:
+def validate_folder(folder: Path, *, complete: bool, checked: Collection[str] = ()) -> None:
     """Check the canonical files in folder, each with every column (a dropped column is an input
-    error, as in the dbt build); complete: all five files must be there."""
+    error, as in the dbt build); complete: all five files must be there; checked: kinds of CSV
+    whose file is a byte-for-byte copy of one checked before (only its presence is checked)."""
     for kind, (suffix, columns) in CSV_FILES.items():
         path = find_file(folder, suffix)
         if path is None:
             if complete or kind == "train":
                 raise fail(folder, "", f"no *{suffix}: every run folder needs the five canonical files")
+            continue
+        if kind in checked:
             continue
         rows = check_csv(path, kind, columns)
         if kind == "train" and rows == 0:
@@ -258,9 +286,10 @@ def validate_folder(folder: Path, *, complete: bool) -> None:
         raise fail(folder, "", f"no *{CONFIG_SUFFIX}: every run folder needs the five canonical files")
 
 
-def validate_run(folder: Path) -> None:
-    """The folder dbt will read: all five files, full headers. Raises RunValidationError."""
-    validate_folder(folder, complete=True)
+def validate_run(folder: Path, *, checked: Collection[str] = ()) -> None:
+    """The folder dbt will read: all five files, full headers (checked: CSV kinds copied byte for
+    byte from files checked before, not read again). Raises RunValidationError."""
+    validate_folder(folder, complete=True, checked=checked)
 
 
 def validate_source(source: Path) -> None:

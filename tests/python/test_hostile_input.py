@@ -10,6 +10,7 @@ hostile folder names among them), and two end-to-end run-diagnosis diagnose proc
 from __future__ import annotations
 
 import contextlib
+import csv
 import dataclasses
 import io
 import json
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from run_diagnosis import diagnose, validate_run
 from run_diagnosis.dbt_runner import (
@@ -153,6 +156,25 @@ def test_validator_is_fast_on_a_200k_row_log(tmp_path: Path) -> None:
     started = time.process_time()
     validate_run.validate_run(folder)
     assert time.process_time() - started < VALIDATOR_BUDGET_SEC
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    header=st.text(alphabet="ab,", min_size=1, max_size=6),
+    body=st.text(alphabet='ab ,\t\n"\r\x00', max_size=60),
+)
+def test_plain_rows_agrees_with_the_csv_reader(header: str, body: str) -> None:
+    """The validator's line-by-line count of a plain CSV (no quote, CR or NUL) is the csv reader's:
+    the same data rows, and None (the reader decides) whenever a row has more fields than the header."""
+    text = header + "\n" + body
+    records = list(csv.reader(io.StringIO(text, newline="")))
+    width = len(records[0])
+    plain = validate_run.plain_rows(text, width)
+    too_wide = max((len(row) for row in records[1:]), default=0) > width
+    if any(char in text for char in '"\r\x00') or too_wide:
+        assert plain is None
+    else:
+        assert plain == sum(1 for row in records[1:] if any(cell.strip() for cell in row))
 
 
 def test_bom_is_accepted_in_csv_and_config(tmp_path: Path) -> None:

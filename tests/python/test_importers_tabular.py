@@ -12,10 +12,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from run_diagnosis import importers, multi_run
+from run_diagnosis import diagnose, importers, multi_run
 from run_diagnosis.importers import (
     RunImportError,
     canonical_files,
@@ -36,6 +39,7 @@ from run_diagnosis.importers.canonical import (
     TRAIN_COLUMNS,
     RunData,
     config_document,
+    numeric_select,
     write_run,
 )
 from support.paths import SHARED
@@ -880,6 +884,30 @@ def test_canonical_from_one_file_and_missing_train_log(tmp_path: Path) -> None:
         canonical_files.load(tmp_path / "x_eval_log.csv")
 
 
+@pytest.mark.skipif(not SAMPLE_RUN.is_dir(), reason=f"sample run not present at {SAMPLE_RUN}")
+def test_canonical_by_reference_copies_the_files_as_they_are(tmp_path: Path) -> None:
+    """What run-diagnosis diagnose does with a canonical source: the CSVs with exactly the canonical
+    columns are copied byte for byte (CRLF line ends and all), one with other columns is rewritten without
+    them, and a source inside the folder being written is read before it is replaced."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in SAMPLE_RUN.glob("anthropic_*"):
+        (source / path.name).write_bytes(path.read_bytes())  # CRLF line ends, as committed
+    events = source / "anthropic_run_events.csv"
+    events.write_text("event,step,extra\nrun started,0,x\n", encoding="utf-8")  # reordered, one extra
+    run = canonical_files.load(source, by_reference=True)
+    assert sorted(run.files) == ["eval", "shards", "train"] and run.train.empty
+    assert run.notes == ["anthropic_run_events.csv: columns extra are not canonical and are not written"]
+    paths = write_run(run, tmp_path / "out")
+    for kind in ("train", "eval", "shards"):
+        assert paths[kind].read_bytes() == run.files[kind].read_bytes()
+    assert paths["events"].read_text(encoding="utf-8") == "step,event\n0,run started\n"
+    again = diagnose.write_canonical(
+        canonical_files.load(paths["train"], by_reference=True), tmp_path / "out"
+    )
+    assert (again / "train_log.csv").read_text().splitlines() == run.files["train"].read_text().splitlines()
+
+
 def test_canonical_reimport_keeps_provenance_notes(tmp_path: Path) -> None:
     write_state(tmp_path / "hf", train_rows(range(1, 4)))
     first = hf_trainer.load(tmp_path / "hf")
@@ -891,6 +919,30 @@ def test_canonical_reimport_keeps_provenance_notes(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- write_run and the registry
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    losses=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=40),
+    steps=st.sampled_from(["int64", "uint32", "int32", "float64"]),
+    loss_type=st.sampled_from(["float64", "float32"]),
+)
+def test_write_run_writes_numbers_through_duckdb_as_pandas_would(
+    tmp_path_factory: pytest.TempPathFactory, losses: list[float], steps: str, loss_type: str
+) -> None:
+    """A frame of plain numbers is written through DuckDB (printf %.10g): the same bytes as
+    pandas' to_csv(float_format="%.10g"), missing columns empty; a text frame is written by pandas."""
+    folder = tmp_path_factory.mktemp("numbers")
+    with np.errstate(over="ignore"):
+        loss = np.array(losses, dtype="float64").astype(loss_type)
+    frame = pd.DataFrame({"step": np.arange(len(losses)).astype(steps), "loss": loss})
+    frame["shard_id"] = pd.Series([None] * len(losses), dtype=object)  # unknown: empty cells
+    assert numeric_select(frame, TRAIN_COLUMNS) is not None
+    assert numeric_select(pd.DataFrame({"step": [1], "loss": ["1.5"]}), TRAIN_COLUMNS) is None  # text
+    paths = write_run(RunData(source_format="test", source_path="x", train=frame), folder)
+    expected = frame.reindex(columns=TRAIN_COLUMNS).to_csv(index=False, float_format="%.10g")
+    assert paths["train"].read_text(encoding="utf-8") == expected
+
 
 REAL_RUNS = [
     (hf_trainer, "hf-tinyllama-sft", 186, 14),

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import numpy as np
 import pandas as pd
 
 from run_diagnosis.importers.reference_keys import reference_keys
@@ -43,13 +46,21 @@ __all__ = [
 ]
 
 
+# numpy column types DuckDB reads from a frame as the same numbers (float16 it does not read)
+NUMERIC_DTYPES = frozenset(
+    ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"]
+)
+
+
 @dataclass
 class RunData:
     """A training run in canonical form, before it is written to disk.
 
     train/evals/shards/events are DataFrames with (a subset of) the canonical
     columns; a missing column is written empty. schedule and config hold what
-    the source says; None means the source does not say.
+    the source says; None means the source does not say. files names, by kind, a
+    canonical CSV already on disk whose rows are that kind's (read by reference:
+    its frame is then empty and write_run copies the file byte for byte).
     """
 
     source_format: str
@@ -63,6 +74,7 @@ class RunData:
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
+    files: dict[str, Path] = field(default_factory=dict)  # kind -> a canonical CSV copied as it is
 
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
@@ -113,6 +125,47 @@ def stitch_runs(
     )
 
 
+def numeric_select(df: pd.DataFrame, columns: list[str]) -> str | None:
+    """The SQL that writes df's canonical columns as pandas' to_csv(float_format="%.10g") writes
+    them, when every column df has is a plain integer or float one (a float through printf with
+    the same format, NaN as an empty cell; a column df lacks or holds only nulls: empty); None
+    otherwise (text, objects, nullable types: pandas writes those)."""
+    if df.columns.has_duplicates:
+        return None
+    parts = []
+    for column in columns:
+        if column not in df.columns or (df[column].dtype == object and df[column].isna().all()):
+            parts.append(f"null as {column}")  # absent or all unknown: empty cells
+            continue
+        dtype = df[column].dtype
+        if not isinstance(dtype, np.dtype) or dtype.name not in NUMERIC_DTYPES:
+            return None
+        quoted = f'"{column}"'
+        if dtype.kind == "f":  # NaN is not NULL in DuckDB: as pandas, an empty cell
+            parts.append(
+                f"case when isnan({quoted}) then null else printf('%.10g', {quoted}) end as {column}"
+            )
+        else:
+            parts.append(f"{quoted} as {column}")
+    return "select " + ", ".join(parts) + " from frame"
+
+
+def _write_csv(df: pd.DataFrame, columns: list[str], path: Path) -> None:
+    """One canonical CSV: through DuckDB when the frame is plain numbers (a 1M-row log in about 2
+    s instead of 10 s of per-value Python formatting; the same bytes), else through pandas."""
+    select = numeric_select(df, columns)
+    if select is None:
+        _frame(df, columns).to_csv(path, index=False, float_format="%.10g")
+        return
+    with duckdb.connect() as connection:
+        connection.register("frame", df)
+        connection.execute(f"copy ({select}) to {_sql_text(str(path))} (header, delimiter ',')")
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _frame(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     out = df.copy()
     for column in columns:
@@ -155,7 +208,8 @@ def config_document(run: RunData) -> dict[str, Any]:
 
 
 def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
-    """Write the five canonical files into out_dir; returns kind -> path."""
+    """Write the five canonical files into out_dir (a file of run.files copied byte for byte);
+    returns kind -> path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     frames = {
         "train": (run.train, TRAIN_COLUMNS),
@@ -166,7 +220,10 @@ def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
     paths: dict[str, Path] = {}
     for kind, (frame, columns) in frames.items():
         path = run_file(out_dir, kind, prefix)
-        _frame(frame, columns).to_csv(path, index=False, float_format="%.10g")
+        if kind in run.files:
+            shutil.copyfile(run.files[kind], path)
+        else:
+            _write_csv(frame, columns, path)
         paths[kind] = path
     path = run_file(out_dir, "config", prefix)
     path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")

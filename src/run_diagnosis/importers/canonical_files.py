@@ -12,6 +12,14 @@ sorted or de-duplicated. ``run_config.json`` is read as-is: ``run_name`` and
 ``RunData.config``, so ``write_run`` reproduces the document. A previous ``provenance``
 block is not copied (``write_run`` writes a new one) but its notes are carried over.
 
+By reference (``load(path, by_reference=True)``, what ``run-diagnosis diagnose`` uses): a CSV
+whose header names exactly the canonical columns is not read at all, only named in
+``RunData.files``, and ``write_run`` copies it byte for byte (a 1M-row log: a copy of 50 MB
+instead of 4 s of pandas text in and out). The dbt build then reads the file as it was written
+(a blank line, a cut-off last row, a BOM, CRLF line ends are seen and audited by the staging
+models, as in a build on the folder itself); ``validate_run`` has checked it before. A file with
+other columns is read and rewritten as above.
+
 What cannot be known: nothing is inferred. A missing optional file is written empty (and
 noted); a missing train log, or a file without one of its canonical columns, is an error (as in
 ``validate_run`` and the dbt build); columns outside the canonical ones are dropped by
@@ -72,11 +80,20 @@ def locate(path: Path) -> tuple[Path, str]:
     return path.parent, prefix
 
 
-def load(path: Path) -> RunData:
-    """Read the five files as they are (see the module docstring)."""
+def load(path: Path, *, by_reference: bool = False) -> RunData:
+    """Read the five files as they are (see the module docstring); by_reference: a CSV with
+    exactly the canonical columns is named in RunData.files instead (its frame left empty)."""
     folder, prefix = locate(path)
     notes: list[str] = []
-    frames = {kind: _read_csv(run_file(folder, kind, prefix), kind, notes) for kind in CSV_COLUMNS}
+    frames: dict[str, pd.DataFrame] = {}
+    files: dict[str, Path] = {}
+    for kind in CSV_COLUMNS:
+        csv_path = run_file(folder, kind, prefix)
+        frames[kind] = _read_csv(csv_path, kind, notes, header_only=by_reference)
+        if by_reference and csv_path.is_file() and set(frames[kind].columns) == set(CSV_COLUMNS[kind]):
+            files[kind] = csv_path
+        elif by_reference and csv_path.is_file():  # other columns: read, and rewritten by write_run
+            frames[kind] = _read_csv(csv_path, kind, [])
     missing = [c for c in ("step", "loss") if c not in frames["train"].columns]
     if missing:
         train_path = run_file(folder, "train", prefix)
@@ -104,10 +121,11 @@ def load(path: Path) -> RunData:
         schedule=schedule,
         config=document,
         notes=notes,
+        files=files,
     )
 
 
-def _read_csv(path: Path, kind: str, notes: list[str]) -> pd.DataFrame:
+def _read_csv(path: Path, kind: str, notes: list[str], header_only: bool = False) -> pd.DataFrame:
     columns = CSV_COLUMNS[kind]
     if not path.is_file():
         if kind == "train":
@@ -115,7 +133,7 @@ def _read_csv(path: Path, kind: str, notes: list[str]) -> pd.DataFrame:
         notes.append(f"no {path.name}: written empty")
         return pd.DataFrame(columns=columns)
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=0 if header_only else None)
     except pd.errors.EmptyDataError as error:
         raise RunImportError(
             f"{path}: the file is empty: expected a header row {','.join(columns)} (rows may be absent)"

@@ -1,0 +1,80 @@
+"""DuckDB's memory_limit and threads for a build, from the machine and the run's size
+(dbt_runner.duckdb_settings; docs/performance.md): no dbt build, a fake /proc and cgroup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from run_diagnosis import dbt_runner
+from run_diagnosis.dbt_runner import (
+    AVAILABLE_SHARE,
+    MEMORY_ENV_VAR,
+    MEMORY_PER_LOG_BYTE,
+    MIN_MEMORY,
+    THREADS_ENV_VAR,
+    available_memory,
+    duckdb_settings,
+    usable_cores,
+)
+
+GIB = 1024**3
+
+
+def machine(root: Path, available_kb: int | None, cgroup_max: str | None = None, used: int = 0) -> Path:
+    if available_kb is not None:
+        (root / "proc").mkdir(parents=True)
+        (root / "proc" / "meminfo").write_text(f"MemTotal: 99999999 kB\nMemAvailable:   {available_kb} kB\n")
+    if cgroup_max is not None:
+        cgroup = root / "sys" / "fs" / "cgroup"
+        cgroup.mkdir(parents=True)
+        (cgroup / "memory.max").write_text(f"{cgroup_max}\n")
+        (cgroup / "memory.current").write_text(f"{used}\n")
+    return root
+
+
+def test_available_memory_is_the_lower_of_the_machine_and_its_cgroup(tmp_path: Path) -> None:
+    assert available_memory(machine(tmp_path / "plain", 8 * 1024**2)) == 8 * GIB
+    assert available_memory(machine(tmp_path / "uncapped", 8 * 1024**2, "max")) == 8 * GIB
+    capped = machine(tmp_path / "capped", 8 * 1024**2, str(3 * GIB), used=GIB)
+    assert available_memory(capped) == 2 * GIB
+    assert available_memory(tmp_path / "nothing") is None
+
+
+def test_usable_cores_follow_a_cgroup_quota(tmp_path: Path) -> None:
+    cgroup = tmp_path / "sys" / "fs" / "cgroup"
+    cgroup.mkdir(parents=True)
+    (cgroup / "cpu.max").write_text("50000 100000\n")  # half a core: still one
+    assert usable_cores(tmp_path) == 1
+    (cgroup / "cpu.max").write_text("max 100000\n")
+    assert usable_cores(tmp_path) == usable_cores(tmp_path / "none") >= 1
+
+
+def test_memory_grows_with_the_run_and_stops_at_a_share_of_what_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(MEMORY_ENV_VAR, raising=False)
+    monkeypatch.delenv(THREADS_ENV_VAR, raising=False)
+    monkeypatch.setattr(dbt_runner, "available_memory", lambda: 16 * GIB)
+    small, large, fleet = tmp_path / "small", tmp_path / "large", tmp_path / "fleet"
+    for folder, size in ((small, 1000), (large, 500 * 1024**2), (fleet / "a", 300 * 1024**2)):
+        folder.mkdir(parents=True)
+        with (folder / "x_train_log.csv").open("wb") as handle:
+            handle.truncate(size)  # sparse: the size is what counts
+    (fleet / "b").mkdir()
+    (fleet / "b" / "train_log.csv").write_bytes(b"step\n" * 10)
+    assert duckdb_settings(small, tmp_path)[MEMORY_ENV_VAR] == f"{MIN_MEMORY // 1024**2}MB"
+    assert duckdb_settings(large, tmp_path)[MEMORY_ENV_VAR] == f"{MEMORY_PER_LOG_BYTE * 500}MB"
+    assert duckdb_settings(fleet, tmp_path)[MEMORY_ENV_VAR] == f"{MEMORY_PER_LOG_BYTE * 300}MB"
+    monkeypatch.setattr(dbt_runner, "available_memory", lambda: 2 * GIB)
+    assert (
+        duckdb_settings(large, tmp_path)[MEMORY_ENV_VAR] == f"{int(2 * GIB * AVAILABLE_SHARE) // 1024**2}MB"
+    )
+    assert duckdb_settings(large, tmp_path)[THREADS_ENV_VAR] == str(usable_cores())
+
+
+def test_a_budget_set_in_the_environment_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(MEMORY_ENV_VAR, "5GB")
+    monkeypatch.setenv(THREADS_ENV_VAR, "1")
+    assert duckdb_settings(tmp_path, tmp_path) == {}
