@@ -122,7 +122,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     if "epoch_time" in table.frame.columns:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
-    picked = _pick_hparams(hparams, notes)
+    picked = pick_hparams(hparams, notes)
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
@@ -307,18 +307,20 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
     return {str(k): _json_safe(v) for k, v in document.items()}
 
 
-def _pick_hparams(hparams: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAMS_FILE) -> dict[str, Any]:
+    """The canonical values `hparams` give (HPARAM_KEYS, first key present wins), each reading
+    noted; also used for DVCLive's params (`source`: the file named in the notes)."""
     picked: dict[str, Any] = {}
     for target, keys in HPARAM_KEYS.items():
         for key in keys:
             number = as_number(hparams.get(key))
             if number is not None and target == "grad_clip_norm" and number <= 0:
-                notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]}: gradient clipping disabled")
+                notes.append(f"{source}: {key}={hparams[key]}: gradient clipping disabled")
                 break
             if number is not None:
                 picked[target] = number
                 if key != target and target != "peak_lr":  # peak_lr has its own note
-                    notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]} read as {target}")
+                    notes.append(f"{source}: {key}={hparams[key]} read as {target}")
                 break
     return picked
 
