@@ -58,6 +58,7 @@ def lightning_run(root: Path) -> Path:
     write_history(metrics, "val/loss", [(s, loss_at(s) + 0.2) for s in (49, 99)])
     write_history(metrics, "lr-AdamW", [(s, 3e-4) for s in steps])
     write_history(metrics, "dice", [(s, 0.5) for s in steps])
+    write_history(metrics, "grad_2.0_norm_total", [(s, 2.5) for s in steps])  # Lightning's grad_norm()
     (live / "metrics.json").write_text(
         json.dumps({"step": 99, "train": {"step": {"loss": "nan"}}, "test": {"acc": 0.8}}), encoding="utf-8"
     )
@@ -86,6 +87,7 @@ def test_dvclive_3x_layout_nested_names_nan_params_and_summary(tmp_path: Path) -
     assert run.config["total_steps"] == 100
     assert run.config["grad_clip_norm"] == 1.0
     assert run.config["vocab_size"] == 1000
+    assert run.config["grad_norm_measured"] == "before_clipping"  # grad_norm() runs before Lightning clips
     notes = "\n".join(run.notes)
     assert "not understood: dice" in notes
     assert "test/acc=0.8" in notes  # a summary value without history is named, not dropped

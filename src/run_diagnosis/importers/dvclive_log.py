@@ -76,7 +76,12 @@ from run_diagnosis.importers.metric_frames import (
     records_from_long,
     settings_from_params,
 )
-from run_diagnosis.importers.training_args import config_from, normalise_enum, positive_int
+from run_diagnosis.importers.training_args import (
+    config_from,
+    grad_norm_measured_by_name,
+    normalise_enum,
+    positive_int,
+)
 
 FORMAT = "dvclive"
 DESCRIPTION = (
@@ -465,6 +470,10 @@ def load_live(live: LiveDir) -> RunData:
             [int(s) for s in frames.evals["step"]],
             notes,
         )
+        norm_name = frames.assignment.columns.get("grad_norm")
+        if grad_norm_measured_by_name(norm_name):  # DVCLive's Lightning logger
+            config["grad_norm_measured"] = grad_norm_measured_by_name(norm_name)
+            notes.append(f"{norm_name} is Lightning's grad_norm() total, logged before clipping")
     return frames.run(
         FORMAT, str(live.root), run_name=live.root.name, schedule=schedule, config=config, notes=notes
     )

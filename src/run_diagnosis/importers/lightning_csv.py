@@ -56,7 +56,12 @@ import yaml
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
 from run_diagnosis.importers.canonical import RunData, stitch_runs
-from run_diagnosis.importers.training_args import as_number, config_from, positive_int
+from run_diagnosis.importers.training_args import (
+    as_number,
+    config_from,
+    grad_norm_measured_by_name,
+    positive_int,
+)
 from run_diagnosis.importers.wide_table import Table, read_table, split_wide
 
 FORMAT = "lightning_csv"
@@ -139,6 +144,10 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     )
     if hparams:
         run.config["hparams"] = hparams
+    norm_name = column_map(list(map(str, table.frame.columns)), load_aliases(aliases)).get("grad_norm")
+    if grad_norm_measured_by_name(norm_name):
+        run.config["grad_norm_measured"] = grad_norm_measured_by_name(norm_name)
+        run.notes.append(f"{norm_name} is Lightning's grad_norm() total, logged before clipping")
     _schedule_notes(run, picked)
     _ended_early_note(run, table, picked.get("num_epochs"))
     return run
