@@ -176,6 +176,11 @@ def test_hf_callback_steps_stay_dvclive_counts_when_logging_is_by_epoch(tmp_path
     run = importers.load_run(project)
     assert list(run.train["step"])[:3] == [0, 1, 3]  # DVCLive's own counter
     assert "not the trainer's step" in "\n".join(run.notes)
+    params.unlink()  # an older DVCLive HF callback logged no params: the counter stays, and is named
+    write_history(project / "dvclive" / "plots" / "metrics", "train/runtime", [(13, 60.0)])
+    run = importers.load_run(project)
+    assert list(run.train["step"])[:3] == [0, 1, 3]
+    assert "the params hold no TrainingArguments: the step is DVCLive's count" in "\n".join(run.notes)
 
 
 @pytest.mark.parametrize(

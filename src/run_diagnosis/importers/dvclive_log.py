@@ -98,6 +98,8 @@ STEP = "step"
 # output vocabulary sets the loss's chance level; a seq2seq model's loss is over its target vocabulary
 CONFIG_TEXT_KEYS = {"model_name": ["model_name", "model_name_or_path"], "tokenizer_name": ["tokenizer_name"]}
 VOCAB_KEYS = ["vocab_size", "target_vocab_size", "n_vocab"]
+# the HF Trainer's end-of-training log (train_runtime ...), as DVCLive names it before / since 2.0
+HF_SUMMARY_NAMES = {"train_runtime", "train/runtime"}
 Row = tuple[int, str, float | None, float | None]  # (step, metric name, value, timestamp in seconds)
 
 
@@ -459,6 +461,12 @@ def load_live(live: LiveDir) -> RunData:
     hf = _is_hf(args)
     if hf:
         rows = list(trainer_steps(rows, args, notes))
+    elif names & HF_SUMMARY_NAMES:
+        notes.append(
+            "the metrics look like the Hugging Face callback's (train_runtime, logged once by the HF Trainer "
+            "at the end) but the params hold no TrainingArguments: the step is DVCLive's count of log calls "
+            "(a training log and an evaluation are two steps), not the trainer's step"
+        )
     records = records_from_long(rows, str(live.history))
     frames = build_frames(records, str(live.history))
     if hf:
