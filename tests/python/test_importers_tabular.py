@@ -635,6 +635,12 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     assert run.evals["val_loss"].tolist() == [3.1]
     assert run.config["total_steps"] == 100 and run.config["grad_clip_norm"] == 1.0
     assert run.config["hparams"]["args"] == {"x": 1} and run.run_name == "lightning_logs/version_3"
+    # grad_norm()'s total, logged in on_before_optimizer_step: before Lightning clips
+    assert run.config["grad_norm_measured"] == "before_clipping"
+    metrics = folder / "metrics.csv"
+    metrics.write_text(metrics.read_text(encoding="utf-8").replace("grad_2.0_norm_total", "grad_norm"))
+    # a norm of the user's own naming: when it was measured is not known
+    assert "grad_norm_measured" not in lightning_csv.load(tmp_path / "lightning_logs").config
 
 
 def write_version(root: Path, number: int, steps: range, hparams: str) -> Path:

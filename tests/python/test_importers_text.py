@@ -268,6 +268,7 @@ def test_llmc_stdout(tmp_path):
     assert run.config["checkpoint_interval"] is None
     assert run.config["data_parallel_workers"] == 8
     assert run.config["grad_clip_norm"] is None
+    assert run.config["grad_norm_measured"] == "before_clipping"  # train_gpt2.cu scales after logging it
     assert any("does not print the threshold" in note for note in run.notes)
     assert events_of(run) == [
         (3, "skipped update: loss z-score 6.500000 above the skip threshold"),
@@ -392,6 +393,7 @@ def test_megatron_lm_events_and_config(tmp_path):
     }
     assert any("decays over train_iters" in note for note in run.notes)
     assert (run.config["grad_clip_norm"], run.config["checkpoint_interval"]) == (0.5, 30)
+    assert run.config["grad_norm_measured"] == "before_clipping"  # clip_grad_norm_fp32's total_norm
     assert run.config["step_time_is_interval_mean"] is True  # elapsed time per iteration: an interval mean
     train_csv = write_run(run, tmp_path / "out")["train"].read_text().splitlines()
     assert train_csv[3].split(",")[3] == "nan"  # the NaN grad norm reaches the CSV

@@ -43,6 +43,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.mlflow_store",
     "run_diagnosis.importers.trackio_store",
     "run_diagnosis.importers.parquet_export",
+    # a DVCLive folder (per-metric TSV histories) before the CSV/TSV readers
+    "run_diagnosis.importers.dvclive_log",
     # a CSV whose first column is `epoch` (before the wide-table readers)
     "run_diagnosis.importers.keras_log",
     "run_diagnosis.importers.lightning_csv",

@@ -56,7 +56,12 @@ import yaml
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
 from run_diagnosis.importers.canonical import RunData, stitch_runs
-from run_diagnosis.importers.training_args import as_number, config_from, positive_int
+from run_diagnosis.importers.training_args import (
+    as_number,
+    config_from,
+    grad_norm_measured_by_name,
+    positive_int,
+)
 from run_diagnosis.importers.wide_table import Table, read_table, split_wide
 
 FORMAT = "lightning_csv"
@@ -122,7 +127,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     if "epoch_time" in table.frame.columns:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
-    picked = _pick_hparams(hparams, notes)
+    picked = pick_hparams(hparams, notes)
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
@@ -139,6 +144,10 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     )
     if hparams:
         run.config["hparams"] = hparams
+    norm_name = column_map(list(map(str, table.frame.columns)), load_aliases(aliases)).get("grad_norm")
+    if grad_norm_measured_by_name(norm_name):
+        run.config["grad_norm_measured"] = grad_norm_measured_by_name(norm_name)
+        run.notes.append(f"{norm_name} is Lightning's grad_norm() total, logged before clipping")
     _schedule_notes(run, picked)
     _ended_early_note(run, table, picked.get("num_epochs"))
     return run
@@ -307,18 +316,20 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
     return {str(k): _json_safe(v) for k, v in document.items()}
 
 
-def _pick_hparams(hparams: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAMS_FILE) -> dict[str, Any]:
+    """The canonical values `hparams` give (HPARAM_KEYS, first key present wins), each reading
+    noted; also used for DVCLive's params (`source`: the file named in the notes)."""
     picked: dict[str, Any] = {}
     for target, keys in HPARAM_KEYS.items():
         for key in keys:
             number = as_number(hparams.get(key))
             if number is not None and target == "grad_clip_norm" and number <= 0:
-                notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]}: gradient clipping disabled")
+                notes.append(f"{source}: {key}={hparams[key]}: gradient clipping disabled")
                 break
             if number is not None:
                 picked[target] = number
                 if key != target and target != "peak_lr":  # peak_lr has its own note
-                    notes.append(f"{HPARAMS_FILE}: {key}={hparams[key]} read as {target}")
+                    notes.append(f"{source}: {key}={hparams[key]} read as {target}")
                 break
     return picked
 

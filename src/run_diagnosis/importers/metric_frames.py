@@ -242,6 +242,17 @@ def _missing(columns: Mapping[str, str], has_evals: bool) -> list[str]:
     return notes
 
 
+def flat_keys(document: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config or summary flattened, its keys joined with ``/`` (``model/lr``)."""
+    flat: dict[str, Any] = {}
+    for key, value in document.items():
+        if isinstance(value, Mapping):
+            flat.update(flat_keys(value, f"{prefix}{key}/"))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 def records_from_rows(rows: Iterable[tuple[int, Mapping[str, Any], str]]) -> list[Record]:
     """Records from (step, {name: raw value}, origin) rows, values read with ``number``."""
     return [Record(step, {k: number(v) for k, v in values.items()}, origin) for step, values, origin in rows]

@@ -65,6 +65,9 @@ def llmc_table_config(parsed: ParsedLog) -> LogConfig:
         "weight_decay": parse_number(table.get("weight decay")),
         "seq_length": seq,
         "batch_size_tokens": tokens,
+        # train_gpt2.cu logs grad_norm and then updates with grad_scale = grad_clip / grad_norm
+        # when grad_norm > grad_clip (grad_clip = 1.0 in the code): the logged norm is before clipping
+        "grad_norm_measured": "before_clipping",
     }
     result.notes.append(
         "grad_clip_norm: llm.c clips in code but its log table does not print the threshold; left unknown"

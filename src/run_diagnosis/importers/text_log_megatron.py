@@ -136,6 +136,11 @@ def megatron_config(
     }
     if config["grad_clip_norm"] == 0:
         notes.append("clip_grad is 0: Megatron does not clip gradients")
+    elif config["grad_clip_norm"] is not None:
+        # the printed "grad norm" is what the optimizer's clip_grad_norm_fp32 returns
+        # (megatron/core/optimizer/clip_grads.py): the total norm computed before the gradients
+        # are scaled by max_norm / total_norm, i.e. before clipping
+        config["grad_norm_measured"] = "before_clipping"
     if config["checkpoint_interval"] is not None and "save" in args and stated("save") is None:
         notes.append("save_interval is set but no --save folder: no checkpoints were written")
     if batch is not None:

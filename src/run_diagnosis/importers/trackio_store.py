@@ -30,6 +30,7 @@ from typing import Any
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.metric_frames import flat_keys
 from run_diagnosis.importers.tracker_exports import Loader, run_data, wide_records
 
 FORMAT = "trackio"
@@ -80,16 +81,6 @@ def _json(text: Any, where: str) -> dict[str, Any]:
     return document if isinstance(document, dict) else {}
 
 
-def _flat(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in document.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}/"))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
 def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
     project = _project(path)
     if project is None:
@@ -128,9 +119,13 @@ def _load_run(project: Path, name: str) -> RunData:
             else []
         )
     wide = [
-        {"step": step, "timestamp": timestamp, **_flat(_json(metrics, f"{project}, run {name}, step {step}"))}
+        {
+            "step": step,
+            "timestamp": timestamp,
+            **flat_keys(_json(metrics, f"{project}, run {name}, step {step}")),
+        }
         for step, timestamp, metrics in rows
     ]
-    params = _flat(_json(configs[0][0], f"{project}, config of run {name}")) if configs else {}
+    params = flat_keys(_json(configs[0][0], f"{project}, config of run {name}")) if configs else {}
     notes = [f"Trackio run {name!r} of project {project.stem}"]
     return run_data(FORMAT, str(project), name, wide_records(wide, set(), f"{project}"), params, notes)

@@ -167,6 +167,9 @@ def load(path: Path) -> RunData:
         schedule["decay_steps"] = config.get("total_steps")
     if skipped.events:
         notes.append(f"DeepSpeed skipped= counter rose {len(skipped.events)} time(s): fp16 overflow steps")
+    # DeepSpeed's printed norm is engine.get_global_grad_norm(): ZeRO's step() sets
+    # _global_grad_norm = scaled_global_norm() / loss scale before unscale_and_clip_grads
+    # (deepspeed/runtime/zero/stage_1_and_2.py); OLMo / Composer: see the module docstring
     config["grad_norm_measured"] = "before_clipping"
     return frames.run(
         FORMAT, str(source), schedule=schedule, config=config, notes=notes, events=[*events, *skipped.events]

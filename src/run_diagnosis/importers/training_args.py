@@ -365,6 +365,19 @@ def _checkpoint_interval(
     return stated
 
 
+# Lightning's grad_norm() utility (lightning.pytorch.utilities.grad_norm, and the Trainer's
+# track_grad_norm before 2.0) names the total norm grad_<p>_norm_total; the hook it is documented
+# for, on_before_optimizer_step, runs before clipping (Precision._after_closure calls the hook, then
+# _clip_gradients), so a logged norm of that name is the norm before clipping. Other names are a
+# user's own metric: when they were measured is not known.
+LIGHTNING_TOTAL_NORM = re.compile(r"^(?:.*/)?grad_(?:\d+(?:\.\d+)?|inf)_norm_total(?:_step|_epoch)?$")
+
+
+def grad_norm_measured_by_name(name: str | None) -> str | None:
+    """``before_clipping`` when the grad-norm metric's name is Lightning's grad_norm() total."""
+    return "before_clipping" if name and LIGHTNING_TOTAL_NORM.match(name) else None
+
+
 def _args_config(args: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """Config keys only the training arguments state (empty without arguments)."""
     if not args:
