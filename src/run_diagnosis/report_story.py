@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +45,7 @@ INSTABILITY_CATEGORIES = frozenset(
 )
 LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
 LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
-HEAD_MAX_CHARS = 70
+HEAD_MAX_CHARS = 70  # layout: a title cut at ':' or ';' names a finding when it is this short
 
 # The config_mismatch finding that names every required field the config lacks (one line).
 UNKNOWN_CONFIG_FIELDS = "config_mismatch:unknown_fields"
@@ -427,22 +426,14 @@ def scope_sentence(data: ReportData, said_end: bool = False) -> str:
 
 
 def spike_share_sentence(data: ReportData) -> str | None:
-    """How concentrated the loss-spike steps are on one shard: '16 of 19 loss-spike steps (84.2%)...'."""
-    frame = data.step_metrics
-    if not len(frame) or "shard_id" not in frame.columns:
+    """How concentrated the loss-spike steps are on one shard, as run_story judged it
+    (is_spikes_on_one_shard): '16 of 19 loss-spike steps (84.2%) were on shard 8 (web)'."""
+    s = data.story
+    if not s.get("is_spikes_on_one_shard"):
         return None
-    counted = flag_column(frame, "is_counted", True) & flag_column(frame, "is_loss_spike", False)
-    shards = frame.loc[counted, "shard_id"].dropna().astype(str)
-    if shards.empty:
-        return None
-    top, n_top = sorted(Counter(shards).items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    n_spikes = int(counted.sum())
-    if n_top < 2 or n_top / n_spikes < 0.5:
-        return None
-    source = frame.loc[counted & (frame["shard_id"].astype(str) == top).to_numpy(), "source"]
-    named = f"shard {top}" + (
-        f" ({source.iloc[0]})" if "source" in frame.columns and source.notna().any() else ""
-    )
+    n_top, n_spikes = int(s["spike_shard_steps"]), int(s["n_spike_steps"])
+    source = s.get("spike_shard_source")
+    named = f"shard {s['spike_shard_id']}" + (f" ({source})" if source is not None else "")
     return f"{n_top} of {n_spikes} loss-spike steps ({fmt_pct(n_top / n_spikes)}) were on {named}"
 
 

@@ -64,7 +64,8 @@ DDL: dict[str, str] = {
         plateau_val_loss double, plateau_val_accuracy double, late_fall_share double, val_trend varchar,
         dip_step bigint, dip_val_loss double, dip_best_before double, dip_previous_eval_step bigint,
         dip_val_accuracy double, dip_previous_val_accuracy double, dip_accuracy_collapsed boolean,
-        n_restarts bigint, n_crash_restarts bigint""",
+        n_restarts bigint, n_crash_restarts bigint, n_spike_steps bigint, spike_shard_id varchar,
+        spike_shard_source varchar, spike_shard_steps bigint, is_spikes_on_one_shard boolean""",
     "report_caveats": """
         caveat_id varchar, caveat varchar, finding_id varchar, lr_ratio double, data_parallel_workers bigint,
         final_lr double, is_final_lr_min_lr boolean, n_steps bigint, first_step bigint, last_step bigint,
