@@ -48,7 +48,19 @@ def environment(kind: str) -> Environment:
         if kind == "html"
         else {"autoescape": False, "trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}
     )
-    return Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, **options)
+    templates = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, **options)
+    templates.filters.update(one_line=one_line, pipes=pipes)
+    return templates
+
+
+def one_line(text: Any) -> str:
+    """Text with every run of whitespace (line breaks included) made one space."""
+    return " ".join(str(text).split())
+
+
+def pipes(text: Any) -> str:
+    """A Markdown table cell: its pipes escaped, so the row keeps its columns."""
+    return str(text).replace("|", "\\|")
 
 
 def read_asset(name: str) -> str:
