@@ -8,7 +8,9 @@
 --     still_improving;
 --   * the largest dip: a validation loss clearly above the best so far, and whether accuracy
 --     collapsed with it;
---   * the restarts: how many, and how many after a logged crash (a stop without one is not a crash).
+--   * the restarts: how many, and how many after a logged crash (a stop without one is not a crash);
+--   * where the loss spikes are: the shard holding most of the counted spike steps, and whether
+--     that is most of them (story_spike_shard_min_share, at least story_spike_shard_min_steps).
 with
 
 config as (
@@ -101,6 +103,63 @@ restarts as (
     group by run_id
 ),
 
+spike_steps as (
+    select run_id, step, train_row_id, shard_id, source
+    from {{ run_ref('step_metrics') }}
+    where coalesce(is_counted, true) and coalesce(is_loss_spike, false)
+),
+
+spike_totals as (
+    select run_id, count(*) as n_spike_steps
+    from spike_steps
+    group by run_id
+),
+
+spike_shards as (
+    -- the shard with the most spike steps (ties: the lowest shard id)
+    select
+        run_id,
+        shard_id,
+        count(*) as n_steps,
+        row_number() over (
+            partition by run_id
+            order by count(*) desc, shard_id
+            rows between unbounded preceding and current row
+        ) as shard_rank
+    from spike_steps
+    where shard_id is not null
+    group by run_id, shard_id
+),
+
+spike_sources as (
+    -- the source of each shard's first spike step
+    select
+        run_id,
+        shard_id,
+        source,
+        row_number() over (
+            partition by run_id, shard_id
+            order by step, train_row_id
+            rows between unbounded preceding and current row
+        ) as from_first
+    from spike_steps
+    where shard_id is not null
+),
+
+spike_shard as (
+    select
+        spike_shards.run_id,
+        spike_shards.shard_id as spike_shard_id,
+        spike_sources.source as spike_shard_source,
+        spike_shards.n_steps as spike_shard_steps
+    from spike_shards
+    left join spike_sources
+        on spike_shards.run_id = spike_sources.run_id
+        and spike_shards.shard_id = spike_sources.shard_id
+        and spike_sources.from_first = 1
+    where spike_shards.shard_rank = 1
+),
+
 joined as (
     select
         config.run_id,
@@ -130,7 +189,11 @@ joined as (
         dips.dip_val_accuracy,
         dips.dip_previous_val_accuracy,
         coalesce(restarts.n_restarts, 0) as n_restarts,
-        coalesce(restarts.n_crash_restarts, 0) as n_crash_restarts
+        coalesce(restarts.n_crash_restarts, 0) as n_crash_restarts,
+        coalesce(spike_totals.n_spike_steps, 0) as n_spike_steps,
+        spike_shard.spike_shard_id,
+        spike_shard.spike_shard_source,
+        spike_shard.spike_shard_steps
     from config
     left join ends
         on config.run_id = ends.run_id
@@ -143,6 +206,10 @@ joined as (
         and dips.dip_rank = 1
     left join restarts
         on config.run_id = restarts.run_id
+    left join spike_totals
+        on config.run_id = spike_totals.run_id
+    left join spike_shard
+        on config.run_id = spike_shard.run_id
 ),
 
 final as (
@@ -195,7 +262,16 @@ final as (
             false
         ) as dip_accuracy_collapsed,
         n_restarts,
-        n_crash_restarts
+        n_crash_restarts,
+        n_spike_steps,
+        spike_shard_id,
+        spike_shard_source,
+        spike_shard_steps,
+        coalesce(
+            spike_shard_steps >= {{ threshold('story_spike_shard_min_steps') }}
+            and spike_shard_steps >= {{ threshold('story_spike_shard_min_share') }} * n_spike_steps,
+            false
+        ) as is_spikes_on_one_shard
     from joined
 )
 

@@ -16,7 +16,7 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +83,13 @@ MART_ORDER: dict[str, str] = {
     "run_events": "step, event_row_id",
     "run_story": "run_id",
     "check_margins": "check_name, statistic_name",
+    "report_caveats": "caveat_id",
 }
 
 # Marts the report uses when the build has them (older builds and imports may not):
 # without them the caveats about checkpoints, validation-set size and events are left out,
 # and without run_story the story states the validation curve's ends and no trend.
-OPTIONAL_MARTS = ("run_context", "run_events", "run_story", "check_margins")
+OPTIONAL_MARTS = ("run_context", "run_events", "run_story", "check_margins", "report_caveats")
 
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
@@ -177,6 +178,33 @@ class DbtResults:
         return lines
 
 
+@dataclass(frozen=True)
+class Caveat:
+    """A report_caveats row: a caveat the marts decided applies to the run, with the numbers its
+    sentence gives (the columns of its kind; the others are None)."""
+
+    caveat: str  # lr_scaled_by_workers, grad_norm_after_clipping, val_set_small, val_set_size_unknown
+    caveat_id: str
+    finding_id: str | None = None
+    lr_ratio: float | None = None
+    data_parallel_workers: int | None = None
+    final_lr: float | None = None
+    is_final_lr_min_lr: bool | None = None
+    n_steps: int | None = None
+    first_step: int | None = None
+    last_step: int | None = None
+    limit_value: float | None = None
+    first_step_above: int | None = None
+    val_examples: int | None = None
+    val_accuracy: float | None = None
+    accuracy_two_standard_errors: float | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Caveat:
+        values: dict[str, Any] = {f.name: row.get(f.name) for f in fields(cls)}
+        return cls(**values)
+
+
 @dataclass
 class ReportData:
     """Everything the renderers need, read once. `findings` are ranked (`rank` 1 = fix first)."""
@@ -199,11 +227,16 @@ class ReportData:
     tool_defects: list[ToolDefect] = field(default_factory=list)  # failed structural tests about this run
     story: dict[str, Any] = field(default_factory=dict)  # the run_story mart's row: the story's claims
     margins: list[dict[str, Any]] = field(default_factory=list)  # check_margins rows (empty in older builds)
+    caveats: list[Caveat] = field(default_factory=list)  # report_caveats rows (empty in older builds)
 
     @property
     def has_costs(self) -> bool:
         """True when the findings carry the cost columns (model and compute ledgers)."""
         return all(c in self.findings_columns for c in COST_COLUMNS)
+
+    def caveat(self, kind: str) -> Caveat | None:
+        """The run's first caveat of this kind (report_caveats), or None."""
+        return next((c for c in self.caveats if c.caveat == kind), None)
 
     def finding(self, finding_id: str | None) -> dict[str, Any] | None:
         """The finding with this id, or None."""
@@ -439,6 +472,7 @@ def load_report_data(
         history = read_history(con, run_id) if with_history else None
         story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
         margins = read_rows(con, "check_margins", run_id)[1] if "check_margins" in present else []
+        caveats = read_rows(con, "report_caveats", run_id)[1] if "report_caveats" in present else []
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -465,6 +499,7 @@ def load_report_data(
         tool_defects=[d for d in defects if d.concerns(run_id)],
         story=story_rows[0] if story_rows else {},
         margins=margins,
+        caveats=[Caveat.from_row(row) for row in caveats],
     )
 
 

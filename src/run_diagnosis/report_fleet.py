@@ -16,7 +16,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from run_diagnosis.report_data import (
     run_command,
     severity_index,
 )
+from run_diagnosis.report_templates import environment
 from run_diagnosis.safe_io import folder_problem, write_files_atomically
 from run_diagnosis.tool_defects import ToolDefect, quarantined_runs
 
@@ -154,12 +154,6 @@ def _comparison_text(row: dict[str, Any]) -> str:
     return "; ".join(parts) or "within the baseline's noise"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    return lines
-
-
 def _report_link(out: Path, run_id: str, name: str) -> str | None:
     path = out / RUNS_SUBDIR / run_id / name
     return path.relative_to(out).as_posix() if path.is_file() else None
@@ -223,113 +217,55 @@ def _unreadable_cells(fleet: Fleet) -> list[list[str]]:
     ]
 
 
+def _recurring_cells(fleet: Fleet) -> list[list[str]]:
+    return [
+        [
+            str(r["category"]),
+            f"{r['runs_hit']} of {r['n_runs']}",
+            str(r.get("worst_severity")),
+            _short(r.get("run_ids_hit")),
+            _short(r.get("hyperparameter_ranges") or ""),
+        ]
+        for r in fleet.recurring
+    ]
+
+
+def _page(fleet: Fleet) -> dict[str, Any]:
+    """What both templates of the page show (the cells as text; the templates escape them)."""
+    return {
+        "fleet": fleet,
+        "title": f"{len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first",
+        "defects": defect_lines(fleet),
+        "recurring": _recurring_cells(fleet),
+        "comparisons": [
+            [str(r["run_id"]), str(r["baseline_run_id"]), _comparison_text(r)] for r in fleet.comparisons
+        ],
+    }
+
+
 def render_markdown(fleet: Fleet, out: Path) -> str:
-    lines = [f"# {len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first", ""]
-    if fleet.incomplete:
-        lines += ["## This diagnosis is INCOMPLETE", ""]
-        lines += [f"- {line}" for line in fleet.incomplete]
-        lines.append("")
-    defects = defect_lines(fleet)
-    if defects:
-        lines += ["## Defects of the tool", "", *[f"- {d}" for d in defects[:-1]], "", defects[-1], ""]
-    rows = []
+    """index.md from templates/fleet.md.j2; a run whose report is under out/runs/ gets a link."""
+    runs = []
     for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
         link = _report_link(out, str(run["run_id"]), "report.md")
-        rows.append([*cells, f"[report]({link})" if link else ""])
-    rows += [[*cells, ""] for cells in _unreadable_cells(fleet)]
-    header = RUN_COLUMNS
-    lines += _table(header, rows)
-    lines += ["", "## What keeps going wrong", ""]
-    if fleet.recurring:
-        lines += _table(
-            ["category", "runs hit", "worst", "runs", "goes with"],
-            [
-                [
-                    str(r["category"]),
-                    f"{r['runs_hit']} of {r['n_runs']}",
-                    str(r.get("worst_severity")),
-                    _short(r.get("run_ids_hit")),
-                    _short(r.get("hyperparameter_ranges") or ""),
-                ]
-                for r in fleet.recurring
-            ],
-        )
-    else:
-        lines.append("No finding in any run.")
-    lines += ["", "## Runs against their baselines", ""]
-    if fleet.comparisons:
-        lines += _table(
-            ["run", "baseline", "what differs"],
-            [[str(r["run_id"]), str(r["baseline_run_id"]), _comparison_text(r)] for r in fleet.comparisons],
-        )
-    else:
-        lines.append("No run names a baseline (config `baseline_run_id`).")
-    return "\n".join(lines) + "\n"
-
-
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _defects_html(fleet: Fleet) -> str:
-    defects = defect_lines(fleet)
-    if not defects:
-        return ""
-    items = "".join(f"<li>{html.escape(d)}</li>" for d in defects[:-1])
-    return f'<h2 id="tool-defects">Defects of the tool</h2><ul>{items}</ul><p>{html.escape(defects[-1])}</p>'
+        runs.append([*cells, f"[report]({link})" if link else ""])
+    runs += [[*cells, ""] for cells in _unreadable_cells(fleet)]
+    template = environment("markdown").get_template("fleet.md.j2")
+    return template.render(**_page(fleet), run_columns=RUN_COLUMNS, runs=runs)
 
 
 def render_html(fleet: Fleet, out: Path) -> str:
-    esc = html.escape
-    rows = []
-    for cells, run in zip(_run_cells(fleet), fleet.runs, strict=True):
-        link = _report_link(out, str(run["run_id"]), "report.html")
-        name = f'<a href="{esc(link)}">{esc(cells[1])}</a>' if link else esc(cells[1])
-        rows.append([cells[0], name, *(esc(c) for c in cells[2:])])
-    rows += [[esc(c) for c in cells] for cells in _unreadable_cells(fleet)]
-    recurring = [
-        [esc(str(r["category"])), f"{r['runs_hit']} of {r['n_runs']}", esc(str(r.get("worst_severity"))),
-         esc(_short(r.get("run_ids_hit"))), esc(_short(r.get("hyperparameter_ranges") or ""))]
-        for r in fleet.recurring
-    ]  # fmt: skip
-    comparisons = [
-        [esc(str(r["run_id"])), esc(str(r["baseline_run_id"])), esc(_comparison_text(r))]
-        for r in fleet.comparisons
-    ]
-    title = f"{len(fleet.runs) + len(fleet.unreadable)} runs, worst problem first"
+    """index.html from templates/fleet.html.j2 (autoescaped)."""
+    links = [_report_link(out, str(run["run_id"]), "report.html") for run in fleet.runs]
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:1rem auto;padding:0 1rem}"
-        "table{border-collapse:collapse;margin-bottom:1.5rem}td,th{border:1px solid #ddd;padding:.3rem .5rem;"
-        "vertical-align:top;text-align:left}</style></head>\n<body>"
-        f"<h1>{esc(title)}</h1>"
-        + (
-            '<div id="incomplete" style="border-left:4px solid #b00020;background:#fdf1f3;'
-            'padding:.4rem 1rem">'
-            "<h2>This diagnosis is INCOMPLETE</h2><ul>"
-            + "".join(f"<li>{esc(line)}</li>" for line in fleet.incomplete)
-            + "</ul></div>"
-            if fleet.incomplete
-            else ""
+        environment("html")
+        .get_template("fleet.html.j2")
+        .render(
+            **_page(fleet),
+            run_columns=[*RUN_COLUMNS[:-1], ""],
+            runs=_run_cells(fleet) + _unreadable_cells(fleet),
+            links=links,
         )
-        + _defects_html(fleet)
-        + _html_table([*RUN_COLUMNS[:-1], ""], rows)
-        + "<h2>What keeps going wrong</h2>"
-        + (
-            _html_table(["category", "runs hit", "worst", "runs", "goes with"], recurring)
-            if recurring
-            else "<p>No finding in any run.</p>"
-        )
-        + "<h2>Runs against their baselines</h2>"
-        + (
-            _html_table(["run", "baseline", "what differs"], comparisons)
-            if comparisons
-            else "<p>No run names a baseline (config <code>baseline_run_id</code>).</p>"
-        )
-        + "</body></html>\n"
     )
 
 

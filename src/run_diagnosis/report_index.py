@@ -11,7 +11,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import html
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from run_diagnosis.cli import prog
 from run_diagnosis.report_data import run_command, severity_index
+from run_diagnosis.report_templates import environment
 
 REPORT_FILES = ("findings.json", "report.md")
 WHAT_HAPPENED = "## What happened"
@@ -77,34 +77,14 @@ def link(entry: RunEntry, name: str) -> str:
 
 
 def render_index_markdown(entries: list[RunEntry]) -> str:
-    lines = ["# Run diagnoses", "", f"{len(entries)} run(s), by folder.", ""]
-    lines += ["| Run | Worst | Above low | Fix first | Report |", "|---|---|---|---|---|"]
-    for e in entries:
-        cells = [e.run_name, e.worst, f"{e.n_above_low} of {e.n_findings}", e.fix_first]
-        cells = [" ".join(c.split()).replace("|", "\\|") for c in cells]
-        lines.append(f"| {' | '.join(cells)} | [report]({link(e, 'report.md')}) |")
-    lines.append("")
-    for e in entries:
-        lines += [f"## {e.run_name}", "", e.story or "No story (the report has no 'What happened').", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    """index.md from templates/index.md.j2."""
+    text = environment("markdown").get_template("index.md.j2").render(entries=entries, link=link)
+    return text.rstrip() + "\n"
 
 
 def render_index_html(entries: list[RunEntry]) -> str:
-    esc = html.escape
-    rows = "".join(
-        f'<tr><td><a href="{esc(link(e, "report.html"))}">{esc(e.run_name)}</a></td><td>{esc(e.worst)}</td>'
-        f"<td>{e.n_above_low} of {e.n_findings}</td><td>{esc(e.fix_first)}</td><td>{esc(e.story)}</td></tr>"
-        for e in entries
-    )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Run diagnoses</title>'
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:1rem auto;padding:0 1rem}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.3rem .5rem;vertical-align:top;"
-        "text-align:left}</style></head>\n<body><h1>Run diagnoses</h1>"
-        "<table><thead><tr><th>Run</th><th>Worst</th><th>Above low</th><th>Fix first</th>"
-        f"<th>What happened</th></tr></thead><tbody>{rows}</tbody></table></body></html>\n"
-    )
+    """index.html from templates/index.html.j2 (autoescaped)."""
+    return environment("html").get_template("index.html.j2").render(entries=entries, link=link)
 
 
 def write_index(root: Path) -> dict[str, Path]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,11 +45,7 @@ INSTABILITY_CATEGORIES = frozenset(
 )
 LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
 LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
-AT_LIMIT_TOLERANCE = 0.001  # a grad norm within 0.1% of the clip limit is "at the limit"
-AT_LIMIT_MIN_STEPS = 5  # ... and 5 norms at the limit, none above, mean the log is after clipping
-RATIO_TOLERANCE = 0.05  # an LR ratio within 5% of the worker count "equals" it
-LARGE_VAL_SET = 5000  # above this, the validation set size is no caveat
-HEAD_MAX_CHARS = 70
+HEAD_MAX_CHARS = 70  # layout: a title cut at ':' or ';' names a finding when it is this short
 
 # The config_mismatch finding that names every required field the config lacks (one line).
 UNKNOWN_CONFIG_FIELDS = "config_mismatch:unknown_fields"
@@ -431,22 +426,14 @@ def scope_sentence(data: ReportData, said_end: bool = False) -> str:
 
 
 def spike_share_sentence(data: ReportData) -> str | None:
-    """How concentrated the loss-spike steps are on one shard: '16 of 19 loss-spike steps (84.2%)...'."""
-    frame = data.step_metrics
-    if not len(frame) or "shard_id" not in frame.columns:
+    """How concentrated the loss-spike steps are on one shard, as run_story judged it
+    (is_spikes_on_one_shard): '16 of 19 loss-spike steps (84.2%) were on shard 8 (web)'."""
+    s = data.story
+    if not s.get("is_spikes_on_one_shard"):
         return None
-    counted = flag_column(frame, "is_counted", True) & flag_column(frame, "is_loss_spike", False)
-    shards = frame.loc[counted, "shard_id"].dropna().astype(str)
-    if shards.empty:
-        return None
-    top, n_top = sorted(Counter(shards).items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    n_spikes = int(counted.sum())
-    if n_top < 2 or n_top / n_spikes < 0.5:
-        return None
-    source = frame.loc[counted & (frame["shard_id"].astype(str) == top).to_numpy(), "source"]
-    named = f"shard {top}" + (
-        f" ({source.iloc[0]})" if "source" in frame.columns and source.notna().any() else ""
-    )
+    n_top, n_spikes = int(s["spike_shard_steps"]), int(s["n_spike_steps"])
+    source = s.get("spike_shard_source")
+    named = f"shard {s['spike_shard_id']}" + (f" ({source})" if source is not None else "")
     return f"{n_top} of {n_spikes} loss-spike steps ({fmt_pct(n_top / n_spikes)}) were on {named}"
 
 
@@ -648,28 +635,19 @@ def hypothesis_caveats(data: ReportData) -> list[str]:
     notes = [
         "The causes are read from the logs, not tested: each one is a hypothesis until its rerun confirms it."
     ]
-    c = data.context
-    for f in data.findings:
-        if f.get("category") != "lr_above_peak" or not f.get("observed_value") or not f.get("expected_value"):
-            continue
-        ratio = float(f["observed_value"]) / float(f["expected_value"])
-        workers = c.get("data_parallel_workers")
-        if workers and abs(ratio / float(workers) - 1) <= RATIO_TOLERANCE:
-            text = (
-                f"The learning rate at {ratio:.1f}x its configured peak equals the "
-                f"{fmt_num(workers)} data-parallel "
-                "workers; that the LR was multiplied by the worker count is a hypothesis"
-            )
-            end_lr = final_logged_lr(data)
-            if (
-                end_lr is not None
-                and c.get("min_lr")
-                and abs(end_lr / float(c["min_lr"]) - 1) <= RATIO_TOLERANCE
-            ):
-                text += (
-                    f" (only the peak is scaled: the last logged LR {fmt_num(end_lr)} is the unscaled min_lr)"
-                )
-            notes.append(text + ".")
+    # the LR ratio that equals the worker count (report_caveats), in the order of its findings
+    ranks = {f["finding_id"]: f["rank"] for f in data.findings}
+    scaled = [c for c in data.caveats if c.caveat == "lr_scaled_by_workers"]
+    for caveat in sorted(scaled, key=lambda c: ranks.get(c.finding_id, len(ranks) + 1)):
+        text = (
+            f"The learning rate at {caveat.lr_ratio:.1f}x its configured peak equals the "
+            f"{fmt_num(caveat.data_parallel_workers)} data-parallel "
+            "workers; that the LR was multiplied by the worker count is a hypothesis"
+        )
+        if caveat.is_final_lr_min_lr:
+            last = fmt_num(caveat.final_lr)
+            text += f" (only the peak is scaled: the last logged LR {last} is the unscaled min_lr)"
+        notes.append(text + ".")
     priors = [
         short(f)
         for f in data.findings
@@ -680,61 +658,35 @@ def hypothesis_caveats(data: ReportData) -> list[str]:
     return notes
 
 
-def final_logged_lr(data: ReportData) -> float | None:
-    frame = data.step_metrics
-    if not len(frame):
-        return None
-    counted = flag_column(frame, "is_counted", True)
-    lr = num_column(frame, "learning_rate")[counted]
-    lr = lr[np.isfinite(lr)]
-    return float(lr[-1]) if len(lr) else None
-
-
 def clipping_caveat(data: ReportData) -> str | None:
-    frame = data.step_metrics
-    if not len(frame):
+    """The log records gradient norms after clipping (report_caveats: grad_norm_after_clipping)."""
+    caveat = data.caveat("grad_norm_after_clipping")
+    if caveat is None:
         return None
-    counted = flag_column(frame, "is_counted", True)
-    grad, clip, step = (num_column(frame, c)[counted] for c in ("grad_norm", "grad_clip_norm", "step"))
-    known = np.isfinite(grad) & np.isfinite(clip) & (clip > 0)
-    if not known.any():
-        return None
-    above = known & (grad > clip * (1 + AT_LIMIT_TOLERANCE))
-    # up to the first norm above the limit (clipping lost, e.g. after a resume), or the whole run
-    first_above = float(step[above].min()) if above.any() else math.inf
-    window = known & (step < first_above)
-    at_limit = window & (np.abs(grad - clip) <= AT_LIMIT_TOLERANCE * clip)
-    n_at = int(at_limit.sum())
-    if n_at < AT_LIMIT_MIN_STEPS:
-        return None
-    steps = step[at_limit]
-    scope = f"before step {int(first_above)}" if above.any() else "in the run"
+    above = caveat.first_step_above
+    scope = f"before step {above}" if above is not None else "in the run"
     return (
-        f"{n_at} logged gradient norms (steps {int(steps.min())}-{int(steps.max())}) sit exactly at the "
-        f"clipping limit {fmt_num(float(clip[at_limit][0]))} and none {scope} is above it: the log records "
+        f"{caveat.n_steps} logged gradient norms (steps {caveat.first_step}-{caveat.last_step}) sit exactly "
+        f"at the clipping limit {fmt_num(caveat.limit_value)} and none {scope} is above it: the log records "
         f"norms after clipping, so the true gradient sizes {scope} are unknown."
     )
 
 
-def val_set_caveat(data: ReportData, t: Trajectory | None) -> str | None:
-    if t is None:
-        return None
-    n = data.context.get("val_examples")
-    if not n:
+def val_set_caveat(data: ReportData) -> str | None:
+    """How noisy the validation numbers are (report_caveats: val_set_small, val_set_size_unknown)."""
+    if data.caveat("val_set_size_unknown") is not None:
         return (
             "The config does not give the validation set size, so how noisy the validation "
             "numbers are is unknown."
-            if data.context
-            else None
         )
-    if n >= LARGE_VAL_SET:
+    small = data.caveat("val_set_small")
+    if small is None:
         return None
-    p = t.accuracies[-1]
-    text = f"The validation set is {fmt_num(n)} examples"
-    if p is not None and 0 < p < 1:
-        noise = 2 * math.sqrt(p * (1 - p) / n)
+    text = f"The validation set is {fmt_num(small.val_examples)} examples"
+    if small.accuracy_two_standard_errors is not None:
         text += (
-            f": accuracy differences under about {noise:.3f} (two standard errors at {fmt_loss(p)}) are noise"
+            f": accuracy differences under about {small.accuracy_two_standard_errors:.3f} "
+            f"(two standard errors at {fmt_loss(small.val_accuracy)}) are noise"
         )
     return text + "."
 
@@ -866,10 +818,10 @@ def import_caveat(data: ReportData) -> str | None:
     return f"The importer {' and '.join(parts)}; name them with an alias file or --map." if parts else None
 
 
-def build_caveats(data: ReportData, t: Trajectory | None, consistency: list[str]) -> list[str]:
+def build_caveats(data: ReportData, consistency: list[str]) -> list[str]:
     notes = hypothesis_caveats(data)
     notes += [n for n in (import_caveat(data),) if n]
-    notes += [n for n in (clipping_caveat(data), val_set_caveat(data, t)) if n]
+    notes += [n for n in (clipping_caveat(data), val_set_caveat(data)) if n]
     notes += duplicate_eval_caveats(data)
     notes += [n for n in (checkpoint_caveat(data),) if n]
     st = step_time(data)
@@ -961,7 +913,7 @@ def build_page_one(data: ReportData, consistency: list[str]) -> PageOne:
         ledgers=build_ledgers(data, causes),
         fix_first=fix,
         reruns=build_reruns(data, fix, causes),
-        caveats=build_caveats(data, t, consistency),
+        caveats=build_caveats(data, consistency),
         nothing_above_low=not any(is_above_low(f) for f in data.findings),
         causes=causes,
         glitches=glitches,

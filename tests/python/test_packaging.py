@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib
 import subprocess
 import sys
@@ -244,3 +245,12 @@ def test_scripts_diagnose_py_is_the_diagnose_subcommand(tmp_path: Path) -> None:
         [*shim, str(not_a_log), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=tmp_path
     )
     assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+
+
+def test_the_report_templates_ship_as_package_data() -> None:
+    """report.md/html are rendered from templates/ (report_templates.py): every file there must be
+    matched by pyproject.toml's package-data, or a non-editable install renders nothing."""
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["run_diagnosis"]
+    files = sorted(path.relative_to(PACKAGE).as_posix() for path in (PACKAGE / "templates").iterdir())
+    assert {"templates/report.md.j2", "templates/report.html.j2", "templates/report.css"} <= set(files)
+    assert [name for name in files if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []

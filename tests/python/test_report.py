@@ -197,6 +197,14 @@ def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Pat
     tables = fx.problem_tables()
     tables["step_metrics"] = [(*r[:9], 1.0 if r[1] <= 30 else r[9], *r[10:]) for r in tables["step_metrics"]]
     tables["eval_metrics"] = [*tables["eval_metrics"], (20, 2.9, 0.1, False, False, None)]
+    # what report_caveats decides on those norms (its unit test holds the rule): 30 at the limit
+    tables["report_caveats"] = [
+        *tables["report_caveats"],
+        fx.as_row(
+            "report_caveats", caveat_id="grad_norm_after_clipping", caveat="grad_norm_after_clipping",
+            n_steps=30, first_step=1, last_step=30, limit_value=1.0,
+        ),
+    ]  # fmt: skip
     caveats = page_one(read(make_report(tmp_path, tables, []), "markdown")).split("## Double-check")[1]
     assert (
         "logged gradient norms (steps 1-30) sit exactly at the clipping limit 1 and none in the run is "
@@ -209,8 +217,9 @@ def test_caveats_flag_clipped_grad_norms_and_a_repeated_evaluation(tmp_path: Pat
     )
 
 
-def test_without_run_context_and_events_the_report_still_writes(tmp_path: Path) -> None:
-    md = read(make_report(tmp_path, fx.problem_tables(), [], skip=("run_context", "run_events")), "markdown")
+def test_without_run_context_events_and_caveats_the_report_still_writes(tmp_path: Path) -> None:
+    optional = ("run_context", "run_events", "report_caveats")
+    md = read(make_report(tmp_path, fx.problem_tables(), [], skip=optional), "markdown")
     assert "## Fix first:" in md
     assert "saved checkpoint" not in page_one(md) and "validation set is" not in md
 

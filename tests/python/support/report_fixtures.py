@@ -64,7 +64,13 @@ DDL: dict[str, str] = {
         plateau_val_loss double, plateau_val_accuracy double, late_fall_share double, val_trend varchar,
         dip_step bigint, dip_val_loss double, dip_best_before double, dip_previous_eval_step bigint,
         dip_val_accuracy double, dip_previous_val_accuracy double, dip_accuracy_collapsed boolean,
-        n_restarts bigint, n_crash_restarts bigint""",
+        n_restarts bigint, n_crash_restarts bigint, n_spike_steps bigint, spike_shard_id varchar,
+        spike_shard_source varchar, spike_shard_steps bigint, is_spikes_on_one_shard boolean""",
+    "report_caveats": """
+        caveat_id varchar, caveat varchar, finding_id varchar, lr_ratio double, data_parallel_workers bigint,
+        final_lr double, is_final_lr_min_lr boolean, n_steps bigint, first_step bigint, last_step bigint,
+        limit_value double, first_step_above bigint, val_examples bigint, val_accuracy double,
+        accuracy_two_standard_errors double""",
 }
 
 # The cost columns of the harm ledgers (issue-8); a build may or may not have them.
@@ -294,6 +300,15 @@ def problem_tables() -> dict[str, list[tuple[Any, ...]]]:
             (6, 50, "checkpoint_saved", "checkpoint saved: step 50", 50, None),
             (7, 60, "run_end", "run finished", None, None),
         ],
+        # what models/marts/report_caveats.sql decides: 512 examples is a small validation set; two
+        # standard errors of the last evaluation's accuracy 0.45 (its grad norms stay below the limit)
+        "report_caveats": [
+            as_row(
+                "report_caveats", caveat_id="val_set_small", caveat="val_set_small",
+                val_examples=VAL_EXAMPLES, val_accuracy=0.45,
+                accuracy_two_standard_errors=2 * math.sqrt(0.45 * 0.55 / VAL_EXAMPLES),
+            )
+        ],
     }  # fmt: skip
 
 
@@ -347,6 +362,7 @@ def clean_tables() -> dict[str, list[tuple[Any, ...]]]:
                 n_crash_restarts=0,
             )
         ],
+        "report_caveats": [],  # no evaluations, no grad_norm, no LR finding: no caveat
     }
 
 
