@@ -20,21 +20,30 @@ ruff format --check src tools scripts tests/python benchmarks corpus
 types="$REPO/.dbt_state/mypy_output.txt"
 mypy > "$types" 2>&1 &
 typecheck=$!
-# the `ci` selector (selectors.yml): every node, the hygiene and unit tests included;
-# a plain `dbt build` runs the default `diagnosis` selector only. The tests that read the
-# sample (test_sample_run, test_diagnose) reuse this build: RUN_DIAGNOSIS_TEST_SAMPLE names
-# its folder (database, target, logs, console output, exit code; tests/python/support/sample_build.py).
-# It runs in the background while pytest starts on the other files (dbt keeps about one core
-# busy; the two workers take the rest) and its output, the sample's problem list, is printed
+# the README's first recipe, `bash scripts/diagnose_sample.sh` (the `ci` selector, selectors.yml:
+# every node, the hygiene and unit tests included; a plain `dbt build` runs the default `diagnosis`
+# selector only), run once in a fresh copy of the tree (tests/python/support/fresh_copy.py: the files
+# a clone would hold, uncommitted changes included, nothing ignored) as the README test runs it.
+# Its build serves three test files: test_readme_commands runs the README's other recipes in the same
+# copy afterwards (RUN_DIAGNOSIS_TEST_CLONE), test_sample_run and test_diagnose read the sample's
+# database and target, copied into RUN_DIAGNOSIS_TEST_SAMPLE with the console output and the exit
+# code (tests/python/support/sample_build.py). It runs in the background while pytest starts on the
+# other files (dbt keeps about one core busy) and its output, the sample's problem list, is printed
 # after pytest's.
 sample="$REPO/.dbt_state/test_sample"
-rm -rf "$sample"
+clone="$REPO/.dbt_state/test_clone"
+rm -rf "$sample" "$clone"
 mkdir -p "$sample"
+python tests/python/support/fresh_copy.py "$clone"
 (
   code=0
-  RUN_DIAGNOSIS_DB="$sample/run_diagnosis.duckdb" \
-    dbt build --selector ci --profiles-dir . --target-path "$sample/target" --log-path "$sample/logs" \
-    > "$sample/output.txt" 2>&1 || code=$?
+  cd "$clone"
+  env -u RUN_DIAGNOSIS_DB -u RUN_DIAGNOSIS_RUN_DIR RUN_DIAGNOSIS_VENV="$REPO/.venv" \
+    PYTHONPATH="$clone/src" RUN_DIAGNOSIS_SKIP_BROWSER=1 \
+    bash -e -c "bash scripts/diagnose_sample.sh" > "$sample/output.txt" 2>&1 || code=$?
+  # the build as the sample's tests read it, before the README's later recipes rewrite target/
+  cp -R "$clone/target" "$sample/target" 2>/dev/null || true
+  cp "$clone/.dbt_state/run_diagnosis.duckdb" "$sample/run_diagnosis.duckdb" 2>/dev/null || true
   echo "$code" > "$sample/exit_code.tmp" && mv "$sample/exit_code.tmp" "$sample/exit_code"
 ) &
 build=$!
@@ -42,10 +51,10 @@ build=$!
 # slowest files first (tests/python/support/slowest_first.py); each worker parses the dbt project
 # once and reuses the manifest for its builds
 status=0
-RUN_DIAGNOSIS_TEST_SAMPLE="$sample" python -m pytest tests/python -q \
+RUN_DIAGNOSIS_TEST_SAMPLE="$sample" RUN_DIAGNOSIS_TEST_CLONE="$clone" python -m pytest tests/python -q \
   -n "${RUN_DIAGNOSIS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@" || status=$?
 wait "$build"
-echo "--- dbt build --selector ci on the sample (exit code $(cat "$sample/exit_code")) ---"
+echo "--- bash scripts/diagnose_sample.sh (dbt build --selector ci on the sample; exit code $(cat "$sample/exit_code")) ---"
 cat "$sample/output.txt"
 [ "$(cat "$sample/exit_code")" = 0 ] || status=1
 types_status=0

@@ -30,6 +30,7 @@ from run_diagnosis import alerts, findings_since
 from run_diagnosis.dbt_runner import build_run
 from run_diagnosis.report import write_report
 from run_diagnosis.report_fleet import write_fleet
+from support.dbt_session import DB_NAME
 from support.paths import REPO
 from support.run_builder import RunBuilder
 
@@ -90,7 +91,8 @@ class Builds:
     """The run's folder and database, built one more time on each call."""
 
     def __init__(self, root: Path, url: str) -> None:
-        self.root, self.runs, self.db = root, root / "runs", root / "db.duckdb"
+        # the file name the fixture builds use (support/dbt_session.py): one parsed manifest serves both
+        self.root, self.runs, self.db = root, root / "runs", root / DB_NAME
         self.channels = [
             alerts.Channel("webhook", f"{url}/generic", "generic"),
             alerts.Channel("webhook", f"{url}/slack", "slack"),
@@ -99,9 +101,9 @@ class Builds:
         self.output = ""
 
     def build(self) -> None:
-        result = build_run(
-            self.runs, self.db, self.root / "dbt", exclude="resource_type:unit_test", check=False
-        )
+        # the default selector, as run-diagnosis diagnose builds: the models, the anomaly tests and
+        # the invariants; the hygiene and unit tests guard the SQL (the sample's `ci` build runs them)
+        result = build_run(self.runs, self.db, self.root / "dbt", check=False)
         assert result.ok, "\n".join(result.errors)
         self.output = result.output
 

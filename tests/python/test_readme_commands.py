@@ -1,9 +1,17 @@
 """The README's recipes run as written on a fresh clone (issue 26).
 
-Every ```bash block of README.md is run, in its own `bash -e`, in a fresh `git clone` of this
-repository (the committed tree), in the README's order. The venv is reused
-(RUN_DIAGNOSIS_VENV: scripts/bootstrap.sh finds it up to date) and the clone's own package
-comes first on PYTHONPATH, so the clone runs its own code without a new install.
+Every ```bash block of README.md is run, in its own `bash -e`, in a fresh copy of this
+repository (support/fresh_copy.py: the files a clone would hold, uncommitted changes included,
+nothing git ignores), in the README's order. The venv is reused (RUN_DIAGNOSIS_VENV:
+scripts/bootstrap.sh finds it up to date) and the copy's own package comes first on PYTHONPATH,
+so the copy runs its own code without a new install.
+
+scripts/test.sh makes that copy and runs the README's first recipe in it (PRERUN, `bash
+scripts/diagnose_sample.sh`: the sample's `ci` build, which the sample's tests read too) in the
+background, with the environment this test gives the blocks; RUN_DIAGNOSIS_TEST_CLONE names the
+copy. Then the block that is exactly that command is not run a second time: its exit code and
+output are the ones scripts/test.sh kept (support/sample_build.py), and the other blocks run
+afterwards in the same copy. Run alone, this file makes its own copy and runs every block.
 
 The README's placeholders name the user's data; they are replaced by data that exists here
 (PLACEHOLDERS: the team's sample run as five files, a warehouse of two copies of it), and every
@@ -28,7 +36,9 @@ import pytest
 
 from benchmark import README_END, README_START
 from report_readme import replace_between
+from support.fresh_copy import fresh_copy
 from support.paths import REPO
+from support.sample_build import EXIT_CODE_FILE, OUTPUT_FILE, SAMPLE_BUILD_ENV_VAR, WAIT_SECONDS, wait_for
 
 README = REPO / "README.md"
 PERFORMANCE = REPO / "docs" / "performance.md"
@@ -38,6 +48,8 @@ SEEDS = REPO / "seeds"
 SKIP_MARKER = re.compile(r"^<!-- readme-test: skip \((?P<why>[^)]+)\) -->$")
 FENCE = re.compile(r"^```bash\n(?P<body>.*?)^```$", re.S | re.M)
 BLOCK_SECONDS = 900  # a block that hangs fails instead of holding the suite
+CLONE_ENV_VAR = "RUN_DIAGNOSIS_TEST_CLONE"  # scripts/test.sh's copy, PRERUN already run in it
+PRERUN = "bash scripts/diagnose_sample.sh"  # the README block scripts/test.sh runs (same command)
 
 
 @dataclass(frozen=True)
@@ -97,12 +109,27 @@ def substituted(body: str, mapping: dict[str, str]) -> str:
     return re.sub("|".join(patterns), lambda match: mapping[match.group(0)], body)
 
 
+def command_of(body: str) -> str:
+    """A block's commands without comments and blank lines, one per line."""
+    lines = (line.split("#", 1)[0].strip() for line in body.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+@dataclass(frozen=True)
+class Clone:
+    folder: Path
+    prerun: tuple[str, str] | None  # PRERUN's exit code and output, when scripts/test.sh ran it here
+
+
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh clone of the committed tree."""
-    target = tmp_path_factory.mktemp("readme") / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(target)], check=True, capture_output=True)
-    return target
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Clone:
+    """scripts/test.sh's fresh copy once its PRERUN is done, else one made here."""
+    shared, sample = os.environ.get(CLONE_ENV_VAR), os.environ.get(SAMPLE_BUILD_ENV_VAR)
+    if shared and sample:
+        exit_code = wait_for(Path(sample) / EXIT_CODE_FILE, WAIT_SECONDS)  # before any block uses target/
+        output = (Path(sample) / OUTPUT_FILE).read_text(encoding="utf-8")
+        return Clone(Path(shared), (exit_code, output))
+    return Clone(fresh_copy(tmp_path_factory.mktemp("readme") / "clone"), None)
 
 
 def test_the_readme_has_runnable_blocks_and_every_skip_says_why() -> None:
@@ -121,34 +148,46 @@ def test_placeholders_are_replaced_as_words_only(tmp_path: Path) -> None:
     )
 
 
-def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Path, tmp_path: Path) -> None:
+def test_the_prerun_command_is_recognised_as_a_block() -> None:
+    body = "bash scripts/diagnose_sample.sh   # build everything (reports/)\n"
+    assert command_of(body) == PRERUN and command_of(body + "rm -rf reports\n") != PRERUN
+
+
+def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Clone, tmp_path: Path) -> None:
     mapping = placeholders(tmp_path)
     env = {
         **os.environ,
         "RUN_DIAGNOSIS_VENV": str(REPO / ".venv"),
-        "PYTHONPATH": str(clone / "src"),
+        "PYTHONPATH": str(clone.folder / "src"),
         "RUN_DIAGNOSIS_SKIP_BROWSER": "1",
     }
     env.pop("RUN_DIAGNOSIS_DB", None)
     env.pop("RUN_DIAGNOSIS_RUN_DIR", None)
     ran = []
-    for block in readme_blocks((clone / "README.md").read_text(encoding="utf-8")):
+    for block in readme_blocks((clone.folder / "README.md").read_text(encoding="utf-8")):
         if block.skip is not None:
             continue
         script = substituted(block.body, mapping)
-        result = subprocess.run(
-            ["bash", "-e", "-c", script],
-            cwd=clone,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BLOCK_SECONDS,
-        )
-        assert result.returncode == 0, (
-            f"README block {block.number} (line {block.line}) failed with exit code {result.returncode}:\n"
-            f"{script}\n--- stderr (end) ---\n{result.stderr[-4000:]}\n"
-            f"--- stdout (end) ---\n{result.stdout[-2000:]}"
-        )
+        if clone.prerun is not None and command_of(script) == PRERUN:
+            code, output = clone.prerun  # scripts/test.sh ran this very command here
+            assert code == "0", (
+                f"README block {block.number} (line {block.line}), run by scripts/test.sh, failed with "
+                f"exit code {code}:\n{script}\n--- output (end) ---\n{output[-4000:]}"
+            )
+        else:
+            result = subprocess.run(
+                ["bash", "-e", "-c", script],
+                cwd=clone.folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=BLOCK_SECONDS,
+            )
+            assert result.returncode == 0, (
+                f"README block {block.number} (line {block.line}) failed with exit code "
+                f"{result.returncode}:\n{script}\n--- stderr (end) ---\n{result.stderr[-4000:]}\n"
+                f"--- stdout (end) ---\n{result.stdout[-2000:]}"
+            )
         ran.append(block.number)
     assert ran
     # what the recipes promise to write
@@ -156,8 +195,8 @@ def test_every_readme_command_block_runs_on_a_fresh_clone(clone: Path, tmp_path:
     assert (out / "report.md").is_file() and (out / "findings.json").is_file()
     assert (tmp_path / "tmp" / "myrun" / "report.md").is_file()
     # the lineage page, and the sample's report its exposure links (../reports/report.html)
-    assert (clone / "target" / "static_index.html").is_file()
-    assert (clone / "reports" / "report.html").is_file()
+    assert (clone.folder / "target" / "static_index.html").is_file()
+    assert (clone.folder / "reports" / "report.html").is_file()
 
 
 def test_the_readme_is_a_front_door_whose_links_resolve() -> None:

@@ -1,14 +1,15 @@
 """The team's sample run (the seeds) built once for the whole test run.
 
-`scripts/test.sh` builds the sample with `dbt build --selector ci` (every node: seeds, models,
-anomaly, hygiene and unit tests), the build `scripts/diagnose_sample.sh` makes for the
-committed diagnosis, in the background while pytest starts on the other test files. It writes
-the database, target and logs into one folder, keeps dbt's console output in `output.txt`
-there, writes dbt's exit code into `exit_code` when it is done, and names the folder in
-RUN_DIAGNOSIS_TEST_SAMPLE; the tests that read the sample (test_sample_run, test_diagnose) wait
-for that file and use that build instead of building the sample again. Without the variable
-(one test file run on its own) the same build is made once per process with the harness
-(`select="fqn:*"` is the `ci` selector's definition).
+`scripts/test.sh` runs the README's first recipe, `bash scripts/diagnose_sample.sh` (`dbt build
+--selector ci`: every node, seeds, models, anomaly, hygiene and unit tests; then the report), in a
+fresh copy of the tree (support/fresh_copy.py), in the background while pytest starts on the other
+test files. When it is done it copies that build's database and target folder into one folder, keeps
+the recipe's console output in `output.txt` there, writes its exit code into `exit_code`, and names
+the folder in RUN_DIAGNOSIS_TEST_SAMPLE; the tests that read the sample (test_sample_run,
+test_diagnose) wait for that file and use that build instead of building the sample again, and
+test_readme_commands counts it as the README's first recipe run. Without the variable (one test
+file run on its own) the same build is made once per process with the harness (`select="fqn:*"`
+is the `ci` selector's definition).
 """
 
 from __future__ import annotations
