@@ -14,21 +14,17 @@ in the project disagrees (the sample build runs the same test and passes).
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import duckdb
 
 from run_diagnosis import project as run_project
-from run_diagnosis.dbt_runner import BuildResult, build_run
 from support.paths import REPO
+from support.project_copy import add_registry_line, copy_project, dbt_build
 
-PROJECT_PARTS = ("dbt_project.yml", "profiles.yml", "selectors.yml")
-PROJECT_FOLDERS = ("macros", "models", "seeds", "tests", "analyses")
 REGISTRY_TEST = "findings_registry_agrees_with_checks"
 
 PLANTED_REGISTRY_LINE = "    'int_findings__silent',\n"  # a registered detector no anomaly test reports
-REGISTRY_OPENING = "  {{ return([\n"
 PLANTED_MODEL = (
     "select *, {{ threshold('no_such_threshold') }} as planted,"
     " {{ threshold('overflow_medium_share') }} as nan_share from {{ ref('int_findings__nan_loss') }}\n"
@@ -66,14 +62,6 @@ models:
 """
 
 
-def add_registry_line(project: Path, line: str) -> None:
-    """One detector added to finding_detectors() (macros/findings_registry.sql)."""
-    registry = project / "macros" / "findings_registry.sql"
-    text = registry.read_text()
-    assert REGISTRY_OPENING in text
-    registry.write_text(text.replace(REGISTRY_OPENING, REGISTRY_OPENING + line, 1))
-
-
 def plant(project: Path) -> None:
     add_registry_line(project, PLANTED_REGISTRY_LINE)
     silent = project / "models" / "checks" / "silent"
@@ -83,31 +71,6 @@ def plant(project: Path) -> None:
     check.mkdir()
     (check / "int_findings__orphan.sql").write_text(PLANTED_MODEL)
     (check / "_orphans__models.yml").write_text(PLANTED_YAML)
-
-
-def copy_project(tmp_path: Path) -> Path:
-    """The dbt project's parts in tmp_path/project, to plant things in."""
-    project = tmp_path / "project"
-    for folder in PROJECT_FOLDERS:
-        skipped = shutil.ignore_patterns("python", "__pycache__")
-        shutil.copytree(REPO / folder, project / folder, ignore=skipped)
-    for part in PROJECT_PARTS:
-        shutil.copy(REPO / part, project / part)
-    return project
-
-
-def dbt_build(project: Path, *selection: str, indirect_selection: str | None = None) -> BuildResult:
-    """`dbt build --select selection` of the sample in the copied project, through the one harness."""
-    work = project.parent / "dbt"
-    return build_run(
-        None,
-        project.parent / "registry.duckdb",
-        work,
-        select=" ".join(selection),
-        project_dir=project,
-        check=False,
-        indirect_selection=indirect_selection,
-    )
 
 
 def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
@@ -199,79 +162,3 @@ def test_the_in_depth_category_table_matches_the_check_folders() -> None:
     for categories, tests in row.findall(readme):
         listed += zip(re.findall(r"`([a-z_]+)`", categories), re.findall(r"`([a-z_]+)`", tests), strict=True)
     assert sorted(listed) == sorted(declared.items())
-
-
-NEW_CHECK_DETECTOR = """\
--- a planted detector: the finding shape of finding_columns()
-select
-    run_id,
-    'loss_above_ceiling:run' as finding_id,
-    'loss_above_ceiling' as category,
-    'medium' as severity,
-    'Training loss above the planted ceiling' as title,
-    'the highest loss logged' as evidence,
-    min(step) as first_step,
-    max(step) as last_step,
-    count(*) as steps_affected,
-    max(loss) as observed_value,
-    cast({{ threshold('planted_loss_ceiling') }} as {{ type_double() }}) as expected_value,
-    cast({{ threshold('planted_loss_ceiling') }} as {{ type_double() }}) as threshold_value,
-    'planted_loss_ceiling' as threshold_name,
-    cast(null as {{ type_double() }}) as estimated_cost,
-    cast(null as {{ dbt.type_string() }}) as cost_unit,
-    cast(null as {{ dbt.type_string() }}) as cost_method,
-    cast(0.5 as {{ type_double() }}) as impact_score,
-    cast(null as {{ dbt.type_string() }}) as caused_by,
-    'Lower the loss.' as recommendation
-from {{ run_ref('int_train_steps_resolved') }}
-where loss > {{ threshold('planted_loss_ceiling') }}
-group by run_id
-"""
-NEW_CHECK_YAML = """\
-version: 2
-models:
-  - name: int_findings__loss_above_ceiling
-    description: "A planted check: training loss above planted_loss_ceiling."
-    config:
-      meta:
-        thresholds:
-          planted_loss_ceiling:
-            value: 0
-            reason: "A planted check's threshold: a logged loss above this is a finding."
-    data_tests:
-      - no_findings_above_info:
-          name: loss_above_planted_ceiling
-          config:
-            meta:
-              category: loss_above_ceiling
-              description: "Loss above a ceiling"
-              harm_weight: 1.0
-              impact_kind: model
-              default_severity: medium
-              requires: [loss]
-"""
-NEW_CHECK_REGISTRY_LINE = "    'int_findings__loss_above_ceiling',\n"
-
-
-def test_a_new_check_is_one_folder_and_a_registry_line(tmp_path: Path) -> None:
-    """What docs/adding-a-check.md says, done on a copy: the registry test passes and
-    the new check's anomaly test fires on the sample, with the folder's test config."""
-    project = copy_project(tmp_path)
-    check = project / "models" / "checks" / "loss_above_ceiling"
-    check.mkdir()
-    (check / "int_findings__loss_above_ceiling.sql").write_text(NEW_CHECK_DETECTOR)
-    (check / "_loss_above_ceiling__models.yml").write_text(NEW_CHECK_YAML)
-    add_registry_line(project, NEW_CHECK_REGISTRY_LINE)
-
-    # the findings mart and what it reads (the new detector among them: its anomaly test reads the
-    # final severity there), the new check's anomaly test and the registry test, no other test
-    selection = (REGISTRY_TEST, "+findings", "loss_above_planted_ceiling")
-    built = dbt_build(project, *selection, indirect_selection="empty")
-    assert built.ok, built.output[-3000:]
-    assert "Warning in test loss_above_planted_ceiling" in built.output, built.output[-3000:]
-    with duckdb.connect(str(built.db_path), read_only=True) as connection:
-        registry_rows = connection.sql(f"select * from main_dbt_test__audit.{REGISTRY_TEST}").fetchall()
-        stored = "main_dbt_test__audit.loss_above_planted_ceiling"
-        fired = connection.sql(f"select finding_id from {stored}").fetchall()
-    assert registry_rows == []
-    assert fired == [("loss_above_ceiling:run",)]
