@@ -142,8 +142,8 @@ def categories(folder: Path | None = None) -> dict[str, Category]:
         document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for model in document.get("models") or []:
             for test in model.get("data_tests") or []:
-                spec = test.get(ANOMALY_TEST) if isinstance(test, dict) else None
-                meta = ((spec or {}).get("config") or {}).get("meta") or {}
+                spec = (test.get(ANOMALY_TEST) if isinstance(test, dict) else None) or {}
+                meta = (spec.get("config") or {}).get("meta") or {}
                 if not meta.get("category"):
                     continue
                 name = str(meta["category"])
