@@ -1,30 +1,31 @@
-{#- The one list of detector models and the categories each can emit. The
-    findings mart unions these models; tests/findings_registry_agrees_with_seed.sql
-    fails when this list, the finding_categories seed, the int_findings__ models and
-    the anomaly tests' meta.category disagree. -#}
+{#- The one list of detector models: the findings mart unions them. The categories each
+    emits, and their metadata, are declared on its anomaly tests in its check folder
+    (config.meta, read by check_catalog_entries()). A new check adds its folder and one line
+    here. tests/findings_registry_agrees_with_checks.sql fails when this list, the
+    int_findings__ models and the anomaly tests disagree. -#}
 {% macro finding_detectors() %}
-  {{ return({
-    'int_findings__step_sequence': ['step_sequence'],
-    'int_findings__run_restart': ['run_restart'],
-    'int_findings__lr_above_peak': ['lr_above_peak'],
-    'int_findings__lr_schedule_mismatch': ['lr_schedule_mismatch'],
-    'int_findings__schedule_sanity': ['schedule_sanity'],
-    'int_findings__grad_clip_violation': ['grad_clip_violation'],
-    'int_findings__loss_spikes': ['loss_spikes'],
-    'int_findings__grad_norm_spikes': ['grad_norm_spikes'],
-    'int_findings__nan_loss': ['nan_loss'],
-    'int_findings__bad_data_shard': ['bad_data_shard'],
-    'int_findings__data_repetition': ['data_repetition', 'data_skipped'],
-    'int_findings__overfitting': ['overfitting'],
-    'int_findings__eval_contamination': ['eval_contamination'],
-    'int_findings__slow_steps': ['slow_steps'],
-    'int_findings__config_mismatch': ['config_mismatch'],
-    'int_findings__log_quality': ['log_quality'],
-    'int_findings__learning_progress': ['no_learning', 'underfitting'],
-    'int_findings__initial_loss_too_high': ['initial_loss_too_high'],
-    'int_findings__baseline_divergence': ['baseline_divergence', 'baseline_slowdown'],
-    'int_findings__run_ended_early': ['run_ended_early'],
-  }) }}
+  {{ return([
+    'int_findings__step_sequence',
+    'int_findings__run_restart',
+    'int_findings__lr_above_peak',
+    'int_findings__lr_schedule_mismatch',
+    'int_findings__schedule_sanity',
+    'int_findings__grad_clip_violation',
+    'int_findings__loss_spikes',
+    'int_findings__grad_norm_spikes',
+    'int_findings__nan_loss',
+    'int_findings__bad_data_shard',
+    'int_findings__data_repetition',
+    'int_findings__overfitting',
+    'int_findings__eval_contamination',
+    'int_findings__slow_steps',
+    'int_findings__config_mismatch',
+    'int_findings__log_quality',
+    'int_findings__learning_progress',
+    'int_findings__initial_loss_too_high',
+    'int_findings__baseline_divergence',
+    'int_findings__run_ended_early',
+  ]) }}
 {% endmacro %}
 
 {#- the columns every detector emits, in the order the mart unions them (run_id first:
@@ -73,8 +74,8 @@
 {%- endmacro %}
 
 {#- literal rows as a select (a union of one-row selects), typed text; an empty list gives
-    an empty select with the same columns. Used by tests/findings_registry_agrees_with_seed.sql
-    to compare the registry and the graph with the seed. -#}
+    an empty select with the same columns. Used by tests/findings_registry_agrees_with_checks.sql
+    to compare the registry with the graph. -#}
 {% macro text_rows(columns, rows) %}
   {%- if rows | length == 0 -%}
     {{ no_rows(columns) }}

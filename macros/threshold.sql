@@ -13,7 +13,7 @@
       thrown away (only refs and configs are kept), so a small positive number will do (a window of 2
       rows, less one, is still a window); a list-valued threshold is read as `threshold(name) if execute else []`.
     An unknown name, or one declared more than once, is a compilation error naming it.
-    tests/findings_registry_agrees_with_seed.sql checks every name read is declared exactly once,
+    tests/findings_registry_agrees_with_checks.sql checks every name read is declared exactly once,
     with a reason. -#}
 {% macro threshold(name) %}
   {%- set override = var(name, none) -%}

@@ -88,7 +88,7 @@ def thresholds(folder: Path | None = None) -> dict[str, Threshold]:
     """Every threshold the project declares, by name (`folder`: the project, else project_dir()).
 
     A name declared by two models, or declared without a value and a reason, is a ValueError
-    naming the YAML files (tests/findings_registry_agrees_with_seed.sql checks the same in dbt)."""
+    naming the YAML files (tests/findings_registry_agrees_with_checks.sql checks the same in dbt)."""
     root = folder if folder is not None else project_dir()
     found: dict[str, Threshold] = {}
     for path in sorted((root / "models").rglob("*.yml")):
@@ -103,4 +103,70 @@ def thresholds(folder: Path | None = None) -> dict[str, Threshold]:
                 if name in found:
                     raise ValueError(f"{where}: threshold {name} is also declared in {found[name].path}")
                 found[name] = Threshold(name, spec["value"], str(spec["reason"]), str(model["name"]), path)
+    return found
+
+
+ANOMALY_TEST = "no_findings_above_info"  # the data test whose config.meta declares a category
+CATEGORY_REQUIRED = ("description", "harm_weight", "impact_kind", "default_severity")
+
+
+@dataclass(frozen=True)
+class Category:
+    """One finding category, as its check folder declares it on its anomaly test (config.meta):
+    the Python twin of the check_catalog mart (macros/check_catalog.sql)."""
+
+    name: str
+    check_folder: str
+    detector: str
+    test_name: str
+    description: str
+    harm_weight: float
+    impact_kind: str
+    default_severity: str
+    report_group: str | None
+    plain_name: str | None
+    confirm: str | None
+    zoom_metric: str | None
+    requires: tuple[str, ...]
+    path: Path
+
+
+def categories(folder: Path | None = None) -> dict[str, Category]:
+    """Every finding category the check folders declare, by name, in the folders' order
+    (`folder`: the project, else project_dir()). A category declared twice, or without its
+    description, harm_weight, impact_kind and default_severity, is a ValueError naming the YAML
+    file (tests/findings_registry_agrees_with_checks.sql checks the same in dbt)."""
+    root = folder if folder is not None else project_dir()
+    found: dict[str, Category] = {}
+    for path in sorted((root / "models" / "checks").glob("*/_*.yml")):
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for model in document.get("models") or []:
+            for test in model.get("data_tests") or []:
+                spec = (test.get(ANOMALY_TEST) if isinstance(test, dict) else None) or {}
+                meta = (spec.get("config") or {}).get("meta") or {}
+                if not meta.get("category"):
+                    continue
+                name = str(meta["category"])
+                where = f"{path.relative_to(root)} (test {spec.get('name')})"
+                missing = [key for key in CATEGORY_REQUIRED if meta.get(key) in (None, "")]
+                if missing:
+                    raise ValueError(f"{where}: category {name} lacks meta {', '.join(missing)}")
+                if name in found:
+                    raise ValueError(f"{where}: category {name} is also declared in {found[name].path}")
+                found[name] = Category(
+                    name=name,
+                    check_folder=path.parent.name,
+                    detector=str(model["name"]),
+                    test_name=str(spec.get("name")),
+                    description=str(meta["description"]),
+                    harm_weight=float(meta["harm_weight"]),
+                    impact_kind=str(meta["impact_kind"]),
+                    default_severity=str(meta["default_severity"]),
+                    report_group=meta.get("report_group"),
+                    plain_name=meta.get("plain_name"),
+                    confirm=meta.get("confirm"),
+                    zoom_metric=meta.get("zoom_metric"),
+                    requires=tuple(meta.get("requires") or ()),
+                    path=path,
+                )
     return found

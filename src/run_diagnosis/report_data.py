@@ -91,6 +91,14 @@ MART_ORDER: dict[str, str] = {
 # and without run_story the story states the validation curve's ends and no trend.
 OPTIONAL_MARTS = ("run_context", "run_events", "run_story", "check_margins", "report_caveats")
 
+# The finding categories' words and groups (one row a category, declared in the check folders:
+# models/marts/check_catalog.sql). Each finding carries its category's row under CATALOG_KEY
+# (not a findings column: findings.json leaves it out). Without the mart (an older build) the
+# report names causes by their titles and groups them by their ledger.
+CATALOG_MART = "check_catalog"
+CATALOG_KEY = "catalog"
+CATALOG_COLUMNS = ("category", "report_group", "plain_name", "confirm", "zoom_metric")
+
 # Columns of the findings mart that price each finding (the harm ledgers); when a build
 # lacks them the report falls back to one ranked list.
 COST_COLUMNS = ("ledger", "val_loss_cost", "val_loss_cost_low", "val_loss_cost_high", "compute_seconds_lost")
@@ -405,6 +413,19 @@ def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(found and found[0])
 
 
+def read_catalog(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, Any]]:
+    """The check_catalog mart's words and groups, by category."""
+    columns = ", ".join(CATALOG_COLUMNS)
+    _, rows = query_rows(con, f"select {columns} from {SCHEMA}.{CATALOG_MART} order by category")
+    return {str(row["category"]): row for row in rows}
+
+
+def catalog_text(finding: dict[str, Any], column: str) -> str | None:
+    """A column of the finding's category in check_catalog (None: not declared, or no catalog)."""
+    value = (finding.get(CATALOG_KEY) or {}).get(column)
+    return None if value is None else str(value)
+
+
 def read_frame(con: duckdb.DuckDBPyConnection, mart: str, run_id: str) -> pd.DataFrame:
     """One run's rows of a mart as a DataFrame (for the plots), in the mart's report order."""
     return con.execute(_select(mart), [run_id]).df()
@@ -460,7 +481,7 @@ def load_report_data(
         present = existing_columns(con)
         check_contract(db_path, present, target_path)
         run_id = choose_run(con, db_path, run_id)
-        findings_columns, findings = read_rows(con, "findings", run_id)
+        findings_columns, rows = read_rows(con, "findings", run_id)
         _, summary_rows = read_rows(con, "run_summary", run_id)
         _, audit = read_rows(con, "audit_summary", run_id)
         _, coverage = read_rows(con, "check_coverage", run_id)
@@ -473,6 +494,7 @@ def load_report_data(
         story_rows = read_rows(con, "run_story", run_id)[1] if "run_story" in present else []
         margins = read_rows(con, "check_margins", run_id)[1] if "check_margins" in present else []
         caveats = read_rows(con, "report_caveats", run_id)[1] if "report_caveats" in present else []
+        catalog = read_catalog(con) if CATALOG_MART in present else {}
     finally:
         con.close()
     summary = summary_rows[0] if summary_rows else dict.fromkeys(MART_COLUMNS["run_summary"])
@@ -483,7 +505,7 @@ def load_report_data(
     return ReportData(
         db_path=db_path,
         run_id=run_id,
-        findings=ranked_findings(findings),
+        findings=ranked_findings({**f, CATALOG_KEY: catalog.get(str(f.get("category")), {})} for f in rows),
         findings_columns=findings_columns,
         summary=summary,
         step_metrics=step_metrics,

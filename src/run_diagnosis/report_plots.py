@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from run_diagnosis.report_content import anchor
-from run_diagnosis.report_data import SEVERITY_ORDER, ReportData
+from run_diagnosis.report_data import SEVERITY_ORDER, ReportData, catalog_text
 from run_diagnosis.report_story import PageOne, short
 from run_diagnosis.svg_charts import PT, Axes, Figure, LegendEntry, Marker, Note, Stroke
 
@@ -506,17 +506,12 @@ def plot_step_times(data: ReportData, page: PageOne) -> Plot:
     return step_plot("plot-step-time", title, caption, data.step_metrics, "step_time_sec", not_logged, draw)
 
 
-# which series shows a finding best, by category: (mart column, y label); the loss otherwise
-ZOOM_METRIC: dict[str, tuple[str, str]] = {
-    "lr_above_peak": ("learning_rate", "learning rate"),
-    "lr_schedule_mismatch": ("learning_rate", "learning rate"),
-    "schedule_sanity": ("learning_rate", "learning rate"),
-    "grad_clip_violation": ("grad_norm", "gradient norm"),
-    "grad_norm_spikes": ("grad_norm", "gradient norm"),
-    "slow_steps": ("step_time_sec", "step time (s)"),
-    "baseline_slowdown": ("step_time_sec", "step time (s)"),
-    "overfitting": ("val_loss", "validation loss"),
-    "eval_contamination": ("val_loss", "validation loss"),
+# the y label of each series a category can be zoomed on (check_catalog.zoom_metric); the loss otherwise
+ZOOM_LABELS: dict[str, str] = {
+    "learning_rate": "learning rate",
+    "grad_norm": "gradient norm",
+    "step_time_sec": "step time (s)",
+    "val_loss": "validation loss",
 }
 
 
@@ -538,7 +533,8 @@ def plot_zoom(data: ReportData, finding: dict[str, Any]) -> Plot | None:
     if not spans:
         return None
     _, start, end = spans[0]
-    column, ylabel = ZOOM_METRIC.get(str(finding.get("category")), ("loss", "training loss"))
+    zoomed = catalog_text(finding, "zoom_metric")
+    column, ylabel = (zoomed, ZOOM_LABELS[zoomed]) if zoomed in ZOOM_LABELS else ("loss", "training loss")
     frame = data.eval_metrics if column == "val_loss" else data.step_metrics
     step, values = num(frame, "step"), num(frame, column)
     counted = flag(frame, "is_counted", default=True)

@@ -32,17 +32,8 @@ from run_diagnosis.report_content import (
     fmt_steps,
     plural,
 )
-from run_diagnosis.report_data import ReportData, is_above_low
+from run_diagnosis.report_data import ReportData, catalog_text, is_above_low
 
-# Findings about how the run was logged, not about the training itself (without a `ledger` column).
-GLITCH_CATEGORIES = frozenset({"log_quality", "step_sequence"})
-# Findings that cost compute only (without a `ledger` column): a root whose symptoms are
-# all of these does not touch model quality.
-COMPUTE_CATEGORIES = frozenset({"slow_steps", "run_restart"})
-# Findings that make the training loss look unstable, and what drives them.
-INSTABILITY_CATEGORIES = frozenset(
-    {"loss_spikes", "grad_norm_spikes", "nan_loss", "grad_clip_violation", "lr_above_peak", "bad_data_shard"}
-)
 LEDGER_ROWS = 5  # rows of the one ranked list on page one (without the cost columns)
 LEDGER_ROWS_EACH = 3  # rows per ledger on page one when there are two
 HEAD_MAX_CHARS = 70  # layout: a title cut at ':' or ';' names a finding when it is this short
@@ -50,48 +41,7 @@ HEAD_MAX_CHARS = 70  # layout: a title cut at ':' or ';' names a finding when it
 # The config_mismatch finding that names every required field the config lacks (one line).
 UNKNOWN_CONFIG_FIELDS = "config_mismatch:unknown_fields"
 
-# How to confirm a fix, by category, when the build gives no `confirm_rerun`.
-CONFIRM_BY_CATEGORY = {
-    "lr_above_peak": "rerun the first {last} steps with the configured peak learning rate; the logged "
-    "learning "
-    "rate should follow the configured schedule and validation loss at the same steps should be lower",
-    "lr_schedule_mismatch": "rerun the first {last} steps and check the logged learning rate against the "
-    "configured schedule step by step",
-    "bad_data_shard": "rerun steps {first}-{last} with the shard filtered out; the loss spikes there should "
-    "go and validation loss at the next evaluation should not rise",
-    "loss_spikes": "rerun steps {first}-{last} with the suspected cause removed; the spikes should not recur",
-    "run_restart": "resume a short run from a checkpoint and compare the replayed steps with the first "
-    "attempt: loss, learning rate and gradient norm should match",
-    "grad_clip_violation": "resume a short run from a checkpoint; gradient norms after the resume should "
-    "stay "
-    "at or below the clipping limit",
-    "slow_steps": "rerun steps {first}-{last} on the same nodes with per-rank step times logged; the stretch "
-    "should run at the usual step time",
-    "data_repetition": "train on more unique data (one pass or less) and compare validation loss after each "
-    "epoch boundary",
-    "overfitting": "rerun with early stopping at the best evaluation or more data; validation loss should "
-    "stop rising",
-}
-# Plain names for the causes in running text (page one); unknown categories fall back to the title.
-PLAIN_NAMES = {
-    "lr_above_peak": "the learning rate above its configured peak",
-    "lr_schedule_mismatch": "the learning-rate schedule mismatch",
-    "schedule_sanity": "a schedule that cannot work as configured",
-    "bad_data_shard": "the bad data in shard {key}",
-    "loss_spikes": "loss spikes",
-    "grad_norm_spikes": "gradient-norm spikes",
-    "nan_loss": "NaN losses",
-    "run_restart": "the restart",
-    "grad_clip_violation": "gradient clipping lost",
-    "slow_steps": "the slow stretch",
-    "data_repetition": "repeated data",
-    "overfitting": "overfitting",
-    "eval_contamination": "evaluation data in training",
-    "no_learning": "no learning",
-    "underfitting": "underfitting",
-    "initial_loss_too_high": "a starting loss above a uniform guess",
-    "config_mismatch": "a config mismatch",
-}
+# How to confirm a fix when neither the finding (`confirm_rerun`) nor its category (check_catalog) says.
 CONFIRM_DEFAULT = "rerun with the fix and compare validation loss at the same evaluation steps"
 
 
@@ -110,7 +60,7 @@ def head(finding: dict[str, Any]) -> str:
 
 def short(finding: dict[str, Any]) -> str:
     """A cause named in running text: 'the bad data shard (steps 89-112)'."""
-    name = PLAIN_NAMES.get(str(finding.get("category")))
+    name = catalog_text(finding, "plain_name")
     key = str(finding.get("finding_id") or "").partition(":")[2]
     if name is None or ("{key}" in name and not key):
         return head(finding)
@@ -119,10 +69,17 @@ def short(finding: dict[str, Any]) -> str:
     return name if steps == "no step range" else f"{name} ({steps})"
 
 
+def report_group(finding: dict[str, Any]) -> str | None:
+    """How the report groups the finding's category (check_catalog.report_group): 'glitch' (how
+    the run was logged), 'compute' (costs compute only), 'instability' (makes the loss look
+    unstable, or drives it), or None."""
+    return catalog_text(finding, "report_group")
+
+
 def is_glitch(finding: dict[str, Any]) -> bool:
     if finding.get("ledger") is not None:
         return finding["ledger"] == "records"
-    return finding.get("category") in GLITCH_CATEGORIES
+    return report_group(finding) == "glitch"
 
 
 def num_column(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -159,14 +116,14 @@ class Cause:
     confirm: str
 
     @property
-    def categories(self) -> set[str]:
-        return {str(f.get("category")) for f in [self.finding, *self.symptoms]}
+    def report_groups(self) -> set[str | None]:
+        return {report_group(f) for f in [self.finding, *self.symptoms]}
 
 
 def confirm_text(finding: dict[str, Any]) -> str:
     if finding.get("confirm_rerun"):
         return str(finding["confirm_rerun"])
-    template = CONFIRM_BY_CATEGORY.get(str(finding.get("category")), CONFIRM_DEFAULT)
+    template = catalog_text(finding, "confirm") or CONFIRM_DEFAULT
     first, last = finding.get("first_step"), finding.get("last_step")
     if first is None or last is None:
         template = CONFIRM_DEFAULT
@@ -214,7 +171,7 @@ def touches_model(cause: Cause) -> bool:
     """Does the cause (or a symptom of it) hurt model quality rather than only cost compute?"""
     if cause.finding.get("ledger") is not None:
         return cause.finding["ledger"] == "model" or any(s.get("ledger") == "model" for s in cause.symptoms)
-    return any(c not in COMPUTE_CATEGORIES | GLITCH_CATEGORIES for c in cause.categories)
+    return any(group not in ("compute", "glitch") for group in cause.report_groups)
 
 
 # --------------------------------------------------------------------------- the validation story
@@ -473,7 +430,7 @@ def why_val_loss_high(data: ReportData, causes: list[Cause], t: Trajectory | Non
 
 
 def why_train_unstable(data: ReportData, causes: list[Cause]) -> str:
-    unstable = [c for c in causes if c.categories & INSTABILITY_CATEGORIES and is_material(c.finding)]
+    unstable = [c for c in causes if "instability" in c.report_groups and is_material(c.finding)]
     spikes = spike_share_sentence(data)
     if not unstable and spikes is None:
         return "It is not flagged as unstable: no loss spikes, gradient spikes or NaN losses were found."

@@ -10,7 +10,6 @@ skipped where they were never materialized. The logs themselves are never in the
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import importlib.util
 import json
@@ -23,13 +22,13 @@ from typing import Any
 
 import pytest
 
+from run_diagnosis import project
 from support.paths import REPO
 
 MANIFESTS = sorted((REPO / "corpus").glob("*.json"))
 # the corpora the judgement is scored on (issue 21: each half a third healthy, several formats);
 # the reading corpora (generic.json, formats.json) only keep their halves apart
 JUDGEMENT_MANIFESTS = [m for m in MANIFESTS if m.stem == "runs"]
-CATEGORIES = REPO / "seeds" / "reference" / "finding_categories.csv"
 # where `corpus.py materialize corpus/<name>.json <dir>/<name>` wrote the files (docs/corpus.md)
 MATERIALIZED = Path(os.environ.get("RUN_DIAGNOSIS_CORPUS_DIR", REPO.parent / "corpus"))
 # each half must be able to catch a tool that calls everything broken: at least this share healthy
@@ -51,8 +50,7 @@ CORPUS = corpus_module()
 
 
 def categories() -> set[str]:
-    with CATEGORIES.open(newline="", encoding="utf-8") as handle:
-        return {row["category"] for row in csv.DictReader(handle)}
+    return set(project.categories(REPO))
 
 
 def manifest_cases() -> list[tuple[Path, str, dict[str, Any]]]:

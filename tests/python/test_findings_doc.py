@@ -38,7 +38,7 @@ def test_every_category_and_check_folder_is_in_the_doc() -> None:
 def copy_metadata(tmp_path: Path) -> Path:
     """The files the generator reads and writes, copied."""
     repo = tmp_path / "repo"
-    for name in ("seeds/reference", "models", "docs"):
+    for name in ("models", "docs"):
         shutil.copytree(REPO / name, repo / name)
     for name in ("dbt_project.yml", "README.md"):
         shutil.copy2(REPO / name, repo / name)
@@ -48,9 +48,9 @@ def copy_metadata(tmp_path: Path) -> Path:
 def test_a_changed_description_or_threshold_makes_them_stale_until_regenerated(tmp_path: Path) -> None:
     repo = copy_metadata(tmp_path)
     assert findings_doc.main(["--repo", str(repo), "--check"]) == 0
-    seed = repo / "seeds" / "reference" / "finding_categories.csv"
-    seed.write_text(
-        seed.read_text(encoding="utf-8").replace(
+    check = repo / "models" / "checks" / "step_sequence" / "_step_sequence__models.yml"
+    check.write_text(
+        check.read_text(encoding="utf-8").replace(
             "Steps repeat, go backwards or skip", "Steps repeat, go backwards | skip"
         ),
         encoding="utf-8",
@@ -69,10 +69,13 @@ def test_a_changed_description_or_threshold_makes_them_stale_until_regenerated(t
     assert "go backwards \\| skip |" in doc and "`clip_tolerance` = `0.02`" in doc
 
 
-def test_a_category_no_check_folder_tests_is_an_error(tmp_path: Path) -> None:
+def test_a_category_without_its_metadata_is_an_error(tmp_path: Path) -> None:
     repo = copy_metadata(tmp_path)
-    with (repo / "seeds" / "reference" / "finding_categories.csv").open("a", encoding="utf-8") as seed:
-        seed.write("orphan_category,1.0,model,medium,orphan_fires,A category without a check\n")
-    with pytest.raises(ValueError, match="orphan_category"):
+    check = repo / "models" / "checks" / "step_sequence" / "_step_sequence__models.yml"
+    text = check.read_text(encoding="utf-8")
+    line = "              impact_kind: logging\n"
+    assert line in text
+    check.write_text(text.replace(line, "", 1), encoding="utf-8")
+    with pytest.raises(ValueError, match="category step_sequence lacks meta impact_kind"):
         findings_doc.findings_doc(repo)
     assert findings_doc.main(["--repo", str(repo), "--check"]) == 2

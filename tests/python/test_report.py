@@ -665,13 +665,20 @@ def test_causes_are_named_plainly_in_running_text() -> None:
         "category": "bad_data_shard",
         "first_step": 89,
         "last_step": 112,
+        # its category's row of check_catalog (report_data attaches it; the words are the check folder's)
+        "catalog": {"plain_name": "the bad data in shard {key}"},
     }
     assert short({**shard, "title": "Shard 8 is bad data: its loss ran 96.0% above"}) == (
         "the bad data in shard 8 (steps 89-112)"
     )
     no_key = {**shard, "finding_id": "bad_data_shard", "title": "Shard 8 is bad data: its loss ran high"}
     assert short(no_key) == "Shard 8 is bad data"
-    unknown = {"finding_id": "x:1", "category": "new_check", "title": "Something odd; more detail"}
+    unknown = {
+        "finding_id": "x:1",
+        "category": "new_check",
+        "title": "Something odd; more detail",
+        "catalog": {},
+    }
     assert short(unknown) == "Something odd"
 
 

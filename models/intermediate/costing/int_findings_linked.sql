@@ -20,7 +20,7 @@ categories as (
         cast(harm_weight as {{ type_double() }}) as harm_weight,
         impact_kind,
         test_name
-    from {{ ref('finding_categories') }}
+    from {{ ref('check_catalog') }}
 ),
 
 with_category as (

@@ -12,7 +12,7 @@ run_count as (
 ),
 
 categories as (
-    select category, impact_kind from {{ ref('finding_categories') }}
+    select category, impact_kind from {{ ref('check_catalog') }}
 ),
 
 hits as (

@@ -17,6 +17,9 @@ from typing import Any
 
 import duckdb
 
+from run_diagnosis.project import categories
+from run_diagnosis.report_data import CATALOG_COLUMNS, CATALOG_MART
+
 FIXTURE_RUN_ID = "fixture-run"
 
 # The marts exactly as the report's contract says (schema main), `run_id` left out (build_db adds it).
@@ -436,9 +439,23 @@ def build_db(
                 con.executemany(
                     f"insert into main.{name} values ({marks})", [[FIXTURE_RUN_ID, *r] for r in rows]
                 )
+        if CATALOG_MART not in skip:
+            write_catalog(con)
     finally:
         con.close()
     return path
+
+
+def write_catalog(con: duckdb.DuckDBPyConnection) -> None:
+    """The check_catalog mart (no run column: one row a category) the report reads, from the
+    check folders' metadata as the project declares it (run_diagnosis.project.categories())."""
+    con.execute(f"create table main.{CATALOG_MART} ({', '.join(f'{c} varchar' for c in CATALOG_COLUMNS)})")
+    rows = [
+        [getattr(category, "name" if column == "category" else column) for column in CATALOG_COLUMNS]
+        for category in categories().values()
+    ]
+    marks = ", ".join("?" for _ in CATALOG_COLUMNS)
+    con.executemany(f"insert into main.{CATALOG_MART} values ({marks})", rows)
 
 
 TESTS_PROBLEM = [

@@ -1,16 +1,16 @@
--- The category seed (seeds/reference/finding_categories.csv), the registry of
--- detectors (finding_detectors() in macros/findings_registry.sql), the check folders
--- (models/checks/<check>/, models/checks/checks.md), the anomaly tests (tests with
--- meta.category) and the thresholds (config.meta.thresholds, read with threshold()) must agree;
--- one row per disagreement with what is wrong:
---   - a category of the seed that no detector in the registry emits;
---   - a registry category the seed does not list;
+-- The registry of detectors (finding_detectors() in macros/findings_registry.sql), the check
+-- folders (models/checks/<check>/, models/checks/checks.md), the anomaly tests (tests with
+-- meta.category, each carrying its category's metadata: check_catalog_entries()) and the
+-- thresholds (config.meta.thresholds, read with threshold()) must agree; one row per
+-- disagreement with what is wrong:
 --   - an int_findings__ model missing from the registry, or not in its check folder
 --     (models/checks/<check>/int_findings__<check>.sql);
---   - an anomaly test whose meta.category the seed does not list, that sits on a
---     detector the registry does not credit with that category, or whose name is not
---     the seed's test_name for that category;
---   - a seed test_name that is no anomaly test of its category;
+--   - a registry entry that no anomaly test reports (no category; one that is no model stops dbt's parse);
+--   - an anomaly test on a detector the registry does not list;
+--   - a category declared by more than one anomaly test;
+--   - an anomaly test whose metadata is incomplete (description, harm_weight, impact_kind,
+--     default_severity) or names a value outside its vocabulary (impact_kind, default_severity,
+--     report_group, requires: the names of macros/check_requirements.sql);
 --   - a threshold('...') a model or test reads that no model declares, one declared by more
 --     than one model, one declared without a value and a reason, or one a check folder reads
 --     from another check's folder (a threshold several checks share is declared on a shared model).
@@ -20,11 +20,32 @@
 {{ config(severity='error', tags=['invariant']) }}
 
 {%- set registry_rows = [] -%}
-{%- for model, categories in finding_detectors().items() -%}
-  {%- for category in categories -%}{%- do registry_rows.append([model, category]) -%}{%- endfor -%}
+{%- for model in finding_detectors() -%}{%- do registry_rows.append([model]) -%}{%- endfor -%}
+{#- what a category's metadata must hold, and the values its vocabularies allow -#}
+{%- set required_meta = ['description', 'harm_weight', 'impact_kind', 'default_severity'] -%}
+{%- set vocabularies = {
+    'impact_kind': (['model', 'compute', 'config', 'logging'], 'one of: model compute config logging'),
+    'default_severity': (['critical', 'high', 'medium', 'low', 'info'], 'one of: critical high medium low info'),
+    'report_group': (['glitch', 'compute', 'instability'], 'one of: glitch compute instability'),
+    'requires': (check_requirements().keys() | list, 'a name of check_requirements() in macros/check_requirements.sql'),
+} -%}
+{%- set test_rows = [] -%}
+{%- set meta_problems = [] -%}
+{%- for entry in check_catalog_entries() -%}
+  {%- do test_rows.append([entry.test_name, entry.category, entry.detector_model]) -%}
+  {%- for field in required_meta if entry[field] is none or entry[field] | string | trim == '' -%}
+    {%- do meta_problems.append([entry.category, 'anomaly test ' ~ entry.test_name ~ ' lacks meta.' ~ field]) -%}
+  {%- endfor -%}
+  {%- if entry.harm_weight is not none and entry.harm_weight is not number -%}
+    {%- do meta_problems.append([entry.category, 'anomaly test ' ~ entry.test_name ~ ' has a meta.harm_weight that is no number']) -%}
+  {%- endif -%}
+  {%- for field, vocabulary in vocabularies.items() -%}
+    {%- for value in ((entry[field] | string).split(',') if entry[field] else []) if value not in vocabulary[0] -%}
+      {%- do meta_problems.append([entry.category, 'anomaly test ' ~ entry.test_name ~ ' has meta.' ~ field ~ ' ' ~ value ~ ' (' ~ vocabulary[1] ~ ')']) -%}
+    {%- endfor -%}
+  {%- endfor -%}
 {%- endfor -%}
 {%- set model_rows = [] -%}
-{%- set test_rows = [] -%}
 {%- set threshold_read_rows = [] -%}
 {%- set threshold_rows = [] -%}
 {%- if execute -%}
@@ -44,25 +65,18 @@
     {%- endif -%}
     {%- if node.resource_type == 'model' and node.name.startswith('int_findings__') -%}
       {%- do model_rows.append([node.name, check_folder]) -%}
-    {%- elif node.resource_type == 'test' and node.config.meta.get('category') -%}
-      {%- set tested = [] -%}
-      {#- the detector it sits on (the test also reads the findings mart, for the final severity) -#}
-      {%- for dependency in node.depends_on.nodes if dependency.startswith('model.') -%}
-        {%- if dependency.split('.')[-1] != 'findings' -%}{%- do tested.append(dependency.split('.')[-1]) -%}{%- endif -%}
-      {%- endfor -%}
-      {%- do test_rows.append([node.name, node.config.meta.get('category'), tested | first | default('')]) -%}
     {%- endif -%}
   {%- endfor -%}
 {%- endif %}
 
 with
 
-categories as (
-    select category, test_name from {{ ref('finding_categories') }}
+registered as (
+    {{ text_rows(['detector_model'], registry_rows) }}
 ),
 
-registered as (
-    {{ text_rows(['detector_model', 'category'], registry_rows) }}
+metadata_problems as (
+    {{ text_rows(['category', 'problem'], meta_problems) }}
 ),
 
 detector_models as (
@@ -83,18 +97,12 @@ anomaly_tests as (
 
 {#- each check: the rows, the list each row must appear in (on the key columns), the category and the problem -#}
 {%- set checks = [
-    ('categories', 'registered', ['category'], 'category',
-        "'category has no detector in finding_detectors()'"),
-    ('registered', 'categories', ['category'], 'category',
-        "'finding_detectors() lists ' || detector_model || ' for a category the seed does not list'"),
     ('detector_models', 'registered', ['detector_model'], 'cast(null as ' ~ dbt.type_string() ~ ')',
         "'model ' || detector_model || ' is not in finding_detectors()'"),
-    ('anomaly_tests', 'categories', ['category'], 'category',
-        "'anomaly test ' || test_name || ' names a category the seed does not list'"),
-    ('anomaly_tests', 'registered', ['detector_model', 'category'], 'category',
-        "'anomaly test ' || test_name || ' is on ' || detector_model || ', which the registry does not credit with this category'"),
-    ('categories', 'anomaly_tests', ['test_name', 'category'], 'category',
-        "'seed test_name ' || test_name || ' is no anomaly test of this category'"),
+    ('registered', 'anomaly_tests', ['detector_model'], 'cast(null as ' ~ dbt.type_string() ~ ')',
+        "'finding_detectors() lists ' || detector_model || ', on which no anomaly test declares a category (meta.category)'"),
+    ('anomaly_tests', 'registered', ['detector_model'], 'category',
+        "'anomaly test ' || test_name || ' is on ' || detector_model || ', which is not in finding_detectors()'"),
     ('thresholds_read', 'thresholds_declared', ['threshold_name'], 'cast(null as ' ~ dbt.type_string() ~ ')',
         "reader || ' reads threshold ' || threshold_name || ', which no model declares (config.meta.thresholds)'"),
 ] %}
@@ -110,29 +118,30 @@ disagreements as (
     union all
     {%- endfor %}
 
-    select anomaly_tests.category,
-        'anomaly test ' || anomaly_tests.test_name || ' is not the seed test_name of its category ('
-            || categories.test_name || ')' as problem
-    from anomaly_tests
-    inner join categories
-        on anomaly_tests.category = categories.category
-    where anomaly_tests.test_name <> categories.test_name
+    select category, problem from metadata_problems
 
     union all
+
+    {#- a name declared more than once: (rows, name column, category, what it is, declarers, their column, what to do) #}
+    {%- set declared_once = [
+        ('anomaly_tests', 'category', 'category', 'category', 'anomaly tests', 'test_name', 'one test a category'),
+        ('thresholds_declared', 'threshold_name', 'cast(null as ' ~ dbt.type_string() ~ ')', 'threshold', 'models', 'owner', 'declare it once'),
+    ] %}
+    {%- for rows, name, category, kind, declarers, declarer, advice in declared_once %}
+    select {{ category }} as category,
+        '{{ kind }} ' || {{ name }} || ' is declared by ' || cast(count(*) as {{ dbt.type_string() }})
+            || ' {{ declarers }} (' || min({{ declarer }}) || ', ' || max({{ declarer }}) || '): {{ advice }}' as problem
+    from {{ rows }}
+    group by {{ name }}
+    having count(*) > 1
+
+    union all
+    {%- endfor %}
 
     select cast(null as {{ dbt.type_string() }}) as category,
         'model ' || detector_model || ' is not in its check folder (models/checks/<check>/int_findings__<check>.sql)' as problem
     from detector_models
     where detector_model <> 'int_findings__' || check_folder
-
-    union all
-
-    select cast(null as {{ dbt.type_string() }}) as category,
-        'threshold ' || threshold_name || ' is declared by ' || cast(count(*) as {{ dbt.type_string() }})
-            || ' models (' || min(owner) || ', ' || max(owner) || '): declare it once' as problem
-    from thresholds_declared
-    group by threshold_name
-    having count(*) > 1
 
     union all
 
