@@ -219,7 +219,7 @@ def read_history(path: Path, name: str, notes: list[str]) -> list[Row]:
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise RunImportError(f"{path}: not readable as a DVCLive history: {error}") from error
     metric = next(c for c in columns if c not in (STEP, TIMESTAMP))
-    rows = []
+    rows: list[Row] = []
     text_lines: list[int] = []
     for index, (raw_step, raw_value, raw_time) in enumerate(
         zip(
