@@ -29,6 +29,7 @@
         'confirm': meta.get('confirm'),
         'zoom_metric': meta.get('zoom_metric'),
         'requires': (meta.get('requires') or []) | join(','),
+        'cost_estimators': (meta.get('cost_estimators') or []) | join(','),
       }) -%}
     {%- endfor -%}
   {%- endif -%}
@@ -42,7 +43,7 @@
     'test_name': dbt.type_string(), 'description': dbt.type_string(), 'harm_weight': type_double(),
     'impact_kind': dbt.type_string(), 'default_severity': dbt.type_string(), 'report_group': dbt.type_string(),
     'plain_name': dbt.type_string(), 'confirm': dbt.type_string(), 'zoom_metric': dbt.type_string(),
-    'requires': dbt.type_string(),
+    'requires': dbt.type_string(), 'cost_estimators': dbt.type_string(),
   }) }}
 {% endmacro %}
 
@@ -51,4 +52,16 @@
   {%- if value is none or value == '' -%}cast(null as {{ sql_type }})
   {%- else -%}cast({{ sql_literal(value | string) }} as {{ sql_type }})
   {%- endif -%}
+{%- endmacro %}
+
+{#- the estimators models/intermediate/costing/ implements (costing.md), in the order
+    int_findings_costed tries them: the names a category's meta.cost_estimators may use -#}
+{% macro cost_estimator_names() %}
+  {{ return(['overfit_exact', 'lr_basin_prior', 'anneal_prior', 'schedule_law', 'lost_steps_law', 'shard_law',
+             'replay_ab', 'repeat_overfit', 'val_trend']) }}
+{% endmacro %}
+
+{#- whether a comma-joined list of estimator names (check_catalog.cost_estimators) holds one -#}
+{% macro declares_estimator(list_column, estimator) -%}
+    (',' || coalesce({{ list_column }}, '') || ',' like '%,{{ estimator }},%')
 {%- endmacro %}

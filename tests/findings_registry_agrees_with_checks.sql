@@ -10,7 +10,8 @@
 --   - a category declared by more than one anomaly test;
 --   - an anomaly test whose metadata is incomplete (description, harm_weight, impact_kind,
 --     default_severity) or names a value outside its vocabulary (impact_kind, default_severity,
---     report_group, requires: the names of macros/check_requirements.sql);
+--     report_group, requires: the names of macros/check_requirements.sql, cost_estimators:
+--     the estimators costing implements);
 --   - a threshold('...') a model or test reads that no model declares, one declared by more
 --     than one model, one declared without a value and a reason, or one a check folder reads
 --     from another check's folder (a threshold several checks share is declared on a shared model).
@@ -28,6 +29,7 @@
     'default_severity': (['critical', 'high', 'medium', 'low', 'info'], 'one of: critical high medium low info'),
     'report_group': (['glitch', 'compute', 'instability'], 'one of: glitch compute instability'),
     'requires': (check_requirements().keys() | list, 'a name of check_requirements() in macros/check_requirements.sql'),
+    'cost_estimators': (cost_estimator_names(), 'a name of cost_estimator_names() in macros/check_catalog.sql'),
 } -%}
 {%- set test_rows = [] -%}
 {%- set meta_problems = [] -%}

@@ -50,6 +50,7 @@ models:
               impact_kind: harm
               report_group: sideways
               requires: [loss, gpu_count]
+              cost_estimators: [val_trend, guesswork]
       - no_findings_above_info:
           name: nan_loss_again
           config:
@@ -145,6 +146,11 @@ def test_registry_test_fails_on_planted_disagreements(tmp_path: Path) -> None:
                 "not_a_category",
                 "anomaly test orphan_fires has meta.requires gpu_count"
                 " (a name of check_requirements() in macros/check_requirements.sql)",
+            ),
+            (
+                "not_a_category",
+                "anomaly test orphan_fires has meta.cost_estimators guesswork"
+                " (a name of cost_estimator_names() in macros/check_catalog.sql)",
             ),
         ],
         key=str,

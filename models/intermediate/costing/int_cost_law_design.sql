@@ -8,9 +8,12 @@
 with
 
 linked as (
-    select run_id, finding_id, category from {{ run_ref('int_findings_linked') }}
+    select run_id, finding_id, category, cost_estimators from {{ run_ref('int_findings_linked') }}
     where ledger = 'model' and caused_by is null
-        and category in ('lr_schedule_mismatch', 'nan_loss', 'bad_data_shard')
+        -- the findings whose category declares a loss-law estimator (cost_estimators, check_catalog)
+        and ({{ declares_estimator('cost_estimators', 'schedule_law') }}
+            or {{ declares_estimator('cost_estimators', 'lost_steps_law') }}
+            or {{ declares_estimator('cost_estimators', 'shard_law') }})
 ),
 
 points as (
@@ -45,9 +48,9 @@ candidates as (
     select
         linked.run_id,
         linked.finding_id,
-        case linked.category
-            when 'lr_schedule_mismatch' then 'configured'
-            when 'nan_loss' then 'restored'
+        case
+            when {{ declares_estimator('linked.cost_estimators', 'schedule_law') }} then 'configured'
+            when {{ declares_estimator('linked.cost_estimators', 'lost_steps_law') }} then 'restored'
             else 'shard'
         end as fit_kind,
         (run_shape.fit_points_have_lr = 1 and final_point.has_lr_record) as uses_lr,

@@ -175,7 +175,7 @@ schedule as (
 ),
 
 overfit_runs as (
-    select distinct run_id from linked where category = 'overfitting'
+    select distinct run_id from linked where {{ declares_estimator('cost_estimators', 'overfit_exact') }}
 ),
 
 repeat_window as (
@@ -217,7 +217,8 @@ finding_replays as (
 ),
 
 assigned as (
-    -- which estimator each finding gets
+    -- which estimator each finding gets: the first, in this order, that its category declares
+    -- (cost_estimators in its check's YAML, check_catalog) and whose inputs the run has
     select
         linked.*,
         coalesce(spike_windows.window_first, linked.first_step) as window_first,
@@ -225,23 +226,25 @@ assigned as (
         finding_replays.replay_id,
         case
             when linked.ledger <> 'model' or linked.caused_by is not null then 'none'
-            when linked.category = 'overfitting' then 'overfit_exact'
-            when linked.category = 'lr_above_peak' then 'lr_basin_prior'
-            when linked.finding_id = 'schedule_sanity:never_anneals' then 'anneal_prior'
-            when linked.category = 'lr_schedule_mismatch' and law.fit_kind = 'configured' then 'schedule_law'
+            when {{ declares_estimator('linked.cost_estimators', 'overfit_exact') }} then 'overfit_exact'
+            when {{ declares_estimator('linked.cost_estimators', 'lr_basin_prior') }} then 'lr_basin_prior'
+            when {{ declares_estimator('linked.cost_estimators', 'anneal_prior') }} and linked.finding_id = 'schedule_sanity:never_anneals' then 'anneal_prior'
+            when {{ declares_estimator('linked.cost_estimators', 'schedule_law') }} and law.fit_kind = 'configured' then 'schedule_law'
             -- a schedule finding the law cannot price (the run never shows its loss at other LRs):
-            -- priced by how much of the cooldown its LR at the end skipped
-            when linked.category = 'lr_schedule_mismatch' and curve_end.lr_mean_logged is not null
+            -- priced by how much of the cooldown its LR at the end skipped, when it declares both
+            when {{ declares_estimator('linked.cost_estimators', 'schedule_law') }} and {{ declares_estimator('linked.cost_estimators', 'anneal_prior') }} and curve_end.lr_mean_logged is not null
                 and schedule.peak_lr > coalesce(schedule.min_lr, 0) then 'anneal_prior'
-            when linked.category = 'nan_loss' and law.fit_kind = 'restored' then 'lost_steps_law'
-            when linked.category = 'bad_data_shard' and law.fit_kind = 'shard' then 'shard_law'
-            when linked.category = 'data_repetition' and linked.finding_id <> 'data_repetition:run'
+            when {{ declares_estimator('linked.cost_estimators', 'lost_steps_law') }} and law.fit_kind = 'restored' then 'lost_steps_law'
+            when {{ declares_estimator('linked.cost_estimators', 'shard_law') }} and law.fit_kind = 'shard' then 'shard_law'
+            -- a data_repetition finding is itself a replay: its replayed steps' evaluation against the original
+            when {{ declares_estimator('linked.cost_estimators', 'replay_ab') }} and linked.category = 'data_repetition' and linked.finding_id <> 'data_repetition:run'
                 and replays.replayed_eval_step is not null then 'replay_ab'
-            when linked.finding_id = 'data_repetition:run' and overfit_runs.run_id is null
+            when {{ declares_estimator('linked.cost_estimators', 'repeat_overfit') }} and linked.finding_id = 'data_repetition:run' and overfit_runs.run_id is null
                 and repeat_best.best_since_repeat is not null then 'repeat_overfit'
-            when linked.category = 'grad_clip_violation' and finding_replays.replay_id is not null then 'replay_ab'
+            -- another finding inside a replayed stretch: the replay is its A/B
+            when {{ declares_estimator('linked.cost_estimators', 'replay_ab') }} and linked.category <> 'data_repetition' and finding_replays.replay_id is not null then 'replay_ab'
             -- val_trend needs an evaluation before the window and one after it
-            when linked.category in ('bad_data_shard', 'loss_spikes', 'grad_norm_spikes', 'grad_clip_violation')
+            when {{ declares_estimator('linked.cost_estimators', 'val_trend') }}
                 and run_end.first_eval_step < coalesce(spike_windows.window_first, linked.first_step)
                 and run_end.end_step > coalesce(spike_windows.window_last, linked.last_step) then 'val_trend'
             else 'none'

@@ -19,7 +19,8 @@ categories as (
         category,
         cast(harm_weight as {{ type_double() }}) as harm_weight,
         impact_kind,
-        test_name
+        test_name,
+        cost_estimators
     from {{ ref('check_catalog') }}
 ),
 
@@ -29,6 +30,7 @@ with_category as (
         categories.harm_weight,
         categories.impact_kind,
         categories.test_name,
+        categories.cost_estimators,
         case categories.impact_kind
             when 'model' then 'model'
             when 'compute' then 'compute'
@@ -72,6 +74,7 @@ final as (
         direct.harm_weight,
         direct.impact_kind,
         direct.test_name,
+        direct.cost_estimators,
         direct.ledger,
         direct.recommendation,
         direct.direct_cause as caused_by,
