@@ -17,6 +17,13 @@ epochs as (
     from {{ run_ref('int_epochs_assigned') }}
 ),
 
+runs_with_boundaries as (
+    -- only a run with an epoch boundary has a row below: the rolling medians of the others
+    -- (a one-epoch run: every step of a 1M-step run, for nothing) are not computed
+    select distinct run_id from epochs
+    where is_epoch_start
+),
+
 shards as (
     select run_id, shard_id, source from {{ run_ref('int_shards_resolved') }}
 ),
@@ -43,6 +50,8 @@ clean as (
     inner join epochs
         on scored.run_id = epochs.run_id
         and scored.step = epochs.step
+    inner join runs_with_boundaries
+        on scored.run_id = runs_with_boundaries.run_id
     left join shards
         on scored.run_id = shards.run_id
         and scored.shard_id = shards.shard_id
