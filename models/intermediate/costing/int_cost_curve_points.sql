@@ -31,15 +31,10 @@ steps as (
         resolved.learning_rate,
         case when resolved.is_loss_non_finite or resolved.is_grad_norm_non_finite then 0.0
             else resolved.learning_rate end as effective_learning_rate,
-        coalesce(compared.expected_learning_rate, resolved.learning_rate) as configured_learning_rate,
-        case when baselines.is_loss_spike then 1 else 0 end as is_spike
-    from {{ run_ref('int_train_steps_resolved') }} as resolved
-    left join {{ run_ref('int_learning_rates_compared') }} as compared
-        on resolved.run_id = compared.run_id
-        and resolved.step = compared.step
-    left join {{ run_ref('int_loss_baselines_computed') }} as baselines
-        on resolved.run_id = baselines.run_id
-        and resolved.step = baselines.step
+        coalesce(resolved.expected_learning_rate, resolved.learning_rate) as configured_learning_rate,
+        case when resolved.is_loss_spike then 1 else 0 end as is_spike
+    -- the step, its rebuilt LR and its spike flag: one row of the wide model, no join
+    from {{ run_ref('int_train_steps_measured') }} as resolved
 ),
 
 stream as (
