@@ -1,7 +1,8 @@
 -- A robust, spike-free baseline of the training loss for every counted step:
 -- the median of the log losses of the spike_window steps before it, with the
 -- MAD as spread, recomputed over spike_passes passes, each excluding the steps
--- the earlier passes flagged (see the spike_baseline_pass macro). The first
+-- the earlier passes flagged (see the spike_baseline_pass macro: a later pass recomputes
+-- only the stats its new exclusions change). The first
 -- spike_min_periods steps are not scored: there is no past to judge them by.
 -- Computed in int_train_steps_measured (the wide per-step model); this view is its columns
 -- of the loss baseline.

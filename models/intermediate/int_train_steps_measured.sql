@@ -267,7 +267,10 @@ steps_0 as (
     from resolved
 ),
 {% for pass_number in range(1, passes + 1) %}
-{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1)) }},
+{#- the first pass over every step; each later one recomputes only what its new exclusions change -#}
+{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1),
+    previous_pass=(none if pass_number == 1 else 'pass_' ~ (pass_number - 1)),
+    previous_exclude_column=(none if pass_number == 1 else 'is_excluded_' ~ (pass_number - 2))) }},
 {% if pass_number < passes %}
 steps_{{ pass_number }} as (
     -- the next pass excludes what this one and the earlier ones flagged
@@ -275,6 +278,7 @@ steps_{{ pass_number }} as (
         run_id,
         step,
         log_loss,
+        is_excluded_{{ pass_number - 1 }},
         (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
     from pass_{{ pass_number }}
 ),
