@@ -28,6 +28,22 @@
 {%- set min_mad = threshold('spike_min_mad') %}
 {%- set carried %}{% for column in carry_columns %}{{ column }}, {% endfor %}{{ exclude_column }}{% endset %}
 {%- set is_clean %}not {{ exclude_column }} and log_loss is not null{% endset %}
+{{ name }}_anchored as (
+    -- the clean point whose stats judge each step: for a clean step the one before it,
+    -- for any other step the last clean point before it (an excluded step is judged
+    -- against the clean past, so a long spike cannot drag its own baseline up); in a later
+    -- pass also how many newly excluded points lie before each step (the same window: one sort)
+    select
+        run_id,
+        step,
+        log_loss,
+        {{ carried }},
+        {{ spike_points_before(is_clean) }} as judge_index
+        {%- if previous_pass is not none %},
+        {{ spike_points_before(exclude_column ~ ' and not ' ~ previous_exclude_column ~ ' and log_loss is not null') }} as newly_excluded_before
+        {%- endif %}
+    from {{ source_cte }}
+),
 {%- if previous_pass is none %}
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
@@ -48,44 +64,11 @@
         run_id,
         step,
         clean_index,
-        {{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
-        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
-        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
+        {{ spike_window_stats(window) }}
     from {{ name }}_clean
 ),
 
-{{ name }}_anchored as (
-    -- the clean point whose stats judge each step: for a clean step the one before it,
-    -- for any other step the last clean point before it (an excluded step is judged
-    -- against the clean past, so a long spike cannot drag its own baseline up)
-    select
-        run_id,
-        step,
-        log_loss,
-        {{ carried }},
-        cast(sum(case when {{ is_clean }} then 1 else 0 end)
-            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
-        - case when {{ is_clean }} then 1 else 0 end as judge_index
-    from {{ source_cte }}
-),
 {%- else %}
-{%- set is_newly_excluded %}{{ exclude_column }} and not {{ previous_exclude_column }} and log_loss is not null{% endset %}
-{{ name }}_anchored as (
-    -- as in the first pass, and how many newly excluded points lie before each step (the
-    -- same window: one sort)
-    select
-        run_id,
-        step,
-        log_loss,
-        {{ carried }},
-        cast(sum(case when {{ is_clean }} then 1 else 0 end)
-            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
-        - case when {{ is_clean }} then 1 else 0 end as judge_index,
-        cast(sum(case when {{ is_newly_excluded }} then 1 else 0 end)
-            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
-        - case when {{ is_newly_excluded }} then 1 else 0 end as newly_excluded_before
-    from {{ source_cte }}
-),
 
 {{ name }}_clean as (
     -- the clean points (a clean point's index is the count of clean points before it, plus
@@ -127,9 +110,7 @@
     select
         run_id,
         clean_index,
-        {{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
-        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
-        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
+        {{ spike_window_stats(window) }}
     from (
         select clean.run_id, clean.step, clean.clean_index, clean.log_loss, clean.step_change
         from {{ name }}_clean as clean
@@ -189,3 +170,18 @@
     from {{ name }}_scored
 )
 {% endmacro %}
+
+{#- the count of the steps before this one (in step order, within its run) where `condition` holds -#}
+{% macro spike_points_before(condition) -%}
+cast(sum(case when {{ condition }} then 1 else 0 end)
+            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
+        - case when {{ condition }} then 1 else 0 end
+{%- endmacro %}
+
+{#- the stats of the `window` clean points ending at each row: the median log loss, the median
+    step change and how many points there are -#}
+{% macro spike_window_stats(window) -%}
+{{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
+        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
+        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
+{%- endmacro %}
