@@ -14,10 +14,37 @@
   baseline up. Iterated a few times, each pass excluding what earlier passes
   flagged (baseline-excludes-anomalies, as Elementary #1589 and re_data #328 ask).
 -#}
-{% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[]) %}
+{#- A later pass (previous_pass given: the CTE name of the pass before, whose source excluded
+    previous_exclude_column) recomputes only what the newly excluded points change, exactly.
+    A clean point's stats depend on its `window` clean points and the one before them (the
+    step change of the first); when none of those is newly excluded (excluded here, clean in
+    the previous pass) the previous pass's stats of the same step are its stats here, since the
+    clean points between them are the same. The others (a few dozen per spike) get the same
+    rolling medians over their own frames: their `window` clean points, a contiguous stretch of
+    the clean sequence, each point's step change computed on the whole sequence. At 1M steps
+    this replaces two rolling medians over every step (about 1.8 s a pass) with a join. -#}
+{% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[], previous_pass=none, previous_exclude_column=none) %}
 {%- set window = threshold('spike_window') %}
 {%- set min_mad = threshold('spike_min_mad') %}
 {%- set carried %}{% for column in carry_columns %}{{ column }}, {% endfor %}{{ exclude_column }}{% endset %}
+{%- set is_clean %}not {{ exclude_column }} and log_loss is not null{% endset %}
+{{ name }}_anchored as (
+    -- the clean point whose stats judge each step: for a clean step the one before it,
+    -- for any other step the last clean point before it (an excluded step is judged
+    -- against the clean past, so a long spike cannot drag its own baseline up); in a later
+    -- pass also how many newly excluded points lie before each step (the same window: one sort)
+    select
+        run_id,
+        step,
+        log_loss,
+        {{ carried }},
+        {{ spike_points_before(is_clean) }} as judge_index
+        {%- if previous_pass is not none %},
+        {{ spike_points_before(exclude_column ~ ' and not ' ~ previous_exclude_column ~ ' and log_loss is not null') }} as newly_excluded_before
+        {%- endif %}
+    from {{ source_cte }}
+),
+{%- if previous_pass is none %}
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
     select
@@ -27,7 +54,7 @@
         row_number() over (partition by run_id order by step) as clean_index,
         abs(log_loss - {{ previous_value('log_loss', 'step', 'run_id') }}) / sqrt(2.0) as step_change
     from {{ source_cte }}
-    where not {{ exclude_column }} and log_loss is not null
+    where {{ is_clean }}
 ),
 
 {{ name }}_through as (
@@ -35,27 +62,82 @@
     -- clean point k are the stats *through* point k - 1, so two medians serve both uses.
     select
         run_id,
+        step,
         clean_index,
-        {{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
-        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
-        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
+        {{ spike_window_stats(window) }}
     from {{ name }}_clean
 ),
 
-{{ name }}_anchored as (
-    -- the clean point whose stats judge each step: for a clean step the one before it,
-    -- for any other step the last clean point before it (an excluded step is judged
-    -- against the clean past, so a long spike cannot drag its own baseline up)
+{%- else %}
+
+{{ name }}_clean as (
+    -- the clean points (a clean point's index is the count of clean points before it, plus
+    -- one), their step changes, and whether a newly excluded point lies among the `window`
+    -- points and the one before them that its stats depend on (newly_excluded_before only
+    -- grows: its lowest over the frame is its value at the frame's first point)
     select
         run_id,
         step,
         log_loss,
-        {{ carried }},
-        cast(sum(case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end)
-            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
-        - case when not {{ exclude_column }} and log_loss is not null then 1 else 0 end as judge_index
-    from {{ source_cte }}
+        judge_index + 1 as clean_index,
+        abs(log_loss - {{ previous_value('log_loss', 'step', 'run_id') }}) / sqrt(2.0) as step_change,
+        (newly_excluded_before - case
+            when count(*) {{ trailing_window('step', window, partition_by='run_id', include_current_row=true) }} > {{ window }}
+                then min(newly_excluded_before) {{ trailing_window('step', window, partition_by='run_id', include_current_row=true) }}
+            else 0
+        end) > 0 as is_changed
+    from {{ name }}_anchored
+    where {{ is_clean }}
 ),
+
+{{ name }}_frame_offsets as (
+    {% for offset in range(window) %}select {{ offset }} as frame_offset{{ '\n    union all\n    ' if not loop.last }}{% endfor %}
+),
+
+{{ name }}_frame_points as (
+    -- the clean points the changed points' frames hold
+    select distinct
+        changed.run_id,
+        changed.clean_index - {{ name }}_frame_offsets.frame_offset as clean_index
+    from {{ name }}_clean as changed
+    cross join {{ name }}_frame_offsets
+    where changed.is_changed
+),
+
+{{ name }}_recomputed as (
+    -- the rolling medians over those points only: each changed point's frame is a contiguous
+    -- stretch of the clean sequence, so its `window` rows are the same as over every point
+    select
+        run_id,
+        clean_index,
+        {{ spike_window_stats(window) }}
+    from (
+        select clean.run_id, clean.step, clean.clean_index, clean.log_loss, clean.step_change
+        from {{ name }}_clean as clean
+        inner join {{ name }}_frame_points as frame_points
+            on clean.run_id = frame_points.run_id
+            and clean.clean_index = frame_points.clean_index
+    ) as frames
+),
+
+{{ name }}_through as (
+    -- a changed point's stats recomputed; any other's those of the previous pass at its step
+    select
+        clean.run_id,
+        clean.step,
+        clean.clean_index,
+        case when clean.is_changed then recomputed.center_through else previous.center_through end as center_through,
+        case when clean.is_changed then recomputed.spread_through else previous.spread_through end as spread_through,
+        case when clean.is_changed then recomputed.points_through else previous.points_through end as points_through
+    from {{ name }}_clean as clean
+    left join {{ previous_pass }}_through as previous
+        on clean.run_id = previous.run_id
+        and clean.step = previous.step
+    left join {{ name }}_recomputed as recomputed
+        on clean.run_id = recomputed.run_id
+        and clean.clean_index = recomputed.clean_index
+),
+{%- endif %}
 
 {{ name }}_scored as (
     select
@@ -88,3 +170,18 @@
     from {{ name }}_scored
 )
 {% endmacro %}
+
+{#- the count of the steps before this one (in step order, within its run) where `condition` holds -#}
+{% macro spike_points_before(condition) -%}
+cast(sum(case when {{ condition }} then 1 else 0 end)
+            over (partition by run_id order by step rows between unbounded preceding and current row) as {{ dbt.type_bigint() }})
+        - case when {{ condition }} then 1 else 0 end
+{%- endmacro %}
+
+{#- the stats of the `window` clean points ending at each row: the median log loss, the median
+    step change and how many points there are -#}
+{% macro spike_window_stats(window) -%}
+{{ rolling_median('log_loss', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as center_through,
+        {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
+        count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
+{%- endmacro %}

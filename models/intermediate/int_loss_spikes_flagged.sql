@@ -7,15 +7,11 @@
 with
 
 scored as (
-    select * from {{ run_ref('int_loss_baselines_computed') }}
-),
-
-steps as (
-    select run_id, step, grad_norm from {{ run_ref('int_train_steps_resolved') }}
-),
-
-gradients as (
-    select run_id, step, is_at_or_above_clip, ratio_to_clip from {{ run_ref('int_gradients_checked') }}
+    -- the loss baseline and the clip state of every counted step: one table (the wide model)
+    select
+        run_id, step, shard_id, loss, loss_baseline, robust_z, is_loss_spike,
+        spike_threshold_loss, spike_threshold_name, is_at_or_above_clip, ratio_to_clip
+    from {{ run_ref('int_train_steps_measured') }}
 ),
 
 shards as (
@@ -76,8 +72,8 @@ onsets as (
         onset_baseline_row.spike_threshold_loss as onset_threshold_loss,
         onset_baseline_row.spike_threshold_name as onset_threshold_name,
         shards.source as onset_source,
-        gradients.is_at_or_above_clip as is_grad_at_clip_at_onset,
-        gradients.ratio_to_clip as grad_ratio_to_clip_at_onset
+        onset_baseline_row.is_at_or_above_clip as is_grad_at_clip_at_onset,
+        onset_baseline_row.ratio_to_clip as grad_ratio_to_clip_at_onset
     from events
     inner join numbered as onset_row
         on events.run_id = onset_row.run_id
@@ -88,9 +84,6 @@ onsets as (
     left join shards
         on onset_row.run_id = shards.run_id
         and onset_row.shard_id = shards.shard_id
-    left join gradients
-        on events.run_id = gradients.run_id
-        and events.onset_step = gradients.step
 ),
 
 final as (

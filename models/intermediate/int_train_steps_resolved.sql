@@ -1,21 +1,13 @@
 -- The step sequence that counts: one row per step, from the attempt that the run
 -- kept, in step order, with what happened just before it (a resume, a shard change).
+-- Computed in int_train_steps_measured (the wide per-step model); this view is its columns
+-- of the step sequence.
+-- A view: a projection of a table, read by each reader as that table's columns. It reads the
+-- whole model (ref, not run_ref): its readers keep only their batch's runs.
+{{ config(materialized='view') }}
 with
 
-counted as (
-    select * from {{ run_ref('int_train_rows_resolved') }}
-    where is_counted
-),
-
-one_per_step as (
-    -- two counted rows for one step can only come from a non-replay repeat; the later one wins
-    select
-        *,
-        row_number() over (partition by run_id, step order by file_row_number desc) as copy_rank
-    from counted
-),
-
-sequenced as (
+measured as (
     select
         run_id,
         step,
@@ -30,19 +22,12 @@ sequenced as (
         step_time_sec,
         is_loss_non_finite,
         is_grad_norm_non_finite,
-        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
-        {{ previous_value('shard_id', 'step', 'run_id') }} as previous_shard_id,
-        row_number() over (partition by run_id order by step) as step_index
-    from one_per_step
-    where copy_rank = 1
-),
-
-final as (
-    select
-        *,
-        (step - previous_step - 1) as steps_missing_before,
-        (previous_shard_id is null or shard_id <> previous_shard_id) as is_shard_change
-    from sequenced
+        previous_step,
+        previous_shard_id,
+        step_index,
+        steps_missing_before,
+        is_shard_change
+    from {{ ref('int_train_steps_measured') }}
 )
 
-select * from final
+select * from measured

@@ -8,24 +8,14 @@ rows_resolved as (
     where step is not null
 ),
 
-baselines as (
-    select run_id, step, loss_baseline, is_loss_spike from {{ run_ref('int_loss_baselines_computed') }}
-),
-
-learning_rates as (
-    select run_id, step, expected_learning_rate from {{ run_ref('int_learning_rates_compared') }}
-),
-
-gradients as (
-    select run_id, step, is_clip_violation from {{ run_ref('int_gradients_checked') }}
+measured as (
+    -- the loss baseline, the rebuilt LR, the clip state and the epoch: one table (the wide model)
+    select run_id, step, loss_baseline, is_loss_spike, expected_learning_rate, is_clip_violation, epoch_number
+    from {{ run_ref('int_train_steps_measured') }}
 ),
 
 step_times as (
     select run_id, step, is_slow, is_in_slow_stretch, is_stall, is_checkpoint_step from {{ run_ref('int_step_times_profiled') }}
-),
-
-epochs as (
-    select run_id, step, epoch_number from {{ run_ref('int_epochs_assigned') }}
 ),
 
 shards as (
@@ -47,38 +37,29 @@ final as (
         rows_resolved.shard_id,
         shards.source,
         rows_resolved.loss,
-        case when rows_resolved.is_counted then baselines.loss_baseline end as loss_baseline,
-        coalesce(rows_resolved.is_counted and baselines.is_loss_spike, false) as is_loss_spike,
+        case when rows_resolved.is_counted then measured.loss_baseline end as loss_baseline,
+        coalesce(rows_resolved.is_counted and measured.is_loss_spike, false) as is_loss_spike,
         rows_resolved.grad_norm,
         config.grad_clip_norm,
-        -- counted rows: the flag of int_gradients_checked; superseded rows (not there) by the same rule
-        case when rows_resolved.is_counted then coalesce(gradients.is_clip_violation, false)
+        -- counted rows: the flag of int_gradients_checked (the wide model's); superseded rows (not there) by the same rule
+        case when rows_resolved.is_counted then coalesce(measured.is_clip_violation, false)
             else {{ is_clip_violation('rows_resolved.grad_norm', 'config.grad_clip_norm', 'config.grad_norm_measured') }}
         end as is_clip_violation,
         rows_resolved.learning_rate,
-        learning_rates.expected_learning_rate,
+        measured.expected_learning_rate,
         rows_resolved.step_time_sec,
         coalesce(rows_resolved.is_counted and (step_times.is_in_slow_stretch or step_times.is_stall), false) as is_slow_step,
         coalesce(step_times.is_checkpoint_step, false) as is_checkpoint_step,
-        case when rows_resolved.is_counted then epochs.epoch_number end as epoch_number
+        case when rows_resolved.is_counted then measured.epoch_number end as epoch_number
     from rows_resolved
     inner join config
         on rows_resolved.run_id = config.run_id
-    left join baselines
-        on rows_resolved.run_id = baselines.run_id
-        and rows_resolved.step = baselines.step
-    left join learning_rates
-        on rows_resolved.run_id = learning_rates.run_id
-        and rows_resolved.step = learning_rates.step
-    left join gradients
-        on rows_resolved.run_id = gradients.run_id
-        and rows_resolved.step = gradients.step
+    left join measured
+        on rows_resolved.run_id = measured.run_id
+        and rows_resolved.step = measured.step
     left join step_times
         on rows_resolved.run_id = step_times.run_id
         and rows_resolved.step = step_times.step
-    left join epochs
-        on rows_resolved.run_id = epochs.run_id
-        and rows_resolved.step = epochs.step
     left join shards
         on rows_resolved.run_id = shards.run_id
         and rows_resolved.shard_id = shards.shard_id

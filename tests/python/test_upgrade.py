@@ -61,12 +61,15 @@ def test_database_from_before_run_id_is_rebuilt(built: tuple[Path, Path, pd.Data
     db_path = out / DB_NAME
     # the previous version: tables without run_id, no record of the project that built them
     with duckdb.connect(str(db_path)) as con:
-        for table in ("int_gradients_checked", "findings"):
+        # (int_train_steps_measured: the wide per-step table; int_gradients_checked, named here before,
+        # is now a view of it)
+        for table in ("int_train_steps_measured", "findings"):
             legacy = f"select * exclude (run_id) from main.{table}"
             con.execute(f"create or replace table main.{table} as {legacy}")
         con.execute("drop table main.built_project")
     output = build(run_dir, out)
     assert RESET_MESSAGE in output
+    assert "run_id" in columns(db_path, "int_train_steps_measured")
     assert "run_id" in columns(db_path, "int_gradients_checked")
     pd.testing.assert_frame_equal(findings(db_path), before)
     # (a build of an unchanged project drops nothing: test_warehouse.py's unchanged folder keeps

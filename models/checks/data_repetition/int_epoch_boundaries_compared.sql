@@ -9,12 +9,16 @@
 with
 
 scored as (
-    select run_id, step, shard_id, loss, is_loss_spike from {{ run_ref('int_loss_baselines_computed') }}
+    -- the spike flag and the epoch of every counted step: one table (the wide model)
+    select run_id, step, shard_id, loss, is_loss_spike, epoch_number, is_epoch_start, epoch_first_step, epoch_last_step
+    from {{ run_ref('int_train_steps_measured') }}
 ),
 
-epochs as (
-    select run_id, step, epoch_number, is_epoch_start, epoch_first_step, epoch_last_step
-    from {{ run_ref('int_epochs_assigned') }}
+runs_with_boundaries as (
+    -- only a run with an epoch boundary has a row below: the rolling medians of the others
+    -- (a one-epoch run: every step of a 1M-step run, for nothing) are not computed
+    select distinct run_id from scored
+    where is_epoch_start
 ),
 
 shards as (
@@ -32,17 +36,16 @@ clean as (
         scored.step,
         case when not scored.is_loss_spike and scored.loss > 0
             then exp(ln(scored.loss) - coalesce(source_offsets.median_log_residual, 0)) end as adjusted_loss,
-        epochs.epoch_number,
-        epochs.is_epoch_start,
+        scored.epoch_number,
+        scored.is_epoch_start,
         -- both windows inside one epoch: a measure of the ordinary change
         (
-            scored.step - epochs.epoch_first_step >= {{ threshold('spike_window') }}
-            and epochs.epoch_last_step - scored.step >= {{ w }}
+            scored.step - scored.epoch_first_step >= {{ threshold('spike_window') }}
+            and scored.epoch_last_step - scored.step >= {{ w }}
         ) as is_inside_epoch
     from scored
-    inner join epochs
-        on scored.run_id = epochs.run_id
-        and scored.step = epochs.step
+    inner join runs_with_boundaries
+        on scored.run_id = runs_with_boundaries.run_id
     left join shards
         on scored.run_id = shards.run_id
         and scored.shard_id = shards.shard_id

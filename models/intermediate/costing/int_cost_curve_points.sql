@@ -31,15 +31,10 @@ steps as (
         resolved.learning_rate,
         case when resolved.is_loss_non_finite or resolved.is_grad_norm_non_finite then 0.0
             else resolved.learning_rate end as effective_learning_rate,
-        coalesce(compared.expected_learning_rate, resolved.learning_rate) as configured_learning_rate,
-        case when baselines.is_loss_spike then 1 else 0 end as is_spike
-    from {{ run_ref('int_train_steps_resolved') }} as resolved
-    left join {{ run_ref('int_learning_rates_compared') }} as compared
-        on resolved.run_id = compared.run_id
-        and resolved.step = compared.step
-    left join {{ run_ref('int_loss_baselines_computed') }} as baselines
-        on resolved.run_id = baselines.run_id
-        and resolved.step = baselines.step
+        coalesce(resolved.expected_learning_rate, resolved.learning_rate) as configured_learning_rate,
+        case when resolved.is_loss_spike then 1 else 0 end as is_spike
+    -- the step, its rebuilt LR and its spike flag: one row of the wide model, no join
+    from {{ run_ref('int_train_steps_measured') }} as resolved
 ),
 
 stream as (
@@ -57,8 +52,12 @@ stream as (
 bucketed as (
     select
         stream.*,
+        -- the first evaluation at or after the row: the running minimum read from the end of the
+        -- stream (the same rows as `current row and unbounded following` in step order; DuckDB
+        -- computes a frame that ends at the current row in one pass, the open-ended one in 3.4 s
+        -- instead of 0.6 s at 1M steps)
         min(eval_step) over (
-            partition by run_id order by step, is_eval rows between current row and unbounded following
+            partition by run_id order by step desc, is_eval desc rows between unbounded preceding and current row
         ) as bucket_step
     from stream
 ),
