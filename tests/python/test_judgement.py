@@ -372,3 +372,100 @@ def test_validation_that_improves_outweighs_a_training_loss_too_noisy_to_show_it
     diagnosis: Diagnosis,
 ) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+# --- a pretrained start: flat is little left to learn, worse after the first evaluation is not ---
+
+
+def flat_pretrained(peak_lr: float) -> RunBuilder:
+    """A Llama-vocabulary fine-tune whose losses sit flat at 2.0 (a fifth of ln V) from the first log."""
+    builder = RunBuilder(peak_lr=peak_lr, min_lr=peak_lr / 10)
+    builder.plant_config(vocab_size=32000, optimizer={"name": "adamw_torch"})
+    return builder.plant_flat_loss(level=2.0)
+
+
+@fixture_run(lambda: flat_pretrained(2e-5))
+def test_flat_far_below_chance_from_the_start_is_low(diagnosis: Diagnosis) -> None:
+    # a pretrained model with little left to learn (a continued stage, the format learned in the first
+    # steps): a note, not a run that cannot learn
+    row = finding(diagnosis, "no_learning:run")
+    assert row["severity"] == "low"
+    assert "a pretrained model with little left to learn" in row["evidence"]
+    assert reference(diagnosis)["regime"] == "fine_tune"
+
+
+@fixture_run(lambda: flat_pretrained(1e-9))
+def test_flat_pretrained_start_at_an_lr_far_below_usual_is_not_learning(diagnosis: Diagnosis) -> None:
+    # the same flat loss with an LR 1000x below the fine-tuning range: the LR explains it, so it stays high
+    row = finding(diagnosis, "no_learning:run")
+    assert row["severity"] == "high"
+    assert row["caused_by"] == "schedule_sanity:lr_far_below_usual"
+
+
+def knocked_off_its_optimum(train_keeps_falling: bool) -> RunBuilder:
+    """A Llama-vocabulary fine-tune at a usual LR, first evaluated at step 40 after its training loss
+    fell 2.0 -> 1.2. Then validation rises from 1.25 and the training loss rises with it to 1.8 (the
+    model knocked off its pretrained optimum: got worse), or keeps falling to 0.6 while validation
+    rises to 1.6 (overfitting: the control)."""
+    builder = RunBuilder(peak_lr=2e-4, min_lr=2e-5)
+    builder.plant_config(vocab_size=32000, optimizer={"name": "adamw_torch"})
+    steps = builder.train["step"].to_numpy(dtype=float)
+    descent = 2.0 - 0.8 * np.clip(steps / 20, 0, 1)
+    if train_keeps_falling:
+        later = 0.6 + 0.6 * np.exp(-(steps - 40) / 80)
+    else:
+        later = 1.2 + 0.6 * np.clip((steps - 40) / 40, 0, 1)
+    curve = np.where(steps <= 40, descent, later)
+    builder.train["loss"] = curve * np.exp(builder.rng.normal(0, builder.noise / 2, len(steps)))
+    builder.evals = builder.evals[builder.evals["step"] >= 40].reset_index(drop=True)
+    eval_steps = builder.evals["step"].to_numpy(dtype=float)
+    if train_keeps_falling:
+        val = 1.25 + 0.35 * (eval_steps - 40) / 200
+    else:
+        val = 1.25 + 0.55 * np.clip((eval_steps - 40) / 40, 0, 1)
+    builder.evals["val_loss"] = val * np.exp(builder.rng.normal(0, 0.002, len(eval_steps)))
+    return builder
+
+
+@fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=False))
+def test_validation_and_training_worse_after_the_first_evaluation_is_no_learning(
+    diagnosis: Diagnosis,
+) -> None:
+    row = finding(diagnosis, "no_learning:got_worse")
+    assert row["severity"] == "medium"
+    assert "not overfitting" in row["evidence"]
+    assert not ids_of(diagnosis, "overfitting")
+
+
+def improved_then_degraded() -> RunBuilder:
+    """Validation falls 20% (1.25 -> 1.0 at step 80), then both losses climb to the end (validation
+    to ~2.4, scattering +-0.1 around its trend): the model learned, then got worse. Its scatter makes
+    the noise bar of a meaningful gain (3x the median eval-to-eval change, 0.6) larger than the 0.25
+    gained, yet a 20% gain is a gain: not got_worse (nor overfitting: the training loss climbs too)."""
+    builder = knocked_off_its_optimum(train_keeps_falling=False)
+    steps = builder.train["step"].to_numpy(dtype=float)
+    climb = 0.95 + 1.25 * (steps - 80) / 160
+    curve = np.where(steps <= 80, 1.2 - 0.25 * np.clip((steps - 20) / 60, 0, 1), climb)
+    curve = np.where(steps <= 20, 2.0 - 0.8 * steps / 20, curve)
+    builder.train["loss"] = curve * np.exp(builder.rng.normal(0, builder.noise / 2, len(steps)))
+    builder.evals["val_loss"] = [1.25, 1.12, 1.00, 1.7, 1.5, 2.0, 1.8, 2.3, 2.1, 2.6, 2.4]
+    return builder
+
+
+@fixture_run(improved_then_degraded)
+def test_validation_that_improved_first_is_not_got_worse(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
+@fixture_run(lambda: fine_tune(2e-5, 2.05, rise=0.0).plant_loss_curve(2.0, 1.9, 2.05, 2.05))
+def test_pretrained_start_whose_validation_never_moves_is_low(diagnosis: Diagnosis) -> None:
+    # a training loss 5% down and validation flat at 2.05 from the first evaluation, at a usual LR
+    row = finding(diagnosis, "no_learning:no_val_gain")
+    assert row["severity"] == "low"
+    assert "a pretrained model with little left to learn" in row["evidence"]
+
+
+@fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=True))
+def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+    assert finding(diagnosis, "overfitting:40")["detector_severity"] == "high"

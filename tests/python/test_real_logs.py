@@ -757,8 +757,11 @@ class TestSmolvlmBigStart:
 
 @pytest.mark.parametrize("log_key", ["hf-lora-flat-loss"])
 def test_lora_flat_loss_is_no_progress(diagnosis: Diagnosis, log_key: str) -> None:
-    """SOURCES.md C23: a plateau within batch-1 noise: "no progress", not "diverged"."""
-    assert diagnosis.one("no_learning")["severity"] == "high", diagnosis.table()
+    """SOURCES.md C23: a plateau within batch-1 noise: "no progress", not "diverged". Llama 3.1's loss
+    starts at 2.2, a fifth of ln V: a pretrained model with little left to learn, reported low."""
+    flat = diagnosis.one("no_learning")
+    assert flat["severity"] == "low", diagnosis.table()
+    assert "a pretrained model with little left to learn" in flat["evidence"]
     assert not diagnosis.of("loss_spikes", "nan_loss", "grad_norm_spikes"), diagnosis.table()
 
 
