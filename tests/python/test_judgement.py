@@ -469,3 +469,37 @@ def test_pretrained_start_whose_validation_never_moves_is_low(diagnosis: Diagnos
 def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")
     assert finding(diagnosis, "overfitting:40")["detector_severity"] == "high"
+
+
+# --- overfitting graded on levels ---------------------------------------------------------
+
+
+def noisy_plateau_with_a_lucky_low() -> RunBuilder:
+    """Validation flat at ~3.2 from step 80 with +-1.5% eval noise, one lucky low (3.01) at step 120
+    and the last evaluation at 3.21 (+6.6% over it) while training keeps falling."""
+    builder = RunBuilder()
+    tail = [3.25, 3.17, 3.01, 3.22, 3.18, 3.24, 3.19, 3.23, 3.21]
+    builder.evals.loc[builder.evals["step"] >= 80, "val_loss"] = tail
+    return builder
+
+
+@fixture_run(noisy_plateau_with_a_lucky_low)
+def test_rise_from_a_lucky_low_within_the_eval_noise_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:120")
+    assert row["detector_severity"] == "low"
+    assert "within 2 standard errors of the eval-to-eval noise" in row["evidence"]
+
+
+def overfitting_on_another_scale() -> RunBuilder:
+    """The planted overfitting (validation +8% from step 100) in a validation series 3.5x below the
+    training loss: another quantity or another set."""
+    builder = RunBuilder().plant_overfitting(100, 0.08)
+    builder.evals["val_loss"] = builder.evals["val_loss"] / 3.5
+    return builder
+
+
+@fixture_run(overfitting_on_another_scale)
+def test_overfitting_in_a_validation_series_off_the_training_scale_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:100")
+    assert row["detector_severity"] == "low"
+    assert "not on its scale" in row["evidence"]

@@ -656,9 +656,11 @@ class TestSatdStepDecay:
     def test_late_overfitting_found(self, diagnosis: Diagnosis) -> None:
         overfitting = diagnosis.one("overfitting")
         assert overfitting["first_step"] == 158975, diagnosis.table()
-        # +6% after the minimum, but a sliver of the 2.76 nats gained: mild, never high
-        assert overfitting["severity"] == "medium", diagnosis.table()
+        # +6% over the minimum point, a sliver of the 2.76 nats gained; level to level (the median of the 13
+        # evaluations around the minimum against the last 12) +1.7%, under the 2% medium bar: mild, low
+        assert overfitting["severity"] == "low", diagnosis.table()
         assert "mild late drift" in overfitting["evidence"]
+        assert "levels (medians): validation 0.3642" in overfitting["evidence"]
 
     def test_scheduled_decays_are_not_anomalies(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("loss_spikes", "no_learning", "nan_loss", "eval_contamination"), (
