@@ -471,6 +471,45 @@ def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis:
     assert finding(diagnosis, "overfitting:40")["detector_severity"] == "high"
 
 
+# --- a pretrained language model above ln V at its first log -------------------------------
+
+
+@fixture_run(lambda: fine_tune(2e-5, 1.7, rise=0.0).plant_initial_loss([10.6]))
+def test_pretrained_start_above_ln_vocab_is_a_broken_start(diagnosis: Diagnosis) -> None:
+    # 10.6 against ln 32000 = 10.37: only 2% above, which a fresh init can be, but the next losses are
+    # at 2.0, so the model was pretrained and should have started far below ln V
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["severity"] == "medium"
+    assert "a pretrained model" in row["evidence"]
+    assert reference(diagnosis)["regime"] == "fine_tune"
+
+
+@fixture_run(lambda: fine_tune(2e-5, 1.7, rise=0.0).plant_initial_loss([10.2]))
+def test_pretrained_start_under_ln_vocab_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "initial_loss_too_high")
+
+
+@fixture_run(lambda: RunBuilder().plant_initial_loss([12.1, 15.0, 12.9]))
+def test_start_is_the_highest_of_the_first_losses(diagnosis: Diagnosis) -> None:
+    # per-batch losses: the first (12.1) is under ln 262144 = 12.48, the second 1.2x it; no vocabulary
+    # is known, so low
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["severity"] == "low"
+    assert row["observed_value"] == pytest.approx(15.0)
+    assert "the vocabulary is not known" in row["evidence"]
+
+
+def test_model_names_under_fine_tuning_keys_are_reference_keys(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    log = tmp_path / "train.log"
+    log.write_text("")
+    nested = {"model": {"pretrained_model": "Rostlab/prot_t5_xl_uniref50"}}
+    assert reference_keys(nested, str(log))[0] == {"model_name": "Rostlab/prot_t5_xl_uniref50"}
+    flat = {"base_model": "unsloth/llama-3-8b"}
+    assert reference_keys(flat, str(log))[0] == {"model_name": "unsloth/llama-3-8b"}
+
+
 # --- overfitting graded on levels ---------------------------------------------------------
 
 

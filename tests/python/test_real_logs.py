@@ -751,10 +751,12 @@ class TestSmolvlmBigStart:
         assert not [f for f in diagnosis.of("loss_spikes") if f["severity"] in ABOVE_LOW], diagnosis.table()
 
     def test_abnormal_start_found(self, diagnosis: Diagnosis) -> None:
-        assert any(
-            f["first_step"] is not None and f["first_step"] <= 20 and f["severity"] in ABOVE_LOW
-            for f in diagnosis.findings
-        ), diagnosis.table()
+        # 19.23 and 14.42 against ln 262144 = 12.48, the largest vocabulary in common use: no vocabulary
+        # is known from the log, and a loss summed over several outputs (EAGLE draft heads) starts as far
+        # above one token's ceiling, so it is reported low, with that reason
+        start = diagnosis.one("initial_loss_too_high")
+        assert (start["first_step"], start["severity"]) == (10, "low"), diagnosis.table()
+        assert "the vocabulary is not known" in start["evidence"]
 
 
 @pytest.mark.parametrize("log_key", ["hf-lora-flat-loss"])
