@@ -542,3 +542,28 @@ def test_overfitting_in_a_validation_series_off_the_training_scale_is_low(diagno
     row = finding(diagnosis, "overfitting:100")
     assert row["detector_severity"] == "low"
     assert "not on its scale" in row["evidence"]
+
+
+# --- an LR that never anneals, with the warmup unknown -----------------------------------
+
+
+def schedule_unknown(builder: RunBuilder) -> RunBuilder:
+    return builder.plant_config(type=None, warmup_steps=None, decay_steps=None, min_lr=None)
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder().plant_constant_lr()))
+def test_run_ending_at_its_peak_lr_never_anneals_without_a_known_warmup(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "schedule_sanity:never_anneals")
+    assert row["severity"] == "low"  # no decay declared: it may be by design
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder()))
+def test_run_that_anneals_without_a_known_warmup_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder().plant_early_stop(15)).plant_config(total_steps=None))
+def test_log_ending_while_the_lr_still_rises_is_not_never_anneals(diagnosis: Diagnosis) -> None:
+    # stopped at step 15 of a 20-step warmup nobody declared, its length unknown too: the LR's last value
+    # is its highest, but the run never reached a peak to stay at (nor does a run that died at step 1)
+    assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
