@@ -130,7 +130,12 @@ eval_summary as (
         -- the best evaluation of a trained model: after the first logged training step
         min(case when eval_changes.step > coalesce(referenced.first_train_step, -1) then eval_changes.val_loss end)
             as best_trained_val_loss,
-        percentile_cont(0.5) within group (order by eval_changes.eval_change) as eval_noise
+        percentile_cont(0.5) within group (order by eval_changes.eval_change) as eval_noise,
+        -- the levels after the first evaluation (medians): did the run get worse than it was then?
+        percentile_cont(0.5) within group (order by case when eval_changes.eval_index > 1 then eval_changes.val_loss end)
+            as val_level_after_first,
+        percentile_cont(0.5) within group (order by case when eval_changes.eval_index > 1 then eval_changes.train_loss_smoothed end)
+            as train_level_after_first
     from eval_changes
     left join referenced
         on eval_changes.run_id = referenced.run_id
@@ -197,6 +202,8 @@ joined as (
         eval_summary.best_val_loss,
         eval_summary.eval_noise,
         eval_summary.train_at_first_eval,
+        eval_summary.val_level_after_first,
+        eval_summary.train_level_after_first,
         case when eval_summary.best_trained_val_loss is not null then 'validation'
             when windows.end_loss is not null then 'training' end as judged_loss_kind,
         coalesce(eval_summary.best_trained_val_loss, windows.end_loss) as judged_loss,
@@ -258,8 +265,23 @@ flagged as (
             (val_gain > 0 and val_gain >= val_gain_threshold)
             or coalesce(train_at_first_eval <= (1 - {{ threshold('underfitting_max_drop') }}) * start_loss, false)
         end as has_val_gain,
+        -- the run got worse after its first evaluation: validation never beat its first value (not even by
+        -- eval_gain_min_share: a gain hidden under a noise bar that a steady trend inflates is still a gain),
+        -- and both the validation and the training loss then settled above their levels at it (medians of
+        -- the later evaluations; validation by the gain bar): training undid what the model knew (an LR too
+        -- high for it, a broken resume), which is no overfitting (the training loss rose too) and no learning
+        coalesce(
+            n_evals >= {{ threshold('eval_gain_min_evals') }}
+            and coalesce(val_gain, 0) < {{ threshold('eval_gain_min_share') }} * first_val_loss
+            and val_level_after_first - first_val_loss >= val_gain_threshold
+            and train_level_after_first >= (1 + {{ threshold('underfitting_max_drop') }}) * train_at_first_eval,
+            false
+        ) as is_got_worse,
         -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
-        (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early
+        (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early,
+        -- the model started far below the uniform guess (a vocabulary or class count from the config or
+        -- matched by name, and a start at most fine_tune_max_start_share of it): it was pretrained
+        coalesce(regime = 'fine_tune' and chance_confidence in ('high', 'medium'), false) as is_pretrained_start
     from joined
 ),
 
@@ -270,6 +292,7 @@ judged as (
             when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
             when is_at_chance then 'at_chance'
             when is_near_chance then 'near_chance'
+            when is_got_worse then 'got_worse'
             -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
             -- flat or shallow since the start says nothing when the log continues an earlier run
             when is_flat and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'flat'
@@ -304,6 +327,7 @@ final as (
             when 'near_chance' then 'underfitting:near_chance'
             when 'flat' then 'no_learning:run'
             when 'no_val_gain' then 'no_learning:no_val_gain'
+            when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
         end as verdict_finding_id,
         case
@@ -313,10 +337,16 @@ final as (
             -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'
+            -- a pretrained start far below the uniform guess that stays flat or moves little (validation
+            -- included) has little left to learn (the format learned in its first steps, a continued stage):
+            -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null then 'low'
             when learning_verdict = 'flat' then 'high'
             -- validation never improved on its first value: high when an LR far outside its usual range
             -- explains it, medium when the training loss barely fell either
             when learning_verdict = 'no_val_gain' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
+            -- worse than at its first evaluation on both losses: medium, high when an LR far outside its range explains it
+            when learning_verdict = 'got_worse' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
             else 'medium'
         end as verdict_severity
     from judged

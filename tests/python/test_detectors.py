@@ -379,7 +379,10 @@ def test_evaluation_time_in_interval_means_is_low(diagnosis: Diagnosis) -> None:
 @pytest.mark.parametrize(
     ("losses", "config", "severity"),
     [
-        ([19.2, 14.4], {}, "medium"),  # 1.54x ln(262144), two points above it: strong
+        ([19.2, 14.4], {"vocab_size": 50257}, "medium"),  # 1.77x ln(50257), two points above it: strong
+        # the same start with no vocabulary known: 1.54x ln(262144), the largest in common use, is no
+        # evidence about this run's own vocabulary (a loss summed over several outputs starts there too)
+        ([19.2, 14.4], {}, "low"),
         ([14.0], {}, "low"),  # 1.12x, one point
         ([12.5, 12.0], {"vocab_size": 50257}, "low"),  # 1.16x ln(50257) = 10.82
     ],

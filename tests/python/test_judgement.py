@@ -372,3 +372,198 @@ def test_validation_that_improves_outweighs_a_training_loss_too_noisy_to_show_it
     diagnosis: Diagnosis,
 ) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+# --- a pretrained start: flat is little left to learn, worse after the first evaluation is not ---
+
+
+def flat_pretrained(peak_lr: float) -> RunBuilder:
+    """A Llama-vocabulary fine-tune whose losses sit flat at 2.0 (a fifth of ln V) from the first log."""
+    builder = RunBuilder(peak_lr=peak_lr, min_lr=peak_lr / 10)
+    builder.plant_config(vocab_size=32000, optimizer={"name": "adamw_torch"})
+    return builder.plant_flat_loss(level=2.0)
+
+
+@fixture_run(lambda: flat_pretrained(2e-5))
+def test_flat_far_below_chance_from_the_start_is_low(diagnosis: Diagnosis) -> None:
+    # a pretrained model with little left to learn (a continued stage, the format learned in the first
+    # steps): a note, not a run that cannot learn
+    row = finding(diagnosis, "no_learning:run")
+    assert row["severity"] == "low"
+    assert "a pretrained model with little left to learn" in row["evidence"]
+    assert reference(diagnosis)["regime"] == "fine_tune"
+
+
+@fixture_run(lambda: flat_pretrained(1e-9))
+def test_flat_pretrained_start_at_an_lr_far_below_usual_is_not_learning(diagnosis: Diagnosis) -> None:
+    # the same flat loss with an LR 1000x below the fine-tuning range: the LR explains it, so it stays high
+    row = finding(diagnosis, "no_learning:run")
+    assert row["severity"] == "high"
+    assert row["caused_by"] == "schedule_sanity:lr_far_below_usual"
+
+
+def knocked_off_its_optimum(train_keeps_falling: bool) -> RunBuilder:
+    """A Llama-vocabulary fine-tune at a usual LR, first evaluated at step 40 after its training loss
+    fell 2.0 -> 1.2. Then validation rises from 1.25 and the training loss rises with it to 1.8 (the
+    model knocked off its pretrained optimum: got worse), or keeps falling to 0.6 while validation
+    rises to 1.6 (overfitting: the control)."""
+    builder = RunBuilder(peak_lr=2e-4, min_lr=2e-5)
+    builder.plant_config(vocab_size=32000, optimizer={"name": "adamw_torch"})
+    steps = builder.train["step"].to_numpy(dtype=float)
+    descent = 2.0 - 0.8 * np.clip(steps / 20, 0, 1)
+    if train_keeps_falling:
+        later = 0.6 + 0.6 * np.exp(-(steps - 40) / 80)
+    else:
+        later = 1.2 + 0.6 * np.clip((steps - 40) / 40, 0, 1)
+    curve = np.where(steps <= 40, descent, later)
+    builder.train["loss"] = curve * np.exp(builder.rng.normal(0, builder.noise / 2, len(steps)))
+    builder.evals = builder.evals[builder.evals["step"] >= 40].reset_index(drop=True)
+    eval_steps = builder.evals["step"].to_numpy(dtype=float)
+    if train_keeps_falling:
+        val = 1.25 + 0.35 * (eval_steps - 40) / 200
+    else:
+        val = 1.25 + 0.55 * np.clip((eval_steps - 40) / 40, 0, 1)
+    builder.evals["val_loss"] = val * np.exp(builder.rng.normal(0, 0.002, len(eval_steps)))
+    return builder
+
+
+@fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=False))
+def test_validation_and_training_worse_after_the_first_evaluation_is_no_learning(
+    diagnosis: Diagnosis,
+) -> None:
+    row = finding(diagnosis, "no_learning:got_worse")
+    assert row["severity"] == "medium"
+    assert "not overfitting" in row["evidence"]
+    assert not ids_of(diagnosis, "overfitting")
+
+
+def improved_then_degraded() -> RunBuilder:
+    """Validation falls 20% (1.25 -> 1.0 at step 80), then both losses climb to the end (validation
+    to ~2.4, scattering +-0.1 around its trend): the model learned, then got worse. Its scatter makes
+    the noise bar of a meaningful gain (3x the median eval-to-eval change, 0.6) larger than the 0.25
+    gained, yet a 20% gain is a gain: not got_worse (nor overfitting: the training loss climbs too)."""
+    builder = knocked_off_its_optimum(train_keeps_falling=False)
+    steps = builder.train["step"].to_numpy(dtype=float)
+    climb = 0.95 + 1.25 * (steps - 80) / 160
+    curve = np.where(steps <= 80, 1.2 - 0.25 * np.clip((steps - 20) / 60, 0, 1), climb)
+    curve = np.where(steps <= 20, 2.0 - 0.8 * steps / 20, curve)
+    builder.train["loss"] = curve * np.exp(builder.rng.normal(0, builder.noise / 2, len(steps)))
+    builder.evals["val_loss"] = [1.25, 1.12, 1.00, 1.7, 1.5, 2.0, 1.8, 2.3, 2.1, 2.6, 2.4]
+    return builder
+
+
+@fixture_run(improved_then_degraded)
+def test_validation_that_improved_first_is_not_got_worse(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
+@fixture_run(lambda: fine_tune(2e-5, 2.05, rise=0.0).plant_loss_curve(2.0, 1.9, 2.05, 2.05))
+def test_pretrained_start_whose_validation_never_moves_is_low(diagnosis: Diagnosis) -> None:
+    # a training loss 5% down and validation flat at 2.05 from the first evaluation, at a usual LR
+    row = finding(diagnosis, "no_learning:no_val_gain")
+    assert row["severity"] == "low"
+    assert "a pretrained model with little left to learn" in row["evidence"]
+
+
+@fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=True))
+def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+    assert finding(diagnosis, "overfitting:40")["detector_severity"] == "high"
+
+
+# --- a pretrained language model above ln V at its first log -------------------------------
+
+
+@fixture_run(lambda: fine_tune(2e-5, 1.7, rise=0.0).plant_initial_loss([10.6]))
+def test_pretrained_start_above_ln_vocab_is_a_broken_start(diagnosis: Diagnosis) -> None:
+    # 10.6 against ln 32000 = 10.37: only 2% above, which a fresh init can be, but the next losses are
+    # at 2.0, so the model was pretrained and should have started far below ln V
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["severity"] == "medium"
+    assert "a pretrained model" in row["evidence"]
+    assert reference(diagnosis)["regime"] == "fine_tune"
+
+
+@fixture_run(lambda: fine_tune(2e-5, 1.7, rise=0.0).plant_initial_loss([10.2]))
+def test_pretrained_start_under_ln_vocab_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "initial_loss_too_high")
+
+
+@fixture_run(lambda: RunBuilder().plant_initial_loss([12.1, 15.0, 12.9]))
+def test_start_is_the_highest_of_the_first_losses(diagnosis: Diagnosis) -> None:
+    # per-batch losses: the first (12.1) is under ln 262144 = 12.48, the second 1.2x it; no vocabulary
+    # is known, so low
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["severity"] == "low"
+    assert row["observed_value"] == pytest.approx(15.0)
+    assert "the vocabulary is not known" in row["evidence"]
+
+
+def test_model_names_under_fine_tuning_keys_are_reference_keys(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    log = tmp_path / "train.log"
+    log.write_text("")
+    nested = {"model": {"pretrained_model": "Rostlab/prot_t5_xl_uniref50"}}
+    assert reference_keys(nested, str(log))[0] == {"model_name": "Rostlab/prot_t5_xl_uniref50"}
+    flat = {"base_model": "unsloth/llama-3-8b"}
+    assert reference_keys(flat, str(log))[0] == {"model_name": "unsloth/llama-3-8b"}
+
+
+# --- overfitting graded on levels ---------------------------------------------------------
+
+
+def noisy_plateau_with_a_lucky_low() -> RunBuilder:
+    """Validation flat at ~3.2 from step 80 with +-1.5% eval noise, one lucky low (3.01) at step 120
+    and the last evaluation at 3.21 (+6.6% over it) while training keeps falling."""
+    builder = RunBuilder()
+    tail = [3.25, 3.17, 3.01, 3.22, 3.18, 3.24, 3.19, 3.23, 3.21]
+    builder.evals.loc[builder.evals["step"] >= 80, "val_loss"] = tail
+    return builder
+
+
+@fixture_run(noisy_plateau_with_a_lucky_low)
+def test_rise_from_a_lucky_low_within_the_eval_noise_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:120")
+    assert row["detector_severity"] == "low"
+    assert "within 2 standard errors of the eval-to-eval noise" in row["evidence"]
+
+
+def overfitting_on_another_scale() -> RunBuilder:
+    """The planted overfitting (validation +8% from step 100) in a validation series 3.5x below the
+    training loss: another quantity or another set."""
+    builder = RunBuilder().plant_overfitting(100, 0.08)
+    builder.evals["val_loss"] = builder.evals["val_loss"] / 3.5
+    return builder
+
+
+@fixture_run(overfitting_on_another_scale)
+def test_overfitting_in_a_validation_series_off_the_training_scale_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:100")
+    assert row["detector_severity"] == "low"
+    assert "not on its scale" in row["evidence"]
+
+
+# --- an LR that never anneals, with the warmup unknown -----------------------------------
+
+
+def schedule_unknown(builder: RunBuilder) -> RunBuilder:
+    return builder.plant_config(type=None, warmup_steps=None, decay_steps=None, min_lr=None)
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder().plant_constant_lr()))
+def test_run_ending_at_its_peak_lr_never_anneals_without_a_known_warmup(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "schedule_sanity:never_anneals")
+    assert row["severity"] == "low"  # no decay declared: it may be by design
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder()))
+def test_run_that_anneals_without_a_known_warmup_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
+
+
+@fixture_run(lambda: schedule_unknown(RunBuilder().plant_early_stop(15)).plant_config(total_steps=None))
+def test_log_ending_while_the_lr_still_rises_is_not_never_anneals(diagnosis: Diagnosis) -> None:
+    # stopped at step 15 of a 20-step warmup nobody declared, its length unknown too: the LR's last value
+    # is its highest, but the run never reached a peak to stay at (nor does a run that died at step 1)
+    assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")

@@ -656,9 +656,11 @@ class TestSatdStepDecay:
     def test_late_overfitting_found(self, diagnosis: Diagnosis) -> None:
         overfitting = diagnosis.one("overfitting")
         assert overfitting["first_step"] == 158975, diagnosis.table()
-        # +6% after the minimum, but a sliver of the 2.76 nats gained: mild, never high
-        assert overfitting["severity"] == "medium", diagnosis.table()
+        # +6% over the minimum point, a sliver of the 2.76 nats gained; level to level (the median of the 13
+        # evaluations around the minimum against the last 12) +1.7%, under the 2% medium bar: mild, low
+        assert overfitting["severity"] == "low", diagnosis.table()
         assert "mild late drift" in overfitting["evidence"]
+        assert "levels (medians): validation 0.3642" in overfitting["evidence"]
 
     def test_scheduled_decays_are_not_anomalies(self, diagnosis: Diagnosis) -> None:
         assert not diagnosis.of("loss_spikes", "no_learning", "nan_loss", "eval_contamination"), (
@@ -749,16 +751,21 @@ class TestSmolvlmBigStart:
         assert not [f for f in diagnosis.of("loss_spikes") if f["severity"] in ABOVE_LOW], diagnosis.table()
 
     def test_abnormal_start_found(self, diagnosis: Diagnosis) -> None:
-        assert any(
-            f["first_step"] is not None and f["first_step"] <= 20 and f["severity"] in ABOVE_LOW
-            for f in diagnosis.findings
-        ), diagnosis.table()
+        # 19.23 and 14.42 against ln 262144 = 12.48, the largest vocabulary in common use: no vocabulary
+        # is known from the log, and a loss summed over several outputs (EAGLE draft heads) starts as far
+        # above one token's ceiling, so it is reported low, with that reason
+        start = diagnosis.one("initial_loss_too_high")
+        assert (start["first_step"], start["severity"]) == (10, "low"), diagnosis.table()
+        assert "the vocabulary is not known" in start["evidence"]
 
 
 @pytest.mark.parametrize("log_key", ["hf-lora-flat-loss"])
 def test_lora_flat_loss_is_no_progress(diagnosis: Diagnosis, log_key: str) -> None:
-    """SOURCES.md C23: a plateau within batch-1 noise: "no progress", not "diverged"."""
-    assert diagnosis.one("no_learning")["severity"] == "high", diagnosis.table()
+    """SOURCES.md C23: a plateau within batch-1 noise: "no progress", not "diverged". Llama 3.1's loss
+    starts at 2.2, a fifth of ln V: a pretrained model with little left to learn, reported low."""
+    flat = diagnosis.one("no_learning")
+    assert flat["severity"] == "low", diagnosis.table()
+    assert "a pretrained model with little left to learn" in flat["evidence"]
     assert not diagnosis.of("loss_spikes", "nan_loss", "grad_norm_spikes"), diagnosis.table()
 
 

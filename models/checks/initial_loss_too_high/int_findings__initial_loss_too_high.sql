@@ -1,27 +1,39 @@
--- Finding: the first logged training loss is above the cross-entropy of a uniform
--- guess (ln of the vocabulary size: the config's vocab_size, else the largest
--- vocabulary in common use, initial_loss_max_vocab_size) while the run's loss is
--- otherwise on a per-token cross-entropy scale (its median above 0 and below that
--- ceiling). A freshly initialised or pretrained model starts at or below the ceiling;
--- far above it, the initial logits are mis-scaled (init, a missing final norm or
--- logit scaling, a wrong head) or the loss is mis-reduced (summed instead of averaged).
--- Medium only when the evidence is strong: the first loss well above the ceiling, at
--- least two logged losses above it from the start, and the run's median clearly on
--- the per-token scale; low otherwise, with the reason. Evidence: the first losses, the
--- ceiling and where it comes from, the run's median, the step the loss came under it.
+-- Finding: the start of the training loss is above the cross-entropy of a uniform
+-- guess (the chance level of int_runs_referenced: ln of the vocabulary or of the class
+-- count, from the config or matched by name; else the largest vocabulary in common use,
+-- initial_loss_max_vocab_size) while the run's loss is otherwise on a per-token
+-- cross-entropy scale (its median above 0 and below that ceiling). The start is the first
+-- initial_loss_start_points logged losses (a per-batch loss is noisy; a fresh or a
+-- pretrained model is at or under the ceiling on every one of them). A freshly initialised
+-- model starts at about the ceiling, a pretrained one far below it; far above it, the
+-- initial logits are mis-scaled (init, a missing final norm or logit scaling, a new head)
+-- or the loss is mis-reduced (summed instead of averaged, or over several outputs).
+-- Medium only on strong evidence, and only with the ceiling known (a vocabulary or class
+-- count from the config or matched by name): the start well above it (initial_loss_medium_ratio),
+-- at least two logged losses above it, and the run's median clearly per-token; or, for a
+-- pretrained language model (the median of its first losses far below ln V, but the highest of
+-- them above it), any start above it. Low otherwise, with the reason.
+
 with
 
-config as (
-    -- one row per run: the run spine
-    select run_id, vocab_size from {{ run_ref('stg_training__config') }}
+referenced as (
+    -- one row per run: the run spine, with its chance level
+    select run_id, chance_loss, chance_basis, chance_confidence, chance_detail
+    from {{ run_ref('int_runs_referenced') }}
 ),
 
 ceilings as (
     select
         run_id,
-        vocab_size,
-        ln(cast(coalesce(vocab_size, {{ threshold('initial_loss_max_vocab_size') }}) as {{ type_double() }})) as chance_loss
-    from config
+        -- a level known from the config or matched by name; a level inferred from the first loss is no ceiling
+        coalesce(chance_confidence in ('high', 'medium'), false) as is_ceiling_known,
+        case when chance_confidence in ('high', 'medium') then chance_loss
+            else ln(cast({{ threshold('initial_loss_max_vocab_size') }} as {{ type_double() }})) end as chance_loss,
+        case when chance_confidence in ('high', 'medium') then chance_detail end as ceiling_detail,
+        -- a level over a vocabulary: a language model's output layer, which pretraining trains (a new
+        -- classification head is not: its first losses scatter around ln k whatever the backbone)
+        coalesce(chance_basis in ('vocab_size', 'tokenizer_name', 'model_name'), false) as is_vocabulary_level
+    from referenced
 ),
 
 losses as (
@@ -29,8 +41,10 @@ losses as (
         resolved.run_id,
         resolved.step,
         resolved.loss,
-        ceilings.vocab_size,
+        ceilings.is_ceiling_known,
         ceilings.chance_loss,
+        ceilings.ceiling_detail,
+        ceilings.is_vocabulary_level,
         row_number() over (partition by resolved.run_id order by resolved.step) as position,
         -- how many logged losses so far were at or under the ceiling: 0 on the abnormal start
         sum(case when resolved.loss <= ceilings.chance_loss then 1 else 0 end) over (
@@ -43,30 +57,54 @@ losses as (
 ),
 
 measured as (
-    -- (vocab_size and chance_loss are the same on every row of a run)
+    -- (the ceiling columns are the same on every row of a run)
     select
         run_id,
-        max(vocab_size) as vocab_size,
+        max(case when is_ceiling_known then 1 else 0 end) = 1 as is_ceiling_known,
         max(chance_loss) as chance_loss,
+        max(ceiling_detail) as ceiling_detail,
+        max(case when is_vocabulary_level then 1 else 0 end) = 1 as is_vocabulary_level,
         count(*) as n_losses,
         min(case when position = 1 then step end) as first_step,
         max(case when position = 1 then loss end) as first_loss,
         max(case when position = 2 then loss end) as second_loss,
-        sum(case when points_under_so_far = 0 then 1 else 0 end) as points_above,
-        max(case when points_under_so_far = 0 then step end) as last_step_above,
-        min(case when points_under_so_far > 0 then step end) as first_step_under,
+        -- the start: the highest of the first initial_loss_start_points losses, and their median
+        max(case when position <= {{ threshold('initial_loss_start_points') }} then loss end) as start_loss,
+        percentile_cont(0.5) within group (order by case when position <= {{ threshold('initial_loss_start_points') }} then loss end)
+            as start_median_loss,
+        -- logged losses above the ceiling: those among the start, and the stretch from the first on before
+        -- the loss first comes under it
+        sum(case when (position <= {{ threshold('initial_loss_start_points') }} and loss > chance_loss)
+            or (position > {{ threshold('initial_loss_start_points') }} and points_under_so_far = 0) then 1 else 0 end) as points_above,
+        max(case when (position <= {{ threshold('initial_loss_start_points') }} and loss > chance_loss)
+            or points_under_so_far = 0 then step end) as last_step_above,
+        min(case when position > {{ threshold('initial_loss_start_points') }} and loss <= chance_loss then step end) as first_step_under,
         percentile_cont(0.5) within group (order by loss) as median_loss
     from losses
     group by run_id
 ),
 
+pretrained as (
+    select
+        *,
+        -- a pretrained language model: its first training losses (their median) far below ln V, as
+        -- int_runs_referenced's fine_tune regime (fine_tune_max_start_share), while the highest of them is
+        -- judged: one log above ln V among losses at the pretrained level is a broken start
+        is_ceiling_known and is_vocabulary_level
+            and start_median_loss <= {{ threshold('fine_tune_max_start_share') }} * chance_loss as is_pretrained_start
+    from measured
+),
+
 starts as (
     select
-        measured.*,
-        {{ safe_divide('first_loss', 'chance_loss') }} as first_ratio
-    from measured
+        pretrained.*,
+        {{ safe_divide('start_loss', 'chance_loss') }} as first_ratio
+    from pretrained
     where n_losses >= {{ threshold('initial_loss_min_points') }}
-        and first_loss >= {{ threshold('initial_loss_min_ratio') }} * chance_loss
+        -- a fresh model starts a little above the ceiling (init noise): initial_loss_min_ratio; a pretrained one
+        -- far below it, so for it any start above the ceiling is a broken one
+        and (start_loss >= {{ threshold('initial_loss_min_ratio') }} * chance_loss
+            or (is_pretrained_start and start_loss > chance_loss))
         -- the rest of the run is a per-token cross-entropy: above 0, under the ceiling
         and median_loss > 0
         and median_loss < chance_loss
@@ -75,10 +113,13 @@ starts as (
 assessed as (
     select
         *,
-        (
-            first_ratio >= {{ threshold('initial_loss_medium_ratio') }}
-            and points_above >= {{ threshold('initial_loss_medium_min_points_above') }}
-            and median_loss <= {{ threshold('initial_loss_medium_max_median_share') }} * chance_loss
+        is_ceiling_known and (
+            (
+                first_ratio >= {{ threshold('initial_loss_medium_ratio') }}
+                and points_above >= {{ threshold('initial_loss_medium_min_points_above') }}
+                and median_loss <= {{ threshold('initial_loss_medium_max_median_share') }} * chance_loss
+            )
+            or is_pretrained_start
         ) as is_strong
     from starts
 ),
@@ -89,20 +130,28 @@ final as (
         'initial_loss_too_high:start' as finding_id,
         'initial_loss_too_high' as category,
         case when is_strong then 'medium' else 'low' end as severity,
-        'The first logged loss ' || {{ fmt('first_loss', 2) }} || ' (step ' || {{ fmt_int('first_step') }} || ') is '
-            || {{ fmt('first_ratio', 2) }} || 'x the loss of a uniform guess, ln(' || {{ fmt_int('coalesce(vocab_size, ' ~ threshold('initial_loss_max_vocab_size') ~ ')') }}
-            || ') = ' || {{ fmt('chance_loss', 2) }} || ': the initial logits are mis-scaled or the loss is mis-reduced.' as title,
+        'The start of the training loss ' || {{ fmt('start_loss', 2) }} || ' (the highest of the first '
+            || {{ threshold('initial_loss_start_points') }} || ' logged losses) is '
+            || {{ fmt('first_ratio', 2) }} || 'x the loss of a uniform guess'
+            || case when is_ceiling_known then ' (' || {{ fmt('chance_loss', 2) }} || ')'
+                else ' over the largest vocabulary in common use (ln ' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }} || ' = '
+                    || {{ fmt('chance_loss', 2) }} || ')' end
+            || ': the initial logits are mis-scaled or the loss is mis-reduced.' as title,
         'first logged losses ' || {{ fmt('first_loss', 4) }} || coalesce(', ' || {{ fmt('second_loss', 4) }}, '')
-            || '; ' || {{ fmt_int('points_above') }} || ' logged loss(es) from the start above the ceiling'
+            || ' (step ' || {{ fmt_int('first_step') }} || ' on)'
+            || '; ' || {{ fmt_int('points_above') }} || ' logged loss(es) at the start above the ceiling'
             || coalesce(', under it from step ' || {{ fmt_int('first_step_under') }}, '')
-            || '; ceiling ' || {{ fmt('chance_loss', 3) }} || ' nats = ln('
-            || case when vocab_size is not null then 'vocab_size ' || {{ fmt_int('vocab_size') }} || ' from the config)'
-                else {{ fmt_int(threshold('initial_loss_max_vocab_size')) }} || ') (the largest vocabulary in common use; the config has no vocab_size)' end
+            || '; ceiling ' || {{ fmt('chance_loss', 3) }} || ' nats = '
+            || coalesce(ceiling_detail, 'ln(' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}
+                || ') (the largest vocabulary in common use; no vocabulary or class count is known)')
             || '; run median loss ' || {{ fmt('median_loss', 4) }} || ', above 0 and under the ceiling'
+            || case when is_pretrained_start then '; the run''s first losses are otherwise far below the ceiling (a pretrained model), which no fresh start would be, so any start above it is a broken one' else '' end
             || case when is_strong then ''
                 else '; low: ' || case
+                    when not is_ceiling_known
+                        then 'the vocabulary is not known, so the ceiling is only the largest in common use, and a loss summed over several outputs (draft positions, heads) would explain the start too'
                     when first_ratio < {{ threshold('initial_loss_medium_ratio') }}
-                        then 'the first loss is less than ' || {{ threshold('initial_loss_medium_ratio') }} || 'x the ceiling'
+                        then 'the start is less than ' || {{ threshold('initial_loss_medium_ratio') }} || 'x the ceiling'
                     when points_above < {{ threshold('initial_loss_medium_min_points_above') }}
                         then 'only ' || {{ fmt_int('points_above') }} || ' logged loss above the ceiling'
                     else 'the run''s median loss is over ' || {{ fmt_pct(threshold('initial_loss_medium_max_median_share')) }}
@@ -111,14 +160,14 @@ final as (
         first_step,
         coalesce(last_step_above, first_step) as last_step,
         points_above as steps_affected,
-        first_loss as observed_value,
+        start_loss as observed_value,
         chance_loss as expected_value,
         {{ threshold('initial_loss_min_ratio') }} * chance_loss as threshold_value,
         'initial_loss_min_ratio' as threshold_name,
-        first_loss - chance_loss as estimated_cost,
+        start_loss - chance_loss as estimated_cost,
         'nats' as cost_unit,
-        'first logged loss minus the loss of a uniform guess over the vocabulary' as cost_method,
-        least(1.0, {{ safe_divide('first_loss - chance_loss', 'chance_loss') }}) as impact_score,
+        'the start (highest of the first logged losses) minus the loss of a uniform guess' as cost_method,
+        least(1.0, {{ safe_divide('start_loss - chance_loss', 'chance_loss') }}) as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Check the loss at step 0 before training: it should be near ln(vocabulary size). If higher, look at the '
             || 'output head''s initialisation and scaling (logit scale, tied embeddings, a missing final norm) and at the '

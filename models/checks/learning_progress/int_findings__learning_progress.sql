@@ -55,7 +55,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'no_val_gain') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'no_val_gain', 'got_worse') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -70,7 +70,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'no_val_gain', 'shallow')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'no_val_gain', 'got_worse', 'shallow')
 ),
 
 trend_findings as (
@@ -88,6 +88,10 @@ trend_findings as (
                 || {{ fmt_pct('judged_share_of_chance') }} || ' of it).'
             when 'flat' then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
+            when 'got_worse' then 'The run got worse after its first evaluation: validation loss ' || {{ fmt('first_val_loss', 4) }}
+                || ' at step ' || {{ fmt_int('first_eval_step') }} || ' (its best), ' || {{ fmt('val_level_after_first', 4) }}
+                || ' (median) after it, while the training loss rose too (' || {{ fmt('train_at_first_eval', 4) }} || ' -> '
+                || {{ fmt('train_level_after_first', 4) }} || '): training undid what the model knew.'
             when 'no_val_gain' then 'Validation loss never improved on its first value ' || {{ fmt('first_val_loss', 4) }}
                 || ' (step ' || {{ fmt_int('first_eval_step') }} || '; best ' || {{ fmt('best_val_loss', 4) }}
                 || '): the run did not learn anything that generalises.'
@@ -101,6 +105,12 @@ trend_findings as (
             || {{ fmt_pct('last_quarter_relative_drop') }} || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
             || case when n_evals > 0 then '; validation: first ' || {{ fmt('first_val_loss', 4) }} || ' (step ' || {{ fmt_int('first_eval_step') }}
                 || '), best ' || {{ fmt('best_val_loss', 4) }} || ' over ' || {{ fmt_int('n_evals') }} || ' evaluations'
+                || case when learning_verdict = 'got_worse' then '; after it, medians over the later evaluations: validation '
+                    || {{ fmt('val_level_after_first', 4) }} || ' (' || {{ fmt_pct(safe_divide('val_level_after_first - first_val_loss', 'first_val_loss')) }}
+                    || ' above the first, beyond the bar ' || {{ fmt('val_gain_threshold', 4) }} || '), training (trailing medians) '
+                    || {{ fmt('train_level_after_first', 4) }} || ' against ' || {{ fmt('train_at_first_eval', 4) }} || ' at the first evaluation ('
+                    || {{ fmt_pct(safe_divide('train_level_after_first - train_at_first_eval', 'train_at_first_eval')) }}
+                    || '): not overfitting, which needs the training loss to keep falling' else '' end
                 || case when learning_verdict = 'no_val_gain' then ' (a gain of ' || {{ fmt('val_gain', 4) }} || ', under '
                     || {{ fmt('val_gain_threshold', 4) }} || ': ' || {{ fmt_pct(threshold('eval_gain_min_share'), 0) }} || ' of the first value or '
                     || {{ threshold('eval_gain_noise_multiple') }} || 'x the eval-to-eval jitter ' || {{ fmt('eval_noise', 4) }} || ')' else '' end
@@ -112,14 +122,19 @@ trend_findings as (
                 || case when chance_confidence <> 'high' then '; the vocabulary is matched by name, not read from the config, so one step less severe' else '' end
                 else '' end
             || cause_evidence
+            || case when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null
+                then '; low: the run started at ' || {{ fmt_pct(safe_divide('start_loss', 'chance_loss')) }}
+                    || ' of the uniform-guess level, a pretrained model with little left to learn, not one that cannot learn'
+                else '' end
             as evidence,
         first_step,
         last_step,
         n_steps as steps_affected,
         case when learning_verdict in ('at_chance', 'near_chance') then judged_loss
-            when learning_verdict = 'no_val_gain' then best_val_loss else end_loss end as observed_value,
+            when learning_verdict = 'no_val_gain' then best_val_loss
+            when learning_verdict = 'got_worse' then val_level_after_first else end_loss end as observed_value,
         case when learning_verdict in ('at_chance', 'near_chance') then chance_loss
-            when learning_verdict = 'no_val_gain' then first_val_loss else start_loss end as expected_value,
+            when learning_verdict in ('no_val_gain', 'got_worse') then first_val_loss else start_loss end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,
         relative_drop as estimated_cost,
@@ -134,6 +149,8 @@ trend_findings as (
                 then 'Lower the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
             when learning_cause = 'schedule_sanity:lr_far_below_usual'
                 then 'Raise the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
+            when learning_verdict = 'got_worse'
+                then 'Keep the checkpoint of the first evaluation. Lower the peak LR (a pretrained model knocked off its optimum gets worse as the warmup raises the LR) or check what changed after it (a resume, the data); rerun a short stretch and confirm both losses fall from the first evaluation on.'
             when category = 'no_learning'
                 then 'Check the pipeline before anything else: gradients reaching the parameters, the optimizer stepping, labels not masked out, LR neither zero nor too high; try to overfit a handful of examples.'
             else 'More capacity or a higher LR; do not just add epochs. Compare with a run known to learn.'

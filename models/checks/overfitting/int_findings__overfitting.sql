@@ -19,13 +19,16 @@ final as (
         'overfitting' as category,
         case
             when is_sustained_mild_rise then 'low'
+            -- a rise of the level within the eval series' own noise, or in a validation series that is not on
+            -- the training loss's scale (another quantity or set): low
+            when not is_rise_beyond_noise or is_scale_mismatched then 'low'
             -- never shown to have improved first: at most medium
-            when is_without_val_gain and relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
+            when is_without_val_gain and level_relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
             when coalesce(share_of_gain_given_back, 1) < {{ threshold('overfit_mild_gain_share') }}
-                and relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
-            when relative_rise >= {{ threshold('overfit_high_relative_rise') }} then 'high'
-            when relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
+                and level_relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
+            when level_relative_rise >= {{ threshold('overfit_high_relative_rise') }} then 'high'
+            when level_relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             else 'low'
         end as severity,
         'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
@@ -41,6 +44,16 @@ final as (
                 || case when share_of_gain_given_back < {{ threshold('overfit_mild_gain_share') }} then ' (a mild late drift)' else '' end, '')
             || '; training loss (trailing median) ' || {{ fmt('train_at_best', 4) }} || ' at the minimum -> '
             || {{ fmt('train_at_final', 4) }} || ' at the end'
+            || '; levels (medians): validation ' || {{ fmt('val_level_at_best', 4) }} || ' over the ' || {{ fmt_int('best_window_evals') }}
+            || ' evaluations around the minimum -> ' || {{ fmt('val_level_at_end', 4) }} || ' over the last ' || {{ fmt_int('end_window_evals') }}
+            || ' (' || {{ fmt_pct('level_relative_rise') }} || ', ' || {{ fmt(safe_divide('val_level_at_end - val_level_at_best', 'level_rise_standard_error'), 1) }}
+            || ' standard errors of the eval noise), training ' || {{ fmt('train_level_at_best', 4) }} || ' -> ' || {{ fmt('train_level_at_end', 4) }}
+            || case when is_sustained_mild_rise then ''
+                when not is_rise_beyond_noise then '; low: the rise of the level is within ' || {{ threshold('overfit_rise_n_sigmas') }}
+                    || ' standard errors of the eval-to-eval noise (a minimum picked out of noisy evaluations is a lucky low)'
+                when is_scale_mismatched then '; low: the training loss is ' || {{ fmt('train_to_val_ratio', 1) }}
+                    || 'x the validation loss, so the validation series is not on its scale (another quantity or another set)'
+                else '' end
             || case when is_sustained_mild_rise
                 then '; under the ' || {{ fmt_pct(threshold('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '
                     || {{ fmt_int(threshold('overfit_sustained_min_evals')) }} || ' evaluations all at least '

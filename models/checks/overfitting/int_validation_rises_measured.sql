@@ -4,6 +4,10 @@
 -- overfit_min_relative_rise but beyond the eval noise), and whether the overfitting
 -- check fires (is_overfitting; int_findings__overfitting reports those runs). The
 -- sustained rise's share of its bar is what check_margins reads.
+-- The severity is graded on levels, not points: the median validation (and training) loss
+-- over a window around the minimum against the median over the last evaluations, the rise
+-- against the standard error of that difference from the eval noise (is_rise_beyond_noise),
+-- and whether validation is on the training loss's scale at all (is_scale_mismatched).
 with
 
 evals as (
@@ -11,7 +15,13 @@ evals as (
 ),
 
 best as (
-    select run_id, step as best_step, val_loss as best_val_loss, train_loss_smoothed as train_at_best
+    select
+        run_id,
+        step as best_step,
+        val_loss as best_val_loss,
+        train_loss_smoothed as train_at_best,
+        eval_index as best_index,
+        eval_count
     from evals where is_best
 ),
 
@@ -57,6 +67,54 @@ after_best as (
     group by run_id
 ),
 
+windows as (
+    -- the levels are medians over windows of evaluations, not single points: a minimum picked out of many
+    -- noisy evaluations is a lucky low, and one last evaluation is as noisy. The end window holds the last
+    -- overfit_level_share of the evaluations (at least overfit_level_min_evals, at most those after the
+    -- minimum); the window around the minimum the same number centred on it
+    select
+        best.*,
+        after_best.evals_after_best,
+        least(
+            greatest({{ threshold('overfit_level_min_evals') }}, cast(ceiling({{ threshold('overfit_level_share') }} * best.eval_count) as {{ dbt.type_bigint() }})),
+            greatest(after_best.evals_after_best, 1)
+        ) as end_window_evals
+    from best
+    inner join after_best
+        on best.run_id = after_best.run_id
+),
+
+windowed as (
+    -- each evaluation of a run with a minimum, placed in the windows: around the minimum (centred, half
+    -- the end window's size either side, at least one) and at the end
+    select
+        windows.run_id,
+        windows.end_window_evals,
+        evals.val_loss,
+        evals.train_loss_smoothed,
+        evals.train_to_val_ratio,
+        abs(evals.eval_index - windows.best_index) <= greatest(1, floor(windows.end_window_evals / 2)) as is_around_best,
+        evals.eval_index > windows.eval_count - windows.end_window_evals as is_at_end
+    from windows
+    inner join evals
+        on windows.run_id = evals.run_id
+),
+
+levels as (
+    select
+        run_id,
+        max(end_window_evals) as end_window_evals,
+        sum(case when is_around_best then 1 else 0 end) as best_window_evals,
+        percentile_cont(0.5) within group (order by case when is_around_best then val_loss end) as val_level_at_best,
+        percentile_cont(0.5) within group (order by case when is_at_end then val_loss end) as val_level_at_end,
+        percentile_cont(0.5) within group (order by case when is_around_best then train_loss_smoothed end) as train_level_at_best,
+        percentile_cont(0.5) within group (order by case when is_at_end then train_loss_smoothed end) as train_level_at_end,
+        -- the median train/val ratio: far above 1 the two are not the same quantity (log_quality's loss_scale_mismatch)
+        percentile_cont(0.5) within group (order by train_to_val_ratio) as train_to_val_ratio
+    from windowed
+    group by run_id
+),
+
 totals as (
     select run_id, max(step) as last_step, count(*) as counted_steps
     from {{ run_ref('int_train_steps_resolved') }}
@@ -80,6 +138,20 @@ assessed as (
         after_best.worst_after_best,
         after_best.eval_noise,
         after_best.lowest_of_last_evals,
+        levels.best_window_evals,
+        levels.end_window_evals,
+        levels.val_level_at_best,
+        levels.val_level_at_end,
+        levels.train_level_at_best,
+        levels.train_level_at_end,
+        levels.train_to_val_ratio,
+        -- the rise of the level: the median of the last evaluations over the median around the minimum
+        {{ safe_divide('levels.val_level_at_end - levels.val_level_at_best', 'levels.val_level_at_best') }} as level_relative_rise,
+        -- its standard error: two medians of n and m evaluations, each evaluation scattered by the eval-to-eval
+        -- noise over 0.6745 x sqrt(2) (a median absolute change is that share of one value's spread), a median
+        -- 1.25x as uncertain as a mean (as the resume loss-jump rule)
+        1.25 * after_best.eval_noise / (0.6745 * sqrt(2.0))
+            * sqrt(1.0 / levels.best_window_evals + 1.0 / levels.end_window_evals) as level_rise_standard_error,
         -- a rise under the overfit_min_relative_rise floor that is sustained beyond the eval noise
         (
             {{ safe_divide('last_eval.final_val_loss - best.best_val_loss', 'best.best_val_loss') }} < {{ threshold('overfit_min_relative_rise') }}
@@ -104,7 +176,7 @@ assessed as (
         -- reason. Overfitting needs validation to have improved meaningfully on chance (not at or near the
         -- chance level) and, with an LR far outside its usual range or a training loss that barely fell,
         -- on its first value (int_learning_progress_measured.learning_verdict)
-        coalesce(progress.learning_verdict, 'learned') not in ('at_chance', 'near_chance', 'flat', 'no_val_gain')
+        coalesce(progress.learning_verdict, 'learned') not in ('at_chance', 'near_chance', 'flat', 'no_val_gain', 'got_worse')
             as is_learning_shown
     from best
     inner join first_eval
@@ -113,6 +185,8 @@ assessed as (
         on best.run_id = last_eval.run_id
     inner join after_best
         on best.run_id = after_best.run_id
+    inner join levels
+        on best.run_id = levels.run_id
     -- a run with no counted train steps keeps its row (the whole-log aggregate gave one)
     left join totals
         on best.run_id = totals.run_id
@@ -128,10 +202,17 @@ final as (
             and best_step < final_step
             and (relative_rise >= {{ threshold('overfit_min_relative_rise') }} or is_sustained_mild_rise)
             and evals_after_best >= {{ threshold('overfit_min_evals_after_best') }}
-            -- training loss fell or stayed level (within overfit_train_rise_tolerance): if both rise, it is instability
-            and coalesce(train_at_final <= train_at_best * (1 + {{ threshold('overfit_train_rise_tolerance') }}), true),
+            -- training loss fell or stayed level (within overfit_train_rise_tolerance), level against level:
+            -- if both rise, it is instability or drift, not overfitting
+            and coalesce(train_level_at_end <= train_level_at_best * (1 + {{ threshold('overfit_train_rise_tolerance') }}), true),
             false
         ) as is_overfitting,
+        -- the rise of the level beyond the eval noise (overfit_rise_n_sigmas standard errors): only then medium or high
+        coalesce(val_level_at_end - val_level_at_best
+            >= {{ threshold('overfit_rise_n_sigmas') }} * level_rise_standard_error, false) as is_rise_beyond_noise,
+        -- validation and training are not on one scale (the training loss several times the validation loss):
+        -- the validation series measures another quantity or another set, so a rise in it is at most low
+        coalesce(train_to_val_ratio >= {{ threshold('loss_scale_mismatch_ratio') }}, false) as is_scale_mismatched,
         -- the lowest of the last evaluations above the minimum, as a share of the sustained rule's bar
         -- (the larger of overfit_sustained_noise_multiple x the eval noise and
         -- overfit_sustained_min_relative_rise x the minimum): 1 at the bar

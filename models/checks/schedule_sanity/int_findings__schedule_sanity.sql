@@ -19,7 +19,8 @@ lr_by_step as (
         run_id,
         step,
         learning_rate,
-        row_number() over (partition by run_id order by step desc rows between unbounded preceding and current row) as from_end
+        row_number() over (partition by run_id order by step desc rows between unbounded preceding and current row) as from_end,
+        max(learning_rate) over (partition by run_id) as run_peak_lr
     from {{ run_ref('int_learning_rates_compared') }}
     where learning_rate is not null
 ),
@@ -30,6 +31,8 @@ logged_by_run as (
         max(learning_rate) as logged_peak_lr,
         max(case when from_end = 1 then learning_rate end) as end_lr,
         max(case when from_end = 1 then step end) as end_step,
+        -- the first step the logged LR reached its peak: the end of the warmup as logged
+        min(case when learning_rate >= run_peak_lr then step end) as peak_step,
         count(*) as logged_steps
     from lr_by_step
     group by run_id
@@ -42,6 +45,7 @@ logged as (
         logged_by_run.logged_peak_lr,
         logged_by_run.end_lr,
         logged_by_run.end_step,
+        logged_by_run.peak_step,
         coalesce(logged_by_run.logged_steps, 0) as logged_steps
     from config
     left join logged_by_run
@@ -60,6 +64,7 @@ assessed as (
         logged.logged_peak_lr,
         logged.end_lr,
         logged.end_step,
+        logged.peak_step,
         logged.logged_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
         {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
@@ -124,7 +129,10 @@ checks as (
         'Set decay_steps to the run length (' || {{ fmt_int('run_steps') }} || ') or add a cooldown to min_lr over the last 10-20% of steps.'
             as recommendation
     from assessed
-    where run_steps > warmup_steps
+    -- the run went on past its warmup: the configured one, else the warmup as logged (the LR reached its peak
+    -- before the last logged step). An unknown warmup is no reason to skip the check: a run stopped at its
+    -- peak LR never annealed; a log that ends while the LR still rises (or after one step) says nothing
+    where run_steps > coalesce(warmup_steps, peak_step)
         and (
             decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
             -- the logged LR still high at the end counts only when the log reaches the configured end

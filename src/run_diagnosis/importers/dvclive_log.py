@@ -96,7 +96,17 @@ TIMESTAMP = "timestamp"
 STEP = "step"
 # what each leaf key of non-HF params means (beyond lightning_csv.HPARAM_KEYS): the model's
 # output vocabulary sets the loss's chance level; a seq2seq model's loss is over its target vocabulary
-CONFIG_TEXT_KEYS = {"model_name": ["model_name", "model_name_or_path"], "tokenizer_name": ["tokenizer_name"]}
+CONFIG_TEXT_KEYS = {
+    "model_name": [
+        "model_name",
+        "model_name_or_path",
+        "base_model",
+        "pretrained_model",
+        "pretrained_model_name",
+        "model_checkpoint",
+    ],
+    "tokenizer_name": ["tokenizer_name"],
+}
 VOCAB_KEYS = ["vocab_size", "target_vocab_size", "n_vocab"]
 # the HF Trainer's end-of-training log (train_runtime ...), as DVCLive names it before / since 2.0
 HF_SUMMARY_NAMES = {"train_runtime", "train/runtime"}

@@ -35,6 +35,12 @@ MODEL_KEYS = (
     "model_name_or_path",
     "base_model_name_or_path",
     "pretrained_model_name_or_path",
+    # the checkpoint a fine-tune starts from, as training scripts and configs name it (Axolotl and
+    # Unsloth base_model, a project's own pretrained_model / model_checkpoint)
+    "base_model",
+    "pretrained_model",
+    "pretrained_model_name",
+    "model_checkpoint",
     "_name_or_path",
     "model_type",
     "name_or_path",
