@@ -374,6 +374,8 @@ def scope_sentence(data: ReportData, said_end: bool = False) -> str:
         else:
             text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
             text += f" ({plural(counted, 'training row')} logged{every})"
+    elif not counted:
+        text = f"The run {s.get('run_name') or ''} logged no training loss, only its validation loss"
     else:
         text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
     return " ".join(text.split()) + "."

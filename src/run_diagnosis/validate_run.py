@@ -13,7 +13,8 @@ What is checked (every check reads the bytes once; a 200k-row log takes well und
   would split it) is checked line by line with string methods, not parsed row by row: a 1M-row
   log in about 0.3 s instead of 2 s; any other file, or one with a row too wide, is read by the
   csv reader, which names the row;
-- the train log has at least one data row ("no training rows": nothing to diagnose);
+- the train log has at least one data row, or the eval log has ("no training rows (and no evaluation
+  rows)": nothing to diagnose; a run that logs only its validation loss is diagnosed on that);
 - run_config.json: nesting deeper than MAX_CONFIG_DEPTH (scanned without recursion, so a
   100,000-level document cannot end in a RecursionError), JSON syntax (line and column),
   and the type of every key the checks read (a string where a number is expected names the
@@ -268,6 +269,7 @@ def validate_folder(folder: Path, *, complete: bool, checked: Collection[str] = 
     """Check the canonical files in folder, each with every column (a dropped column is an input
     error, as in the dbt build); complete: all five files must be there; checked: kinds of CSV
     whose file is a byte-for-byte copy of one checked before (only its presence is checked)."""
+    counted: dict[str, int] = {}
     for kind, (suffix, columns) in CSV_FILES.items():
         path = find_file(folder, suffix)
         if path is None:
@@ -276,9 +278,16 @@ def validate_folder(folder: Path, *, complete: bool, checked: Collection[str] = 
             continue
         if kind in checked:
             continue
-        rows = check_csv(path, kind, columns)
-        if kind == "train" and rows == 0:
-            raise fail(path, "row 2", "no training rows: the header is all there is; nothing to diagnose")
+        counted[kind] = check_csv(path, kind, columns)
+    if counted.get("train") == 0 and not counted.get("eval"):
+        # a run that logs only its validation loss is diagnosed on that series; with neither there
+        # is nothing to diagnose
+        path = find_file(folder, CSV_FILES["train"][0])
+        raise fail(
+            path or folder,
+            "row 2",
+            "no training rows (and no evaluation rows): the header is all there is; nothing to diagnose",
+        )
     config = find_file(folder, CONFIG_SUFFIX)
     if config is not None:
         check_config(config, require_keys=complete)

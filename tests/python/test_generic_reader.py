@@ -382,3 +382,41 @@ def test_generic_reader_takes_no_real_log_nor_the_sample() -> None:
         except RunImportError:
             continue  # a folder of several runs: multi_run reads them one by one
         assert taken != generic_log.FORMAT, target
+
+
+def test_line_timestamps_give_step_times_when_none_is_logged(tmp_path: Path) -> None:
+    # Python logging stamps every line; the log itself states no time: the seconds between training
+    # lines over the steps between them are the step times, and a restarted counter starts over
+    stamps = [0, 60, 120, 300, 900]
+    lines = [
+        f"2025-04-24 21:{s // 60:02d}:{s % 60:02d},500 - INFO - Epoch [{i + 1}/50], Train Loss: {2 - i / 10}"
+        for i, s in enumerate(stamps)
+    ]
+    lines.append("2025-04-24 22:00:00,500 - INFO - Epoch [1/50], Train Loss: 1.95")
+    lines.append("2025-04-24 22:02:00,500 - INFO - Epoch [2/50], Train Loss: 1.85")
+    run = generic_log.load(write(tmp_path, "training.log", "\n".join(lines) + "\n"))
+    times = [None if math.isnan(t) else t for t in run.train["step_time_sec"].astype(float)]
+    assert times == [None, 60.0, 60.0, 180.0, 600.0, None, 120.0]
+    assert any("step_time_sec from the training lines' timestamps" in n for n in run.notes)
+
+
+def test_logged_step_time_wins_over_line_timestamps(tmp_path: Path) -> None:
+    text = pipe_console()  # every line stamped a second apart, and 'dt 405ms' logged
+    run = generic_log.load(write(tmp_path, "train.log", text))
+    assert set(run.train["step_time_sec"].round(3)) == {0.405}
+
+
+def test_epoch_counter_repeated_on_batch_lines_gives_steps_per_epoch(tmp_path: Path) -> None:
+    # 'Epoch E - Batch loss: x', one line a batch: rows are numbered in file order and the rows of
+    # each epoch say how long an epoch is (the last, cut short, does not count)
+    lines = [f"Epoch {e} - Batch loss: {3.0 - e / 10 - b / 100}" for e in (1, 2, 3) for b in range(12)]
+    lines += [f"Epoch 4 - Batch loss: {2.5 - b / 100}" for b in range(5)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 42))
+    assert run.config["steps_per_epoch"] == 12
+    # a counter that goes back (a restart) tells no epoch length
+    again = lines + [f"Epoch 1 - Batch loss: {3.0 - b / 100}" for b in range(12)]
+    assert (
+        "steps_per_epoch"
+        not in generic_log.load(write(tmp_path, "again.log", "\n".join(again) + "\n")).config
+    )

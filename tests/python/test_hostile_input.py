@@ -42,7 +42,7 @@ from support.paths import REPO
 from support.run_builder import RunBuilder
 
 DIAGNOSE = run_diagnosis("diagnose")
-TRAIN, CONFIG = "fixture_train_log.csv", "fixture_run_config.json"
+TRAIN, EVAL, CONFIG = "fixture_train_log.csv", "fixture_eval_log.csv", "fixture_run_config.json"
 VALIDATOR_BUDGET_SEC = 1.0  # CPU seconds of this process: other processes on the machine do not count
 # a folder name with Jinja, glob metacharacters, a quote, shell syntax and an emoji
 HOSTILE_NAME = "run {{ 7*7 }} {% if true %}x{% endif %} [x] ? * 'q' $(echo hi) 🙂"
@@ -57,6 +57,12 @@ def written(
     if edit is not None:
         edit(folder)
     return folder
+
+
+def header_only(folder: Path, *names: str) -> None:
+    """Cut each named file of the run to its header row."""
+    for name in names:
+        (folder / name).write_text((folder / name).read_text().splitlines()[0] + "\n")
 
 
 def edit_config(**changes: object) -> Callable[[Path], None]:
@@ -86,8 +92,8 @@ BAD_INPUTS: dict[str, tuple[Callable[[Path], None], str]] = {
         "row 1 (header), column 4: column 'grad_norm' appears twice (columns 2 and 4)",
     ),
     "header only": (
-        lambda f: (f / TRAIN).write_text((f / TRAIN).read_text().splitlines()[0] + "\n"),
-        "no training rows",
+        lambda f: header_only(f, TRAIN, EVAL),
+        "no training rows (and no evaluation rows)",
     ),
     "utf-16 train log": (
         lambda f: (f / TRAIN).write_bytes((f / TRAIN).read_text().encode("utf-16")),
@@ -147,6 +153,10 @@ def test_validator_cli_help_and_exit_codes(tmp_path: Path) -> None:
     bad = written(tmp_path / "bad", BAD_INPUTS["header only"][0])
     result = subprocess.run([*validate, str(bad)], capture_output=True, text=True)
     assert result.returncode == 2 and "no training rows" in result.stderr
+    # a run that logged only its validation loss is not refused: it is diagnosed on that series
+    eval_only = written(tmp_path / "eval_only", lambda f: header_only(f, TRAIN))
+    result = subprocess.run([*validate, str(eval_only)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 def test_validator_is_fast_on_a_200k_row_log(tmp_path: Path) -> None:

@@ -709,7 +709,7 @@ def test_lightning_resumed_versions_beside_a_new_run_in_one_folder(tmp_path: Pat
 
 def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
     path = tmp_path / "metrics.csv"
-    path.write_text("epoch,step,val_loss\n0,9,3.0\n", encoding="utf-8")
+    path.write_text("epoch,step,val_auroc\n0,9,0.7\n", encoding="utf-8")
     with pytest.raises(RunImportError) as raised:
         lightning_csv.load(path)
     message = str(raised.value)
@@ -717,7 +717,18 @@ def test_lightning_csv_without_loss_column(tmp_path: Path) -> None:
         str(path) in message
         and "no training-loss column: no numeric column reads as the training-loss" in message
     )
-    assert "found columns: epoch, step, val_loss" in message
+    assert "found columns: epoch, step, val_auroc" in message
+
+
+def test_lightning_csv_of_validation_rows_only_is_read_as_an_eval_log(tmp_path: Path) -> None:
+    # a run that logged only its validation loss (dev_loss once per epoch): diagnosed on that
+    # series, the training-curve checks named as unable to run, never refused
+    path = tmp_path / "metrics.csv"
+    path.write_text("dev_auroc,dev_loss,epoch,step\n0.77,1.46,0,105\n0.81,1.40,1,211\n", encoding="utf-8")
+    run = lightning_csv.load(path)
+    assert run.train.empty
+    assert run.evals["step"].tolist() == [105, 211] and run.evals["val_loss"].tolist() == [1.46, 1.40]
+    assert any("no training loss is logged, only the validation loss 'dev_loss'" in n for n in run.notes)
 
 
 # ---------------------------------------------------------------- W&B history
@@ -794,7 +805,7 @@ def test_wandb_chart_export(tmp_path: Path) -> None:
 
 def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
     path = tmp_path / "metrics.csv"
-    path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
+    path.write_text("_step,_runtime,eval/accuracy\n0,1.0,0.3\n", encoding="utf-8")
     assert not wandb_history.sniff(path)
     with pytest.raises(
         RunImportError,
@@ -802,6 +813,10 @@ def test_wandb_csv_without_loss_and_bad_cells(tmp_path: Path) -> None:
         r"\(e\.g\. loss, .*train/loss",
     ):
         wandb_history.load(path)
+    # a validation loss alone is read as the eval log (the training-curve checks cannot run)
+    path.write_text("_step,_runtime,eval/loss\n0,1.0,3.0\n", encoding="utf-8")
+    run = wandb_history.load(path)
+    assert run.train.empty and run.evals["val_loss"].tolist() == [3.0]
     path.write_text("step,loss\n1,2.0\n2,oops\n", encoding="utf-8")
     with pytest.raises(RunImportError, match=r"row 2 \(line 3\), column 'loss': not a number"):
         wandb_history.load(path)
@@ -1002,3 +1017,17 @@ def test_registry_detects_format(name: str, fmt: str) -> None:
 def test_registry_detects_canonical() -> None:
     assert importers.detect(SAMPLE_RUN).FORMAT == "canonical"
     assert importers.by_format("wandb_history") is wandb_history
+
+
+def test_trainer_state_saved_under_another_name_is_detected_by_its_content(tmp_path: Path) -> None:
+    # a trainer_state.json committed as __init__.py: the content says what it is, not the name
+    state = write_state(tmp_path / "run", train_rows(range(10, 60, 10)))
+    odd = state.with_name("__init__.py")
+    state.rename(odd)
+    assert importers.detect(odd) is hf_trainer
+    assert hf_trainer.load(odd).train["step"].tolist() == [10, 20, 30, 40, 50]
+    # a JSON document of another kind under that name is still no training log
+    other = tmp_path / "other" / "__init__.py"
+    other.parent.mkdir()
+    other.write_text('{"name": "a package", "version": 1}\n', encoding="utf-8")
+    assert not hf_trainer.sniff(other)

@@ -567,3 +567,43 @@ def test_log_ending_while_the_lr_still_rises_is_not_never_anneals(diagnosis: Dia
     # stopped at step 15 of a 20-step warmup nobody declared, its length unknown too: the LR's last value
     # is its highest, but the run never reached a peak to stay at (nor does a run that died at step 1)
     assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
+
+
+@fixture_run(lambda: schedule_unknown(from_scratch(0.45, warmup_steps=300, total_steps=None)))
+def test_lr_still_rising_at_the_end_of_a_run_of_unknown_length_is_a_low_warmup_note(
+    diagnosis: Diagnosis,
+) -> None:
+    # no warmup declared, the logged LR rises to the last step and the run learns, so nothing names
+    # the warmup as a cause: the LR that never reached its peak is still said, low
+    row = finding(diagnosis, "schedule_sanity:warmup_covers_run")
+    assert row["severity"] == "low"
+    assert "still rising at the end" in row["title"]
+
+
+@fixture_run(lambda: RunBuilder(total_steps=2400).plant_early_stop(200))
+def test_run_stopped_at_a_small_share_of_its_schedule_never_annealed_low(diagnosis: Diagnosis) -> None:
+    # a cosine over 2400 steps, the log stops at 200 with the LR at 98% of its peak: the final loss is
+    # that of an unannealed model; low, since the schedule may be right and the run cut short
+    row = finding(diagnosis, "schedule_sanity:never_anneals")
+    assert row["severity"] == "low"
+    assert "because the run stopped at 8.3% of its configured 2400 steps" in row["title"]
+    assert ids_of(diagnosis, "run_ended_early") == ["run_ended_early:stopped_early"]
+
+
+@fixture_run(lambda: RunBuilder(total_steps=2400).plant_early_stop(1900))
+def test_run_stopped_late_in_its_decay_is_no_never_anneals(diagnosis: Diagnosis) -> None:
+    assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
+
+
+def validation_only() -> RunBuilder:
+    """A run that logged only its validation loss (it bottoms at step 120, then climbs 30%)."""
+    builder = RunBuilder().plant_overfitting(120, 0.3)
+    builder.train = builder.train.iloc[0:0]
+    return builder
+
+
+@fixture_run(validation_only)
+def test_run_with_a_validation_loss_only_is_diagnosed_on_it(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:120")
+    assert "with no training loss to compare" in row["title"]
+    assert not ids_of(diagnosis, "no_learning", "nan_loss", "loss_spikes", "underfitting")

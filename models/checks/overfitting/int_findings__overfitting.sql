@@ -33,8 +33,12 @@ final as (
         end as severity,
         'Validation loss bottomed at ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
             || ' and ended ' || {{ fmt_pct('relative_rise') }} || ' higher (' || {{ fmt('final_val_loss', 4) }}
-            || ' at step ' || {{ fmt_int('final_step') }} || ') while training loss '
-            || case when train_at_final < train_at_best then 'kept falling' else 'stayed level' end || ': keep the step '
+            || ' at step ' || {{ fmt_int('final_step') }} || ') '
+            || case
+                when train_at_final is null or train_at_best is null then 'with no training loss to compare'
+                when train_at_final < train_at_best then 'while training loss kept falling'
+                else 'while training loss stayed level'
+            end || ': keep the step '
             || {{ fmt_int('best_step') }} || ' checkpoint.' as title,
         'held-out minimum: val_loss ' || {{ fmt('best_val_loss', 4) }} || ' at step ' || {{ fmt_int('best_step') }}
             || '; final val_loss ' || {{ fmt('final_val_loss', 4) }} || ' at step ' || {{ fmt_int('final_step') }}

@@ -67,6 +67,12 @@ assessed as (
         logged.peak_step,
         logged.logged_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
+        -- the log stops before never_anneals_stopped_share of the configured length
+        coalesce(logged.end_step < {{ threshold('never_anneals_stopped_share') }} * config.total_steps, false) as is_stopped_before_end,
+        -- the logged LR reached its maximum only at its last logged step, over enough logged values to show a
+        -- rise: the run ended inside its warmup
+        coalesce(logged.peak_step >= logged.end_step and logged.logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }}, false)
+            as is_still_warming_up,
         {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
         -- share of the LR drop from the peak to min_lr the run never made
         greatest(0.0, least(1.0, {{ safe_divide('logged.end_lr - coalesce(config.min_lr, 0)', 'logged.logged_peak_lr - coalesce(config.min_lr, 0)') }}))
@@ -99,11 +105,19 @@ checks as (
         run_id,
         'never_anneals' as check_key,
         -- high when the config asks for a decay; a constant (or undeclared) schedule may be a choice
-        -- (common for fine-tunes): the evidence that it is a mistake is weaker
-        case when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high' else 'low' end as severity,
+        -- (common for fine-tunes): the evidence that it is a mistake is weaker. A log that stops before the
+        -- configured end is low: the decay may be right and the run cut short (run_ended_early says so)
+        case
+            when is_stopped_before_end then 'low'
+            when schedule_type like '%cosine%' or schedule_type like '%linear%' then 'high'
+            else 'low'
+        end as severity,
         'The learning rate never anneals: it ends at ' || {{ fmt_pct('end_share_of_peak') }} || ' of its peak ('
             || {{ fmt('end_lr', 6) }} || ' at step ' || {{ fmt_int('end_step') }} || ')'
-            || case when decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
+            || case when is_stopped_before_end
+                then ', because the run stopped at ' || {{ fmt_pct(safe_divide('end_step', 'total_steps')) }}
+                    || ' of its configured ' || {{ fmt_int('total_steps') }} || ' steps: its final loss is that of an unannealed model.'
+                when decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
                 then ', because decay_steps ' || {{ fmt_int('decay_steps') }} || ' is ' || {{ fmt(safe_divide('decay_steps', 'run_steps'), 1) }}
                     || 'x the run''s ' || {{ fmt_int('run_steps') }} || ' steps.'
                 else '.' end as title,
@@ -135,8 +149,11 @@ checks as (
     where run_steps > coalesce(warmup_steps, peak_step)
         and (
             decay_steps >= {{ threshold('never_anneals_decay_factor') }} * run_steps
-            -- the logged LR still high at the end counts only when the log reaches the configured end
-            or (end_share_of_peak >= {{ threshold('never_anneals_end_lr_share') }} and end_step >= coalesce(total_steps, end_step))
+            -- the logged LR still high at the end: at the configured end, or (low) in a log that stopped well
+            -- before it (the decay configured was never reached)
+            or (end_share_of_peak >= {{ threshold('never_anneals_end_lr_share') }}
+                and (end_step >= coalesce(total_steps, end_step)
+                    or (is_stopped_before_end and end_step > coalesce(warmup_steps, peak_step))))
         )
 
     union all
@@ -144,9 +161,14 @@ checks as (
     select
         run_id,
         'warmup_covers_run' as check_key,
-        -- a warmup as long as the configured run cannot work: high; a run stopped inside its warmup is
-        -- only as severe as the failure to learn it explains
-        case when warmup_steps >= run_steps then 'high' else 'info' end as severity,
+        -- a warmup as long as the configured run cannot work: high; an LR still rising at the end of a run
+        -- not stopped early: low (the warmup configured is unknown, or the log may end early); a run stopped
+        -- inside its warmup is only as severe as the failure to learn it explains
+        case
+            when warmup_steps >= run_steps then 'high'
+            when is_still_warming_up and not is_stopped_before_end then 'low'
+            else 'info'
+        end as severity,
         case when warmup_steps >= run_steps
             then 'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
                 || ' steps): the LR never reaches its peak nor decays.'
@@ -176,6 +198,9 @@ checks as (
         'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, run_steps / 20)') }} || ').' as recommendation
     from assessed
     where warmup_steps >= run_steps
+        -- or the logged LR still rose at the end of a run that did not stop before its configured end (a log
+        -- cut short inside a sound warmup is run_ended_early's): low, the warmup length is not known
+        or (is_still_warming_up and not is_stopped_before_end)
         -- or the logged run never left its warmup, and a failure to learn names it as its cause
         or exists (
             select 1 from symptoms

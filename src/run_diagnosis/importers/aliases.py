@@ -273,14 +273,17 @@ def _one_series(
 
 
 def sniff_file(path: Path, name: str, suffix: str, looks_right: Callable[[TextIO], bool]) -> bool:
-    """Whether a file is in a format: its usual `name` says yes, another `suffix` no, else
-    `looks_right` on the open file (read leniently as UTF-8); unreadable or unparseable: no."""
+    """Whether a file is in a format: its usual `name` says yes, else `looks_right` on the open
+    file (read leniently as UTF-8) when it has the format's `suffix` or, whatever its name, opens
+    as a JSON document (a trainer_state.json saved under another name is still one); unreadable
+    or unparseable: no."""
     if path.name == name:
         return True
-    if path.suffix != suffix:
-        return False
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
+            if path.suffix != suffix and not handle.read(64).lstrip().startswith("{"):
+                return False
+            handle.seek(0)
             return looks_right(handle)
     except (OSError, ValueError):  # ValueError: a JSON error
         return False

@@ -35,6 +35,7 @@ __all__ = [
     "EVAL_COLUMNS",
     "EVENT_COLUMNS",
     "FILE_SUFFIXES",
+    "NO_TRAINING_LOSS",
     "REQUIRED_SCHEDULE_KEYS",
     "REQUIRED_TOP_KEYS",
     "SHARD_COLUMNS",
@@ -45,6 +46,11 @@ __all__ = [
     "write_run",
 ]
 
+# the note of a run that logs its validation loss only: diagnosed on that series alone
+NO_TRAINING_LOSS = (
+    "no training loss is logged, only the validation loss {name!r}: the checks of the training curve "
+    "cannot run, the validation series is diagnosed alone"
+)
 
 # numpy column types DuckDB reads from a frame as the same numbers (float16 it does not read)
 NUMERIC_DTYPES = frozenset(

@@ -27,6 +27,7 @@ means: that is the metric-name resolver's job (``metric_names``), called by ``ge
 from __future__ import annotations
 
 import ast
+import calendar
 import csv
 import io
 import json
@@ -34,6 +35,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -53,6 +55,10 @@ NUMBERED_PREFIX = re.compile(r"^(\d{1,4}): ")
 TIMESTAMP = re.compile(
     r"^\s*[\[(]?\s*(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[ T_]?)?\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?"
     r"(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[AP]M))?\s*[\])]?[\s:,|-]*"
+)
+# a line's leading date and time (Python logging, loguru, ISO): its wall-clock moment
+DATED_STAMP = re.compile(
+    r"^\s*[\[(]?\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})[ T_]?(\d{1,2}):(\d{2})(?::(\d{2}))?(?:[.,](\d+))?"
 )
 GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
 LEVEL = re.compile(r"^(.{0,80}?)\b(INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE)\b[\]\s:|\-]*")
@@ -107,6 +113,7 @@ class Record:
     last_line: int = 0
     named: dict[str, tuple[float, str | None]] = field(default_factory=dict)  # metrics as resolved
     own: frozenset[str] = frozenset()  # the names on the record's own line (not its continuation)
+    clock: float | None = None  # the line's leading date and time, in seconds (None: not stamped)
 
     @property
     def names(self) -> frozenset[str]:
@@ -249,6 +256,21 @@ class Cleaned:
     bar: Record | None  # a tqdm bar's counter and postfix metrics, when it carried any
     warning: bool  # a warning was glued to the line (cut off)
     had_bar: bool
+    clock: float | None = None  # the line's leading date and time, in seconds
+
+
+def clock_of(text: str) -> float | None:
+    """Seconds since 1970 of a line's leading date and time (`2025-04-24 21:17:53,828`), read
+    as UTC (only differences are used); None without a full date or with an impossible one."""
+    stamp = DATED_STAMP.match(text)
+    if stamp is None:
+        return None
+    year, month, day, hour, minute, second, fraction = stamp.groups()
+    try:
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
+    except ValueError:
+        return None
+    return calendar.timegm(moment.timetuple()) + (float(f"0.{fraction}") if fraction else 0.0)
 
 
 def strip_prefixes(text: str) -> str:
@@ -304,6 +326,7 @@ def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
     prefix = RANK_PREFIX.match(text) or (NUMBERED_PREFIX.match(text) if numbered_ranks else None)
     if prefix:
         rank, text = int(prefix.group(1)), text[prefix.end() :]
+    clock = clock_of(text)
     text = strip_prefixes(text)
     warning = WARNING_TEXT.search(text)
     if warning:
@@ -323,7 +346,7 @@ def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
     if KERAS_BAR.search(text):
         had_bar = True
         text = KERAS_BAR.sub(" | ", text)
-    return Cleaned(text.strip(), rank, bar, warning is not None, had_bar)
+    return Cleaned(text.strip(), rank, bar, warning is not None, had_bar, clock)
 
 
 # --------------------------------------------------------------------------- pairs of one line
@@ -502,6 +525,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             continue
         record.rank = cleaned.rank
         record.own = record.names
+        record.clock = cleaned.clock
         if record.counters:
             records.append(record)
             continue

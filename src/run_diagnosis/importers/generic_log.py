@@ -58,7 +58,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError, metric_names
-from run_diagnosis.importers.aliases import metric_column
+from run_diagnosis.importers.aliases import metric_column, step_times_from_elapsed
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
@@ -307,6 +307,7 @@ class Counting:
     steps: list[int]
     total: float | None = None
     map_record: Callable[[Record], int | None] | None = None  # a step for another layout's record
+    steps_per_epoch: int | None = None  # rows an epoch, when an epoch counter groups the rows
 
 
 def _value(record: Record, name: str) -> float | None:
@@ -367,7 +368,10 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
                 map_record=_int_counter(epoch),
             )
         why = "fractional" if not whole else "repeated on consecutive lines"
-        return _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
+        counting = _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
+        if whole:
+            counting.steps_per_epoch = _rows_per_epoch(values)
+        return counting
     for name in ("row counter", "index"):
         if name in names:
             steps = [int(_value(r, name) or 0) for r in records]
@@ -380,6 +384,17 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
                 map_record=_int_counter(name),
             )
     return _record_counting(records, "no counter on the lines: rows numbered in file order")
+
+
+def _rows_per_epoch(values: list[float | None]) -> int | None:
+    """The median number of rows of a whole epoch, when a whole-number epoch counter repeats on the
+    rows of each epoch and advances by one (the last epoch, maybe cut short, is not counted); None
+    with fewer than two whole epochs or a counter that goes back or skips."""
+    runs = [(value, len(list(group))) for value, group in itertools.groupby(values)]
+    if any(b[0] is None or a[0] is None or b[0] != a[0] + 1 for a, b in itertools.pairwise(runs)):
+        return None
+    whole = sorted(length for _, length in runs[:-1])
+    return whole[len(whole) // 2] if len(whole) >= 2 else None
 
 
 def _int(value: float | None) -> int | None:
@@ -663,6 +678,12 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         reasons = ", ".join(f"{reason} ({n})" for reason, n in Counter(skipped.counts).most_common())
         notes.append(f"lines skipped: {reasons}; two examples of each in provenance.layout")
     config: dict[str, Any] = {"total_steps": _total(counting, train_steps)}
+    if counting.steps_per_epoch:
+        config["steps_per_epoch"] = counting.steps_per_epoch
+        notes.append(
+            f"steps_per_epoch = {counting.steps_per_epoch}: the median number of training rows an epoch "
+            "(the epoch counter repeats on the rows of each epoch; one row a step assumed)"
+        )
     if counting.kind == "epoch":
         config[ROWS_ARE_KEY] = "epoch"
         notes.append(
@@ -716,8 +737,26 @@ def _train_frame(
         if column == "shard_id":
             data[column] = pd.Series([None] * len(rows), dtype=object)
             continue
+        if column == "step_time_sec" and sources.get(column) is None:
+            data[column] = metric_column(_times_from_clock(rows, steps, notes))
+            continue
         data[column] = metric_column(_field_values(rows, sources.get(column), column, notes))
     return pd.DataFrame(data, columns=TRAIN_COLUMNS)
+
+
+def _times_from_clock(rows: list[Record], steps: list[int], notes: list[str]) -> list[float | None]:
+    """Seconds per step from the training lines' leading date and time, when the log logs no step
+    time: the time between consecutive training lines over the steps between them (a counter that
+    goes back, a new attempt, starts over). None for every row when the lines carry no date."""
+    clocks = [r.clock for r in rows]
+    if sum(c is not None for c in clocks) < MIN_TRAIN_ROWS:
+        return [None] * len(rows)
+    times, _ = step_times_from_elapsed(steps, clocks)
+    notes.append(
+        "step_time_sec from the training lines' timestamps: the seconds between consecutive training lines "
+        "over the steps between them (whatever else ran in between, an evaluation or a checkpoint, included)"
+    )
+    return times
 
 
 def _eval_frame(

@@ -39,7 +39,13 @@ from run_diagnosis.importers.aliases import (
     metric_column,
     step_times_from_elapsed,
 )
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
+from run_diagnosis.importers.canonical import (
+    EVAL_COLUMNS,
+    NO_TRAINING_LOSS,
+    TRAIN_COLUMNS,
+    RunData,
+    events_frame,
+)
 from run_diagnosis.importers.metric_names import Assignment, resolve
 from run_diagnosis.importers.units import UnitError, convert
 
@@ -137,7 +143,7 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
     assignment = mapping.assignment
     columns = mapping.columns
     notes = list(mapping.notes)
-    if "loss" not in columns:
+    if "loss" not in columns and "val_loss" not in columns:
         raise RunImportError(
             f"{source}: no training-loss metric among the logged names ({', '.join(names[:20])}"
             f"{' ...' if len(names) > 20 else ''}); "
@@ -156,6 +162,8 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
 
     train_rows = [r for r in records if value(r, "loss") is not None]
     eval_rows = [r for r in records if value(r, "val_loss") is not None]
+    if not train_rows and eval_rows:
+        notes.append(NO_TRAINING_LOSS.format(name=columns.get("val_loss")))
     train = pd.DataFrame({"step": pd.Series([r.step for r in train_rows], dtype="int64")})
     train["loss"] = metric_column([value(r, "loss") for r in train_rows])
     for fieldname in ("grad_norm", "learning_rate"):

@@ -31,7 +31,13 @@ from run_diagnosis.importers.aliases import (
     to_float,
     to_step,
 )
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
+from run_diagnosis.importers.canonical import (
+    EVAL_COLUMNS,
+    NO_TRAINING_LOSS,
+    TRAIN_COLUMNS,
+    RunData,
+    events_frame,
+)
 from run_diagnosis.importers.units import cell_parser, column_unit, split_cell
 
 # names the resolver reads as each field, for messages
@@ -133,7 +139,10 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         raise RunImportError(f"{table.path}: no data rows: expected one row per logged step")
     columns = column_map(numeric_columns(frame), load_aliases(alias_file))
     notes = list(columns.notes)
-    for required, what in (("step", "step"), ("loss", "training-loss")):
+    # a run that logs only its validation loss (a Lightning CSV of validation rows) is diagnosed
+    # on that series: the training-loss checks are then listed as unable to run
+    needed = (("step", "step"),) if columns.get("val_loss") else (("step", "step"), ("loss", "training-loss"))
+    for required, what in needed:
         if columns.get(required) is None:
             raise RunImportError(
                 f"{table.path}: no {what} column: no numeric column reads as the {what} "
@@ -159,11 +168,13 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     ]
     train_rows = [i for i in rows if values["loss"][i] is not None]
     eval_rows = [i for i in rows if values["val_loss"][i] is not None]
-    if not train_rows:
+    if not train_rows and not eval_rows:
         raise RunImportError(
-            f"{table.path}: column {columns.get('loss')!r} has no values: "
+            f"{table.path}: column {columns.get('loss') or columns.get('val_loss')!r} has no values: "
             "expected a training loss on some rows"
         )
+    if not train_rows:
+        notes.append(NO_TRAINING_LOSS.format(name=columns.get("val_loss")))
 
     train = pd.DataFrame({"step": pd.Series([steps[i] for i in train_rows], dtype="int64")})
     train["loss"] = metric_column([values["loss"][i] for i in train_rows])
