@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis import importers
-from run_diagnosis.importers import lightning_csv, text_logs, wandb_history
+from run_diagnosis.importers import lightning_csv, tensorboard_events, text_logs, wandb_history
 from run_diagnosis.importers.canonical import RunData
 
 RUN_FOLDER_NAME = re.compile(r"^(?:version_\d+|(?:offline-)?run-.+)$")
@@ -117,7 +117,7 @@ def _folder_sources(source: Path) -> list[RunSource]:
     )
     readable = {child for child in children if _readable(child)}
     candidates = [c for c in children if c in readable or RUN_FOLDER_NAME.match(c.name)]
-    if len(candidates) < 2 or not readable:
+    if len(candidates) < 2 or not readable or tensorboard_events.is_split_pair(candidates):
         return []
     # Lightning version folders that continue each other are one run resumed
     chains = lightning_csv.version_runs(source)

@@ -17,7 +17,7 @@ from tensorboard.summary import Writer
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 from tensorboard.util import tensor_util
 
-from run_diagnosis import importers
+from run_diagnosis import importers, multi_run
 from run_diagnosis.importers import RunImportError, megatron_golden, tensorboard_events, text_logs
 from run_diagnosis.importers.canonical import write_run
 from support.paths import REAL_LOGS
@@ -791,3 +791,25 @@ def test_golden_yaml_without_some_flags_says_which(tmp_path):
 def test_golden_sniff_rejects_other_json(tmp_path):
     assert not megatron_golden.sniff(write(tmp_path, "trainer_state.json", json.dumps({"log_history": []})))
     assert not megatron_golden.sniff(write(tmp_path, "broken.json", "{"))
+
+
+def test_tensorboard_keras_train_and_validation_folders_are_one_run(tmp_path):
+    """Keras' TensorBoard callback writes logdir/train and logdir/validation, the same tag
+    (epoch_loss) in each: one run, its validation folder's epoch_loss the validation loss. Two
+    folders of other names stay separate runs."""
+    logdir = tmp_path / "logs"
+    event_file(
+        logdir / "train",
+        [(e, [scalar("epoch_loss", 1.0 / (e + 1)), scalar("epoch_lr", 1e-3)]) for e in range(5)],
+    )
+    event_file(logdir / "validation", [(e, [scalar("epoch_loss", 1.2 / (e + 1))]) for e in range(5)])
+    run = tensorboard_events.load(logdir)
+    assert run.train["loss"].tolist() == pytest.approx([1.0 / (e + 1) for e in range(5)])
+    assert run.evals["val_loss"].tolist() == pytest.approx([1.2 / (e + 1) for e in range(5)])
+    assert any("split folders of one run (train, validation" in note for note in run.notes)
+    assert multi_run.find_runs(logdir) == []  # one run, not two
+    other = tmp_path / "sweep"
+    for name in ("lr_1e-3", "lr_1e-4"):
+        event_file(other / name, [(e, [scalar("epoch_loss", 1.0 / (e + 1))]) for e in range(5)])
+    with pytest.raises(RunImportError, match="these are separate runs"):
+        tensorboard_events.load(other)

@@ -607,3 +607,21 @@ def test_run_with_a_validation_loss_only_is_diagnosed_on_it(diagnosis: Diagnosis
     row = finding(diagnosis, "overfitting:120")
     assert "with no training loss to compare" in row["title"]
     assert not ids_of(diagnosis, "no_learning", "nan_loss", "loss_spikes", "underfitting")
+
+
+def heavy_tailed_gradients() -> RunBuilder:
+    """Gradient norms spread over orders of magnitude (log-normal, sigma 2.5: the middle half spans
+    about 30x), as on a memorising LoRA classifier, with a 50-norm burst the loss does not react to."""
+    builder = RunBuilder().plant_grad_burst(150, 2, 50.0)
+    spread = np.exp(builder.rng.normal(0.0, 2.5, len(builder.train)))
+    builder.train["grad_norm"] = np.where(builder.train["grad_norm"] == 50.0, 50.0, 0.1 * spread)
+    return builder
+
+
+@fixture_run(heavy_tailed_gradients)
+def test_gradient_bursts_within_a_heavy_tailed_series_are_low(diagnosis: Diagnosis) -> None:
+    found = diagnosis.findings()
+    bursts = found[found["category"] == "grad_norm_spikes"]
+    assert not bursts.empty and set(bursts["detector_severity"]) == {"low"}
+    planted = bursts[(bursts["first_step"] <= 150) & (bursts["last_step"] >= 151)]
+    assert len(planted) == 1 and "heavy-tailed" in planted.iloc[0]["evidence"]

@@ -92,6 +92,9 @@ run_median as (
     select
         run_id,
         percentile_cont(0.5) within group (order by grad_norm) as median_grad_norm,
+        -- the middle half of the run's norms: how far apart its ordinary norms are
+        percentile_cont(0.25) within group (order by grad_norm) as lower_quartile_grad_norm,
+        percentile_cont(0.75) within group (order by grad_norm) as upper_quartile_grad_norm,
         count(*) as counted_steps,
         max(step) as last_step
     from steps
@@ -187,6 +190,10 @@ final as (
         'grad_norm_spikes' as category,
         case
             when bursts.is_warmup = 1 then 'low'
+            -- norms whose middle half already spans grad_norm_heavy_tail_quartile_ratio x: a burst the loss did
+            -- not react to is within the series' ordinary spread, not an event
+            when near_loss_spikes.loss_spike_steps = 0 and run_median.upper_quartile_grad_norm
+                >= {{ threshold('grad_norm_heavy_tail_quartile_ratio') }} * run_median.lower_quartile_grad_norm then 'low'
             when near_loss_spikes.loss_spike_steps > 0 and bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'high'
             when near_loss_spikes.loss_spike_steps > 0 or bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'medium'
             else 'low'
@@ -204,6 +211,11 @@ final as (
             || '; warmup: ' || coalesce({{ fmt_int('config.warmup_steps') }} || ' steps' || config.warmup_basis, 'unknown (treated as none)')
             || '; loss spike events within two logging intervals: ' || {{ fmt_int('near_loss_spikes.loss_spike_steps') }}
             || case when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0
+                and run_median.upper_quartile_grad_norm >= {{ threshold('grad_norm_heavy_tail_quartile_ratio') }} * run_median.lower_quartile_grad_norm
+                then ' (the loss did not react, and the run''s norms are heavy-tailed: their middle half spans '
+                    || {{ fmt(safe_divide('run_median.upper_quartile_grad_norm', 'run_median.lower_quartile_grad_norm'), 0) }}
+                    || 'x, so a burst against a local median is ordinary spread: low)'
+                when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0
                 then ' (the loss did not react, so at most medium)' else '' end
             || '; clip violations are reported separately and left out here' as evidence,
         bursts.first_step,

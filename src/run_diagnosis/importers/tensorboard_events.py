@@ -229,6 +229,35 @@ def _rows(points: list[tuple[str, int, float]], fields: dict[str, str], columns:
     return metric_frame([step for step, _ in rows], list(rows.values()), columns)
 
 
+# the subfolders Keras' TensorBoard callback writes one run into: its training and validation
+# scalars under the same tags (epoch_loss), told apart by the folder
+SPLIT_FOLDERS = frozenset({"train", "validation", "eval", "evaluation", "val", "valid", "test"})
+
+
+def is_split_pair(folders: list[Path]) -> bool:
+    """Sibling folders named by splits, one of them train (Keras: logdir/train, logdir/validation):
+    one run whose splits were written apart, not several runs."""
+    names = {folder.name.lower() for folder in folders}
+    return (
+        len(folders) > 1
+        and len({folder.parent for folder in folders}) == 1
+        and "train" in names
+        and names <= SPLIT_FOLDERS
+    )
+
+
+def _split_tags(files: list[_EventFile], notes: list[str]) -> None:
+    """Prefix the tags of the non-train split folders with the folder's name (validation/epoch_loss),
+    so the resolver reads them as that split's metrics."""
+    for file in files:
+        split = file.path.parent.name
+        if split.lower() == "train":
+            continue
+        file.points = [(f"{split}/{tag}", step, value) for tag, step, value in file.points]
+    shown = ", ".join(sorted({file.path.parent.name for file in files}))
+    notes.append(f"split folders of one run ({shown}, as Keras' TensorBoard callback writes): tags prefixed")
+
+
 def _run_folder(files: list[_EventFile], root: Path, notes: list[str]) -> list[_EventFile]:
     with_scalars = [f for f in files if f.points]
     if not with_scalars:
@@ -242,6 +271,9 @@ def _run_folder(files: list[_EventFile], root: Path, notes: list[str]) -> list[_
             f"'train/loss' or 'lm loss'); found: {described}"
         )
     folders = sorted({f.path.parent for f in with_scalars})
+    if is_split_pair(folders):
+        _split_tags(with_scalars, notes)
+        return with_scalars
     if len(folders) > 1:
         shown = ", ".join(str(folder.relative_to(root) if root.is_dir() else folder) for folder in folders)
         raise RunImportError(
