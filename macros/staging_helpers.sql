@@ -37,9 +37,9 @@
 {% endmacro %}
 
 {#- lower than a step already logged above it in the file (a swap, or a replay after a resume);
-    NULL on the first row and when step is NULL -#}
-{% macro out_of_file_order() -%}
-    step < max(step) over (partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding)
+    NULL on the first row and when the step is NULL -#}
+{% macro out_of_file_order(step='step') -%}
+    {{ step }} < max({{ step }}) over (partition by run_id order by file_row_number rows between unbounded preceding and 1 preceding)
 {%- endmacro %}
 
 {#- the config keys the checks need: (column, JSON path, type); absent key = error, null = declared unknown -#}

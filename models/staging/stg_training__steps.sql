@@ -55,6 +55,23 @@ reasoned as (
     from set_aside
 ),
 
+in_file_order as (
+    -- the two windows over the run's rows, computed on the raw text before the parsed columns
+    -- exist (a window sorts every column it carries: at 1M rows, over the parsed row the
+    -- out-of-order window sorted about 40 columns); `counted_step` is the step the row keeps
+    select
+        *,
+        {{ is_exact_duplicate(['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']) }}
+            as is_exact_duplicate,
+        ({{ out_of_file_order('counted_step') }}) as is_out_of_file_order
+    from (
+        select
+            *,
+            case when set_aside_reason is null then step_value end as counted_step
+        from reasoned
+    ) as with_counted_step
+),
+
 parsed as (
     select
         -- ids
@@ -64,7 +81,7 @@ parsed as (
         -- raw text as written
         {{ raw_columns(['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']) }}
         -- parsed values and their flags (a set-aside row has no step, so nothing counts it)
-        case when set_aside_reason is null then step_value end as step,
+        counted_step as step,
         ({{ clean_text('step') }} is null) as is_step_missing,
         ({{ clean_text('step') }} is not null and step_value is null) as is_step_invalid,
         coalesce(is_step_negative, false) as is_step_negative,
@@ -77,17 +94,16 @@ parsed as (
         {{ numeric_column('learning_rate') }},
         {{ numeric_column('step_time_sec') }},
         -- whole-row flags
-        {{ is_exact_duplicate(['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']) }}
-            as is_exact_duplicate
-    from reasoned
+        is_exact_duplicate,
+        is_out_of_file_order
+    from in_file_order
 ),
 
 flagged as (
     select
         *,
         -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
-        {{- raw_row_defect_flags('train') }},
-        ({{ out_of_file_order() }}) as is_out_of_file_order
+        {{- raw_row_defect_flags('train') }}
     from parsed
 ),
 

@@ -309,9 +309,12 @@ class _EventReader:
     output: list[str] = field(default_factory=list)
 
     def feed_event(self, event: Any) -> None:
-        """An in-process dbt event (EventMsg), read like its JSON console line."""
+        """An in-process dbt event (EventMsg), read like its JSON console line. A debug event
+        (most of them: every SQL statement) is none of those read, and is not converted."""
         from dbt_common.events.functions import msg_to_dict
 
+        if event.info.level == "debug":
+            return
         message = msg_to_dict(event)
         info, data = message.get("info", {}), message.get("data", {})
         self._handle(info.get("name", ""), info.get("level", ""), info.get("msg", ""), data)
@@ -461,6 +464,9 @@ def parsed_manifest(
             command="parse",
             project_dir=project_dir,
         )
+        # the parse's own manifest.json is read by nothing (each build writes its own; the next
+        # parse reads partial_parse.msgpack, written either way): not written
+        args = ["--no-write-json", *args]
         # a fixed database path and run folder: dbt's partial parse needs the same profile and env
         env = {
             DB_ENV_VAR: str(folder / f"{db_name}.duckdb"),
@@ -486,7 +492,10 @@ def _run_in_process(
     except DbtBuildError as error:  # a project that does not parse: exit code 2, as dbt's CLI
         reader.error_messages.append(str(error))
         return 2
-    result = invoke(args, env, manifest, [reader.feed_event])
+    # the events reach the reader as callbacks: the console's JSON lines (captured, unread) are
+    # not written; the debug log file is
+    quiet = ["--log-level", "none", "--log-level-file", "debug"]
+    result = invoke([*quiet, *args], env, manifest, [reader.feed_event])
     if result.exception is not None:
         reader.error_messages.append(str(result.exception))
         return 2
