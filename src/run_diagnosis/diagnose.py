@@ -201,6 +201,8 @@ def parse_mapping(text: str | None, fmt: str | None) -> dict[str, str] | None:
 
 def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = None) -> RunData:
     checked(validate_source, source)
+    folder, console = source, importers.wandb_console(source) if fmt is None and mapping is None else None
+    source = console or source
     module = choose_importer(source, generic_log.FORMAT if mapping is not None else fmt)
     step(1, f"reading {source} as {module.FORMAT}")
     try:
@@ -214,6 +216,8 @@ def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = 
         raise BadInput(str(error)) from error
     except OSError as error:
         raise BadInput(f"{source}: cannot be read as {module.FORMAT}: {error.strerror or error}") from error
+    if console is not None:
+        run.notes.insert(0, importers.wandb_console_note(folder, module))
     detail(read_summary(run))
     for note in run.notes:
         detail(f"note: {note}")

@@ -1031,3 +1031,21 @@ def test_trainer_state_saved_under_another_name_is_detected_by_its_content(tmp_p
     other.parent.mkdir()
     other.write_text('{"name": "a package", "version": 1}\n', encoding="utf-8")
     assert not hf_trainer.sniff(other)
+
+
+def test_wandb_run_folder_without_its_history_reads_the_console_output(tmp_path: Path) -> None:
+    # the .wandb history is the large file a commit leaves out; files/output.log holds what the
+    # run printed (HF Trainer's dicts here): read in its place, and said so
+    files = tmp_path / "latest-run" / "files"
+    files.mkdir(parents=True)
+    (files / "wandb-metadata.json").write_text('{"program": "train.py"}', encoding="utf-8")
+    lines = [f"{{'loss': {2.0 - s / 100}, 'learning_rate': 1e-4, 'epoch': {s / 50}}}" for s in range(1, 21)]
+    (files / "output.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = importers.load_run(tmp_path / "latest-run")
+    assert len(run.train) == 20 and run.train["loss"].iloc[0] == pytest.approx(1.99)
+    assert "without its run-<id>.wandb history: its console output files/output.log is read" in run.notes[0]
+    # without the console output there is nothing to read: the refusal says why, in plain words
+    (files / "output.log").unlink()
+    (files / "wandb-summary.json").write_text('{"train/loss": 1.8}', encoding="utf-8")
+    with pytest.raises(RunImportError, match=r"a W&B run folder without its run-<id>\.wandb history file"):
+        importers.load_run(tmp_path / "latest-run")

@@ -96,7 +96,8 @@ def detect(path: Path) -> ModuleType:
     expected = "; ".join(f"{m.FORMAT} ({m.DESCRIPTION})" for m in importers())
     shown = sorted(p.name for p in path.iterdir())[:10] if path.is_dir() else [path.name]
     summary_only = path / "files" / "wandb-summary.json"
-    if path.is_dir() and summary_only.is_file() and not any(path.glob("*.wandb")):
+    no_history = path.is_dir() and not any(path.glob("*.wandb")) and wandb_console(path) is None
+    if no_history and summary_only.is_file():
         # a W&B run folder whose history file was not kept: say so first, in plain words
         kept = ", ".join(sorted(p.name for p in summary_only.parent.iterdir())[:10])
         raise RunImportError(
@@ -110,6 +111,36 @@ def detect(path: Path) -> ModuleType:
     )
 
 
+# the files of a W&B run folder (beside or instead of its run-<id>.wandb history)
+WANDB_RUN_FILES = ("wandb-metadata.json", "wandb-summary.json", "config.yaml")
+
+
+def wandb_console(path: Path) -> Path | None:
+    """The console output (files/output.log) of a W&B run folder whose .wandb history was not kept
+    (it is often the one large file left out of a commit): the run's printed log, read in its
+    place. None when the folder has its history, is no W&B run folder, or kept no output.log."""
+    if not path.is_dir() or any(path.glob("*.wandb")):
+        return None
+    files = path / "files"
+    log = files / "output.log"
+    if not log.is_file() or not any((files / name).is_file() for name in WANDB_RUN_FILES):
+        return None
+    return log
+
+
+def wandb_console_note(folder: Path, module: ModuleType) -> str:
+    return (
+        f"{folder}: a W&B run folder without its run-<id>.wandb history: its console output "
+        f"files/output.log is read instead (as {module.FORMAT}); what the run printed, not what it logged"
+    )
+
+
 def load_run(path: Path, fmt: str | None = None) -> RunData:
+    console = wandb_console(path) if not fmt else None
+    if console is not None:
+        module = detect(console)
+        run = module.load(console)
+        run.notes.insert(0, wandb_console_note(path, module))
+        return run
     module = by_format(fmt) if fmt else detect(path)
     return module.load(path)
