@@ -10,6 +10,7 @@ trial naming version_0 as its baseline.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,9 @@ import pandas as pd
 import pytest
 
 from run_diagnosis import multi_run
+from run_diagnosis.dbt_runner import read_run_results
 from run_diagnosis.importers.canonical import write_run
-from support.dbt_session import DbtSession, Diagnosis
+from support.dbt_session import DbtSession, Diagnosis, FixtureRuns, MakeRun
 from support.paths import REAL_LOGS
 from support.run_builder import RunBuilder
 
@@ -52,12 +54,19 @@ def fleet_runs() -> dict[str, RunBuilder]:
     }
 
 
+# the three runs again, under the session's build with the structural tests (conftest.py), which
+# then hold on the comparison marts too; the fleet build below needs only the models and the
+# anomaly tests (the fleet-wide marts count the runs of their build: it holds these three alone)
+STRUCTURAL_COPIES = {BASELINE: BASELINE, DIVERGED: "fleet-diverged", CLEAN: "fleet-clean-seed"}
+FIXTURE_RUNS_STRUCTURAL = set(STRUCTURAL_COPIES.values())
+
+
 @pytest.fixture(scope="module")
 def fleet(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory) -> Diagnosis:
     folder = tmp_path_factory.mktemp("fleet")
     for name, builder in fleet_runs().items():
         builder.write(folder / name)
-    diagnosis = dbt_session.build(folder, structural_tests=True)
+    diagnosis = dbt_session.build(folder)
     assert diagnosis.success, diagnosis.output[-3000:]
     return diagnosis
 
@@ -142,15 +151,33 @@ def test_recurring_findings_across_runs(fleet: Diagnosis) -> None:
     assert fleet.table("recurring_finding_hyperparameters").empty
 
 
-def test_run_built_without_its_baseline(
-    fleet: Diagnosis, dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """Alone, the diverged run names a baseline that is not in the build: no comparison and no
-    baseline finding; every other finding is the one it has in the fleet build."""
-    folder = tmp_path_factory.mktemp("alone") / DIVERGED
-    fleet_runs()[DIVERGED].write(folder)
-    alone = dbt_session.build(folder)
+# the diverged run again, in the session's build of fixture runs (conftest.py), where no run is
+# its baseline; and the structural copies
+FIXTURE_RUNS: dict[str, MakeRun] = {
+    DIVERGED: lambda: fleet_runs()[DIVERGED],
+    **{
+        copy: functools.partial(lambda name: fleet_runs()[name], name)
+        for name, copy in STRUCTURAL_COPIES.items()
+    },
+}
+
+
+def test_the_fleet_runs_hold_the_structural_tests(fixture_runs: FixtureRuns) -> None:
+    """Built with the structural tests, with their baseline: the build succeeded, and the diverged
+    copy was compared with its baseline there too."""
+    diverged = fixture_runs[STRUCTURAL_COPIES[DIVERGED]]
+    assert diverged.success, diverged.errors
+    ran = {str(result["unique_id"]) for result in read_run_results(diverged.target_path)}
+    assert any(node.startswith("test.run_diagnosis.not_null_run_comparisons") for node in ran)
+    assert primary_comparisons(diverged)[diverged.run_id]["divergence_step"] >= DIVERGE_FROM
+
+
+def test_run_built_without_its_baseline(fleet: Diagnosis, fixture_runs: FixtureRuns) -> None:
+    """Without its baseline, the diverged run names a baseline that is not in the build: no
+    comparison and no baseline finding; every other finding is the one it has in the fleet build."""
+    alone = fixture_runs[DIVERGED]
     assert alone.success, alone.output[-3000:]
+    assert BASELINE not in {path.name for path in alone.folder.parent.iterdir()}
     runs = by_run(alone.table("runs"))
     assert list(runs) == [DIVERGED]
     assert runs[DIVERGED]["baseline_run_id"] == BASELINE and not runs[DIVERGED]["is_baseline_in_build"]

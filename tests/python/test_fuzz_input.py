@@ -2,7 +2,8 @@
 validator with a one-line error naming its file (exit 2 in run-diagnosis diagnose, before any build), or
 builds with every raw train row accounted for exactly once in the row audit.
 
-Each example is a dbt build (a few seconds in-process), so CI runs FUZZ_EXAMPLES=4 by
+The runs the validator accepts are built together, in one dbt build (a few seconds in-process
+whatever their number: dbt's per-node work, not the rows, is its cost); CI runs FUZZ_EXAMPLES=4 by
 default. A longer campaign, with its last result in docs/bad-input.md:
 
     FUZZ_EXAMPLES=60 python -m pytest tests/python/test_fuzz_input.py -q --hypothesis-show-statistics
@@ -11,13 +12,16 @@ default. A longer campaign, with its last result in docs/bad-input.md:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import os
-import tempfile
+import shutil
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from run_diagnosis import validate_run
@@ -101,38 +105,80 @@ def mutated(folder: Path, plan: list[tuple[str, int, str]], ending: str, bom: bo
     return sum(1 for record in records[1:] if record)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(
-    plan=st.lists(
-        st.tuples(st.sampled_from(sorted(MUTATIONS)), st.integers(0, 10**6), st.sampled_from(PAYLOADS)),
-        min_size=1,
-        max_size=4,
-    ),
-    ending=st.sampled_from(sorted(ENDINGS)),
-    bom=st.booleans(),
-)
-def test_mutated_run_is_named_error_or_fully_audited(
-    dbt_session: DbtSession, plan: list[tuple[str, int, str]], ending: str, bom: bool
-) -> None:
-    with tempfile.TemporaryDirectory(prefix="fuzz {{ 7*7 }} [x] ") as temp:
-        folder = RunBuilder(total_steps=60).write(Path(temp) / "run")
+@dataclass(frozen=True)
+class Example:
+    """A mutated fixture run the validator accepted: its folder, how it was mutated, its records."""
+
+    folder: Path
+    plan: list[tuple[str, int, str]]
+    ending: str
+    bom: bool
+    records: int
+
+
+def mutated_runs(candidates: Path, outcomes: Counter[str]) -> list[Example]:
+    """EXAMPLES mutated runs drawn by hypothesis (derandomized: the same every time), each written
+    under candidates/ and validated: a run the validator stops must get a one-line error naming
+    its folder (checked here, where hypothesis can shrink a failure); the others are returned, to be
+    built together (one dbt build, test below). outcomes counts what became of each."""
+    accepted: list[Example] = []
+    count = iter(range(10**6))
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(
+        plan=st.lists(
+            st.tuples(st.sampled_from(sorted(MUTATIONS)), st.integers(0, 10**6), st.sampled_from(PAYLOADS)),
+            min_size=1,
+            max_size=4,
+        ),
+        ending=st.sampled_from(sorted(ENDINGS)),
+        bom=st.booleans(),
+    )
+    def draw(plan: list[tuple[str, int, str]], ending: str, bom: bool) -> None:
+        folder = RunBuilder(total_steps=60).write(candidates / f"run-{next(count):03d}")
         records = mutated(folder, plan, ending, bom)
         try:
             validate_run.validate_run(folder)
         except validate_run.RunValidationError as error:
             message = str(error)
             assert "\n" not in message and str(folder) in message
+            outcomes[f"stopped by the validator: {message.split(': ', 2)[-1][:40]}"] += 1
             event(f"stopped by the validator: {message.split(': ', 2)[-1][:40]}")
             return
-        diagnosis = dbt_session.build(folder)
-        assert diagnosis.success, (plan, ending, bom, diagnosis.errors)
-        audit = diagnosis.table("audit_summary")
+        accepted.append(Example(folder, plan, ending, bom, records))
+        outcomes["passed the validator: built and audited together"] += 1
+        event("built (every row audited, checked after the build)")
+
+    draw()
+    return accepted
+
+
+def test_mutated_run_is_named_error_or_fully_audited(dbt_session: DbtSession, tmp_path: Path) -> None:
+    """Every mutated run the validator accepts builds, in one dbt build of all of them from a folder
+    with a hostile name, with every raw train row accounted for exactly once in the row audit, and
+    nothing written beside the run folders."""
+    outcomes: Counter[str] = Counter()
+    examples = mutated_runs(tmp_path / "candidates", outcomes)
+    print(f"{EXAMPLES} mutated runs drawn:", dict(outcomes))  # the campaign's tally (pytest -s)
+    if not examples:
+        return  # every drawn run stopped at the validator (checked in mutated_runs)
+    runs = tmp_path / "fuzz {{ 7*7 }} [x] "
+    runs.mkdir()
+    for example in examples:
+        shutil.move(example.folder, runs / example.folder.name)
+    whole = dbt_session.build(runs)
+    failed = [(e.plan, e.ending, e.bom) for e in examples]
+    assert whole.success, (failed, whole.errors)
+    for example in examples:
+        audit = dataclasses.replace(whole, run_id=example.folder.name).table("audit_summary")
         train = audit[audit["file_kind"] == "train"]
-        assert int(train["n_rows"].sum()) == int(train["raw_rows"].max()) == records, (plan, ending, bom)
-        assert sorted(p.name for p in Path(temp).iterdir()) == ["run"]  # nothing written beside it
-        event("built, every row audited")
+        counts = (int(train["n_rows"].sum()), int(train["raw_rows"].max()))
+        assert counts == (example.records, example.records), (example.plan, example.ending, example.bom)
+    assert sorted(p.name for p in runs.iterdir()) == sorted(e.folder.name for e in examples)

@@ -2,7 +2,7 @@
 impossible values become findings or set-aside rows, and reruns are byte-identical.
 
 Three layers, cheapest first: the validator and run-diagnosis diagnose's exit-2 path (no dbt at all,
-each well under a second), one in-process dbt build of every planted fixture run (dbt_session;
+each well under a second), one in-process dbt build of every planted fixture run (conftest.py;
 hostile folder names among them), and two end-to-end run-diagnosis diagnose processes into a hostile
 --out path for the rerun comparison.
 """
@@ -37,15 +37,13 @@ from run_diagnosis.dbt_runner import (
 from run_diagnosis.importers import canonical_files
 from run_diagnosis.importers.canonical import write_run
 from support.commands import run_diagnosis
-from support.dbt_session import DB_NAME, DbtSession, Diagnosis
+from support.dbt_session import DB_NAME, HOSTILE_NAME, DbtSession, Diagnosis, FixtureRuns, MakeRun
 from support.paths import REPO
 from support.run_builder import RunBuilder
 
 DIAGNOSE = run_diagnosis("diagnose")
 TRAIN, EVAL, CONFIG = "fixture_train_log.csv", "fixture_eval_log.csv", "fixture_run_config.json"
 VALIDATOR_BUDGET_SEC = 1.0  # CPU seconds of this process: other processes on the machine do not count
-# a folder name with Jinja, glob metacharacters, a quote, shell syntax and an emoji
-HOSTILE_NAME = "run {{ 7*7 }} {% if true %}x{% endif %} [x] ? * 'q' $(echo hi) 🙂"
 PAYLOAD_FILE = "pwned_by_folder_name.csv"
 PAYLOAD_NAME = "{{ run_query(\"copy (select 42 as x) to '" + PAYLOAD_FILE + "'\") }}"
 
@@ -212,12 +210,13 @@ def test_run_dir_var_is_refused_by_the_runner(tmp_path: Path) -> None:
         dbt_command(tmp_path / "t", tmp_path / "l", extra_vars={"run_dir": str(tmp_path)})
 
 
-# --- in-process dbt: every planted run of this file in one build ------------------------------
-# The runs below are built together (one folder of run folders, one dbt build with the
-# structural tests, as the slowest of them needs); each test reads its own run through a
-# per-run view (dbt_session.Diagnosis with run_id). Runs built together give what each gives
-# alone (test_warehouse.py). The folder holding them and two of the runs have hostile names, so
-# the names reach the build as the run folder, as file paths and as run_ids.
+# --- in-process dbt: the planted runs, built with the session's others -------------------------
+# The runs below are built with the other modules' fixture runs that need the structural tests,
+# as the slowest of them does (conftest.py: one folder of run folders, one dbt build); each test
+# reads its own run through a per-run view (dbt_session.Diagnosis with run_id). Runs built
+# together give what each gives alone (test_warehouse.py). The folder holding them
+# (HOSTILE_NAME) and two of the runs have hostile names, so the names reach the build as the run
+# folder, as file paths and as run_ids.
 
 
 def impossible_config_edit(folder: Path) -> None:
@@ -250,32 +249,38 @@ def one_row_log() -> RunBuilder:
     return builder
 
 
-# run_id (its folder's name) -> (builder, edit of the written files)
-PLANTED_RUNS: dict[str, tuple[Callable[[], RunBuilder], Callable[[Path], None] | None]] = {
-    HOSTILE_NAME: (RunBuilder, None),
-    PAYLOAD_NAME: (RunBuilder, None),
+@dataclasses.dataclass(frozen=True)
+class Edited:
+    """A fixture run written by its builder, then edited in place."""
+
+    builder: RunBuilder
+    edit: Callable[[Path], None]
+
+    def write(self, folder: Path) -> Path:
+        return written(folder, self.edit, self.builder)
+
+
+# run_id (its folder's name) -> the run (conftest.py builds them with the session's others)
+FIXTURE_RUNS: dict[str, MakeRun] = {
+    HOSTILE_NAME: RunBuilder,
+    PAYLOAD_NAME: RunBuilder,
     # a run whose LR is 8x the configured peak, with an impossible config
-    "impossible-config": (
-        lambda: RunBuilder().plant_lr_scale(8).plant_clip_violation(100, 110, 3.0),
-        impossible_config_edit,
+    "impossible-config": lambda: Edited(
+        RunBuilder().plant_lr_scale(8).plant_clip_violation(100, 110, 3.0), impossible_config_edit
     ),
-    "negative-steps-cut": (negative_steps, cut),
-    "all-equal-steps": (all_equal_steps, None),
-    "one-row-log": (one_row_log, None),
+    "negative-steps-cut": lambda: Edited(negative_steps(), cut),
+    "all-equal-steps": all_equal_steps,
+    "one-row-log": one_row_log,
 }
+FIXTURE_RUNS_STRUCTURAL = True
 
 
 @pytest.fixture(scope="module")
-def planted(dbt_session: DbtSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Diagnosis]:
-    """Every planted run in one build, with the structural tests; one Diagnosis per run."""
-    parent = tmp_path_factory.mktemp("planted") / HOSTILE_NAME
-    for run_id, (make, edit) in PLANTED_RUNS.items():
-        written(parent / run_id, edit, make())
-    whole = dbt_session.build(parent, structural_tests=True)
-    assert whole.success, whole.errors or whole.output[-3000:]
-    return {
-        run_id: dataclasses.replace(whole, folder=parent / run_id, run_id=run_id) for run_id in PLANTED_RUNS
-    }
+def planted(fixture_runs: FixtureRuns) -> dict[str, Diagnosis]:
+    """Every planted run, one Diagnosis each (its `folder` the run's folder)."""
+    planted = {run_id: fixture_runs[run_id] for run_id in FIXTURE_RUNS}
+    assert all(diagnosis.folder.parent.name == HOSTILE_NAME for diagnosis in planted.values())
+    return planted
 
 
 # --- paths are data ---------------------------------------------------------------------------

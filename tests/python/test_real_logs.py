@@ -31,7 +31,7 @@ from run_diagnosis.importers.canonical import RunData, write_run
 from run_diagnosis.report_content import build_double_check
 from run_diagnosis.report_data import ReportData, load_report_data
 from run_diagnosis.report_story import PageOne, build_page_one
-from support.dbt_session import DB_NAME, run_connection
+from support.dbt_session import DB_NAME, THREADS, run_connection
 from support.paths import REAL_LOGS
 from support.severity_agreement import ANOMALY_TEST, describe, disagreements
 
@@ -238,7 +238,7 @@ def diagnose_logs(keys: list[str], work: Path) -> dict[str, Diagnosis]:
         select=SELECT,
         exclude=EXCLUDE,
         indirect_selection=None if FULL_BUILD else "empty",
-        threads=4,
+        threads=THREADS,
     )
     diagnoses: dict[str, Diagnosis] = {}
     with duckdb.connect(str(build.db_path), read_only=True) as con:

@@ -76,12 +76,6 @@ def defective_run() -> RunBuilder:
     return builder
 
 
-# the module's runs are built together, with the structural tests (keys, ranges, accepted
-# values): they must hold on every defect staging repairs or sets aside (conftest.py)
-FIXTURE_RUNS: dict[str, MakeRun] = {"defective": defective_run}
-FIXTURE_RUNS_STRUCTURAL = True
-
-
 @pytest.fixture(scope="module")
 def defective(fixture_runs: FixtureRuns) -> Diagnosis:
     return fixture_runs["defective"]
@@ -194,7 +188,8 @@ def test_event_phrasings_from_other_tools(
 # --- hostile inputs --------------------------------------------------------------------
 
 
-def test_quotes_commas_unicode_and_huge_numbers(dbt_session: DbtSession, tmp_path: Path) -> None:
+def quoted_run() -> RunBuilder:
+    """Quotes, commas and unicode in events and shard sources, a huge loss and a huge step."""
     builder = RunBuilder()
     builder.events = pd.concat(
         [
@@ -210,9 +205,20 @@ def test_quotes_commas_unicode_and_huge_numbers(dbt_session: DbtSession, tmp_pat
     builder.train = builder.train.astype(object)
     builder.train.loc[builder.train["step"] == 50, "loss"] = "1e400"
     builder.train.loc[builder.train["step"] == 51, "step"] = "99999999999999999999"
-    folder = tmp_path / 'it\'s a "run" folder'
-    diagnosis = dbt_session.build(builder.write(folder))
+    return builder
+
+
+QUOTED = 'it\'s a "run" folder'  # the run's folder name, so its run_id and file paths
+# built with the structural tests (keys, ranges, accepted values): they must hold on every defect
+# staging repairs or sets aside (conftest.py)
+FIXTURE_RUNS: dict[str, MakeRun] = {"defective": defective_run, QUOTED: quoted_run}
+FIXTURE_RUNS_STRUCTURAL = True
+
+
+def test_quotes_commas_unicode_and_huge_numbers(fixture_runs: FixtureRuns) -> None:
+    diagnosis = fixture_runs[QUOTED]
     assert diagnosis.success, diagnosis.errors
+    assert diagnosis.folder.name == QUOTED
     events = diagnosis.table("stg_training__events")["event_text"].tolist()
     assert 'note: "quoted", with, commas; ünïcødé ✓' in events
     assert "it's fine" in events

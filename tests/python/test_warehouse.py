@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from run_diagnosis.dbt_runner import build_run
-from support.dbt_session import DB_NAME
+from support.dbt_session import DB_NAME, THREADS
 from support.paths import SEEDS
 from support.run_builder import RunBuilder
 
@@ -47,7 +47,7 @@ def fixture_runs() -> dict[str, RunBuilder]:
 
 
 def build(run_dir: Path, out: Path) -> Path:
-    result = build_run(run_dir, out / DB_NAME, out, exclude=EXCLUDE, threads=4, check=False)
+    result = build_run(run_dir, out / DB_NAME, out, exclude=EXCLUDE, threads=THREADS, check=False)
     assert result.ok, "\n".join(result.errors) or result.output[-3000:]
     return result.db_path
 
@@ -125,7 +125,7 @@ def test_adding_a_run_processes_only_its_rows(tmp_path: Path) -> None:
     ids_before = {t: row_ids(db_path, t) for t in ("stg_training__steps", "findings", "step_metrics")}
 
     runs["replayed"].write(folder / "replayed")
-    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=4, check=False)
+    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=THREADS, check=False)
     assert result.ok, "\n".join(result.errors)
     assert "incremental build: 1 of 3 run(s) new or changed" in result.output
 
@@ -141,13 +141,13 @@ def test_adding_a_run_processes_only_its_rows(tmp_path: Path) -> None:
     assert "run_restart" in set(mart_rows(db_path, "findings", "replayed")["category"])
 
     # nothing new: nothing is rebuilt; a run whose log grew is rebuilt, alone
-    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=4, check=False)
+    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=THREADS, check=False)
     assert "incremental build: 0 of 3 run(s) new or changed" in result.output
     train_log = next((folder / "clean").glob("*train_log.csv"))
     lines = train_log.read_text().splitlines()
     shutil.copy(train_log, tmp_path / "train_log.bak")
     train_log.write_text("\n".join(lines[:-40]) + "\n")  # the same run, 40 steps earlier
-    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=4, check=False)
+    result = build_run(folder, out / DB_NAME, out, exclude=EXCLUDE, threads=THREADS, check=False)
     assert result.ok and "incremental build: 1 of 3 run(s) new or changed" in result.output
     summary = mart_rows(db_path, "run_summary", "clean")
     assert int(summary["last_step"].iloc[0]) == int(before["run_summary"]["clean"]["last_step"].iloc[0]) - 40

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pandas as pd
@@ -27,31 +27,48 @@ import pytest
 
 from run_diagnosis.dbt_runner import build_run, failed_tests, manifest_nodes
 from run_diagnosis.run_files import FILE_SUFFIXES
-from support.run_builder import RunBuilder
 
 DB_NAME = "run_diagnosis.duckdb"
-MakeRun = Callable[..., RunBuilder | Path]  # a fixture run: its builder, or a run folder
+# dbt threads of a fixture build: the profile's two, one a core; four cost about 10% more CPU
+# (dbt's per-node Python contends for the GIL) and made no build shorter on the 2-core machine
+THREADS = 2
+
+
+class WritesRun(Protocol):
+    """A fixture run that writes its files into a folder (a RunBuilder, or one with edits)."""
+
+    def write(self, folder: Path) -> Path: ...
+
+
+FixtureRun = WritesRun | Path  # a fixture run: its writer, or a run folder whose files are linked
+MakeRun = Callable[..., FixtureRun]
+# a folder name with Jinja, glob metacharacters, a quote, shell syntax and an emoji: the folder
+# holding the fixture runs of a shared build (conftest.py) has it, so it reaches every such
+# build as the run folder's parent and in every file path
+HOSTILE_NAME = "run {{ 7*7 }} {% if true %}x{% endif %} [x] ? * 'q' $(echo hi) 🙂"
 BUILT = "built"  # the name the built database is attached under in a run's view
-# Structural tests (keys, accepted values, invariants) guard the SQL; the sample
+# The unit tests check the SQL on fixed inputs (a unit test is never an increment: it reads
+# nothing of the run), so they give the same answer whatever run is built: the sample's `ci`
+# build in scripts/test.sh runs them, no fixture build does.
+UNIT_TESTS = "resource_type:unit_test"
+# Structural tests (keys, accepted values, invariants) guard the SQL on the data; the sample
 # build and a few fixture builds run them. Most fixture builds only need the
 # models and the anomaly tests, which is about three times faster.
-STRUCTURAL_TESTS = [
-    "resource_type:unit_test",
-    *(
-        f"test_name:{name}"
-        for name in [
-            "unique",
-            "not_null",
-            "accepted_values",
-            "relationships",
-            "expression_is_true",
-            "accepted_range",
-            "values_increasing",
-            "no_gaps",
-            "unique_combination_of_columns",
-        ]
-    ),
+STRUCTURAL_DATA_TESTS = [
+    f"test_name:{name}"
+    for name in [
+        "unique",
+        "not_null",
+        "accepted_values",
+        "relationships",
+        "expression_is_true",
+        "accepted_range",
+        "values_increasing",
+        "no_gaps",
+        "unique_combination_of_columns",
+    ]
 ]
+STRUCTURAL_TESTS = [UNIT_TESTS, *STRUCTURAL_DATA_TESTS]
 
 
 def fixture_run(make: MakeRun) -> pytest.MarkDecorator:
@@ -181,28 +198,36 @@ class DbtSession:
     def _build(
         self, run_dir: Path, out: Path, structural_tests: bool, select: str | None = None
     ) -> Diagnosis:
-        excluded = ["path:seeds/anthropic_*", *([] if structural_tests else STRUCTURAL_TESTS)]
+        structural = [] if structural_tests else STRUCTURAL_DATA_TESTS
+        excluded = ["path:seeds/anthropic_*", UNIT_TESTS, *structural]
+        excluding = " ".join(excluded)
         result = build_run(
-            run_dir, out / DB_NAME, out, select=select, exclude=" ".join(excluded), threads=4, check=False
+            run_dir, out / DB_NAME, out, select=select, exclude=excluding, threads=THREADS, check=False
         )
         return Diagnosis(
             out, result.db_path, result.target_path, result.output, result.ok, list(result.errors)
         )
 
     def build_many(
-        self, runs: Mapping[str, RunBuilder | Path], name: str | None = None, *, structural: bool = False
+        self,
+        runs: Mapping[str, FixtureRun],
+        name: str | None = None,
+        *,
+        structural: bool = False,
+        folder_name: str = "runs",
     ) -> dict[str, Diagnosis]:
-        """Write every run (a RunBuilder, or a run folder whose files are linked) into
-        <work>/<build>/runs/<run_id>/ and build them in one dbt build; one Diagnosis per run,
-        each seeing only its own run."""
+        """Write every run (a RunBuilder or another writer, or a run folder whose files are linked)
+        into <work>/<build>/<folder_name>/<run_id>/ and build them in one dbt build; one Diagnosis
+        per run (its `folder` the run's folder), each seeing only its own run."""
         out = self._out(name)
+        runs_folder = out / folder_name
         for run_id, run in runs.items():
-            assert PLAIN_NAME.fullmatch(run_id), f"run id {run_id!r} is not a plain folder name"
-            write_run(run, out / "runs" / run_id)
-        whole = self._build(out / "runs", out / "dbt", structural)
+            assert is_folder_name(run_id), f"run id {run_id!r} is not one folder name"
+            write_run(run, runs_folder / run_id)
+        whole = self._build(runs_folder, out / "dbt", structural)
         return {
             run_id: Diagnosis(
-                whole.folder,
+                runs_folder / run_id,
                 whole.db_path,
                 whole.target_path,
                 whole.output,
@@ -214,9 +239,9 @@ class DbtSession:
         }
 
 
-def write_run(run: RunBuilder | Path, folder: Path) -> None:
-    """A fixture run's files in folder: written by its builder, or linked from a run folder."""
-    if isinstance(run, RunBuilder):
+def write_run(run: FixtureRun, folder: Path) -> None:
+    """A fixture run's files in folder: written by its writer, or linked from a run folder."""
+    if not isinstance(run, Path):
         run.write(folder)
         return
     folder.mkdir(parents=True)
@@ -225,9 +250,11 @@ def write_run(run: RunBuilder | Path, folder: Path) -> None:
             (folder / path.name).symlink_to(path.resolve())
 
 
+def is_folder_name(name: str) -> bool:
+    """One folder name (any characters but a slash and NUL), never `.` or `..`."""
+    return bool(name) and name not in (".", "..") and not set(name) & {"/", "\0"}
+
+
 def run_folder_name(text: str, limit: int = 60) -> str:
     """A plain folder name (letters, digits, `._-`) for a run id made of free text."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text)[:limit].strip("-.") or "run"
-
-
-PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")

@@ -16,33 +16,39 @@ from pathlib import Path
 import pytest
 
 SLOWEST_FIRST = (
+    # its own build, the 40-trial sweep, and the session's two builds of every module's fixture
+    # runs (conftest.py: its diverged run without its baseline, its runs with the structural tests)
     "test_fleet.py",
     "test_faults.py",
     # the README's recipes on a fresh copy: three dbt builds and dbt docs, each a new parse; it
     # waits for its first recipe (the sample's `ci` build), which scripts/test.sh runs in the
     # background meanwhile, so it comes after two long files
     "test_readme_commands.py",
+    "test_warehouse.py",
     # four builds of one growing run, in sequence
     "test_history_alerts.py",
-    "test_detectors.py",
-    "test_judgement.py",
     "test_hostile_input.py",
     "test_real_logs.py",
     # after a minute or more of the others: it reads scripts/test.sh's build of the sample,
     # which runs in the background meanwhile (sample_build.py)
     "test_diagnose.py",
-    "test_warehouse.py",
-    "test_staging.py",
     "test_report.py",
-    "test_story.py",
-    "test_generic_reader.py",
-    "test_margins.py",
-    "test_incomplete_build.py",
-    "test_fuzz_input.py",
-    "test_registry.py",
     "test_upgrade.py",
-    "test_ranking.py",
+    "test_importers_formats.py",
+    "test_generic_reader.py",
+    "test_incomplete_build.py",
+    "test_importers_dvclive.py",
+    "test_adding_a_check.py",
+    "test_fuzz_input.py",
+    "test_corpus_manifests.py",
+    "test_staging.py",
+    "test_detectors.py",
+    "test_judgement.py",
+    "test_story.py",
     "test_costing.py",
+    "test_margins.py",
+    "test_ranking.py",
+    "test_registry.py",
     "test_calibration.py",
 )
 
