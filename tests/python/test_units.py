@@ -181,9 +181,13 @@ def test_chart_export_malformed(tmp_path: Path) -> None:
     empty_run = _chart(tmp_path / "empty.csv", "train/loss", {"a": ["1.0", "0.9"], "b": []}, [1, 2])
     with pytest.raises(RunImportError, match="run 'b': no values"):
         wandb_history.load_chart_run([empty_run], "b")
-    eval_only = _chart(tmp_path / "eval_only.csv", "eval/loss", {"a": ["1.0"], "b": ["2.0"]}, [1])
+    accuracy_only = _chart(tmp_path / "accuracy_only.csv", "eval/accuracy", {"a": ["0.5"], "b": ["0.6"]}, [1])
     with pytest.raises(RunImportError, match="no training-loss column"):
-        wandb_history.load_chart_run([eval_only], "a")
+        wandb_history.load_chart_run([accuracy_only], "a")
+    # a validation loss alone is diagnosed on that series (the training-curve checks cannot run)
+    eval_only = _chart(tmp_path / "eval_only.csv", "eval/loss", {"a": ["1.0"], "b": ["2.0"]}, [1])
+    run = wandb_history.load_chart_run([eval_only], "a")
+    assert run.train.empty and run.evals["val_loss"].tolist() == [1.0]
     bad_cell = _chart(tmp_path / "bad.csv", "train/loss", {"a": ["1.0", "oops"], "b": ["2.0", "1.9"]}, [1, 2])
     with pytest.raises(RunImportError, match="not a number"):
         wandb_history.load_chart_run([bad_cell], "a")
