@@ -5,8 +5,8 @@ Fixture runs are built many at a time: a test names its run with `@fixture_run(m
 module may also list named runs in `FIXTURE_RUNS` (name -> make(); the name is the run_id,
 unique across the modules), read with `fixture_runs[name]`. The first test of the session that
 needs one builds the runs of every selected test of every module, and the named ones, in ONE dbt
-build (`DbtSession.build_many`), with the structural tests (the hygiene tests of every model run on
-every fixture run), in a folder with a hostile name (HOSTILE_NAME). Under
+build (`DbtSession.build_many`), in a folder with a hostile name (HOSTILE_NAME); the modules that
+set FIXTURE_RUNS_STRUCTURAL = True have theirs in a second one, with the structural tests. Under
 pytest-xdist the first worker to need a build makes it and the others read it
 (`once_per_session`). Each test's `diagnosis` sees only its own run.
 """
@@ -106,23 +106,36 @@ class FixturePlan:
     makes: dict[str, Callable[[], FixtureRun]]
     run_of_test: dict[str, str]  # test node id -> run_id
     named: dict[Path, list[str]]  # module file -> its FIXTURE_RUNS names (each its run_id)
+    structural: set[str]  # the runs built with the structural tests
+
+    def group(self, structural: bool) -> dict[str, Callable[[], FixtureRun]]:
+        """The runs built with (or without) the structural tests."""
+        return {
+            run_id: make for run_id, make in self.makes.items() if (run_id in self.structural) is structural
+        }
 
 
 def fixture_plan(items: list[pytest.Item]) -> FixturePlan:
     """Every selected test's @fixture_run and every FIXTURE_RUNS of their modules, in the
-    collection order (the same in every xdist worker, so every worker names the runs alike)."""
+    collection order (the same in every xdist worker, so every worker names the runs alike).
+    A module's FIXTURE_RUNS_STRUCTURAL: True (all its runs with the structural tests) or the
+    names of those of its FIXTURE_RUNS that are."""
     makes: dict[str, Callable[[], FixtureRun]] = {}
     run_of_test: dict[str, str] = {}
     named: dict[Path, list[str]] = {}
+    structural: set[str] = set()
     for item in items:
         here = Path(item.path).resolve()
         module = getattr(item, "module", None)
+        wanted = getattr(module, "FIXTURE_RUNS_STRUCTURAL", False)
         if here not in named:
             named[here] = []
             for name, make in getattr(module, "FIXTURE_RUNS", {}).items():
                 assert name not in makes, f"fixture run {name!r} of {here.name} is named twice"
                 makes[name] = make
                 named[here].append(name)
+                if wanted is True or (wanted and name in wanted):
+                    structural.add(name)
         marker = item.get_closest_marker("fixture_run")
         if marker is None:
             continue
@@ -131,32 +144,35 @@ def fixture_plan(items: list[pytest.Item]) -> FixturePlan:
         assert run_id not in makes, f"fixture run id {run_id!r} twice"
         makes[run_id] = functools.partial(make, **_make_arguments(make, item))
         run_of_test[item.nodeid] = run_id
-    return FixturePlan(makes, run_of_test, {h: names for h, names in named.items() if names})
+        if wanted is True:
+            structural.add(run_id)
+    return FixturePlan(makes, run_of_test, {h: names for h, names in named.items() if names}, structural)
 
 
 class SharedBuilds:
-    """The session's fixture runs in one build with the structural tests, made when a module
-    first needs it, once per session (once_per_session)."""
+    """The session's fixture runs in two builds (with and without the structural tests), each
+    made when a module first needs it, once per session (once_per_session)."""
 
     def __init__(self, plan: FixturePlan, dbt_session: DbtSession, factory: pytest.TempPathFactory) -> None:
         self.plan, self.dbt_session, self.factory = plan, dbt_session, factory
-        self.built: dict[str, Diagnosis] | None = None
+        self.built: dict[bool, dict[str, Diagnosis]] = {}
 
-    def runs(self) -> dict[str, Diagnosis]:
-        if self.built is None:
-            makes = self.plan.makes
+    def runs(self, structural: bool) -> dict[str, Diagnosis]:
+        if structural not in self.built:
+            name = f"{SHARED_BUILD}_structural" if structural else SHARED_BUILD
+            makes = self.plan.group(structural)
 
             def build() -> dict[str, Diagnosis]:
                 runs = {run_id: make() for run_id, make in makes.items()}
                 return self.dbt_session.build_many(
-                    runs, name=SHARED_BUILD, structural=True, folder_name=HOSTILE_NAME
+                    runs, name=name, structural=structural, folder_name=HOSTILE_NAME
                 )
 
-            built = once_per_session(self.factory, SHARED_BUILD, build) if makes else {}
+            built = once_per_session(self.factory, name, build) if makes else {}
             first = next(iter(built.values()), None)
             assert first is None or first.success, "\n".join(first.errors) or first.output[-3000:]
-            self.built = built
-        return self.built
+            self.built[structural] = built
+        return self.built[structural]
 
 
 @pytest.fixture(scope="session")
@@ -176,7 +192,7 @@ def fixture_runs(request: pytest.FixtureRequest, shared_builds: SharedBuilds) ->
     named = plan.named.get(here, [])
 
     def built(run_id: str) -> Diagnosis:
-        return shared_builds.runs()[run_id]
+        return shared_builds.runs(run_id in plan.structural)[run_id]
 
     return FixtureRuns(
         {node: built(run_id) for node, run_id in by_test.items()}, {n: built(n) for n in named}

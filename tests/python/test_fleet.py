@@ -58,6 +58,7 @@ def fleet_runs() -> dict[str, RunBuilder]:
 # then hold on the comparison marts too; the fleet build below needs only the models and the
 # anomaly tests (the fleet-wide marts count the runs of their build: it holds these three alone)
 STRUCTURAL_COPIES = {BASELINE: BASELINE, DIVERGED: "fleet-diverged", CLEAN: "fleet-clean-seed"}
+FIXTURE_RUNS_STRUCTURAL = set(STRUCTURAL_COPIES.values())
 
 
 @pytest.fixture(scope="module")

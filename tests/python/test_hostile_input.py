@@ -272,6 +272,7 @@ FIXTURE_RUNS: dict[str, MakeRun] = {
     "all-equal-steps": all_equal_steps,
     "one-row-log": one_row_log,
 }
+FIXTURE_RUNS_STRUCTURAL = True
 
 
 @pytest.fixture(scope="module")

@@ -209,9 +209,10 @@ def quoted_run() -> RunBuilder:
 
 
 QUOTED = 'it\'s a "run" folder'  # the run's folder name, so its run_id and file paths
-# built with the structural tests (keys, ranges, accepted values), as every fixture run is: they
-# must hold on every defect staging repairs or sets aside (conftest.py)
+# built with the structural tests (keys, ranges, accepted values): they must hold on every defect
+# staging repairs or sets aside (conftest.py)
 FIXTURE_RUNS: dict[str, MakeRun] = {"defective": defective_run, QUOTED: quoted_run}
+FIXTURE_RUNS_STRUCTURAL = True
 
 
 def test_quotes_commas_unicode_and_huge_numbers(fixture_runs: FixtureRuns) -> None:

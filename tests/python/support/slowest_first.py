@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 SLOWEST_FIRST = (
-    # its own build, the 40-trial sweep, and the session's one build of every module's fixture
-    # runs (conftest.py: its diverged run without its baseline, copies of its runs)
+    # its own build, the 40-trial sweep, and the session's two builds of every module's fixture
+    # runs (conftest.py: its diverged run without its baseline, its runs with the structural tests)
     "test_fleet.py",
     "test_faults.py",
     # the README's recipes on a fresh copy: three dbt builds and dbt docs, each a new parse; it
