@@ -88,7 +88,7 @@ config as (
         on stg.run_id = lr_peak.run_id
 ),
 
-run_median as (
+run_norms as (
     select
         run_id,
         percentile_cont(0.5) within group (order by grad_norm) as median_grad_norm,
@@ -99,6 +99,19 @@ run_median as (
         max(step) as last_step
     from steps
     group by run_id
+),
+
+run_median as (
+    select
+        run_id,
+        median_grad_norm,
+        counted_steps,
+        last_step,
+        {{ safe_divide('upper_quartile_grad_norm', 'lower_quartile_grad_norm') }} as quartile_ratio,
+        -- norms whose middle half already spans grad_norm_heavy_tail_quartile_ratio x: heavy-tailed
+        coalesce(upper_quartile_grad_norm >= {{ threshold('grad_norm_heavy_tail_quartile_ratio') }} * lower_quartile_grad_norm, false)
+            as is_heavy_tailed
+    from run_norms
 ),
 
 referenced as (
@@ -190,10 +203,8 @@ final as (
         'grad_norm_spikes' as category,
         case
             when bursts.is_warmup = 1 then 'low'
-            -- norms whose middle half already spans grad_norm_heavy_tail_quartile_ratio x: a burst the loss did
-            -- not react to is within the series' ordinary spread, not an event
-            when near_loss_spikes.loss_spike_steps = 0 and run_median.upper_quartile_grad_norm
-                >= {{ threshold('grad_norm_heavy_tail_quartile_ratio') }} * run_median.lower_quartile_grad_norm then 'low'
+            -- in a heavy-tailed series a burst the loss did not react to is within its ordinary spread, not an event
+            when near_loss_spikes.loss_spike_steps = 0 and run_median.is_heavy_tailed then 'low'
             when near_loss_spikes.loss_spike_steps > 0 and bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'high'
             when near_loss_spikes.loss_spike_steps > 0 or bursts.max_ratio >= {{ threshold('grad_norm_high_ratio') }} then 'medium'
             else 'low'
@@ -210,10 +221,9 @@ final as (
             || ' counted steps); steps at >= ' || {{ threshold('grad_norm_spike_factor') }} || 'x it (largest first): ' || substring(bursts.outlier_list, 1, 400)
             || '; warmup: ' || coalesce({{ fmt_int('config.warmup_steps') }} || ' steps' || config.warmup_basis, 'unknown (treated as none)')
             || '; loss spike events within two logging intervals: ' || {{ fmt_int('near_loss_spikes.loss_spike_steps') }}
-            || case when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0
-                and run_median.upper_quartile_grad_norm >= {{ threshold('grad_norm_heavy_tail_quartile_ratio') }} * run_median.lower_quartile_grad_norm
+            || case when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0 and run_median.is_heavy_tailed
                 then ' (the loss did not react, and the run''s norms are heavy-tailed: their middle half spans '
-                    || {{ fmt(safe_divide('run_median.upper_quartile_grad_norm', 'run_median.lower_quartile_grad_norm'), 0) }}
+                    || {{ fmt('run_median.quartile_ratio', 0) }}
                     || 'x, so a burst against a local median is ordinary spread: low)'
                 when near_loss_spikes.loss_spike_steps = 0 and bursts.is_warmup = 0
                 then ' (the loss did not react, so at most medium)' else '' end
