@@ -71,7 +71,8 @@ def _natural(name: str) -> list[Any]:
 
 def _readable(path: Path) -> bool:
     try:
-        importers.detect(path)
+        # a W&B run folder without its history is read from its console output (importers.load_run)
+        importers.detect(importers.wandb_console(path) or path)
     except (importers.RunImportError, OSError):
         return False
     return True

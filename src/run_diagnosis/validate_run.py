@@ -270,6 +270,7 @@ def validate_folder(folder: Path, *, complete: bool, checked: Collection[str] = 
     error, as in the dbt build); complete: all five files must be there; checked: kinds of CSV
     whose file is a byte-for-byte copy of one checked before (only its presence is checked)."""
     counted: dict[str, int] = {}
+    train_log: Path | None = None
     for kind, (suffix, columns) in CSV_FILES.items():
         path = find_file(folder, suffix)
         if path is None:
@@ -279,12 +280,12 @@ def validate_folder(folder: Path, *, complete: bool, checked: Collection[str] = 
         if kind in checked:
             continue
         counted[kind] = check_csv(path, kind, columns)
+        train_log = path if kind == "train" else train_log
     if counted.get("train") == 0 and not counted.get("eval"):
         # a run that logs only its validation loss is diagnosed on that series; with neither there
         # is nothing to diagnose
-        path = find_file(folder, CSV_FILES["train"][0])
         raise fail(
-            path or folder,
+            train_log or folder,
             "row 2",
             "no training rows (and no evaluation rows): the header is all there is; nothing to diagnose",
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -1044,6 +1045,10 @@ def test_wandb_run_folder_without_its_history_reads_the_console_output(tmp_path:
     run = importers.load_run(tmp_path / "latest-run")
     assert len(run.train) == 20 and run.train["loss"].iloc[0] == pytest.approx(1.99)
     assert "without its run-<id>.wandb history: its console output files/output.log is read" in run.notes[0]
+    # two such folders side by side are two runs, whatever the folders are called
+    for name in ("trial-a", "trial-b"):
+        shutil.copytree(tmp_path / "latest-run", tmp_path / "sweep" / name)
+    assert [source.name for source in multi_run.find_runs(tmp_path / "sweep")] == ["trial-a", "trial-b"]
     # without the console output there is nothing to read: the refusal says why, in plain words
     (files / "output.log").unlink()
     (files / "wandb-summary.json").write_text('{"train/loss": 1.8}', encoding="utf-8")
