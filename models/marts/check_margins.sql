@@ -108,7 +108,7 @@ worst_stall_medians_lost as (
     select
         run_id,
         max(case when not is_in_slow_stretch and not is_checkpoint_step
-            then {{ safe_divide('window_excess_sec', 'median_step_time_sec') }} end) as observed_value,
+            then {{ safe_divide('window_excess_sec', 'usual_step_time_sec') }} end) as observed_value,
         max(case when is_stall then 1 else 0 end) as fired_flag
     from step_times
     group by run_id

@@ -328,10 +328,27 @@ def test_slow_stretch(diagnosis: Diagnosis, first: int, last: int, factor: float
     assert "step_time_slowdown" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_slow_stretch(30, 110, 2.3).plant_slow_stretch(140, 230, 2.3))
+def test_slow_regime_over_most_of_the_run_is_still_a_slowdown(diagnosis: Diagnosis) -> None:
+    """Two thirds of the run at 2.3x: its median is the slow level, so against the median nothing
+    is slow; the run has two sustained regimes and the fast one is its usual step time."""
+    found = findings_of(diagnosis, "slow_steps")
+    stretches = found[found["finding_id"] != "slow_steps:stalls"]
+    assert len(stretches) == 2, found[["finding_id", "first_step", "last_step"]].to_string()
+    assert set(stretches["severity"]) <= {"medium", "high"}
+    assert stretches["steps_affected"].sum() >= 150
+    profile = diagnosis.query(
+        "select distinct is_two_regime, usual_step_time_sec from main.int_step_times_profiled"
+    )
+    assert profile["is_two_regime"].item() and profile["usual_step_time_sec"].item() < 0.13
+
+
 def test_checkpoint_saves_are_not_slow_steps(clean_run: Diagnosis) -> None:
     profile = clean_run.table("step_metrics")
     assert profile.loc[profile["step"] == 100, "is_checkpoint_step"].item()
     assert not profile["is_slow_step"].any()
+    regimes = clean_run.query("select distinct is_two_regime from main.int_step_times_profiled")
+    assert not regimes["is_two_regime"].item()  # one speed with its noise: the median is usual
 
 
 @fixture_run(lambda: RunBuilder().plant_stall(70, 10))

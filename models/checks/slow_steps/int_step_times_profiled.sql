@@ -1,6 +1,9 @@
--- Step times against the run's median: slow steps, the stretches they form
+-- Step times against the run's usual step time: slow steps, the stretches they form
 -- (a sustained level shift, not a one-step z-score), and the steps where a
--- checkpoint was saved, which are expected to be slow and are left out.
+-- checkpoint was saved, which are expected to be slow and are left out. The usual
+-- step time is the run's median, or, when the run has two sustained regimes (a quarter
+-- of its stretches slow_step_factor x slower than another quarter), the fast one: a
+-- slowdown that lasts more than half the run is still a slowdown.
 -- When the config says a logged step time is the mean over the steps since the
 -- previous logged row (step_time_is_interval_mean, e.g. Megatron), a row stands for
 -- that window: its excess over the median counts once per step of the window, a
@@ -49,19 +52,77 @@ checkpoint_events as (
     where event_kind = 'checkpoint_saved'
 ),
 
-run_median_by_run as (
-    select run_id, percentile_cont(0.5) within group (order by step_time_sec) as median_step_time_sec
+run_medians as (
+    select
+        run_id,
+        percentile_cont(0.5) within group (order by step_time_sec) as median_step_time_sec,
+        count(*) as timed_steps,
+        min(step) as first_step,
+        max(step) - min(step) + 1 as step_span
     from steps
     group by run_id
 ),
 
-run_median as (
+chunked as (
+    -- each step's stretch: the run's step range cut into slow_regime_chunks equal stretches
     select
-        config.run_id,
-        run_median_by_run.median_step_time_sec
-    from config
-    left join run_median_by_run
-        on config.run_id = run_median_by_run.run_id
+        steps.run_id,
+        steps.step,
+        steps.step_time_sec,
+        cast(floor((steps.step - run_medians.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / run_medians.step_span)
+            as {{ dbt.type_bigint() }}) as chunk_number
+    from steps
+    inner join run_medians
+        on steps.run_id = run_medians.run_id
+),
+
+chunk_medians as (
+    select run_id, chunk_number, percentile_cont(0.5) within group (order by step_time_sec) as chunk_median_sec
+    from chunked
+    group by run_id, chunk_number
+),
+
+regimes as (
+    -- the sustained levels: the lower and upper quartiles of the stretches' medians
+    select
+        run_id,
+        percentile_cont(0.25) within group (order by chunk_median_sec) as fast_level_sec,
+        percentile_cont(0.75) within group (order by chunk_median_sec) as slow_level_sec
+    from chunk_medians
+    group by run_id
+),
+
+usual_times as (
+    -- the run's usual step time: its median, unless a quarter of the run sustains a speed
+    -- slow_step_factor x faster than another quarter (two regimes: the slow one is a slowdown
+    -- however long it lasts, and the fast one is what the hardware does); needs at least
+    -- slow_stretch_min_steps rows per stretch, or a stretch median is one noisy step
+    select
+        run_id,
+        first_step,
+        step_span,
+        case when is_two_regime then least(fast_level_sec, median_step_time_sec) else median_step_time_sec end
+            as usual_step_time_sec,
+        median_step_time_sec,
+        is_two_regime
+    from (
+        select
+            config.run_id,
+            run_medians.first_step,
+            run_medians.step_span,
+            run_medians.median_step_time_sec,
+            regimes.fast_level_sec,
+            coalesce(
+                run_medians.timed_steps >= {{ threshold('slow_regime_chunks') }} * {{ threshold('slow_stretch_min_steps') }}
+                and regimes.slow_level_sec >= {{ threshold('slow_step_factor') }} * regimes.fast_level_sec,
+                false
+            ) as is_two_regime
+        from config
+        left join run_medians
+            on config.run_id = run_medians.run_id
+        left join regimes
+            on config.run_id = regimes.run_id
+    ) as measured
 ),
 
 flagged as (
@@ -70,18 +131,31 @@ flagged as (
         steps.step,
         steps.step_time_sec,
         steps.window_steps,
-        steps.window_steps * (steps.step_time_sec - run_median.median_step_time_sec) as window_excess_sec,
+        steps.window_steps * (steps.step_time_sec - usual_times.usual_step_time_sec) as window_excess_sec,
         (evaluations_in_windows.step is not null) as has_evaluation_in_window,
-        run_median.median_step_time_sec,
-        {{ safe_divide('steps.step_time_sec', 'run_median.median_step_time_sec') }} as ratio_to_median,
+        usual_times.usual_step_time_sec,
+        {{ safe_divide('steps.step_time_sec', 'usual_times.usual_step_time_sec') }} as ratio_to_usual,
         (
             checkpoint_events.step is not null
             or (config.checkpoint_interval > 0 and mod(steps.step, config.checkpoint_interval) = 0)
         ) as is_checkpoint_step,
-        (steps.step_time_sec >= {{ threshold('slow_step_factor') }} * run_median.median_step_time_sec) as is_slow
+        usual_times.is_two_regime,
+        usual_times.median_step_time_sec,
+        -- slow: the step against the run's median, or in a run of two regimes the stretch it is in
+        -- against the fast regime (judged step by step, a slow regime near slow_step_factor x the
+        -- fast one would break into fragments at every noisy step)
+        (
+            steps.step_time_sec >= {{ threshold('slow_step_factor') }} * usual_times.median_step_time_sec
+            or (usual_times.is_two_regime and chunk_medians.chunk_median_sec >= {{ threshold('slow_step_factor') }} * usual_times.usual_step_time_sec)
+        ) as is_slow
     from steps
-    inner join run_median
-        on steps.run_id = run_median.run_id
+    inner join usual_times
+        on steps.run_id = usual_times.run_id
+    left join chunk_medians
+        on steps.run_id = chunk_medians.run_id
+        and usual_times.is_two_regime
+        and chunk_medians.chunk_number = cast(floor((steps.step - usual_times.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / usual_times.step_span)
+            as {{ dbt.type_bigint() }})
     inner join config
         on steps.run_id = config.run_id
     left join checkpoint_events
@@ -116,8 +190,9 @@ final as (
         window_steps,
         window_excess_sec,
         has_evaluation_in_window,
-        median_step_time_sec,
-        ratio_to_median,
+        usual_step_time_sec,
+        ratio_to_usual,
+        is_two_regime,
         is_checkpoint_step,
         is_slow,
         -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)
