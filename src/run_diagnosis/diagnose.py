@@ -201,6 +201,10 @@ def parse_mapping(text: str | None, fmt: str | None) -> dict[str, str] | None:
 
 def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = None) -> RunData:
     checked(validate_source, source)
+    inner = importers.unwrapped(source)
+    if inner != source:
+        detail(f"{source} holds only the folder {inner.relative_to(source)}: reading that")
+        source = inner
     folder, console = source, importers.wandb_console(source) if fmt is None and mapping is None else None
     source = console or source
     module = choose_importer(source, generic_log.FORMAT if mapping is not None else fmt)

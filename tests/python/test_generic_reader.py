@@ -210,6 +210,25 @@ def test_inner_counts_become_steps(tmp_path: Path) -> None:
     assert run.events.empty  # an inner count's reset is no restart
 
 
+def test_bare_inner_count_in_brackets_becomes_steps(tmp_path: Path) -> None:
+    """SwAV/DINO/MoCo-style ``Epoch: [e][i]`` without a total: the period is the largest inner + 1,
+    and a launch appended after another (the epoch back to 0) is a second attempt."""
+    body = [
+        f"Epoch: [{e}][{b}]  Time 0.31 (0.30)  Loss {loss_of(e * 150 + b)} (4.0)"
+        for e in range(3)
+        for b in (0, 50, 100)
+    ]
+    again = [
+        f"Epoch: [{e}][{b}]  Time 0.31 (0.30)  Loss {loss_of(b)} (4.0)"
+        for e in range(2)
+        for b in (0, 50, 100)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(body + again) + "\n"))
+    first = [e * 101 + b for e in range(3) for b in (0, 50, 100)]
+    assert steps(run.train) == first + [e * 101 + b for e in range(2) for b in (0, 50, 100)]
+    assert any("restarts" in r for r in run.layout["low_confidence"])
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [
@@ -414,6 +433,11 @@ def test_epoch_counter_repeated_on_batch_lines_gives_steps_per_epoch(tmp_path: P
     run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
     assert steps(run.train) == list(range(1, 42))
     assert run.config["steps_per_epoch"] == 12
+    # HF's fractional 'epoch' (global step / steps an epoch) on rows logged every 25 of 1163 steps:
+    # its whole part repeats on the rows of each epoch (46 or 47 of them)
+    dicts = [f"{{'loss': {2.0 - i / 1000}, 'epoch': {round(25 * i / 1163, 4)}}}" for i in range(1, 200)]
+    run = generic_log.load(write(tmp_path, "output.log", "\n".join(dicts) + "\n"))
+    assert run.config["steps_per_epoch"] in (46, 47)
     # a counter that goes back (a restart) tells no epoch length
     again = lines + [f"Epoch 1 - Batch loss: {3.0 - b / 100}" for b in range(12)]
     assert (

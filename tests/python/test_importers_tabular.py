@@ -1045,6 +1045,13 @@ def test_wandb_run_folder_without_its_history_reads_the_console_output(tmp_path:
     run = importers.load_run(tmp_path / "latest-run")
     assert len(run.train) == 20 and run.train["loss"].iloc[0] == pytest.approx(1.99)
     assert "without its run-<id>.wandb history: its console output files/output.log is read" in run.notes[0]
+    # a folder that holds only that run folder (wandb/ with latest-run/ in it) is followed down to
+    # it, and no further: files/ inside the run folder is the run's, not a wrapper
+    wrapper = tmp_path / "wandb"
+    shutil.copytree(tmp_path / "latest-run", wrapper / "latest-run")
+    assert importers.unwrapped(wrapper) == wrapper / "latest-run"
+    assert importers.unwrapped(tmp_path / "latest-run") == tmp_path / "latest-run"
+    assert len(diagnose.read_source(wrapper, None).train) == 20
     # two such folders side by side are two runs, whatever the folders are called
     for name in ("trial-a", "trial-b"):
         shutil.copytree(tmp_path / "latest-run", tmp_path / "sweep" / name)

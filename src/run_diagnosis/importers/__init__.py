@@ -115,6 +115,17 @@ def detect(path: Path) -> ModuleType:
 WANDB_RUN_FILES = ("wandb-metadata.json", "wandb-summary.json", "config.yaml")
 
 
+def unwrapped(path: Path) -> Path:
+    """The run inside a folder that holds nothing but one folder (``wandb/latest-run/``, an archive
+    unpacked into its own folder), followed down while that is so; else the path itself."""
+    while path.is_dir() and wandb_console(path) is None:
+        entries = [p for p in path.iterdir() if not p.name.startswith(".")]
+        if len(entries) != 1 or not entries[0].is_dir():
+            break
+        path = entries[0]
+    return path
+
+
 def wandb_console(path: Path) -> Path | None:
     """The console output (files/output.log) of a W&B run folder whose .wandb history was not kept
     (it is often the one large file left out of a commit): the run's printed log, read in its

@@ -8,7 +8,8 @@ rank, a split word such as ``valid`` written outside the names). Four sources gi
   and logger name, tqdm bars, glued warnings), cut into segments at ``|``, ``,``, ``;``, tabs,
   brackets and `` - ``, and each number is named by the words left of it in its segment
   (``Train Loss=0.07``, ``loss: 3.2``, ``step 120``) or, with nothing there, by a rate written
-  after it (``414 tok/s``). An unnamed ``N/M`` right after a counter is that counter's inner
+  after it (``414 tok/s``). An unnamed ``N/M`` (or a whole number alone in its brackets,
+  ``Epoch: [3][120]``) right after a counter is that counter's inner
   count (``epoch 143: 85 / 282``, ``Epoch: [0][ 10/44]``). Python/JSON dicts in a line
   (``{'loss': 3.21, 'epoch': 0.31}``) give their numeric keys. A line with numbers but no
   counter continues the record just above it (a block: ``[step=10/100]`` then one
@@ -393,6 +394,17 @@ def flat_numbers(document: dict[str, Any]) -> dict[str, tuple[float, str | None]
     return numbers
 
 
+def is_bare_inner(segment: str, found: re.Match[str], value: float, previous_counter: str | None) -> bool:
+    """An unnamed whole number alone in its segment right after a counter's (``Epoch: [3][120]``)."""
+    return (
+        previous_counter is not None
+        and found.group("total") is None
+        and segment.strip() == found.group(0).strip()
+        and value >= 0
+        and float(value).is_integer()
+    )
+
+
 def parse_pairs(number: int, text: str) -> Record | None:
     """The counters and metrics of one cleaned line; None when it holds no named number."""
     record = Record(line=number, text=text, last_line=number)
@@ -442,6 +454,9 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if not name and after:
                 name, unit = after.group("rate"), None
                 position += after.end()
+            if not name and is_bare_inner(segment, found, value, previous_counter) and record.inner is None:
+                record.inner = (value, None)  # "Epoch: [3][120]": the epoch's inner count, no total
+                continue
             if not name:
                 continue
             named_any = True

@@ -369,8 +369,13 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
             )
         why = "fractional" if not whole else "repeated on consecutive lines"
         counting = _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
-        if whole:
-            counting.steps_per_epoch = _rows_per_epoch(values)
+        # a whole epoch repeated on its rows, or a fractional one (HF's 'epoch': 0.43) whose whole
+        # part does: the rows of each epoch
+        counting.steps_per_epoch = _rows_per_epoch(
+            values
+            if whole
+            else [None if v is None or not math.isfinite(v) else float(math.floor(v)) for v in values]
+        )
         return counting
     for name in ("row counter", "index"):
         if name in names:
