@@ -43,7 +43,7 @@ classified as (
         events.event_row_id,
         events.step,
         events.event_text,
-        coalesce(best_match.event_kind, 'other') as event_kind,
+        best_match.event_kind as matched_kind,
         best_match.pattern_id,
         {{ number_after('events.event_text_lower', 'best_match.step_marker') }} as named_step
     from events
@@ -52,12 +52,29 @@ classified as (
         and events.event_row_id = best_match.event_row_id
 ),
 
+kinded as (
+    select
+        run_id,
+        event_row_id,
+        step,
+        event_text,
+        case
+            -- a "resume" from a checkpoint taken before any update (iteration 0) loads the initial
+            -- or pretrained weights: the run starting, not a crash-and-resume
+            when matched_kind = 'restart' and named_step <= 0 then 'run_start'
+            else coalesce(matched_kind, 'other')
+        end as event_kind,
+        pattern_id,
+        named_step
+    from classified
+),
+
 final as (
     select
         *,
         case when event_kind = 'restart' then named_step end as resumed_from_step,
         case when event_kind = 'checkpoint_saved' then coalesce(named_step, step) end as checkpoint_step
-    from classified
+    from kinded
 )
 
 select * from final

@@ -2,7 +2,9 @@
 -- step already logged) and/or where the events say the job crashed and resumed.
 -- For each: the step the run resumed at, how far the crashed attempt had got,
 -- the steps replayed, the wall-clock seconds those discarded steps cost, and the
--- crash and resume events that explain it.
+-- crash and resume events that explain it. A resume event before the first step of
+-- a log that starts at the beginning, from no named checkpoint, is the run loading
+-- its initial weights, not a restart.
 with
 
 rows_resolved as (
@@ -31,14 +33,38 @@ log_restarts as (
     group by starts.run_id, starts.step, starts.attempt_number
 ),
 
-restart_events as (
+log_starts as (
+    -- where the log's step counter starts, and its first logging interval
     select
         run_id,
-        step as event_step,
-        resumed_from_step,
-        event_text
+        min(step) as first_step,
+        min(case when step > first_row_step then step end) - min(first_row_step) as first_interval
+    from (
+        select run_id, step, min(step) over (partition by run_id) as first_row_step
+        from rows_resolved
+    ) as stepped
+    group by run_id
+),
+
+restart_events as (
+    select
+        events.run_id,
+        events.step as event_step,
+        events.resumed_from_step,
+        events.event_text
     from events
-    where event_kind = 'restart'
+    left join log_starts
+        on events.run_id = log_starts.run_id
+    where events.event_kind = 'restart'
+        -- a "resume" before the first logged step of a log whose counter starts at the beginning
+        -- (within one logging interval of step 0), from no named checkpoint: the run loading its
+        -- initial or pretrained weights, not a crash-and-resume (a resumed job's counter goes on)
+        and not coalesce(
+            events.step <= log_starts.first_step
+            and events.resumed_from_step is null
+            and log_starts.first_step <= greatest(coalesce(log_starts.first_interval, 1), 1),
+            false
+        )
 ),
 
 crash_events as (

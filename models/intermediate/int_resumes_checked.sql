@@ -26,6 +26,8 @@
 --   steps          the first step after the resume against the checkpoint the events
 --                  name: past it by more than step_gap_factor logging intervals (steps
 --                  skipped), or before it (steps replayed beyond the checkpoint)
+-- A new attempt that starts at the run's first step is a relaunch from scratch
+-- (is_fresh_start): there is no state to restore, so none of the four is compared.
 -- Only the rows near each boundary are read (resume_window_rows rows, about 3x that in
 -- steps at the run's logging density), plus one equality lookup at the run's start.
 {%- set window = threshold('resume_window_rows') %}
@@ -416,6 +418,8 @@ joined as (
         boundaries.boundary_source,
         boundaries.checkpoint_step,
         boundaries.rows_per_step,
+        -- the new attempt starts at the run's first step: a relaunch from scratch, not a resume
+        boundaries.resume_step <= boundaries.run_first_step as is_fresh_start,
         after_window.first_after_step,
         after_window.jump_last_step,
         after_window.after_rows,
@@ -527,7 +531,8 @@ judged as (
     select
         *,
         case
-            when lr_ratio is null then null
+            -- a relaunch from scratch restarts its schedule, its loss and its data by design
+            when lr_ratio is null or is_fresh_start then null
             when lr_ratio < {{ threshold('resume_lr_jump_ratio') }} and lr_ratio > 1.0 / {{ threshold('resume_lr_jump_ratio') }} then 'continuous'
             when lr_ratio < 1 and not is_lr_rising_before
                 and lr_after_window_max >= {{ threshold('resume_warmup_rise_ratio') }} * lr_after then 'warmup_restarted'
@@ -535,12 +540,13 @@ judged as (
             else 'dropped'
         end as lr_change,
         coalesce(
-            loss_jump >= ln(1 + {{ threshold('resume_loss_jump_min_share') }})
+            not is_fresh_start
+            and loss_jump >= ln(1 + {{ threshold('resume_loss_jump_min_share') }})
             and loss_jump >= {{ threshold('resume_loss_jump_n_sigmas') }} * coalesce(loss_jump_standard_error, 0),
             false
         ) as is_loss_jump,
         case
-            when after_shard_rows = 0 then null
+            when after_shard_rows = 0 or is_fresh_start then null
             -- the same steps, read by both attempts (at least half the window: one re-logged row decides nothing)
             when is_same_step_comparable and same_step_match_share >= {{ threshold('resume_data_min_match_share') }} then 'restored'
             when after_shard_changes >= {{ threshold('resume_data_min_shard_changes') }}
@@ -566,7 +572,8 @@ final as (
         end as data_step_offset,
         -- what happened at this resume, in words (empty: a clean resume)
         substring(
-            case when lr_change in ('jumped_up', 'dropped') then '; LR discontinuous (x' || {{ fmt('lr_ratio', 2) }} || ')'
+            case when is_fresh_start then '; started over from the run''s first step (nothing to restore)' else '' end
+            || case when lr_change in ('jumped_up', 'dropped') then '; LR discontinuous (x' || {{ fmt('lr_ratio', 2) }} || ')'
                 when lr_change = 'warmup_restarted' then '; warmup restarted' else '' end
             || case when is_loss_jump then '; loss jumped +' || {{ fmt_pct('exp(loss_jump) - 1') }} else '' end
             || case when data_order = 'replayed' then '; data replayed' when data_order = 'skipped' then '; data skipped'
@@ -586,6 +593,7 @@ select
     is_seen_in_log,
     boundary_source,
     checkpoint_step,
+    is_fresh_start,
     first_after_step,
     last_before_step,
     after_rows,

@@ -11,6 +11,9 @@
 --   vocab_size    ln(vocabulary) from the config (high)
 --   tokenizer or model name   ln(vocabulary) of the family the seed tokenizer_vocab_sizes
 --                 matches (medium: a family's variants differ, by up to 13% in ln V)
+--   start_at_ln_classes   ln k when the run's start lies within reference_start_class_tolerance
+--                 of ln k for a small k (2 .. reference_start_max_classes): a fresh k-class head
+--                 (medium: the level is exact, the class count inferred from the start)
 --   first_loss    the first loss itself, when it lies between ln(reference_min_vocab_size)
 --                 and ln(initial_loss_max_vocab_size): a randomly initialised language model
 --                 starts at about ln V (low: the first logged loss may come after some steps)
@@ -148,6 +151,20 @@ joined as (
         on config.run_id = extent.run_id
 ),
 
+start_matched as (
+    -- the class count a start at ln k says, k = 2 .. reference_start_max_classes: a fresh k-class
+    -- head starts at ln k, and these few levels lie far enough apart that a start within
+    -- reference_start_class_tolerance of one of them is no coincidence
+    select
+        *,
+        case
+            {%- for k in range(2, threshold('reference_start_max_classes') + 1) %}
+            when abs(judged_start_loss - ln({{ k }}.0)) <= {{ threshold('reference_start_class_tolerance') }} * ln({{ k }}.0) then {{ k }}
+            {%- endfor %}
+        end as start_classes
+    from joined
+),
+
 sourced as (
     select
         *,
@@ -157,10 +174,11 @@ sourced as (
                 then 'num_classes'
             when vocab_size >= 2 then 'vocab_size'
             when name_vocab_size is not null then name_key
+            when start_classes is not null then 'start_at_ln_classes'
             when first_loss >= ln({{ threshold('reference_min_vocab_size') }}.0)
                 and first_loss <= ln({{ threshold('initial_loss_max_vocab_size') }}.0) then 'first_loss'
         end as chance_basis
-    from joined
+    from start_matched
 ),
 
 levelled as (
@@ -171,6 +189,7 @@ levelled as (
             when 'vocab_size' then ln(cast(vocab_size as {{ type_double() }}))
             when 'tokenizer_name' then ln(cast(name_vocab_size as {{ type_double() }}))
             when 'model_name' then ln(cast(name_vocab_size as {{ type_double() }}))
+            when 'start_at_ln_classes' then ln(cast(start_classes as {{ type_double() }}))
             when 'first_loss' then first_loss
         end as chance_loss,
         case chance_basis
@@ -178,6 +197,8 @@ levelled as (
             when 'vocab_size' then 'high'
             when 'tokenizer_name' then 'medium'
             when 'model_name' then 'medium'
+            -- the level is exact (ln k); only the class count is inferred, from a start within 1% of it
+            when 'start_at_ln_classes' then 'medium'
             when 'first_loss' then 'low'
         end as chance_confidence,
         case chance_basis
@@ -187,6 +208,10 @@ levelled as (
                 || ' family, matched by the tokenizer name ''' || reference_name || ''' (' || name_source || ')'
             when 'model_name' then 'ln(vocabulary ' || {{ fmt_int('name_vocab_size') }} || ') of the ' || name_family
                 || ' family, matched by the model name ''' || reference_name || ''' (' || name_source || ')'
+            when 'start_at_ln_classes' then 'ln(' || {{ fmt_int('start_classes') }} || ' classes): the run starts at '
+                || {{ fmt('judged_start_loss', 4) }} || ', within ' || {{ fmt_pct(threshold('reference_start_class_tolerance'), 0) }}
+                || ' of ln ' || {{ fmt_int('start_classes') }} || ' (a fresh ' || {{ fmt_int('start_classes') }}
+                || '-class head); no class count or vocabulary is known'
             when 'first_loss' then 'the first loss ' || {{ fmt('first_loss', 3) }}
                 || ', taken as the uniform-guess level: it lies where a freshly initialised language model starts (ln '
                 || {{ fmt_int(threshold('reference_min_vocab_size')) }} || ' to ln ' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}

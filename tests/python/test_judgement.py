@@ -192,6 +192,27 @@ def test_class_count_wins_over_vocabulary_when_the_start_fits_it(diagnosis: Diag
     assert reference(diagnosis)["chance_basis"] == "num_classes"
 
 
+def binary_head_without_a_count(train_end: float, val_end: float) -> RunBuilder:
+    """A binary classifier whose config names no class count: its fresh head starts at ln 2."""
+    builder = RunBuilder()
+    return builder.plant_loss_curve(math.log(2) * 1.004, train_end, math.log(2) * 1.004, val_end)
+
+
+@fixture_run(lambda: binary_head_without_a_count(0.62, 0.64))
+def test_start_at_ln_2_gives_the_chance_level_when_no_count_is_known(diagnosis: Diagnosis) -> None:
+    """Validation ends 7.7% under ln 2 (a model near the majority-class prior): underfitting."""
+    ref = reference(diagnosis)
+    assert (ref["chance_basis"], ref["chance_confidence"]) == ("start_at_ln_classes", "medium")
+    assert ref["chance_loss"] == pytest.approx(math.log(2))
+    assert finding(diagnosis, "underfitting:near_chance")["severity"] == "medium"
+
+
+@fixture_run(lambda: binary_head_without_a_count(0.25, 0.3))
+def test_binary_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert reference(diagnosis)["chance_basis"] == "start_at_ln_classes"
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
 def language_model_with_a_label_count() -> RunBuilder:
     # an LM whose config carries a label count (HF configs may): its start is far above ln 2
     return from_scratch(0.45).plant_config(num_classes=2)
@@ -303,6 +324,64 @@ def test_resume_known_from_the_events_only_is_checked(diagnosis: Diagnosis) -> N
     assert not row["is_seen_in_log"]
     assert row["resume_step"] == 191
     assert "lr_schedule_mismatch:resume_191" in resume_ids(diagnosis)
+
+
+def relaunched_from_scratch() -> RunBuilder:
+    """Two launches of one script appended in one log: the first (another setting, its loss 0.3x)
+    stopped at step 80, the second started over at step 1 and ran to the end."""
+    builder = RunBuilder()
+    first = builder.train[builder.train["step"] <= 80].copy()
+    first["loss"] = first["loss"] * 0.3
+    builder.train = pd.concat([first, builder.train], ignore_index=True)
+    return builder
+
+
+@fixture_run(relaunched_from_scratch)
+def test_relaunch_from_the_first_step_is_no_resume_defect(diagnosis: Diagnosis) -> None:
+    """Its loss back at an untrained model's level, its warmup and data from the start are what a
+    fresh start does: no loss jump, no LR or data finding; the first launch's steps are a restart."""
+    row = checked(diagnosis)
+    assert row["is_fresh_start"] and not row["is_loss_jump"]
+    assert pd.isna(row["lr_change"]) and pd.isna(row["data_order"])
+    assert "started over" in row["defects"]
+    assert resume_ids(diagnosis) == []
+    assert not ids_of(diagnosis, "loss_spikes")
+    assert ids_of(diagnosis, "run_restart") == ["run_restart:1"]
+
+
+def loaded_initial_weights(event: str) -> RunBuilder:
+    """A continued-training run that loads its starting weights before its first step."""
+    builder = RunBuilder()
+    builder.events = pd.concat(
+        [pd.DataFrame([(0, event)], columns=["step", "event"]), builder.events], ignore_index=True
+    )
+    return builder
+
+
+@pytest.mark.parametrize(
+    ("event", "kind"),
+    [
+        # the checkpoint's step is not named: the event's place before the first step decides
+        ("resuming from checkpoint at iteration 0", "restart"),
+        # a checkpoint at iteration 0 holds no update: the run starting
+        ("loading checkpoint from /ckpt/gpt2 at iteration 0", "run_start"),
+    ],
+)
+@fixture_run(lambda event, kind: loaded_initial_weights(event))
+def test_loading_weights_before_the_first_step_is_no_restart(
+    diagnosis: Diagnosis, event: str, kind: str
+) -> None:
+    assert not ids_of(diagnosis, "run_restart", "step_sequence")
+    kinds = diagnosis.query(
+        "select event_kind from main.int_events_classified where step = 0 and event_text like '%checkpoint%'"
+    )
+    assert list(kinds["event_kind"]) == [kind]
+
+
+@fixture_run(lambda: RunBuilder().plant_restart(130, 100))
+def test_resume_event_mid_run_is_still_a_restart(diagnosis: Diagnosis) -> None:
+    """The control: a resume from a named checkpoint after training began stays a restart."""
+    assert ids_of(diagnosis, "run_restart") == ["run_restart:101"]
 
 
 # --- where the reference keys come from (importers/reference_keys.py) ---------------------
@@ -527,6 +606,29 @@ def test_rise_from_a_lucky_low_within_the_eval_noise_is_low(diagnosis: Diagnosis
     row = finding(diagnosis, "overfitting:120")
     assert row["detector_severity"] == "low"
     assert "within 2 standard errors of the eval-to-eval noise" in row["evidence"]
+
+
+def dip_below_a_plateau() -> RunBuilder:
+    """Validation evaluated every 5 steps: down to a plateau of 3.2 (+-0.3%) by step 80, a dip to
+    ~3.0 over steps 180-195 (its minimum, 2.98, at 190), then back at the plateau to the end (+7%
+    over the minimum) while training keeps falling: an eval-set or data change, not a rise."""
+    builder = RunBuilder(eval_interval=5)
+    steps = builder.evals["step"].to_numpy(dtype=float)
+    noise = np.random.default_rng(3).normal(0, 0.003, len(steps))
+    val = np.where(steps <= 80, 5.5 + (3.2 - 5.5) * steps / 80, 3.2) * np.exp(noise)
+    dip = (steps >= 180) & (steps <= 195)
+    val[dip] = [3.01, 3.0, 2.98, 3.02][: int(dip.sum())]
+    builder.evals["val_loss"] = val
+    builder.train["loss"] = builder.train["loss"] * np.linspace(1.0, 0.9, len(builder.train))
+    return builder
+
+
+@fixture_run(dip_below_a_plateau)
+def test_dip_below_a_plateau_that_validation_returns_to_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:190")
+    assert row["detector_severity"] == "low"
+    assert "a dip, not a rise after a minimum" in row["evidence"]
+    assert diagnosis.query("select is_dip_from_plateau from main.int_validation_rises_measured").iloc[0, 0]
 
 
 def overfitting_on_another_scale() -> RunBuilder:

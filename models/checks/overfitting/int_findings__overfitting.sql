@@ -22,6 +22,8 @@ final as (
             -- a rise of the level within the eval series' own noise, or in a validation series that is not on
             -- the training loss's scale (another quantity or set): low
             when not is_rise_beyond_noise or is_scale_mismatched then 'low'
+            -- a dip below a plateau that validation returned to: low
+            when is_dip_from_plateau then 'low'
             -- never shown to have improved first: at most medium
             when is_without_val_gain and level_relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
@@ -57,6 +59,10 @@ final as (
                     || ' standard errors of the eval-to-eval noise (a minimum picked out of noisy evaluations is a lucky low)'
                 when is_scale_mismatched then '; low: the training loss is ' || {{ fmt('train_to_val_ratio', 1) }}
                     || 'x the validation loss, so the validation series is not on its scale (another quantity or another set)'
+                when is_dip_from_plateau then '; low: a dip, not a rise after a minimum: validation held '
+                    || {{ fmt('val_level_earlier', 4) }} || ' then ' || {{ fmt('val_level_before_best', 4) }} || ' over the '
+                    || {{ fmt_int('2 * end_window_evals') }} || ' evaluations before the minimum (a plateau) and ended back at it'
+                    || ' (an eval-set or data change, or a lucky stretch: check what changed at step ' || {{ fmt_int('best_step') }} || ')'
                 else '' end
             || case when is_sustained_mild_rise
                 then '; under the ' || {{ fmt_pct(threshold('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '

@@ -8,6 +8,8 @@
 -- over a window around the minimum against the median over the last evaluations, the rise
 -- against the standard error of that difference from the eval noise (is_rise_beyond_noise),
 -- and whether validation is on the training loss's scale at all (is_scale_mismatched).
+-- A minimum that is a dip below a plateau the validation loss held before it, and ended
+-- back at, is no rise after a minimum (is_dip_from_plateau: low).
 with
 
 evals as (
@@ -94,7 +96,11 @@ windowed as (
         evals.train_loss_smoothed,
         evals.train_to_val_ratio,
         abs(evals.eval_index - windows.best_index) <= greatest(1, floor(windows.end_window_evals / 2)) as is_around_best,
-        evals.eval_index > windows.eval_count - windows.end_window_evals as is_at_end
+        evals.eval_index > windows.eval_count - windows.end_window_evals as is_at_end,
+        -- the two windows of the same size before the one around the minimum: where validation stood
+        -- before it, and before that (a plateau when the two agree)
+        floor((windows.best_index - greatest(1, floor(windows.end_window_evals / 2)) - 1 - evals.eval_index) * 1.0
+            / windows.end_window_evals) as windows_before_best
     from windows
     inner join evals
         on windows.run_id = evals.run_id
@@ -109,6 +115,10 @@ levels as (
         percentile_cont(0.5) within group (order by case when is_at_end then val_loss end) as val_level_at_end,
         percentile_cont(0.5) within group (order by case when is_around_best then train_loss_smoothed end) as train_level_at_best,
         percentile_cont(0.5) within group (order by case when is_at_end then train_loss_smoothed end) as train_level_at_end,
+        sum(case when windows_before_best = 0 then 1 else 0 end) as before_window_evals,
+        sum(case when windows_before_best = 1 then 1 else 0 end) as earlier_window_evals,
+        percentile_cont(0.5) within group (order by case when windows_before_best = 0 then val_loss end) as val_level_before_best,
+        percentile_cont(0.5) within group (order by case when windows_before_best = 1 then val_loss end) as val_level_earlier,
         -- the median train/val ratio: far above 1 the two are not the same quantity (log_quality's loss_scale_mismatch)
         percentile_cont(0.5) within group (order by train_to_val_ratio) as train_to_val_ratio
     from windowed
@@ -145,6 +155,12 @@ assessed as (
         levels.train_level_at_best,
         levels.train_level_at_end,
         levels.train_to_val_ratio,
+        levels.before_window_evals,
+        levels.earlier_window_evals,
+        levels.val_level_before_best,
+        levels.val_level_earlier,
+        -- one eval's scatter, from the eval-to-eval noise (a median absolute change is 0.6745 x sqrt(2) of it)
+        after_best.eval_noise / (0.6745 * sqrt(2.0)) as eval_scatter,
         -- the rise of the level: the median of the last evaluations over the median around the minimum
         {{ safe_divide('levels.val_level_at_end - levels.val_level_at_best', 'levels.val_level_at_best') }} as level_relative_rise,
         -- its standard error: two medians of n and m evaluations, each evaluation scattered by the eval-to-eval
@@ -210,6 +226,19 @@ final as (
         -- the rise of the level beyond the eval noise (overfit_rise_n_sigmas standard errors): only then medium or high
         coalesce(val_level_at_end - val_level_at_best
             >= {{ threshold('overfit_rise_n_sigmas') }} * level_rise_standard_error, false) as is_rise_beyond_noise,
+        -- a dip, not a rise after a minimum: validation had held a plateau (the two windows before the one
+        -- around the minimum agree within overfit_rise_n_sigmas standard errors) and ends back at that
+        -- plateau's level (not above it by as many): the minimum was a transient low (an eval-set or data
+        -- change, a lucky stretch), and what training past it cost is not shown
+        coalesce(
+            before_window_evals >= end_window_evals
+            and earlier_window_evals >= end_window_evals
+            and abs(val_level_before_best - val_level_earlier) <= {{ threshold('overfit_rise_n_sigmas') }}
+                * 1.25 * eval_scatter * sqrt(1.0 / before_window_evals + 1.0 / earlier_window_evals)
+            and val_level_at_end - val_level_before_best <= {{ threshold('overfit_rise_n_sigmas') }}
+                * 1.25 * eval_scatter * sqrt(1.0 / before_window_evals + 1.0 / end_window_evals),
+            false
+        ) as is_dip_from_plateau,
         -- validation and training are not on one scale (the training loss several times the validation loss):
         -- the validation series measures another quantity or another set, so a rise in it is at most low
         coalesce(train_to_val_ratio >= {{ threshold('loss_scale_mismatch_ratio') }}, false) as is_scale_mismatched,
