@@ -216,6 +216,8 @@ def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = 
             run = canonical_files.load(source, by_reference=True)
         else:
             run = module.load(source)
+    except importers.NoLossError as error:
+        run = history_without_loss(source, fmt, mapping, error)
     except importers.RunImportError as error:
         raise BadInput(str(error)) from error
     except OSError as error:
@@ -225,6 +227,24 @@ def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = 
     detail(read_summary(run))
     for note in run.notes:
         detail(f"note: {note}")
+    return run
+
+
+def history_without_loss(
+    source: Path, fmt: str | None, mapping: dict[str, str] | None, error: importers.RunImportError
+) -> RunData:
+    """A W&B run whose .wandb history logged no loss is read from its console output, with a
+    note; any other run without a loss is refused with the importer's message."""
+    console = importers.wandb_history_console(source) if fmt is None and mapping is None else None
+    if console is None:
+        raise BadInput(str(error)) from error
+    module = importers.detect(console)
+    detail(f"no loss in the .wandb history: reading {console} as {module.FORMAT}")
+    try:
+        run = module.load(console)
+    except importers.RunImportError as fallback_error:
+        raise BadInput(f"{error}; and its console output: {fallback_error}") from fallback_error
+    run.notes.insert(0, importers.wandb_history_console_note(source, module))
     return run
 
 

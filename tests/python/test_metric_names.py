@@ -98,6 +98,11 @@ EXAMPLES: dict[str, tuple[str | None, str | None, bool]] = {
     "throughput": (None, None, False),
     "samples_per_second": (None, None, False),
     "tokens_per_sec": (None, None, False),
+    # a count noun before a seconds word is a rate with 'per' dropped (clu/JAX: img_sec_core), not a
+    # step time; 'step_sec' and 'sec_per_iter' stay step times
+    "img_sec_core_train": (None, "train", False),
+    "samples_sec": (None, None, False),
+    "step_sec": ("step_time_sec", None, True),
     "eval_runtime": (None, "validation", False),
     "data_time": (None, None, False),
     "param_norm": (None, None, False),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from run_diagnosis import importers, multi_run
+from run_diagnosis import diagnose, importers, multi_run
 from run_diagnosis.importers import RunImportError, text_logs, wandb_history, wandb_run
 from run_diagnosis.importers.units import (
     UnitError,
@@ -286,6 +286,23 @@ def test_wandb_run_file_record_split_across_blocks(tmp_path: Path) -> None:
     run = wandb_run.load(_wandb_run_file(tmp_path / "big", rows, nested=True, finished=False).parent)
     assert run.train["step"].tolist() == [10, 20, 30, 40, 50]
     assert run.events["event"].str.contains("without an exit record").all()
+
+
+def test_wandb_history_without_a_loss_reads_the_console_output(tmp_path: Path) -> None:
+    """A run that logged only its accuracy to W&B and printed its loss: the .wandb history has no
+    loss, so files/output.log is read instead, with a note; without the console output the refusal
+    stands."""
+    rows = [{"validation/accuracy": 0.6 + 0.01 * n, "_runtime": 5.0 * n} for n in range(1, 6)]
+    folder = _wandb_run_file(tmp_path / "run-20220103-abc", rows, nested=False).parent
+    (folder / "files").mkdir()
+    printed = [f"Step {10 * n}: train_loss={0.7 - 0.01 * n:.3f}, learning_rate=0.03" for n in range(1, 30)]
+    (folder / "files" / "output.log").write_text("\n".join(printed) + "\n", encoding="utf-8")
+    for run in (importers.load_run(folder), diagnose.read_source(folder, None)):
+        assert run.train["loss"].iloc[0] == pytest.approx(0.69)
+        assert "its .wandb history logged no loss" in run.notes[0]
+    (folder / "files" / "output.log").unlink()
+    with pytest.raises(importers.NoLossError, match="no training-loss column"):
+        importers.load_run(folder)
 
 
 # ---------------------------------------------------------------- several runs in one folder

@@ -33,6 +33,10 @@ class RunImportError(Exception):
     """The input cannot be read as a training run; the message says what was expected and found."""
 
 
+class NoLossError(RunImportError):
+    """The input is a log of a known kind, but no series in it reads as a loss (training or validation)."""
+
+
 IMPORTER_MODULES = [
     "run_diagnosis.importers.canonical_files",
     "run_diagnosis.importers.tensorboard_events",
@@ -139,6 +143,24 @@ def wandb_console(path: Path) -> Path | None:
     return log
 
 
+def wandb_history_console(path: Path) -> Path | None:
+    """The console output (files/output.log) of a W&B run folder that kept its .wandb history: read
+    when that history logged no loss (a run that logged only its accuracy to W&B and printed its
+    loss); None when the folder has no history or no console output."""
+    folder = path.parent if path.suffix == ".wandb" else path
+    if not folder.is_dir() or not any(folder.glob("*.wandb")):
+        return None
+    log = folder / "files" / "output.log"
+    return log if log.is_file() else None
+
+
+def wandb_history_console_note(folder: Path, module: ModuleType) -> str:
+    return (
+        f"{folder}: its .wandb history logged no loss, so its console output files/output.log is read "
+        f"instead (as {module.FORMAT}); what the run printed, not what it logged"
+    )
+
+
 def wandb_console_note(folder: Path, module: ModuleType) -> str:
     return (
         f"{folder}: a W&B run folder without its run-<id>.wandb history: its console output "
@@ -154,4 +176,13 @@ def load_run(path: Path, fmt: str | None = None) -> RunData:
         run.notes.insert(0, wandb_console_note(path, module))
         return run
     module = by_format(fmt) if fmt else detect(path)
-    return module.load(path)
+    try:
+        return module.load(path)
+    except NoLossError:
+        console = wandb_history_console(path) if not fmt else None
+        if console is None:
+            raise
+        fallback = detect(console)
+        run = fallback.load(console)
+        run.notes.insert(0, wandb_history_console_note(path, fallback))
+        return run

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from run_diagnosis.importers import RunImportError, training_args
+from run_diagnosis.importers import NoLossError, RunImportError, training_args
 from run_diagnosis.importers.aliases import (
     column_map,
     evaluation_sets,
@@ -144,7 +144,7 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
     columns = mapping.columns
     notes = list(mapping.notes)
     if "loss" not in columns and "val_loss" not in columns:
-        raise RunImportError(
+        raise NoLossError(
             f"{source}: no training-loss metric among the logged names ({', '.join(names[:20])}"
             f"{' ...' if len(names) > 20 else ''}); "
             "name it in an alias file (RUN_DIAGNOSIS_ALIASES: loss: [NAME])"

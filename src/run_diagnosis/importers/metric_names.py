@@ -54,6 +54,7 @@ and add the name that needs it to ``corpus/metric_names.csv`` (see docs/metric-n
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -449,6 +450,27 @@ _PARAM_WORDS = {
     "embedding",
 }
 _THROUGHPUT_PER = {"s", "sec", "secs", "second", "seconds"}
+# the things a throughput counts: a count noun right before a seconds word is 'per second' with the
+# 'per' dropped ('img_sec_core', 'samples_sec', 'tokens_s'); not step or batch ('step_sec' may be
+# the seconds a step takes)
+_COUNTED = {
+    "samples",
+    "sample",
+    "examples",
+    "images",
+    "image",
+    "img",
+    "imgs",
+    "tokens",
+    "tok",
+    "toks",
+    "sequences",
+    "seqs",
+    "frames",
+    "words",
+    "chars",
+    "characters",
+}
 _TOPK = {"top1", "top3", "top5", "top10"}
 _CUMULATIVE = {"total", "overall", "cumulative", "run"}
 _PLANNED = {"total", "max"}
@@ -487,7 +509,8 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         return next((w for w in words if w in spellings), spellings[0])
 
     after_per = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "per"}
-    if after_per & _THROUGHPUT_PER or re.search(r"/s(ec)?\b", name.lower()):
+    counted_per = any(a in _COUNTED and b in _THROUGHPUT_PER for a, b in itertools.pairwise(words))
+    if after_per & _THROUGHPUT_PER or counted_per or re.search(r"/s(ec)?\b", name.lower()):
         return "throughput", "per second"
     loss_words = [
         w for w in words if w in kinds and kinds[w].kind == QUANTITY and kinds[w].value in _LOSS_WORDS

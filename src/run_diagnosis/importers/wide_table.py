@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers import NoLossError, RunImportError
 from run_diagnosis.importers.aliases import (
     ColumnMap,
     column_map,
@@ -141,10 +141,10 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     notes = list(columns.notes)
     # a run that logs only its validation loss (a Lightning CSV of validation rows) is diagnosed
     # on that series: the training-loss checks are then listed as unable to run
-    needed = (("step", "step"),) if columns.get("val_loss") else (("step", "step"), ("loss", "training-loss"))
+    needed = (("step", "step"),) if columns.get("val_loss") else (("loss", "training-loss"), ("step", "step"))
     for required, what in needed:
         if columns.get(required) is None:
-            raise RunImportError(
+            raise (NoLossError if required == "loss" else RunImportError)(
                 f"{table.path}: no {what} column: no numeric column reads as the {what} "
                 f"(e.g. {EXAMPLES[required]}); found columns: {', '.join(map(str, frame.columns))}"
                 f"{_not_understood(columns)}. Name yours in an alias file ('{required}: [name]', "
