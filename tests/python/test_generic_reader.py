@@ -229,6 +229,18 @@ def test_bare_inner_count_in_brackets_becomes_steps(tmp_path: Path) -> None:
     assert any("restarts" in r for r in run.layout["low_confidence"])
 
 
+def test_step_in_brackets_opening_a_metrics_line(tmp_path: Path) -> None:
+    """clu's metric writer ('[120] train_loss=0.31') beside a progress line that names its own
+    counter: the bracketed number is the step of its own line, not a continuation of the line above."""
+    lines, glog = [], "I0103 20:09:51.2 1399"
+    for s in range(10, 110, 10):
+        lines.append(f"{glog} logging_writer.py:35] [{s}] img_sec_core_train=178.3, train_loss={loss_of(s)}")
+        lines.append(f"{glog} train.py:201] Step: {s}/1000 {s / 10:.1f}%, img/sec/core: 178.4, ETA: 4.6h")
+    run = generic_log.load(write(tmp_path, "output.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(10, 110, 10))
+    assert losses(run) == [loss_of(s) for s in range(10, 110, 10)]
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

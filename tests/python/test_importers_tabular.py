@@ -607,6 +607,20 @@ def test_lightning_sweep_folder_asks_for_one_version() -> None:
         lightning_csv.load(real("lightning-slm-sweep"))
 
 
+def test_lightning_epoch_column_gives_steps_per_epoch(tmp_path: Path) -> None:
+    """Lightning logs the epoch on every row: 25 steps an epoch, four epochs, so the repetition
+    check can number them (there are no shard ids); a log within one epoch says nothing."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    rows = [f"{(s - 1) // 25},{s},{3.0 - s / 1000}" for s in range(1, 101)]
+    (folder / "metrics.csv").write_text("epoch,step,train_loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert lightning_csv.load(folder).config["steps_per_epoch"] == 25
+    (folder / "metrics.csv").write_text(
+        "epoch,step,train_loss\n" + "\n".join(rows[:20]) + "\n", encoding="utf-8"
+    )
+    assert lightning_csv.load(folder).config.get("steps_per_epoch") is None
+
+
 def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     folder = tmp_path / "lightning_logs" / "version_3"
     folder.mkdir(parents=True)

@@ -585,6 +585,19 @@ HF_ARGS = {
 }
 
 
+def test_tensorboard_epoch_tag_gives_steps_per_epoch(tmp_path):
+    """An epoch logged against the step (Lightning's 'epoch', HF's 'train/epoch') with no args summary:
+    its boundaries give the steps per epoch, so the repetition check can number the epochs."""
+    points = [
+        (s, [scalar("train_loss", 3 - s / 1000), scalar("epoch", float((s - 1) // 30))])
+        for s in range(1, 121)
+    ]
+    event_file(tmp_path / "lightning_logs" / "version_0", points)
+    run = tensorboard_events.load(tmp_path)
+    assert run.config["steps_per_epoch"] == 30
+    assert any("steps_per_epoch = 30: from the logged epoch" in note for note in run.notes)
+
+
 def test_tensorboard_hf_run_with_args(tmp_path):
     run_dir = tmp_path / "runs" / "Dec02_host"
     points = [(0, [text_value("args", json.dumps(HF_ARGS))])]

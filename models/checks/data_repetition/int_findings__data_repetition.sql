@@ -66,8 +66,14 @@ run_finding as (
         'data_repetition:run' as finding_id,
         'data_repetition' as category,
         case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
-        'The run made ' || {{ fmt('cast(summary.counted_steps as ' ~ type_double() ~ ') / nullif(summary.first_epoch_steps, 0)', 1) }}
-            || ' passes over its data (' || {{ fmt_int('summary.epochs_started') }} || ' epochs started): steps '
+        case
+            -- passes from the first epoch's rows when the epochs are the shard visits; from the steps per
+            -- epoch, the epochs started (a log every few steps puts fewer rows in its first epoch)
+            when summary.first_epoch_steps > 0 and summary.epoch_basis = 'shard_visits'
+                then 'The run made ' || {{ fmt('cast(summary.counted_steps as ' ~ type_double() ~ ') / summary.first_epoch_steps', 1) }}
+                    || ' passes over its data (' || {{ fmt_int('summary.epochs_started') }} || ' epochs started): steps '
+            else 'The run started ' || {{ fmt_int('summary.epochs_started') }} || ' epochs over its data: steps '
+        end
             || {{ fmt_int('summary.first_repeat_step') }} || '-' || {{ fmt_int('summary.last_step') }}
             || ' re-read examples already seen (' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
             || ' logged rows)'

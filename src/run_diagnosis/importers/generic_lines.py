@@ -61,6 +61,8 @@ TIMESTAMP = re.compile(
 DATED_STAMP = re.compile(
     r"^\s*[\[(]?\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})[ T_]?(\d{1,2}):(\d{2})(?::(\d{2}))?(?:[.,](\d+))?"
 )
+# a whole number in brackets opening a line of name=value metrics: the step (clu's metric writer)
+LEADING_STEP = re.compile(r"^\s*\[(\d+)\]\s+(?=[A-Za-z_][\w/.\-]*\s*=)")
 GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
 LEVEL = re.compile(r"^(.{0,80}?)\b(INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE)\b[\]\s:|\-]*")
 LOGGER_GLUED = re.compile(r"^[\w.<>]+:(?=[^\s\d])")  # "__main__:Epoch", "tensorflow:loss"
@@ -408,6 +410,10 @@ def is_bare_inner(segment: str, found: re.Match[str], value: float, previous_cou
 def parse_pairs(number: int, text: str) -> Record | None:
     """The counters and metrics of one cleaned line; None when it holds no named number."""
     record = Record(line=number, text=text, last_line=number)
+    leading = LEADING_STEP.match(text)
+    if leading:  # "[120] train_loss=0.31, lr=0.03" (clu's metric writer): the step in brackets
+        record.counters["step"] = float(leading.group(1))
+        text = text[leading.end() :]
     dicts = list(dict_spans(text))
     for start, end, document in reversed(dicts):
         for key, pair in flat_numbers(document).items():

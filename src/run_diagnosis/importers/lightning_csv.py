@@ -138,7 +138,9 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         schedule={key: picked.get(key) for key in SCHEDULE_KEYS if picked.get(key) is not None},
         notes=notes,
     )
-    run.config = config_from({}, {}, list(wide.train["step"]), list(wide.evals["step"]), total_steps, notes)
+    run.config = config_from(
+        {}, {}, list(wide.train["step"]), list(wide.evals["step"]), total_steps, notes, wide.epochs
+    )
     run.config.update(
         {key: picked[key] for key in ("num_epochs", "batch_size", "grad_clip_norm") if key in picked}
     )

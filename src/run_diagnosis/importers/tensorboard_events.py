@@ -57,7 +57,12 @@ from tensorboard.util import tensor_util
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import ColumnMap, column_map, evaluation_sets, load_aliases, metric_frame
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
-from run_diagnosis.importers.training_args import config_from, run_results, schedule_from_args
+from run_diagnosis.importers.training_args import (
+    config_from,
+    run_results,
+    schedule_from_args,
+    steps_per_epoch_from_log,
+)
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"
@@ -350,9 +355,10 @@ def _loss_scale_events(points: list[tuple[str, int, float]], tag: str | None) ->
 
 
 def _config(
-    texts: dict[str, str], train: pd.DataFrame, evals: pd.DataFrame
+    texts: dict[str, str], train: pd.DataFrame, evals: pd.DataFrame, epochs: list[tuple[int, float]]
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """Config from a Hugging Face ``args`` text summary (TrainingArguments as JSON), if any."""
+    """Config from a Hugging Face ``args`` text summary (TrainingArguments as JSON), if any; else
+    only the steps per epoch, from an epoch tag logged against the step (`epochs`)."""
     notes: list[str] = []
     try:
         args = json.loads(texts.get("args", ""))
@@ -363,14 +369,15 @@ def _config(
             "no run config in the event files (only a Hugging Face 'args' text summary would give one): "
             "learning-rate schedule, gradient clip and total steps are unknown"
         )
-        return {}, {}, notes
+        per_epoch = steps_per_epoch_from_log(epochs, notes) if epochs else None
+        return {}, ({"steps_per_epoch": per_epoch} if per_epoch else {}), notes
     notes.append("config from the 'args' text summary (Hugging Face TrainingArguments)")
     max_steps = args.get("max_steps")
     total = max_steps if isinstance(max_steps, int) and max_steps > 0 else None
     if total is None:
         notes.append("args.max_steps is not set (training by epochs): total_steps unknown")
     schedule = schedule_from_args(args, total, notes)
-    config = config_from({}, args, train["step"].tolist(), evals["step"].tolist(), total, notes)
+    config = config_from({}, args, train["step"].tolist(), evals["step"].tolist(), total, notes, epochs)
     return schedule, config, notes
 
 
@@ -439,7 +446,9 @@ def load(path: Path) -> RunData:
     train_tags = {tag for name, tag in fields.items() if name in TRAIN_FIELDS}
     events = _loss_scale_events(points, fields.get("loss_scale")) + _restart_events(files, train_tags, notes)
     texts = {tag: text for file in files for tag, text in file.texts.items()}
-    schedule, config, config_notes = _config(texts, train, evals)
+    epoch_tag = mapping.columns.get("epoch")
+    epochs = [(step, value) for tag, step, value in points if epoch_tag is not None and tag == epoch_tag]
+    schedule, config, config_notes = _config(texts, train, evals, epochs)
     config.update(run_results(path if path.is_dir() else path.parent, config_notes))
     notes.append("TensorBoard event files carry no checkpoint, interrupt or error events")
     folder = files[0].path.parent

@@ -70,6 +70,7 @@ class WideFrames:
     evals: pd.DataFrame
     events: list[tuple[int, str]]
     notes: list[str]
+    epochs: list[tuple[int, float | None]] = field(default_factory=list)  # (step, logged epoch)
 
     def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
         """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
@@ -207,8 +208,14 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         notes += set_notes
     notes.append("columns used: " + columns.used())
     notes += _missing_notes(columns, eval_rows)
+    epoch_column = columns.get("epoch")
+    epochs = (
+        read("epoch", epoch_column)
+        if epoch_column is not None and epoch_column != columns.get("step")
+        else []
+    )
     return WideFrames(
-        train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes
+        train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes, epochs
     )
 
 
