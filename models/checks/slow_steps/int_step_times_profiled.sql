@@ -28,7 +28,9 @@ steps as (
             when config.is_interval_mean and resolved.previous_step < resolved.step then resolved.step - resolved.previous_step
             else 1
         end as window_steps,
-        case when config.is_interval_mean then resolved.previous_step end as window_start_step
+        case when config.is_interval_mean then resolved.previous_step end as window_start_step,
+        lag(resolved.step_time_sec) over (partition by resolved.run_id order by resolved.step) as previous_time_sec,
+        lead(resolved.step_time_sec) over (partition by resolved.run_id order by resolved.step) as next_time_sec
     from {{ run_ref('int_train_steps_resolved') }} as resolved
     inner join config
         on resolved.run_id = config.run_id
@@ -104,6 +106,8 @@ usual_times as (
         case when is_two_regime then least(fast_level_sec, median_step_time_sec) else median_step_time_sec end
             as usual_step_time_sec,
         median_step_time_sec,
+        -- the line between the regimes: their geometric mean (a step nearer the slow level, in ratio)
+        sqrt(fast_level_sec * slow_level_sec) as regime_split_sec,
         is_two_regime
     from (
         select
@@ -112,6 +116,7 @@ usual_times as (
             run_medians.step_span,
             run_medians.median_step_time_sec,
             regimes.fast_level_sec,
+            regimes.slow_level_sec,
             coalesce(
                 run_medians.timed_steps >= {{ threshold('slow_regime_chunks') }} * {{ threshold('slow_stretch_min_steps') }}
                 and regimes.slow_level_sec >= {{ threshold('slow_step_factor') }} * regimes.fast_level_sec,
@@ -123,6 +128,30 @@ usual_times as (
         left join regimes
             on config.run_id = regimes.run_id
     ) as measured
+),
+
+slow_chunks as (
+    -- in a run of two regimes, each stretch whose median is slow_step_factor x the fast regime, and
+    -- whether both its neighbours are too (inside a slowdown, not at its edge)
+    select
+        run_id,
+        chunk_number,
+        is_slow_chunk,
+        is_slow_chunk
+            and coalesce(lag(is_slow_chunk) over (partition by run_id order by chunk_number), false)
+            and coalesce(lead(is_slow_chunk) over (partition by run_id order by chunk_number), false)
+            as is_inside_slowdown
+    from (
+        select
+            chunk_medians.run_id,
+            chunk_medians.chunk_number,
+            chunk_medians.chunk_median_sec >= {{ threshold('slow_step_factor') }} * usual_times.usual_step_time_sec
+                as is_slow_chunk
+        from chunk_medians
+        inner join usual_times
+            on chunk_medians.run_id = usual_times.run_id
+        where usual_times.is_two_regime
+    ) as judged_chunks
 ),
 
 flagged as (
@@ -141,20 +170,30 @@ flagged as (
         ) as is_checkpoint_step,
         usual_times.is_two_regime,
         usual_times.median_step_time_sec,
-        -- slow: the step against the run's median, or in a run of two regimes the stretch it is in
-        -- against the fast regime (judged step by step, a slow regime near slow_step_factor x the
-        -- fast one would break into fragments at every noisy step)
+        -- slow: the step against the run's median; or, in a run of two regimes, every step of a slow
+        -- stretch inside a slowdown (judged step by step, a slow regime near slow_step_factor would
+        -- break into fragments at every noisy step), and at a slowdown's edge the steps nearer the
+        -- slow regime than the fast one (its geometric mean: the fast steps of the stretch a slowdown
+        -- starts in are not slow)
         (
             steps.step_time_sec >= {{ threshold('slow_step_factor') }} * usual_times.median_step_time_sec
-            or (usual_times.is_two_regime and chunk_medians.chunk_median_sec >= {{ threshold('slow_step_factor') }} * usual_times.usual_step_time_sec)
+            or coalesce(slow_chunks.is_inside_slowdown, false)
+            or (
+                coalesce(slow_chunks.is_slow_chunk, false)
+                and (
+                    steps.step_time_sec >= usual_times.regime_split_sec
+                    -- one quick step between two slow ones does not end a slowdown
+                    or (steps.previous_time_sec >= usual_times.regime_split_sec and steps.next_time_sec >= usual_times.regime_split_sec)
+                )
+            )
         ) as is_slow
     from steps
     inner join usual_times
         on steps.run_id = usual_times.run_id
-    left join chunk_medians
-        on steps.run_id = chunk_medians.run_id
+    left join slow_chunks
+        on steps.run_id = slow_chunks.run_id
         and usual_times.is_two_regime
-        and chunk_medians.chunk_number = cast(floor((steps.step - usual_times.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / usual_times.step_span)
+        and slow_chunks.chunk_number = cast(floor((steps.step - usual_times.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / usual_times.step_span)
             as {{ dbt.type_bigint() }})
     inner join config
         on steps.run_id = config.run_id
