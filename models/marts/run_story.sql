@@ -168,19 +168,41 @@ step_rows as (
     from {{ run_ref('step_metrics') }}
 ),
 
+superseded_rows as (
+    -- the rows that do not count (a few: replays and duplicates)
+    select run_id, train_row_id, step, attempt_number
+    from step_rows
+    where not is_counted
+),
+
 counted_attempts as (
-    -- the attempt whose row counts for each step (the last counted row of the step)
+    -- the attempt whose row counts for each of their steps (the last counted row of the step)
     select
-        run_id,
-        step,
-        attempt_number,
+        step_rows.run_id,
+        step_rows.step,
+        step_rows.attempt_number,
         row_number() over (
-            partition by run_id, step
-            order by train_row_id desc
+            partition by step_rows.run_id, step_rows.step
+            order by step_rows.train_row_id desc
             rows between unbounded preceding and current row
         ) as from_last
     from step_rows
-    where is_counted
+    inner join (select distinct run_id, step from superseded_rows) as superseded_steps
+        on step_rows.run_id = superseded_steps.run_id
+        and step_rows.step = superseded_steps.step
+    where step_rows.is_counted
+),
+
+replayed_rows as (
+    -- superseded rows of another attempt than the counted one: work redone after a resume (a
+    -- duplicate of the counted attempt is not)
+    select superseded_rows.run_id, superseded_rows.train_row_id
+    from superseded_rows
+    inner join counted_attempts
+        on superseded_rows.run_id = counted_attempts.run_id
+        and superseded_rows.step = counted_attempts.step
+        and counted_attempts.from_last = 1
+    where superseded_rows.attempt_number <> counted_attempts.attempt_number
 ),
 
 step_rows_replayed as (
@@ -188,15 +210,11 @@ step_rows_replayed as (
         step_rows.run_id,
         step_rows.is_counted,
         step_rows.step_time_sec,
-        coalesce(
-            not step_rows.is_counted and step_rows.attempt_number <> counted_attempts.attempt_number,
-            false
-        ) as is_replayed
+        replayed_rows.train_row_id is not null as is_replayed
     from step_rows
-    left join counted_attempts
-        on step_rows.run_id = counted_attempts.run_id
-        and step_rows.step = counted_attempts.step
-        and counted_attempts.from_last = 1
+    left join replayed_rows
+        on step_rows.run_id = replayed_rows.run_id
+        and step_rows.train_row_id = replayed_rows.train_row_id
 ),
 
 step_times as (

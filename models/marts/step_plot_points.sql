@@ -13,8 +13,8 @@
 --   * every row the plots draw as a point is kept whatever the run's length: superseded rows,
 --     loss spikes, clip violations, slow steps and step-time outliers;
 --   * a run with more than report_step_time_long_run_rows timed counted rows is a barcode as a
---     line: its step time is drawn as the median of each of report_step_time_windows stretches of
---     rows (step_time_window_median, at the stretch's middle row) and the rows above
+--     line: its step time is drawn as the median of each of report_step_time_windows equal
+--     stretches of steps (step_time_window_median, at the stretch's middle row) and the rows above
 --     report_step_time_outlier_factor times it as points (is_step_time_outlier).
 -- run_rows_logged and run_rows_counted count every row of step_metrics (the report's check
 -- against run_summary).
@@ -63,31 +63,34 @@ run_sizes as (
 ),
 
 step_time_stretches as (
-    -- a long run's rows per stretch of its step-time line: report_step_time_windows stretches,
-    -- of at least report_step_time_window_min_rows rows
+    -- a long run's steps per stretch of its step-time line: report_step_time_windows stretches,
+    -- of at least report_step_time_window_min_rows steps
     select
         run_id,
+        run_first_step,
         greatest(
             {{ threshold('report_step_time_window_min_rows') }},
-            cast(floor({{ safe_divide('run_rows_timed', threshold('report_step_time_windows')) }}) as {{ dbt.type_bigint() }})
-        ) as stretch_rows
+            {{ safe_divide('run_last_step - run_first_step + 1', threshold('report_step_time_windows')) }}
+        ) as stretch_steps
     from run_sizes
     where run_rows_timed > {{ threshold('report_step_time_long_run_rows') }}
 ),
 
-timed_rows_numbered as (
-    -- the timed counted rows of a long run, numbered along the run
+timed_rows as (
+    -- the timed counted rows of a long run, with their stretch
     select
         steps.run_id,
         steps.train_row_id,
+        steps.step,
         steps.step_time_sec,
         steps.is_slow_step,
-        step_time_stretches.stretch_rows,
-        row_number() over (
-            partition by steps.run_id
-            order by steps.step, steps.train_row_id
-            rows between unbounded preceding and current row
-        ) as timed_row_number
+        step_time_stretches.stretch_steps,
+        cast(floor({{ safe_divide('steps.step - step_time_stretches.run_first_step', 'step_time_stretches.stretch_steps') }})
+            as {{ dbt.type_bigint() }}) as step_time_window,
+        -- the stretch's middle step
+        step_time_stretches.run_first_step + (
+            floor({{ safe_divide('steps.step - step_time_stretches.run_first_step', 'step_time_stretches.stretch_steps') }}) + 0.5
+        ) * step_time_stretches.stretch_steps as window_middle_step
     from steps
     inner join step_time_stretches
         on steps.run_id = step_time_stretches.run_id
@@ -95,25 +98,13 @@ timed_rows_numbered as (
         and steps.step_time_sec is not null
 ),
 
-timed_rows as (
-    select
-        run_id,
-        train_row_id,
-        step_time_sec,
-        is_slow_step,
-        timed_row_number,
-        stretch_rows,
-        cast(floor({{ safe_divide('timed_row_number - 1', 'stretch_rows') }}) as {{ dbt.type_bigint() }}) as step_time_window
-    from timed_rows_numbered
-),
-
 step_time_windows as (
     select
         run_id,
         step_time_window,
-        count(*) as window_rows,
-        min(timed_row_number) as window_first_row_number,
-        percentile_cont(0.5) within group (order by step_time_sec) as window_median
+        percentile_cont(0.5) within group (order by step_time_sec) as window_median,
+        -- the row its median is drawn at: the first at or after the middle step (else the last)
+        coalesce(min(case when step >= window_middle_step then step end), max(step)) as window_middle_row_step
     from timed_rows
     group by run_id, step_time_window
 ),
@@ -122,11 +113,9 @@ timed_rows_windowed as (
     select
         timed_rows.run_id,
         timed_rows.train_row_id,
-        timed_rows.stretch_rows as step_time_window_rows,
+        timed_rows.stretch_steps as step_time_window_steps,
         step_time_windows.window_median as step_time_window_median,
-        -- the stretch's middle row carries its median on the line
-        2 * (timed_rows.timed_row_number - step_time_windows.window_first_row_number + 1)
-            in (step_time_windows.window_rows, step_time_windows.window_rows + 1) as is_step_time_window_middle,
+        timed_rows.step = step_time_windows.window_middle_row_step as is_step_time_window_middle,
         not timed_rows.is_slow_step
             and timed_rows.step_time_sec > {{ threshold('report_step_time_outlier_factor') }} * step_time_windows.window_median
             as is_step_time_outlier
@@ -338,7 +327,7 @@ final as (
         steps.is_slow_step,
         steps.epoch_number,
         timed_rows_windowed.step_time_window_median,
-        timed_rows_windowed.step_time_window_rows,
+        timed_rows_windowed.step_time_window_steps,
         coalesce(timed_rows_windowed.is_step_time_window_middle, false) as is_step_time_window_middle,
         coalesce(timed_rows_windowed.is_step_time_outlier, false) as is_step_time_outlier,
         long_runs.run_id is not null as is_downsampled,

@@ -61,7 +61,7 @@ MART_COLUMNS: dict[str, tuple[str, ...]] = {
         "run_id", "train_row_id", "step", "is_counted", "attempt_number", "shard_id", "source", "loss",
         "loss_baseline", "is_loss_spike", "grad_norm", "grad_clip_norm", "is_clip_violation",
         "learning_rate", "expected_learning_rate", "step_time_sec", "is_slow_step", "epoch_number",
-        "step_time_window_median", "step_time_window_rows", "is_step_time_window_middle",
+        "step_time_window_median", "step_time_window_steps", "is_step_time_window_middle",
         "is_step_time_outlier", "is_downsampled", "run_rows_logged", "run_rows_counted",
     ),
     "eval_metrics": (

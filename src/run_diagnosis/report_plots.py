@@ -40,8 +40,8 @@ ACCURACY_HEIGHT = 110  # pixels of the accuracy panel under the validation loss
 ACCURACY_COLOR = "#2ca02c"
 CHECKPOINT_COLOR = "#8c564b"
 EVAL_COLOR = "#9467bd"
-# a long run's step time is drawn as the median of stretches of rows (step_plot_points decides
-# when, over how many rows, and which rows are outliers: report_step_time_* in the marts' YAML)
+# a long run's step time is drawn as the median of stretches of steps (step_plot_points decides
+# when, over how many steps, and which rows are outliers: report_step_time_* in the marts' YAML)
 OUTLIER_FACTOR = 3.0  # the outliers: above this multiple of it (report_step_time_outlier_factor)
 ZOOM_HEIGHT = 170  # pixels of a finding's zoom (page two)
 ZOOM_MAX = 8  # causes that get a zoom
@@ -478,16 +478,16 @@ def plot_step_times(data: ReportData, page: PageOne) -> Plot:
         slow = flag(s.frame, "is_slow_step") & known
         median = num(s.frame, "step_time_window_median")
         if has_values(median):
-            # a long run is a barcode as a line: the median of each stretch of rows (at its middle
+            # a long run is a barcode as a line: the median of each stretch of steps (at its middle
             # row), and the outliers as points (step_plot_points)
             middle = flag(s.frame, "is_step_time_window_middle") & known
             ax.line(s.step[middle], median[middle], MAIN_COLOR, width=1.2 * PT, label="median of a stretch")
             outliers = flag(s.frame, "is_step_time_outlier") & known & ~slow
             s.points(ax, outliers, "#7f7f7f", 8, f"over {OUTLIER_FACTOR:g}x that median")
-            stretch = fmt_step(float(np.nanmax(num(s.frame, "step_time_window_rows"))))
+            stretch = fmt_step(float(np.nanmax(num(s.frame, "step_time_window_steps"))))
             caption += (
-                f" A long run: the line is the median of each stretch of {stretch} counted rows; grey points "
-                f"are the steps over {OUTLIER_FACTOR:g}x it."
+                f" A long run: the line is the median step time of each stretch of {stretch} steps; grey "
+                f"points are the steps over {OUTLIER_FACTOR:g}x it."
             )
             top = float(np.nanmax(np.where(outliers | slow, s.values, median)))
         else:

@@ -55,6 +55,9 @@ def threshold(name: str) -> Any:
     return thresholds()[name].value
 
 
+WINDOWS = threshold("report_step_time_windows")
+
+
 @pytest.fixture(scope="module")
 def long_run(fixture_runs: FixtureRuns) -> Diagnosis:
     return fixture_runs["plot-points-long"]
@@ -171,13 +174,11 @@ def test_a_long_runs_step_time_is_drawn_as_stretch_medians(long_run: Diagnosis) 
     data = report_data(long_run)
     page = build_page_one(data, build_double_check(data).consistency)
     plot = report_plots.plot_step_times(data, page)
-    rows = threshold("report_step_time_window_min_rows")
-    stretch = max(
-        rows, int(data.step_points["run_rows_counted"].iloc[0]) // threshold("report_step_time_windows")
-    )
-    assert f"the median of each stretch of {stretch:,} counted rows" in plot.caption
+    steps = data.step_points["step"]
+    stretch = max(threshold("report_step_time_window_min_rows"), (steps.max() - steps.min() + 1) / WINDOWS)
+    assert f"the median step time of each stretch of {round(stretch):,} steps" in plot.caption
     middles = data.step_points["is_step_time_window_middle"].sum()
-    assert threshold("report_step_time_windows") <= middles <= threshold("report_step_time_windows") + 1
+    assert WINDOWS <= middles <= WINDOWS + 1
 
 
 def test_the_report_and_the_mart_agree_on_their_shared_constants() -> None:

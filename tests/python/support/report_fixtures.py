@@ -478,7 +478,7 @@ def derive_from_step_metrics(con: duckdb.DuckDBPyConnection, with_story: bool) -
     con.execute(
         """create table main.step_plot_points as
         select *, cast(null as double) as step_time_window_median,
-            cast(null as bigint) as step_time_window_rows, false as is_step_time_window_middle,
+            cast(null as bigint) as step_time_window_steps, false as is_step_time_window_middle,
             false as is_step_time_outlier, false as is_downsampled,
             count(*) over (partition by run_id) as run_rows_logged,
             count(*) filter (where is_counted) over (partition by run_id) as run_rows_counted
