@@ -171,7 +171,7 @@ zoom_pads as (
 ),
 
 zoom_windows as (
-    -- ... one pixel column of the run wider either side (the zoom's own padding is rounded to rows)
+    -- ... one pixel column of the run wider either side (the report pads by the rows it reads, a little more)
     select
         run_id,
         run_first_step,
@@ -247,7 +247,6 @@ column_rows as (
             as min_{{ column }}_row_id,
         min(case when windowed_rows.{{ column }} = column_envelopes.max_{{ column }} then windowed_rows.train_row_id end)
             as max_{{ column }}_row_id{{ ',' if not loop.last }}
-
         {%- endfor %}
     from windowed_rows
     inner join column_envelopes
