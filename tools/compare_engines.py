@@ -38,6 +38,7 @@ MART_ORDER: dict[str, str] = {
     "findings": "harm_rank nulls last, finding_id",
     "run_summary": "run_id",
     "step_metrics": "step nulls last, train_row_id",
+    "step_plot_points": "step nulls last, train_row_id",
     "eval_metrics": "step nulls last, eval_row_id",
     "shard_metrics": "grouping_level, group_key",
     "audit_summary": "file_kind, outcome, reason",

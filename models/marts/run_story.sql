@@ -10,7 +10,10 @@
 --     collapsed with it;
 --   * the restarts: how many, and how many after a logged crash (a stop without one is not a crash);
 --   * where the loss spikes are: the shard holding most of the counted spike steps, and whether
---     that is most of them (story_spike_shard_min_share, at least story_spike_shard_min_steps).
+--     that is most of them (story_spike_shard_min_share, at least story_spike_shard_min_steps);
+--   * the step time the logs add up to: the counted rows', the replayed rows' (superseded rows of
+--     another attempt than the one that counts for their step: work redone after a resume; a
+--     duplicate of the counted attempt is not) and the counted rows with no time logged.
 with
 
 config as (
@@ -160,6 +163,76 @@ spike_shard as (
     where spike_shards.shard_rank = 1
 ),
 
+step_rows as (
+    select run_id, train_row_id, step, is_counted, attempt_number, step_time_sec
+    from {{ run_ref('step_metrics') }}
+),
+
+superseded_rows as (
+    -- the rows that do not count (a few: replays and duplicates)
+    select run_id, train_row_id, step, attempt_number
+    from step_rows
+    where not is_counted
+),
+
+counted_attempts as (
+    -- the attempt whose row counts for each of their steps (the last counted row of the step)
+    select
+        step_rows.run_id,
+        step_rows.step,
+        step_rows.attempt_number,
+        row_number() over (
+            partition by step_rows.run_id, step_rows.step
+            order by step_rows.train_row_id desc
+            rows between unbounded preceding and current row
+        ) as from_last
+    from step_rows
+    inner join (select distinct run_id, step from superseded_rows) as superseded_steps
+        on step_rows.run_id = superseded_steps.run_id
+        and step_rows.step = superseded_steps.step
+    where step_rows.is_counted
+),
+
+replayed_rows as (
+    -- superseded rows of another attempt than the counted one: work redone after a resume (a
+    -- duplicate of the counted attempt is not)
+    select superseded_rows.run_id, superseded_rows.train_row_id
+    from superseded_rows
+    inner join counted_attempts
+        on superseded_rows.run_id = counted_attempts.run_id
+        and superseded_rows.step = counted_attempts.step
+        and counted_attempts.from_last = 1
+    where superseded_rows.attempt_number <> counted_attempts.attempt_number
+),
+
+step_rows_replayed as (
+    select
+        step_rows.run_id,
+        step_rows.is_counted,
+        step_rows.step_time_sec,
+        replayed_rows.train_row_id is not null as is_replayed
+    from step_rows
+    left join replayed_rows
+        on step_rows.run_id = replayed_rows.run_id
+        and step_rows.train_row_id = replayed_rows.train_row_id
+),
+
+step_times as (
+    select
+        run_id,
+        cast(sum(case when step_time_sec is not null then 1 else 0 end) as {{ dbt.type_bigint() }}) as n_timed_rows,
+        cast(sum(case when is_counted then 1 else 0 end) as {{ dbt.type_bigint() }}) as n_counted_rows,
+        sum(case when is_counted then step_time_sec end) as counted_step_time_sec,
+        cast(sum(case when is_replayed then 1 else 0 end) as {{ dbt.type_bigint() }}) as n_replayed_rows,
+        sum(case when is_replayed then step_time_sec end) as replayed_step_time_sec,
+        cast(sum(case when is_counted and step_time_sec is null then 1 else 0 end) as {{ dbt.type_bigint() }})
+            as n_untimed_counted_rows,
+        percentile_cont(0.5) within group (order by case when is_counted then step_time_sec end)
+            as median_step_time_sec
+    from step_rows_replayed
+    group by run_id
+),
+
 joined as (
     select
         config.run_id,
@@ -193,7 +266,14 @@ joined as (
         coalesce(spike_totals.n_spike_steps, 0) as n_spike_steps,
         spike_shard.spike_shard_id,
         spike_shard.spike_shard_source,
-        spike_shard.spike_shard_steps
+        spike_shard.spike_shard_steps,
+        coalesce(step_times.n_timed_rows, 0) as n_timed_rows,
+        coalesce(step_times.n_counted_rows, 0) as n_counted_rows,
+        step_times.counted_step_time_sec,
+        coalesce(step_times.n_replayed_rows, 0) as n_replayed_rows,
+        step_times.replayed_step_time_sec,
+        coalesce(step_times.n_untimed_counted_rows, 0) as n_untimed_counted_rows,
+        step_times.median_step_time_sec
     from config
     left join ends
         on config.run_id = ends.run_id
@@ -210,6 +290,8 @@ joined as (
         on config.run_id = spike_totals.run_id
     left join spike_shard
         on config.run_id = spike_shard.run_id
+    left join step_times
+        on config.run_id = step_times.run_id
 ),
 
 final as (
@@ -271,7 +353,14 @@ final as (
             spike_shard_steps >= {{ threshold('story_spike_shard_min_steps') }}
             and spike_shard_steps >= {{ threshold('story_spike_shard_min_share') }} * n_spike_steps,
             false
-        ) as is_spikes_on_one_shard
+        ) as is_spikes_on_one_shard,
+        n_timed_rows,
+        n_counted_rows,
+        counted_step_time_sec,
+        n_replayed_rows,
+        replayed_step_time_sec,
+        n_untimed_counted_rows,
+        median_step_time_sec
     from joined
 )
 

@@ -93,7 +93,7 @@ def write_report(
     say(f"reading marts from {db_path} and dbt results from {target_path}")
     data = load_report_data(db_path, target_path, run_id, with_history)
     say(
-        f"read {len(data.findings)} findings, {len(data.step_metrics)} step rows, "
+        f"read {len(data.findings)} findings, {len(data.step_points)} step rows to plot, "
         f"{len(data.eval_metrics)} evals, {len(data.dbt.failed_tests)} failing dbt tests"
     )
     for note in data.dbt.notes:

@@ -321,18 +321,25 @@ def consistency_notes(data: ReportData) -> list[str]:
     ranks = [f.get("harm_rank") for f in findings if f.get("harm_rank") is not None]
     if len(ranks) != len(set(ranks)):
         notes.append("harm_rank has ties; they are broken by harm_score, then finding_id.")
-    steps = data.step_metrics
-    if s.get("steps_logged") is not None and s["steps_logged"] != len(steps):
+    # step_metrics' rows, counted in SQL (step_plot_points carries the counts of every row on each of its own)
+    n_rows, n_counted = step_row_counts(data)
+    if s.get("steps_logged") is not None and s["steps_logged"] != n_rows:
+        notes.append(f"run_summary.steps_logged is {s['steps_logged']} but step_metrics has {n_rows} rows.")
+    if n_rows and s.get("steps_counted") is not None and n_counted != s["steps_counted"]:
         notes.append(
-            f"run_summary.steps_logged is {s['steps_logged']} but step_metrics has {len(steps)} rows."
+            f"run_summary.steps_counted is {s['steps_counted']} but step_metrics counts {n_counted} rows."
         )
-    if len(steps) and s.get("steps_counted") is not None:
-        n_counted = int(steps["is_counted"].astype("boolean").fillna(False).sum())
-        if n_counted != s["steps_counted"]:
-            notes.append(
-                f"run_summary.steps_counted is {s['steps_counted']} but step_metrics counts {n_counted} rows."
-            )
     return notes
+
+
+def step_row_counts(data: ReportData) -> tuple[int, int]:
+    """The run's rows in step_metrics and the counted ones (step_plot_points.run_rows_logged and
+    run_rows_counted, the same on each of its rows); (0, 0) when it has none."""
+    points = data.step_points
+    if not len(points):
+        return 0, 0
+    first = points.iloc[0]
+    return int(first["run_rows_logged"]), int(first["run_rows_counted"])
 
 
 def dbt_problems(data: ReportData) -> list[str]:

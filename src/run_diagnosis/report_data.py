@@ -5,7 +5,9 @@ The marts are read from a DuckDB file opened read-only (schema `main`), one run 
 dbt tests come from `<target>/run_results.json` joined to `<target>/manifest.json`.
 Everything is turned into plain Python values (findings, run summary, tables as
 lists of dicts) or pandas frames (per-step series for the plots), so the renderers
-never touch DuckDB.
+never touch DuckDB. The steps are read as the plots draw them (step_plot_points: every row
+of a short run; of a long one, each pixel column's envelope and the rows drawn as points),
+never every row of a long run's log.
 """
 
 from __future__ import annotations
@@ -54,10 +56,13 @@ MART_COLUMNS: dict[str, tuple[str, ...]] = {
         "final_train_loss", "wall_clock_sec", "n_findings", "n_findings_above_low",
         "fix_first_finding_id", "runner_up_finding_id",
     ),
-    "step_metrics": (
+    # the rows of step_metrics the step plots draw (a bounded number per run), with the counts of all
+    "step_plot_points": (
         "run_id", "train_row_id", "step", "is_counted", "attempt_number", "shard_id", "source", "loss",
         "loss_baseline", "is_loss_spike", "grad_norm", "grad_clip_norm", "is_clip_violation",
         "learning_rate", "expected_learning_rate", "step_time_sec", "is_slow_step", "epoch_number",
+        "step_time_window_median", "step_time_window_steps", "is_step_time_window_middle",
+        "is_step_time_outlier", "is_downsampled", "run_rows_logged", "run_rows_counted",
     ),
     "eval_metrics": (
         "run_id", "step", "val_loss", "val_accuracy", "is_counted", "is_best", "train_loss_smoothed",
@@ -74,7 +79,7 @@ MART_COLUMNS: dict[str, tuple[str, ...]] = {
 MART_ORDER: dict[str, str] = {
     "findings": "harm_rank nulls last, finding_id",
     "run_summary": "run_name",
-    "step_metrics": "step, train_row_id",
+    "step_plot_points": "step, train_row_id",
     "eval_metrics": "step, is_counted desc",
     "shard_metrics": "grouping_level, group_key",
     "audit_summary": "file_kind, outcome, reason",
@@ -222,7 +227,7 @@ class ReportData:
     findings: list[dict[str, Any]]
     findings_columns: list[str]
     summary: dict[str, Any]
-    step_metrics: pd.DataFrame
+    step_points: pd.DataFrame  # step_plot_points: the step rows the plots draw (all of a short run)
     eval_metrics: pd.DataFrame
     shard_metrics: pd.DataFrame
     audit: list[dict[str, Any]]
@@ -485,7 +490,7 @@ def load_report_data(
         _, summary_rows = read_rows(con, "run_summary", run_id)
         _, audit = read_rows(con, "audit_summary", run_id)
         _, coverage = read_rows(con, "check_coverage", run_id)
-        step_metrics = read_frame(con, "step_metrics", run_id)
+        step_points = read_frame(con, "step_plot_points", run_id)
         eval_metrics = read_frame(con, "eval_metrics", run_id)
         shard_metrics = read_frame(con, "shard_metrics", run_id)
         context_rows = read_rows(con, "run_context", run_id)[1] if "run_context" in present else []
@@ -508,7 +513,7 @@ def load_report_data(
         findings=ranked_findings({**f, CATALOG_KEY: catalog.get(str(f.get("category")), {})} for f in rows),
         findings_columns=findings_columns,
         summary=summary,
-        step_metrics=step_metrics,
+        step_points=step_points,
         eval_metrics=eval_metrics,
         shard_metrics=shard_metrics,
         audit=audit,

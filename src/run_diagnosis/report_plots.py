@@ -40,13 +40,13 @@ ACCURACY_HEIGHT = 110  # pixels of the accuracy panel under the validation loss
 ACCURACY_COLOR = "#2ca02c"
 CHECKPOINT_COLOR = "#8c564b"
 EVAL_COLOR = "#9467bd"
-LONG_RUN_ROWS = 2000  # above this many counted rows, step time is drawn as a rolling median
-ROLLING_WINDOWS = 300  # ... over about this many windows of the run (a few pixels each)
-ROLLING_MIN_ROWS = 5
-OUTLIER_FACTOR = 3.0  # ... and the steps above this multiple of it as points
+# a long run's step time is drawn as the median of stretches of steps (step_plot_points decides
+# when, over how many steps, and which rows are outliers: report_step_time_* in the marts' YAML)
+OUTLIER_FACTOR = 3.0  # the outliers: above this multiple of it (report_step_time_outlier_factor)
 ZOOM_HEIGHT = 170  # pixels of a finding's zoom (page two)
 ZOOM_MAX = 8  # causes that get a zoom
 ZOOM_MIN_PAD_SHARE = 0.02  # the zoom shows at least this share of the run either side of the steps
+# (step_plot_points keeps that window at pixel resolution: report_zoom_min_pad_share, the same)
 ZOOM_MIN_SPAN_SHARE = 0.01  # ... and shades the finding's steps at least this share of the window wide
 
 
@@ -265,7 +265,7 @@ def plot_loss(data: ReportData, page: PageOne) -> Plot:
         "rows. Bottom: the steps of each cause (page two order), colored by severity."
     )
     not_logged = "Training loss: not logged (step_metrics is empty)."
-    return step_plot("plot-loss", title, caption, data.step_metrics, "loss", not_logged, draw)
+    return step_plot("plot-loss", title, caption, data.step_points, "loss", not_logged, draw)
 
 
 def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
@@ -295,7 +295,7 @@ def plot_learning_rate(data: ReportData, page: PageOne) -> Plot:
 
     caption = "Logged learning rate per counted step against the schedule rebuilt from the run's config."
     not_logged = "Learning rate: not logged."
-    return step_plot("plot-lr", title, caption, data.step_metrics, "learning_rate", not_logged, draw)
+    return step_plot("plot-lr", title, caption, data.step_points, "learning_rate", not_logged, draw)
 
 
 def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
@@ -320,7 +320,7 @@ def plot_grad_norm(data: ReportData, page: PageOne) -> Plot:
 
     caption = "Gradient norm per counted step; the dashed line is grad_clip_norm, red points exceed it."
     not_logged = "Gradient norm: not logged (no grad_norm in the log)."
-    return step_plot("plot-grad", title, caption, data.step_metrics, "grad_norm", not_logged, draw)
+    return step_plot("plot-grad", title, caption, data.step_points, "grad_norm", not_logged, draw)
 
 
 def natural_key(text: str) -> tuple[int, float, str]:
@@ -443,12 +443,6 @@ def plot_eval(data: ReportData, page: PageOne) -> Plot:
     return step_plot("plot-eval", title, caption, data.eval_metrics, "val_loss", not_logged, draw)
 
 
-def rolling_median(values: np.ndarray, window: int) -> np.ndarray:
-    """A centred rolling median over `window` rows (NaN where too few values are known)."""
-    series = pd.Series(values)
-    return series.rolling(window, center=True, min_periods=max(1, window // 3)).median().to_numpy()
-
-
 def mark_evaluations_and_checkpoints(ax: Axes, data: ReportData, top: float) -> str:
     """Checkpoint saves (events) as dashed lines and evaluations as ticks along the top: the
     steps expected to run slow. Returns the caption's sentence."""
@@ -482,16 +476,18 @@ def plot_step_times(data: ReportData, page: PageOne) -> Plot:
         seconds = np.where(s.counted, s.values, np.nan)
         known = s.counted & np.isfinite(s.values)
         slow = flag(s.frame, "is_slow_step") & known
-        if known.sum() > LONG_RUN_ROWS:
-            # a long real run is a barcode as a line: its rolling median, and the outliers as points
-            window = max(ROLLING_MIN_ROWS, int(known.sum()) // ROLLING_WINDOWS)
-            median = rolling_median(seconds, window)
-            ax.line(s.step[s.counted], median[s.counted], MAIN_COLOR, width=1.2 * PT, label="rolling median")
-            outliers = known & ~slow & (s.values > OUTLIER_FACTOR * np.nan_to_num(median, nan=np.inf))
-            s.points(ax, outliers, "#7f7f7f", 8, f"over {OUTLIER_FACTOR:g}x the rolling median")
+        median = num(s.frame, "step_time_window_median")
+        if has_values(median):
+            # a long run is a barcode as a line: the median of each stretch of steps (at its middle
+            # row), and the outliers as points (step_plot_points)
+            middle = flag(s.frame, "is_step_time_window_middle") & known
+            ax.line(s.step[middle], median[middle], MAIN_COLOR, width=1.2 * PT, label="median of a stretch")
+            outliers = flag(s.frame, "is_step_time_outlier") & known & ~slow
+            s.points(ax, outliers, "#7f7f7f", 8, f"over {OUTLIER_FACTOR:g}x that median")
+            stretch = fmt_step(float(np.nanmax(num(s.frame, "step_time_window_steps"))))
             caption += (
-                f" A long run: the line is the rolling median over {window} logged rows; grey points are the "
-                f"steps over {OUTLIER_FACTOR:g}x it."
+                f" A long run: the line is the median step time of each stretch of {stretch} steps; grey "
+                f"points are the steps over {OUTLIER_FACTOR:g}x it."
             )
             top = float(np.nanmax(np.where(outliers | slow, s.values, median)))
         else:
@@ -503,7 +499,7 @@ def plot_step_times(data: ReportData, page: PageOne) -> Plot:
 
     caption = "Seconds per counted step; red points are the steps flagged slow."
     not_logged = "Step time: not logged."
-    return step_plot("plot-step-time", title, caption, data.step_metrics, "step_time_sec", not_logged, draw)
+    return step_plot("plot-step-time", title, caption, data.step_points, "step_time_sec", not_logged, draw)
 
 
 # the y label of each series a category can be zoomed on (check_catalog.zoom_metric); the loss otherwise
@@ -535,7 +531,7 @@ def plot_zoom(data: ReportData, finding: dict[str, Any]) -> Plot | None:
     _, start, end = spans[0]
     zoomed = catalog_text(finding, "zoom_metric")
     column, ylabel = (zoomed, ZOOM_LABELS[zoomed]) if zoomed in ZOOM_LABELS else ("loss", "training loss")
-    frame = data.eval_metrics if column == "val_loss" else data.step_metrics
+    frame = data.eval_metrics if column == "val_loss" else data.step_points
     step, values = num(frame, "step"), num(frame, column)
     counted = flag(frame, "is_counted", default=True)
     shown = counted & np.isfinite(values) & np.isfinite(step)

@@ -721,27 +721,19 @@ class StepTime:
 
 
 def step_time(data: ReportData) -> StepTime | None:
-    frame = data.step_metrics
-    seconds = num_column(frame, "step_time_sec")
-    if not len(frame) or not np.isfinite(seconds).any():
+    """The step time the logs add up to (run_story, summed in SQL); None when no row has one (or
+    the build's run_story predates these columns)."""
+    story = data.story
+    if not story.get("n_timed_rows"):
         return None
-    counted = flag_column(frame, "is_counted", True)
-    attempt, steps = num_column(frame, "attempt_number"), num_column(frame, "step")
-    # the attempt whose row counts for each step (one counted row a step), looked up for every row
-    kept = pd.Series(attempt[counted], index=steps[counted])
-    kept_attempt = pd.Series(steps).map(kept[~kept.index.duplicated(keep="last")]).to_numpy(dtype="float64")
-    # superseded rows of another attempt (work redone after a resume); duplicates of the kept one are not
-    replayed = ~counted & np.isfinite(attempt) & np.isfinite(kept_attempt) & (attempt != kept_attempt)
-    known = np.isfinite(seconds)
-    median = float(np.median(seconds[counted & known])) if (counted & known).any() else 0.0
-    n_missing = int((counted & ~known).sum())
+    n_missing = int(story.get("n_untimed_counted_rows") or 0)
     return StepTime(
-        counted_sec=float(seconds[counted & known].sum()),
-        n_counted=int(counted.sum()),
-        replayed_sec=float(seconds[replayed & known].sum()),
-        n_replayed=int(replayed.sum()),
+        counted_sec=float(story.get("counted_step_time_sec") or 0.0),
+        n_counted=int(story.get("n_counted_rows") or 0),
+        replayed_sec=float(story.get("replayed_step_time_sec") or 0.0),
+        n_replayed=int(story.get("n_replayed_rows") or 0),
         n_missing=n_missing,
-        missing_estimate_sec=n_missing * median,
+        missing_estimate_sec=n_missing * float(story.get("median_step_time_sec") or 0.0),
     )
 
 

@@ -25,7 +25,7 @@ REGISTRY_TEST = "findings_registry_agrees_with_checks"
 PLANTED_STEPS = (30, 31, 32)  # a loss summed over 1024 tokens on these steps
 # what the report reads (report_data.MART_COLUMNS, check_catalog) and the two tests asked about
 SELECTION = (
-    "+findings", "+run_summary", "+step_metrics", "+eval_metrics", "+shard_metrics", "+audit_summary",
+    "+findings", "+run_summary", "+step_plot_points", "+eval_metrics", "+shard_metrics", "+audit_summary",
     "+check_coverage", "check_catalog", ANOMALY_TEST, REGISTRY_TEST,
 )  # fmt: skip
 

@@ -441,9 +441,57 @@ def build_db(
                 )
         if CATALOG_MART not in skip:
             write_catalog(con)
+        if "step_metrics" in (ddl or DDL) and "step_metrics" not in skip:
+            derive_from_step_metrics(con, with_story="run_story" in (ddl or DDL) and "run_story" not in skip)
     finally:
         con.close()
     return path
+
+
+# run_story's step-time columns, summed from step_metrics as models/marts/run_story.sql does
+STORY_STEP_TIMES = """
+    with counted_attempts as (
+        select step, attempt_number,
+            row_number() over (partition by step order by train_row_id desc) as from_last
+        from main.step_metrics where is_counted
+    ),
+    rows_replayed as (
+        select s.is_counted, s.step_time_sec,
+            coalesce(not s.is_counted and s.attempt_number <> c.attempt_number, false) as is_replayed
+        from main.step_metrics as s
+        left join counted_attempts as c on s.step = c.step and c.from_last = 1
+    )
+    select
+        count(step_time_sec) as n_timed_rows,
+        count(*) filter (where is_counted) as n_counted_rows,
+        sum(step_time_sec) filter (where is_counted) as counted_step_time_sec,
+        count(*) filter (where is_replayed) as n_replayed_rows,
+        sum(step_time_sec) filter (where is_replayed) as replayed_step_time_sec,
+        count(*) filter (where is_counted and step_time_sec is null) as n_untimed_counted_rows,
+        median(step_time_sec) filter (where is_counted) as median_step_time_sec
+    from rows_replayed"""
+
+
+def derive_from_step_metrics(con: duckdb.DuckDBPyConnection, with_story: bool) -> None:
+    """The marts the report reads that a dbt build derives from step_metrics: step_plot_points as a
+    short run's (every row, the run's counts on each) and run_story's step-time columns."""
+    con.execute(
+        """create table main.step_plot_points as
+        select *, cast(null as double) as step_time_window_median,
+            cast(null as bigint) as step_time_window_steps, false as is_step_time_window_middle,
+            false as is_step_time_outlier, false as is_downsampled,
+            count(*) over (partition by run_id) as run_rows_logged,
+            count(*) filter (where is_counted) over (partition by run_id) as run_rows_counted
+        from main.step_metrics"""
+    )
+    if with_story:
+        con.execute(f"create table main.story_step_times as {STORY_STEP_TIMES}")
+        con.execute(
+            "create table main.run_story_with_times as select * from main.run_story, main.story_step_times"
+        )
+        con.execute("drop table main.run_story")
+        con.execute("drop table main.story_step_times")
+        con.execute("alter table main.run_story_with_times rename to run_story")
 
 
 def write_catalog(con: duckdb.DuckDBPyConnection) -> None:
