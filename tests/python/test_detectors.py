@@ -253,6 +253,23 @@ def test_epochs_with_staircase(diagnosis: Diagnosis) -> None:
     assert "data_seen_more_than_once" in diagnosis.failing_tests()
 
 
+def one_drop_among_four_boundaries() -> RunBuilder:
+    """Five epochs; the loss drops 15% at the first boundary only (an early fall that crosses it)."""
+    builder = RunBuilder().plant_epochs(5)
+    epoch_steps = builder.total_steps // 5
+    builder.train.loc[builder.train["step"] > epoch_steps, "loss"] *= 0.85
+    return builder
+
+
+@fixture_run(one_drop_among_four_boundaries)
+def test_one_drop_among_several_epoch_boundaries_is_no_staircase(diagnosis: Diagnosis) -> None:
+    """Each boundary beats the 90th percentile of the changes inside epochs one time in ten by
+    chance: one drop among four boundaries is low; the staircase test above is the control."""
+    found = findings_of(diagnosis, "data_repetition").iloc[0]
+    assert found["detector_severity"] == "low"
+    assert "no staircase" in found["title"], found["title"]
+
+
 @fixture_run(lambda: RunBuilder().plant_epochs(2))
 def test_epochs_without_staircase_is_low(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "data_repetition").iloc[0]

@@ -55,7 +55,12 @@ boundary_text as (
             ~ " || " ~ fmt('median_before', 3) ~ " || ' -> ' || " ~ fmt('median_after', 3)
             ~ " || case when is_staircase_step then ' staircase drop' else '' end",
             "'; '", "order by boundary_step") }} as boundary_list,
-        max(typical_abs_change) as typical_abs_change
+        max(typical_abs_change) as typical_abs_change,
+        -- a staircase: drops at staircase_min_boundaries boundaries or more (at the only one, in a run of two
+        -- epochs): each boundary beats the 90th percentile of the changes inside epochs by chance one
+        -- time in ten, so one drop among several boundaries is what noise gives
+        sum(case when is_staircase_step then 1 else 0 end)
+            >= least({{ threshold('staircase_min_boundaries') }}, count(*)) as is_staircase
     from boundaries
     group by run_id
 ),
@@ -65,7 +70,7 @@ run_finding as (
         summary.run_id,
         'data_repetition:run' as finding_id,
         'data_repetition' as category,
-        case when boundary_text.staircase_steps > 0 then 'medium' else 'low' end as severity,
+        case when coalesce(boundary_text.is_staircase, false) then 'medium' else 'low' end as severity,
         case
             -- passes from the first epoch's rows when the epochs are the shard visits; from the steps per
             -- epoch, the epochs started (a log every few steps puts fewer rows in its first epoch)
@@ -77,8 +82,11 @@ run_finding as (
             || {{ fmt_int('summary.first_repeat_step') }} || '-' || {{ fmt_int('summary.last_step') }}
             || ' re-read examples already seen (' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
             || ' logged rows)'
-            || case when boundary_text.staircase_steps > 0
+            || case when coalesce(boundary_text.is_staircase, false)
                 then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' epoch boundaries.'
+                when boundary_text.staircase_steps > 0
+                then '; the loss drops at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' of ' || {{ fmt_int('boundary_text.boundaries') }}
+                    || ' epoch boundaries, as often as the noise inside epochs would: no staircase.'
                 else '; no loss staircase at the epoch boundaries.' end as title,
         'epochs found from ' || case summary.epoch_basis
                 when 'shard_visits' then 'the shard visits (a shard''s k-th visit is epoch k)'
@@ -104,9 +112,9 @@ run_finding as (
         'share_of_updates' as cost_unit,
         'share of counted steps spent on examples the model had already trained on' as cost_method,
         {{ safe_divide('summary.repeated_steps', 'summary.counted_steps') }}
-            * case when boundary_text.staircase_steps > 0 then 0.5 else 0.1 end as impact_score,
+            * case when coalesce(boundary_text.is_staircase, false) then 0.5 else 0.1 end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when boundary_text.staircase_steps > 0
+        case when coalesce(boundary_text.is_staircase, false)
             then 'The model is memorising repeated examples: train on more unique data (or fewer epochs) and watch validation loss from the first repeat.'
             else 'Repetition is by design here, but plan the large run with enough unique data (one epoch or less) and keep an eye on validation loss after each boundary.'
         end as recommendation
