@@ -241,6 +241,26 @@ def test_step_in_brackets_opening_a_metrics_line(tmp_path: Path) -> None:
     assert losses(run) == [loss_of(s) for s in range(10, 110, 10)]
 
 
+def test_traceback_after_the_last_training_line_is_the_run_ending(tmp_path: Path) -> None:
+    """A log that ends in a traceback (an interrupt, an exception) stopped there: an event at the
+    last logged step names it; a traceback the run survived (training went on) is no ending."""
+    lines = [f"step {s} loss {loss_of(s)}" for s in range(10, 110, 10)]
+    trace = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 9, in <module>',
+        "KeyboardInterrupt",
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines + trace) + "\n"))
+    assert [(int(s), e) for s, e in run.events.itertuples(index=False)] == [
+        (
+            100,
+            "Traceback (most recent call last) after the last training line ended the log: KeyboardInterrupt",
+        )
+    ]
+    survived = lines[:5] + trace + lines[5:]
+    assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

@@ -129,6 +129,8 @@ class Skipped:
 
     counts: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    # the line number and text of the last traceback's exception line (``KeyboardInterrupt``)
+    last_exception: tuple[int, str] | None = None
 
     def add(self, reason: str, number: int, text: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
@@ -527,6 +529,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             skipped.add("traceback", number, raw)
             if TRACEBACK_END.match(raw) and not raw.startswith((" ", "\t")):
                 in_traceback = False
+                skipped.last_exception = (number, " ".join(raw.split())[:EXAMPLE_CHARS])
             continue
         cleaned = clean(number, raw, numbered)
         if cleaned.bar is not None:

@@ -672,10 +672,11 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     eval_steps = _eval_steps(evals, train, train_steps, counting)
     train_frame = _train_frame(train, train_steps, assignment, loss, notes)
     eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes)
-    events = _restart_events(train, train_steps, counting)
+    restarts = _restart_events(train, train_steps, counting)
+    events = restarts + _ending_traceback(train, train_steps, skipped)
     chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
     layout = _layout(
-        parsed, (train, train_steps, evals), counting, assignment, chosen, others, doubts, events
+        parsed, (train, train_steps, evals), counting, assignment, chosen, others, doubts, restarts
     )
     low = [f"low confidence: {d}" for d in layout["low_confidence"]]
     notes = [_summary_note(layout), *notes, *assignment.notes(), *low]
@@ -782,6 +783,19 @@ def _eval_frame(
         },
         columns=EVAL_COLUMNS,
     )
+
+
+def _ending_traceback(rows: list[Record], steps: list[int], skipped: Skipped) -> list[tuple[int, str]]:
+    """A traceback after the last training line: the run stopped there (an exception or an
+    interrupt), an event at the last logged step that names it."""
+    if skipped.last_exception is None or not rows:
+        return []
+    line, text = skipped.last_exception
+    if line < max(r.last_line for r in rows):
+        return []  # an exception the run survived (logged, then training went on)
+    return [
+        (steps[-1], f"Traceback (most recent call last) after the last training line ended the log: {text}")
+    ]
 
 
 def _restart_events(rows: list[Record], steps: list[int], counting: Counting) -> list[tuple[int, str]]:
