@@ -261,6 +261,26 @@ def test_traceback_after_the_last_training_line_is_the_run_ending(tmp_path: Path
     assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
 
 
+def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:
+    """Ultralytics' results.csv 'time' is seconds since the start: read as a duration, every epoch
+    would look slower than the last. A column that rises on nine rows in ten and ends 3x its first
+    value is a clock: its differences are the step times; a duration that scatters is kept."""
+    rows = [f"{e},{500 * e + (7 if e % 3 else 0)},{2.0 - e / 100}" for e in range(1, 21)]
+    run = generic_log.load(
+        write(tmp_path, "results.csv", "epoch,time,train/box_loss\n" + "\n".join(rows) + "\n")
+    )
+    times = list(run.train["step_time_sec"])
+    assert times[0] is None or math.isnan(times[0])
+    assert times[1:] == pytest.approx(
+        [500 + (7 if e % 3 else 0) - (7 if (e - 1) % 3 else 0) for e in range(2, 21)]
+    )
+    scattered = [f"{e},{480 + (e * 37) % 50},{2.0 - e / 100}" for e in range(1, 21)]
+    run = generic_log.load(
+        write(tmp_path, "r2.csv", "epoch,time,train/box_loss\n" + "\n".join(scattered) + "\n")
+    )
+    assert list(run.train["step_time_sec"]) == [480 + (e * 37) % 50 for e in range(1, 21)]
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

@@ -734,6 +734,12 @@ def _eval_steps(evals: list[Record], train: list[Record], steps: list[int], coun
     return result
 
 
+# a logged "time" that is a clock (Ultralytics' results.csv 'time': seconds since the start)
+ELAPSED_MIN_RISING_SHARE = 0.9
+ELAPSED_MIN_GROWTH = 3.0
+ELAPSED_MIN_ROWS = 5  # fewer rows rise together by chance
+
+
 def _train_frame(
     rows: list[Record], steps: list[int], assignment: metric_names.Assignment, loss: str, notes: list[str]
 ) -> pd.DataFrame:
@@ -746,8 +752,27 @@ def _train_frame(
         if column == "step_time_sec" and sources.get(column) is None:
             data[column] = metric_column(_times_from_clock(rows, steps, notes))
             continue
-        data[column] = metric_column(_field_values(rows, sources.get(column), column, notes))
+        values = _field_values(rows, sources.get(column), column, notes)
+        if column == "step_time_sec" and _is_elapsed(values):
+            values, _ = step_times_from_elapsed(steps, values)
+            notes.append(
+                f"step_time_sec <- {sources.get(column)!r} read as elapsed time (it only grows, "
+                f"{ELAPSED_MIN_GROWTH:g}x or more over the run): seconds per step from its differences"
+            )
+        data[column] = metric_column(values)
     return pd.DataFrame(data, columns=TRAIN_COLUMNS)
+
+
+def _is_elapsed(values: list[float | None]) -> bool:
+    """A time column that is a clock, not a duration: it rises on ELAPSED_MIN_RISING_SHARE of its
+    consecutive rows (a new attempt may start it over) and ends ELAPSED_MIN_GROWTH x its first
+    value or more. Step durations scatter around their level; only a run that slowed smoothly
+    and without noise 3x over would look like this."""
+    seen = [v for v in values if v is not None and math.isfinite(v)]
+    if len(seen) < ELAPSED_MIN_ROWS or seen[0] <= 0:
+        return False
+    rising = sum(1 for a, b in itertools.pairwise(seen) if b > a)
+    return rising >= ELAPSED_MIN_RISING_SHARE * (len(seen) - 1) and seen[-1] >= ELAPSED_MIN_GROWTH * seen[0]
 
 
 def _times_from_clock(rows: list[Record], steps: list[int], notes: list[str]) -> list[float | None]:
