@@ -56,7 +56,7 @@ def test_memory_grows_with_the_run_and_stops_at_a_share_of_what_is_free(
 ) -> None:
     monkeypatch.delenv(MEMORY_ENV_VAR, raising=False)
     monkeypatch.delenv(THREADS_ENV_VAR, raising=False)
-    monkeypatch.setattr(dbt_runner, "available_memory", lambda: 16 * GIB)
+    monkeypatch.setattr(dbt_runner, "available_memory", lambda: 32 * GIB)
     small, large, fleet = tmp_path / "small", tmp_path / "large", tmp_path / "fleet"
     for folder, size in ((small, 1000), (large, 500 * 1024**2), (fleet / "a", 300 * 1024**2)):
         folder.mkdir(parents=True)
