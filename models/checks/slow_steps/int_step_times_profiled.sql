@@ -11,6 +11,9 @@
 -- ((stall_factor - 1) x the median: for a one-step window exactly the old rule), and
 -- an evaluation run inside the window (at the previous logged step or after it) is
 -- named, since its time is in the mean.
+{#- the stretch (0 .. slow_regime_chunks - 1) a step of `steps` lies in; `@run` names a row with first_step and step_span -#}
+{%- set chunk_of = "cast(floor((steps.step - @run.first_step) * " ~ threshold('slow_regime_chunks')
+    ~ " * 1.0 / @run.step_span) as " ~ dbt.type_bigint() ~ ")" %}
 with
 
 config as (
@@ -71,8 +74,7 @@ chunked as (
         steps.run_id,
         steps.step,
         steps.step_time_sec,
-        cast(floor((steps.step - run_medians.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / run_medians.step_span)
-            as {{ dbt.type_bigint() }}) as chunk_number
+        {{ chunk_of | replace('@run', 'run_medians') }} as chunk_number
     from steps
     inner join run_medians
         on steps.run_id = run_medians.run_id
@@ -193,8 +195,7 @@ flagged as (
     left join slow_chunks
         on steps.run_id = slow_chunks.run_id
         and usual_times.is_two_regime
-        and slow_chunks.chunk_number = cast(floor((steps.step - usual_times.first_step) * {{ threshold('slow_regime_chunks') }} * 1.0 / usual_times.step_span)
-            as {{ dbt.type_bigint() }})
+        and slow_chunks.chunk_number = {{ chunk_of | replace('@run', 'usual_times') }}
     inner join config
         on steps.run_id = config.run_id
     left join checkpoint_events
