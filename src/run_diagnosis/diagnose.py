@@ -238,14 +238,11 @@ def history_without_loss(
     console = importers.wandb_history_console(source) if fmt is None and mapping is None else None
     if console is None:
         raise BadInput(str(error)) from error
-    module = importers.detect(console)
-    detail(f"no loss in the .wandb history: reading {console} as {module.FORMAT}")
+    detail(f"no loss in the .wandb history: reading {console}")
     try:
-        run = module.load(console)
+        return importers.load_console(source, console, importers.wandb_history_console_note)
     except importers.RunImportError as fallback_error:
         raise BadInput(f"{error}; and its console output: {fallback_error}") from fallback_error
-    run.notes.insert(0, importers.wandb_history_console_note(source, module))
-    return run
 
 
 def read_summary(run: RunData) -> str:

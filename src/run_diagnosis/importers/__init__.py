@@ -23,6 +23,7 @@ metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -168,13 +169,19 @@ def wandb_console_note(folder: Path, module: ModuleType) -> str:
     )
 
 
+def load_console(folder: Path, console: Path, note: Callable[[Path, ModuleType], str]) -> RunData:
+    """A W&B run folder read from its console output `console` in place of its history, the
+    note (wandb_console_note, wandb_history_console_note) first among the run's notes."""
+    module = detect(console)
+    run = module.load(console)
+    run.notes.insert(0, note(folder, module))
+    return run
+
+
 def load_run(path: Path, fmt: str | None = None) -> RunData:
     console = wandb_console(path) if not fmt else None
     if console is not None:
-        module = detect(console)
-        run = module.load(console)
-        run.notes.insert(0, wandb_console_note(path, module))
-        return run
+        return load_console(path, console, wandb_console_note)
     module = by_format(fmt) if fmt else detect(path)
     try:
         return module.load(path)
@@ -182,7 +189,4 @@ def load_run(path: Path, fmt: str | None = None) -> RunData:
         console = wandb_history_console(path) if not fmt else None
         if console is None:
             raise
-        fallback = detect(console)
-        run = fallback.load(console)
-        run.notes.insert(0, wandb_history_console_note(path, fallback))
-        return run
+        return load_console(path, console, wandb_history_console_note)
