@@ -159,6 +159,18 @@ def test_a_variant_stands_in_but_a_component_never_does() -> None:
     assert "loss" not in assign(["step", "loss_aux", "z_loss"]).columns
 
 
+def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
+    # YOLOv8/11 results.csv: box, cls and dfl terms, no total; the first logged term stands in
+    names = ["epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "val/box_loss", "val/cls_loss"]
+    chosen = assign(names)
+    assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("train/box_loss", "val/box_loss")
+    assert any("only as the terms of a sum" in line for line in chosen.notes())
+    # an auxiliary term (router balance, z-loss, KL penalty) is never the loss, even alone
+    assert "loss" not in assign(["step", "aux_loss", "kl_loss"]).columns
+    # a total, when logged, wins over its terms
+    assert assign(["epoch", "train/box_loss", "train/loss"]).columns["loss"] == "train/loss"
+
+
 def test_parameter_group_zero_is_the_learning_rate() -> None:
     chosen = assign(["lr-AdamW/pg2", "lr-AdamW/pg1", "lr-AdamW/pg3"])
     assert chosen.columns["learning_rate"] == "lr-AdamW/pg1"

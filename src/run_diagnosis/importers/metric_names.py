@@ -41,7 +41,12 @@ How a name is read
    1) with the label's number as its index. ``family`` is the name with the label as ``*``.
 
 ``assign`` picks, per field, the best-ranked candidate (then fewest words, then lowest group
-index); two candidates equal on all of these are an ambiguity, reported in the notes. When the
+index); two candidates equal on all of these are an ambiguity, reported in the notes. A loss
+logged only as the task's terms of its sum (``Meaning.term``: components named by a term word
+such as box, cls, dfl, recon, and by no auxiliary word such as aux or z; YOLO's results.csv has
+no total) is read from its first
+logged term, said in the notes: the terms share the run's course, and the first is the one a
+reader of the file compares first. When the
 best candidate of an evaluation field is labelled and other candidates of the same family and
 rank name other sets, the field is fed by several evaluation sets (``Assignment.sets``, in
 index order); ``aliases.evaluation_sets`` turns them into one series (their mean when all are
@@ -100,6 +105,9 @@ class Meaning:
     words: int = 0  # meaningful tokens, fewer first among equal ranks ("loss" before "train/loss")
     label: str | None = None  # the evaluation set an evaluation metric names ("g0" in eval_g0_loss)
     family: str = ""  # the name's words with the set label as "*": several sets share it
+    term: bool = (
+        False  # a component only as one of the task's terms of a loss (box_loss, recon_loss): see assign
+    )
 
 
 # --------------------------------------------------------------------------- the word table
@@ -318,11 +326,19 @@ WORDS: dict[str, Word] = _table(
         (
             COMPONENT_WORD,
             "component",
-            "one term of a composite loss (auxiliary, regulariser, detection head, distillation)",
-            "aux auxiliary z kl kld reg regularization regularizer l1 bbox box cls rpn mask obj "
-            "objectness giou iou dice centerness seg distill distillation kd contrastive commitment "
-            "vq codebook recon reconstruction rec perceptual adv adversarial gp penalty moe balance "
-            "router load vlb simple nsp sop policy value vf pg weighted unweighted ctr clip clipped",
+            "an auxiliary term added to the task's loss (regulariser, router balance, distillation): "
+            "never the loss",
+            "aux auxiliary z kl kld reg regularization regularizer l1 distill distillation kd contrastive "
+            "commitment vq codebook adv adversarial gp penalty moe balance router load vlb simple nsp sop "
+            "policy value vf pg weighted unweighted ctr clip clipped",
+        ),
+        (
+            COMPONENT_WORD,
+            "term",
+            "one of the task's own terms whose sum is the loss (detection and segmentation heads, "
+            "reconstruction): read when no total is logged",
+            "bbox box cls rpn mask obj objectness giou iou dfl dice centerness seg recon reconstruction rec "
+            "perceptual",
         ),
         (
             COMPONENT_WORD,
@@ -683,7 +699,7 @@ def resolve(name: str) -> Meaning:
     if unit:
         reasons.append(f"unit {unit}")
     label_positions, label, label_index = _set_label(words, split)
-    rank, aggregation, index, rank_reasons = _rank(words, quantity, split, name, label_positions)
+    rank, aggregation, index, rank_reasons, term = _rank(words, quantity, split, name, label_positions)
     if label is not None:
         rank, index = max(rank, VARIANT), label_index
         rank_reasons.append(f"evaluation set {label!r} (one set of possibly several)")
@@ -729,6 +745,7 @@ def resolve(name: str) -> Meaning:
         words=meaningful,
         label=label,
         family=_family(words, label_positions),
+        term=term and rank == COMPONENT,
     )
 
 
@@ -752,16 +769,21 @@ _INDEX_AFTER = ("group", "groups", "param_group", "pg", "dataloader", "idx", "dl
 
 def _rank(
     words: list[str], quantity: str, split: str | None, name: str, label_positions: set[int]
-) -> tuple[int, str | None, int, list[str]]:
-    """(rank, aggregation, group index, reasons) from the words around the quantity; the words
-    naming an evaluation set (``label_positions``) are read by ``resolve``."""
+) -> tuple[int, str | None, int, list[str], bool]:
+    """(rank, aggregation, group index, reasons, term) from the words around the quantity; the
+    words naming an evaluation set (``label_positions``) are read by ``resolve``. ``term``: every
+    demotion to a component came from a word naming one of the task's terms of a composite loss
+    (box, cls, recon), none from an auxiliary term, a role, a part, a transform or another metric."""
     rank, aggregation, index = PLAIN, None, 0
     reasons: list[str] = []
+    terms = others = 0
 
-    def demote(to: int, reason: str) -> None:
-        nonlocal rank
+    def demote(to: int, reason: str, term: bool = False) -> None:
+        nonlocal rank, terms, others
         rank = max(rank, to)
         reasons.append(reason)
+        if to == COMPONENT:
+            terms, others = terms + term, others + (not term)
 
     counter = quantity in ("step", "epoch")
     for position, word in enumerate(words):
@@ -811,7 +833,7 @@ def _rank(
             elif word == "pg" and quantity == "learning_rate":
                 pass  # Lightning's lr-AdamW/pg1: a parameter group index follows
             else:
-                demote(COMPONENT, f"{word}: {entry.reason}")
+                demote(COMPONENT, f"{word}: {entry.reason}", term=value == "term" and quantity == "loss")
         elif kind == ROLE:
             demote(VARIANT if value == "critic" else COMPONENT, entry.reason)
         elif kind == PART:
@@ -822,7 +844,7 @@ def _rank(
             demote(COMPONENT, f"{word}: {entry.reason}")
     if quantity == "perplexity" or any(w in ("bpc", "bpb", "bpt", "bpd") for w in words):
         demote(VARIANT, "a loss stated in another unit (the nats series is preferred)")
-    return rank, aggregation, index, reasons
+    return rank, aggregation, index, reasons, terms > 0 and others == 0
 
 
 # --------------------------------------------------------------------------- assigning a file's names
@@ -843,6 +865,7 @@ class Assignment:
     sets: dict[str, list[str]] = field(default_factory=dict)  # field -> its evaluation sets' names
     missing_overrides: dict[str, str] = field(default_factory=dict)  # field -> override naming no column
     held_out_as_test: dict[str, str] = field(default_factory=dict)  # validation field -> its 'test' name
+    terms: dict[str, list[str]] = field(default_factory=dict)  # loss field logged only as terms -> them
 
     def get(self, name: str) -> str | None:
         return self.columns.get(name)
@@ -862,7 +885,13 @@ class Assignment:
             meaning = self.meanings.get(source)
             if name in self.sets:
                 continue  # aliases.evaluation_sets says how the sets became one series
-            if name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
+            if name in self.terms:
+                lines.append(
+                    f"{name} <- {source!r}: the log has this loss only as the terms of a sum "
+                    f"({', '.join(self.terms[name])}), no total; the first logged term stands in "
+                    f"(choose another with --map {name}=<name>)"
+                )
+            elif name not in self.overridden and meaning is not None and meaning.rank > PLAIN:
                 lines.append(f"{name} <- {source!r} stands in for a plain series not logged ({meaning.why})")
         for name, source in self.held_out_as_test.items():
             lines.append(
@@ -874,6 +903,10 @@ class Assignment:
                 f"override {name}={source}: no such name in this log; resolved from the names instead"
             )
         return lines
+
+
+# the loss fields a term of a composite loss stands in for when no total is logged
+_LOSS_FIELDS = ("loss", "val_loss", "test_loss")
 
 
 def _order(meaning: Meaning) -> tuple[int, int, int]:
@@ -907,6 +940,11 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
             continue
         eligible = [n for n in options if n not in taken and result.meanings[n].rank < COMPONENT]
         if not eligible:
+            terms = [n for n in present if n in options and n not in taken and result.meanings[n].term]
+            if terms and field_name in _LOSS_FIELDS:
+                # a loss logged only as the terms of its sum (YOLO's box/cls/dfl, a VAE's recon/kl)
+                result.columns[field_name] = terms[0]
+                result.terms[field_name] = terms
             continue
         result.columns[field_name] = eligible[0]
         sets = _evaluation_sets(eligible, result.meanings)
