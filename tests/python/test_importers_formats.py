@@ -34,6 +34,7 @@ from run_diagnosis.importers import (
     parquet_export,
     torchtune_log,
     trainer_stdout,
+    yolo_results,
 )
 from run_diagnosis.importers.canonical import RunData
 from support.commands import run_diagnosis
@@ -41,7 +42,16 @@ from support.paths import REPO
 
 CORPUS = Path(os.environ.get("RUN_DIAGNOSIS_FORMATS_CORPUS", "/work/corpus/formats"))
 MANIFEST = REPO / "corpus" / "formats.json"
-NEW_FORMATS = ("mlflow", "trackio", "parquet", "keras", "torchtune", "fairseq", "trainer_stdout")
+NEW_FORMATS = (
+    "mlflow",
+    "trackio",
+    "parquet",
+    "keras",
+    "torchtune",
+    "fairseq",
+    "trainer_stdout",
+    "yolo_results_txt",
+)
 SERIOUS = {"critical", "high", "medium"}
 STEPS = 60
 NAN_FROM = 45
@@ -316,6 +326,55 @@ def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
     assert detect(history) == "keras"
     from_json = keras_log.load(history)
     assert losses(from_json) == [3.0, 2.0, 1.5] and from_json.evals["val_loss"].tolist() == [3.1, 2.2, 1.9]
+
+
+# ------------------------------------------------------------------ YOLO results.txt
+
+
+def yolo_line(epoch: int, last: int, total: float, val_terms: tuple[float, float, float]) -> str:
+    # train.py's '%10s' * 2 + '%10.4g' * 13: epoch/last, gpu_mem, box obj cls total, targets,
+    # img_size, P R mAP@.5 mAP@.5:.95, val box obj cls
+    cells = [
+        f"{epoch}/{last}",
+        "3.97G",
+        total * 0.6,
+        total * 0.15,
+        total * 0.25,
+        total,
+        193,
+        640,
+        0.02,
+        0.02,
+        0.002,
+        0.0004,
+        *val_terms,
+    ]
+    return "".join(f"{c:>10}" if isinstance(c, str) else f"{c:10.4g}" for c in cells)
+
+
+def test_yolo_results_txt_total_and_summed_validation_terms(tmp_path: Path) -> None:
+    run_dir = tmp_path / "exp"
+    run_dir.mkdir()
+    lines = [yolo_line(e, 99, round(0.14 - 0.001 * e, 4), (0.1, 0.03, 0.02)) for e in range(30)]
+    (run_dir / "results.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "hyp.yaml").write_text("lr0: 0.01\n", encoding="utf-8")
+    assert detect(run_dir) == "yolo_results_txt"
+    run = yolo_results.load(run_dir)
+    assert run.train["step"].tolist() == list(range(1, 31))  # epochs completed
+    assert losses(run)[0] == pytest.approx(0.14) and losses(run)[-1] == pytest.approx(0.111)
+    assert run.evals["val_loss"].tolist() == pytest.approx([0.15] * 30)  # box + obj + cls
+    assert run.config["total_steps"] == 100  # 'i/99': epochs 0..99, the log stopped at 30
+    assert any("val box + val obj + val cls" in n for n in run.notes)
+    # a line of another shape names its line
+    (run_dir / "results.txt").write_text(
+        "\n".join([*lines[:3], "0/99 3.97G 0.1 broken"]) + "\n", encoding="utf-8"
+    )
+    with pytest.raises(RunImportError, match="line 4"):
+        yolo_results.load(run_dir)
+    # a whitespace table of another width is not this format
+    other = tmp_path / "other.txt"
+    other.write_text("\n".join("1/10 0.5 0.4" for _ in range(3)) + "\n", encoding="utf-8")
+    assert not yolo_results.sniff(other)
 
 
 # ------------------------------------------------------------------ torchtune

@@ -52,6 +52,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.dvclive_log",
     # a CSV whose first column is `epoch` (before the wide-table readers)
     "run_diagnosis.importers.keras_log",
+    # YOLO's headerless results.txt (its fixed 15-column rows), before the text-log readers
+    "run_diagnosis.importers.yolo_results",
     "run_diagnosis.importers.lightning_csv",
     "run_diagnosis.importers.wandb_history",
     "run_diagnosis.importers.wandb_run",
