@@ -5,8 +5,9 @@ with
 
 eval_rows as (
     select * from {{ run_ref('stg_training__evals') }}
-    -- a row whose val_loss is unreadable cannot stand for its step; an earlier readable row can
-    where step is not null and not is_exact_duplicate and val_loss is not null
+    -- a row whose val_loss is unreadable, or a placeholder 0, cannot stand for its step; an
+    -- earlier readable row can
+    where step is not null and not is_exact_duplicate and val_loss is not null and not is_val_loss_placeholder
 ),
 
 ranked as (

@@ -43,6 +43,7 @@ eval_rows as (
             when eval_rows.step is null then 'step is not an integer: ' || coalesce(eval_rows.step_raw, '(empty)')
             when eval_rows.is_exact_duplicate then 'exact duplicate of an earlier row'
             when eval_rows.val_loss is null then 'val_loss unreadable'
+            when eval_rows.is_val_loss_placeholder then 'val_loss exactly 0 beside real losses: a placeholder, not a measurement'
             else 'step evaluated again later in the file: the later row is used'
         end as set_aside_reason,
         cast(null as {{ dbt.type_string() }}) as repair_reason

@@ -1,5 +1,6 @@
 -- One row per raw eval-log row. Accuracy logged in percent (a value above 1) is
--- converted to a share and flagged; the logged value is kept beside it.
+-- converted to a share and flagged; the logged value is kept beside it. A validation loss of
+-- exactly 0 beside the run's real ones is flagged as a placeholder.
 with
 
 source as (
@@ -33,7 +34,14 @@ flagged as (
             when ({{ raw_row_defect_rule('eval', 'accuracy_out_of_range') }}) then null
             when ({{ raw_row_defect_rule('eval', 'accuracy_percent') }}) then val_accuracy_logged / 100.0
             else val_accuracy_logged
-        end as val_accuracy
+        end as val_accuracy,
+        -- a loss of exactly 0 where the run's other evaluations log losses of at least
+        -- val_loss_placeholder_min_positive (or none above 0): no measurement (a logger writing 0
+        -- when no validation ran, as YOLO's results.csv with val=False), set aside
+        (val_loss = 0 and coalesce(
+            min(case when val_loss > 0 then val_loss end) over (partition by run_id)
+                >= {{ threshold('val_loss_placeholder_min_positive') }},
+            true)) as is_val_loss_placeholder
     from parsed
 ),
 
@@ -42,7 +50,7 @@ final as (
         *,
         -- a defect of the catalogue, or what sets the row aside
         {{ has_defect('eval', ['is_step_missing', 'is_step_invalid', 'is_val_loss_missing', 'is_val_loss_non_numeric',
-            'is_val_loss_non_finite', 'is_exact_duplicate']) }} as has_defect
+            'is_val_loss_non_finite', 'is_exact_duplicate', 'is_val_loss_placeholder']) }} as has_defect
     from flagged
 )
 

@@ -468,6 +468,28 @@ def test_log_quality(diagnosis: Diagnosis) -> None:
     assert "logs_need_repair" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_placeholder_val_losses(until=180))
+def test_placeholder_zero_val_losses_are_set_aside(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "log_quality").set_index("finding_id")
+    assert list(found.index) == ["log_quality:val_loss_placeholders"]
+    assert found.loc["log_quality:val_loss_placeholders", "severity"] != "info"
+    evals = diagnosis.table("eval_metrics")
+    counted = evals[evals["is_counted"]]
+    assert (counted["val_loss"] > 0).all() and counted["step"].min() > 180  # only the real evaluations
+    assert not evals[evals["step"] <= 180]["is_counted"].any()  # the zeros: kept in the mart, set aside
+    # a 0 read as a perfect model would make the real losses after it a rise: no overfitting
+    only_expected_above_low(diagnosis, {"log_quality"})
+    assert "logs_need_repair" in diagnosis.failing_tests()
+
+
+@fixture_run(lambda: RunBuilder().plant_val_losses_towards_zero())
+def test_a_validation_loss_that_reaches_zero_is_kept(diagnosis: Diagnosis) -> None:
+    # the curve passes through values below val_loss_placeholder_min_positive before a rounded 0
+    assert "log_quality:val_loss_placeholders" not in set(findings_of(diagnosis, "log_quality")["finding_id"])
+    evals = diagnosis.table("eval_metrics")
+    assert evals[evals["val_loss"] == 0]["is_counted"].sum() >= 1
+
+
 # --- judgement on real-log shapes (issue 9) ------------------------------------------------
 
 

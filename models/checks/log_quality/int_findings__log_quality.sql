@@ -1,6 +1,6 @@
 -- Finding: the logs themselves are unreliable. One row per kind of defect
 -- (accuracy logged in percent, an evaluation logged twice with different values,
--- missing or unreadable values, shard ids the shard table does not know, label
+-- missing or unreadable values, placeholder validation losses of 0, shard ids the shard table does not know, label
 -- variants, repeated shard rows, duplicate events, unrecognised events, training
 -- and validation loss on different scales), with counts and what was done.
 with
@@ -47,6 +47,17 @@ evals_compared as (
 
 totals as (
     select run_id, count(*) as raw_rows from train_rows group by run_id
+),
+
+eval_totals as (
+    select
+        run_id,
+        count(*) as raw_rows,
+        min(case when val_loss > 0 then val_loss end) as lowest_real_loss,
+        max(case when val_loss > 0 then val_loss end) as highest_real_loss,
+        sum(case when val_loss > 0 then 1 else 0 end) as real_losses
+    from eval_rows
+    group by run_id
 ),
 
 restarts as (
@@ -153,6 +164,33 @@ issues as (
         and eval_rows.step between restarts.resume_step - 1 and restarts.crashed_after_step
     -- an exact copy is set aside, not a second evaluation
     where not eval_rows.is_exact_duplicate
+    group by eval_rows.run_id
+    having count(*) > 0
+
+    union all
+
+    select
+        eval_rows.run_id,
+        'val_loss_placeholders',
+        case when count(*) >= {{ threshold('log_defect_medium_share') }} * max(eval_totals.raw_rows) then 'medium' else 'low' end,
+        {{ fmt_int('count(*)') }} || ' of ' || {{ fmt_int('max(eval_totals.raw_rows)') }}
+            || ' evaluation(s) logged a validation loss of exactly 0 (steps ' || {{ fmt_int('min(eval_rows.step)') }}
+            || '-' || {{ fmt_int('max(eval_rows.step)') }} || '): placeholders, not measurements.',
+        case when max(eval_totals.real_losses) > 0
+            then 'the run''s other ' || {{ fmt_int('max(eval_totals.real_losses)') }} || ' validation losses lie between '
+                || {{ fmt('max(eval_totals.lowest_real_loss)', 4) }} || ' and ' || {{ fmt('max(eval_totals.highest_real_loss)', 4) }}
+                || ' (a real curve reaches 0 through values below ' || {{ threshold('val_loss_placeholder_min_positive') }} || ')'
+            else 'no evaluation logged a positive loss'
+        end || ': a logger writes 0 when no validation ran; the rows are set aside, and the validation checks use the real evaluations only',
+        min(eval_rows.step),
+        max(eval_rows.step),
+        count(*),
+        cast(null as {{ dbt.type_string() }}),
+        'Run validation on the epochs you want judged (or log nothing there): a 0 reads as a perfect model.'
+    from eval_rows
+    inner join eval_totals
+        on eval_rows.run_id = eval_totals.run_id
+    where eval_rows.is_val_loss_placeholder
     group by eval_rows.run_id
     having count(*) > 0
 

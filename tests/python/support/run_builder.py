@@ -365,6 +365,19 @@ class RunBuilder:
         self.evals.loc[mask, "val_accuracy"] = self.evals.loc[mask, "val_accuracy"] * 100
         return self
 
+    def plant_placeholder_val_losses(self, until: int) -> RunBuilder:
+        """Validation losses logged as exactly 0 up to `until` (a logger writing 0 when no
+        validation ran: YOLO's results.csv with val=False)."""
+        self.evals.loc[self.evals["step"] <= until, "val_loss"] = 0.0
+        return self
+
+    def plant_val_losses_towards_zero(self) -> RunBuilder:
+        """A validation loss that really approaches 0 (an easy regression target), logged to 4
+        decimals: it passes through 0.0012, 0.0003 ... before its last evaluations round to 0."""
+        n = len(self.evals)
+        self.evals["val_loss"] = np.round(0.05 * np.power(0.5, np.arange(n)), 4)
+        return self
+
     def plant_duplicate_row(self, step: int) -> RunBuilder:
         row = self.train[self.train["step"] == step]
         position = row.index[0] + 1
