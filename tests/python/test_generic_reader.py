@@ -128,6 +128,16 @@ def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> Non
     assert run.layout["skipped"][generic_log.REPEATED]["lines"] == 60
 
 
+def test_an_isolated_repeated_record_is_kept_for_the_checks(tmp_path: Path) -> None:
+    """A relaunch that appended its first epoch again (MAE's log.txt opened in append mode, the
+    same seed): one record repeated among many is a defect of the log, kept for staging to flag."""
+    lines = [json.dumps({"train_loss": loss_of(e), "epoch": e}) for e in range(40)]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join([lines[0], *lines]) + "\n"))
+    assert steps(run.train) == [0, *range(40)]
+    assert generic_log.REPEATED not in run.layout["skipped"]
+    assert any("too few to be a second process" in note for note in run.notes)
+
+
 def test_numbered_rank_prefixes_read_rank_zero(tmp_path: Path) -> None:
     lines = [f"{r}: step {s} loss {loss_of(s) + r}" for s in range(1, 21) for r in (1, 0)]
     run = generic_log.load(write(tmp_path, "slurm-1.out", "\n".join(lines) + "\n"))
@@ -259,6 +269,23 @@ def test_traceback_after_the_last_training_line_is_the_run_ending(tmp_path: Path
     ]
     survived = lines[:5] + trace + lines[5:]
     assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
+
+
+def test_a_split_word_and_a_whole_number_open_the_line_as_its_counter(tmp_path: Path) -> None:
+    """'Train 3, loss: ...' / 'Test 3, loss: ...' (DGCNN and its ports write one line per epoch and
+    split): the split word names the line's split, the number after it is the counter."""
+    lines = []
+    for epoch in range(25):
+        lines.append(f"Train {epoch}, loss: {loss_of(epoch):.6f}, train acc: 0.5, train avg acc: 0.4")
+        lines.append(f"Test {epoch}, loss: {loss_of(epoch) + 0.2:.6f}, test acc: 0.5, test avg acc: 0.4")
+    run = generic_log.load(write(tmp_path, "run.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(25)) and steps(run.evals) == list(range(25))
+    assert losses(run)[3] == pytest.approx(loss_of(3))
+    assert run.evals["val_loss"].iloc[3] == pytest.approx(loss_of(3) + 0.2)
+    # after the line's own counter, a split word and a number are no second counter
+    counted = [f"Epoch {2 * e}, Train 1, loss: {loss_of(e):.6f}" for e in range(25)]
+    again = generic_log.load(write(tmp_path, "counted.log", "\n".join(counted) + "\n"))
+    assert steps(again.train) == list(range(0, 50, 2))
 
 
 def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:

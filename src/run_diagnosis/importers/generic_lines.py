@@ -409,6 +409,23 @@ def is_bare_inner(segment: str, found: re.Match[str], value: float, previous_cou
     )
 
 
+def is_split_counter(name: str, segment: str, found: re.Match[str], value: float, record: Record) -> bool:
+    """A line that opens with a split word and a whole number alone in its segment (``Train 3,``):
+    the number counts that split's passes; only before any other counter or metric of the line."""
+    return (
+        bool(name)
+        and not record.counters
+        and not record.metrics
+        and found.group("unit") is None
+        and found.group("total") is None
+        and split_word(name) is not None
+        and meaning(name).quantity is None
+        and segment.strip() == f"{segment[: found.start()].strip()} {found.group(0).strip()}".strip()
+        and value >= 0
+        and float(value).is_integer()
+    )
+
+
 def parse_pairs(number: int, text: str) -> Record | None:
     """The counters and metrics of one cleaned line; None when it holds no named number."""
     record = Record(line=number, text=text, last_line=number)
@@ -462,6 +479,14 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if not name and after:
                 name, unit = after.group("rate"), None
                 position += after.end()
+            if is_split_counter(name, segment, found, value, record):
+                # "Train 3, loss: 0.52" / "Test 3, loss: 0.61" (DGCNN, PointNet ports): the split
+                # word names the line's split, the whole number after it is its counter
+                record.counters["step"] = value
+                record.split = split_word(name)
+                previous_counter = "step"
+                named_any = True
+                continue
             if not name and is_bare_inner(segment, found, value, previous_counter) and record.inner is None:
                 record.inner = (value, None)  # "Epoch: [3][120]": the epoch's inner count, no total
                 continue

@@ -112,6 +112,10 @@ ENCODINGS = ("gb18030", "cp1252")
 CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 NAMES_SHOWN = 12
 REPEATED = "identical record repeated (several ranks or a duplicated line)"
+# identical records in a row are a second writer's copies (dropped) when at least this share of
+# the records is repeated: a process per GPU writing every line repeats every record; a lower
+# share is a few lines logged twice, a defect of the log that the checks report
+REPEATED_WRITERS_SHARE = 0.5
 
 STEP_TIME_SECONDS = {"ms": 1e-3, "us": 1e-6, "s": 1.0, "min": 60.0, "h": 3600.0}
 
@@ -523,17 +527,32 @@ def _kept_ranks(records: list[Record], skipped: Skipped) -> list[Record]:
 
 
 def _deduplicated(
-    records: list[Record], steps: list[int], skipped: Skipped
+    records: list[Record], steps: list[int], skipped: Skipped, notes: list[str]
 ) -> tuple[list[Record], list[int]]:
-    """Identical records in a row (same step, same values) kept once."""
+    """Identical records in a row (same step, same values) kept once when the whole log is written
+    so (several processes writing every line: at least REPEATED_WRITERS_SHARE of the records
+    repeated). An isolated repeat is a glitch of the log itself (a relaunch that appended its
+    first record again, a line written twice): kept, for the checks to set aside and report."""
     kept_r: list[Record] = []
     kept_s: list[int] = []
+    repeats: list[Record] = []
     for record, step in zip(records, steps, strict=True):
         if kept_r and kept_s[-1] == step and kept_r[-1].named == record.named:
-            skipped.add(REPEATED, record.line, record.text)
+            repeats.append(record)
             continue
         kept_r.append(record)
         kept_s.append(step)
+    if not repeats:
+        return records, steps
+    if len(repeats) < REPEATED_WRITERS_SHARE * len(kept_r):
+        notes.append(
+            f"{len(repeats)} record(s) repeat the record before them exactly (e.g. line "
+            f"{repeats[0].line}), too few to be a second process writing the log: kept as logged, so the "
+            "checks report the repeat"
+        )
+        return records, steps
+    for record in repeats:
+        skipped.add(REPEATED, record.line, record.text)
     return kept_r, kept_s
 
 
@@ -656,7 +675,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     counting = _count(train, step_override)
     train_steps = counting.steps
     if len(train) >= 2 and counting.kind != "record":
-        train, train_steps = _deduplicated(train, train_steps, skipped)
+        train, train_steps = _deduplicated(train, train_steps, skipped, notes)
     cut = not parsed.ends_with_newline and len(train) >= 2 and train[-1].line == parsed.last_line
     if cut and train[-1].named.keys() < train[-2].named.keys():
         skipped.add("last line cut off mid-write", train[-1].line, train[-1].text)
