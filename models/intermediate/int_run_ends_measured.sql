@@ -9,6 +9,9 @@
 --   stopped_early  no crash, but the log ends more than one logging interval before the
 --                  configured total_steps: a pruned or early-stopped trial, an interrupted run,
 --                  or a stale total_steps;
+--   schedule_unfinished  no configured length and no run-end event, but the logged learning
+--                  rate is still falling along a cosine or linear schedule that would end at
+--                  least schedule_end_min_share_left further on (int_lr_schedules_projected);
 --   complete       nothing says it ended early (or its planned length is unknown).
 -- The run_ended_early check and the run_story mart read it: a partial log is said first.
 with
@@ -40,6 +43,13 @@ last_evals as (
 
 events as (
     select * from {{ run_ref('int_events_classified') }}
+),
+
+projected as (
+    -- where the decaying learning rate's schedule would end (int_lr_schedules_projected)
+    select run_id, schedule_shape, projected_end_step
+    from {{ run_ref('int_lr_schedules_projected') }}
+    where projected_end_step is not null
 ),
 
 event_steps as (
@@ -96,7 +106,9 @@ ends as (
         event_steps.last_crash_step,
         event_texts.last_crash_text,
         event_steps.last_restart_step,
-        event_steps.run_end_step
+        event_steps.run_end_step,
+        projected.schedule_shape,
+        projected.projected_end_step
     from config
     left join train_steps
         on config.run_id = train_steps.run_id
@@ -108,6 +120,8 @@ ends as (
         on config.run_id = event_steps.run_id
     left join event_texts
         on config.run_id = event_texts.run_id
+    left join projected
+        on config.run_id = projected.run_id
 ),
 
 final as (
@@ -126,14 +140,21 @@ final as (
         last_crash_text,
         last_restart_step,
         run_end_step,
+        schedule_shape,
+        projected_end_step,
         case
             when has_cut_off_row or cut_off_event_step is not null then 'partial_copy'
             when last_crash_step is not null and (last_restart_step is null or last_restart_step < last_crash_step)
                 and (run_end_step is null or run_end_step < last_crash_step) then 'crash'
             when total_steps is not null and total_steps - last_step >= logging_interval then 'stopped_early'
+            -- no configured length, but the learning rate is still falling along a schedule
+            -- that ends further on (int_lr_schedules_projected)
+            when total_steps is null and run_end_step is null
+                and last_step < projected_end_step * (1 - {{ threshold('schedule_end_min_share_left') }})
+                then 'schedule_unfinished'
             else 'complete'
         end as end_kind,
-        {{ safe_divide('last_step', 'total_steps') }} as share_of_planned
+        {{ safe_divide('last_step', 'coalesce(total_steps, projected_end_step)') }} as share_of_planned
     from ends
 )
 

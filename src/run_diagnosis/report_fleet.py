@@ -116,6 +116,8 @@ def _log_end(story: dict[str, Any] | None) -> str:
         return f"died at step {last}" + (f" of {total}" if total else "") + ", not resumed"
     if kind == "stopped_early":
         return f"stopped at step {last} of {total} (pruned, early-stopped or interrupted)"
+    if kind == "schedule_unfinished":
+        return f"stopped at step {last} with its learning rate still decaying"
     return ""
 
 

@@ -612,13 +612,23 @@ def dip_below_a_plateau() -> RunBuilder:
     """Validation evaluated every 5 steps: down to a plateau of 3.2 (+-0.3%) by step 80, a dip to
     ~3.0 over steps 180-195 (its minimum, 2.98, at 190), then back at the plateau to the end (+7%
     over the minimum) while training keeps falling: an eval-set or data change, not a rise."""
-    builder = RunBuilder(eval_interval=5)
+
+    def curve(steps: np.ndarray) -> np.ndarray:
+        val = np.where(steps <= 80, 5.5 + (3.2 - 5.5) * steps / 80, 3.2)
+        dip = (steps >= 180) & (steps <= 195)
+        val[dip] = [3.01, 3.0, 2.98, 3.02][: int(dip.sum())]
+        return val
+
+    return validation_shaped(5, curve, seed=3)
+
+
+def validation_shaped(interval: int, curve, seed: int) -> RunBuilder:
+    """Validation every `interval` steps along `curve(steps)` with 0.3% noise (the points
+    `curve` sets exactly keep their noise too), training falling 10% more over the run."""
+    builder = RunBuilder(eval_interval=interval)
     steps = builder.evals["step"].to_numpy(dtype=float)
-    noise = np.random.default_rng(3).normal(0, 0.003, len(steps))
-    val = np.where(steps <= 80, 5.5 + (3.2 - 5.5) * steps / 80, 3.2) * np.exp(noise)
-    dip = (steps >= 180) & (steps <= 195)
-    val[dip] = [3.01, 3.0, 2.98, 3.02][: int(dip.sum())]
-    builder.evals["val_loss"] = val
+    noise = np.random.default_rng(seed).normal(0, 0.003, len(steps))
+    builder.evals["val_loss"] = curve(steps) * np.exp(noise)
     builder.train["loss"] = builder.train["loss"] * np.linspace(1.0, 0.9, len(builder.train))
     return builder
 
@@ -629,6 +639,20 @@ def test_dip_below_a_plateau_that_validation_returns_to_is_low(diagnosis: Diagno
     assert row["detector_severity"] == "low"
     assert "a dip, not a rise after a minimum" in row["evidence"]
     assert diagnosis.query("select is_dip_from_plateau from main.int_validation_rises_measured").iloc[0, 0]
+
+
+def validation_steps_up_once() -> RunBuilder:
+    """Validation evaluated every 10 steps, still falling (3.6 -> 3.0 over steps 100-160, its
+    minimum at 160), then one jump to 3.45 at step 170 and level there to the end while training
+    keeps falling: the eval set or the data changed at step 170, not a drift of memorisation."""
+    return validation_shaped(10, lambda steps: np.where(steps <= 160, 5.5 - 2.5 * steps / 160, 3.45), seed=5)
+
+
+@fixture_run(validation_steps_up_once)
+def test_a_validation_rise_in_one_step_is_low(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "overfitting:160")
+    assert row["detector_severity"] == "low"
+    assert "a step, not a drift" in row["evidence"]
 
 
 def overfitting_on_another_scale() -> RunBuilder:
@@ -695,6 +719,33 @@ def test_run_stopped_at_a_small_share_of_its_schedule_never_annealed_low(diagnos
 @fixture_run(lambda: RunBuilder(total_steps=2400).plant_early_stop(1900))
 def test_run_stopped_late_in_its_decay_is_no_never_anneals(diagnosis: Diagnosis) -> None:
     assert "schedule_sanity:never_anneals" not in ids_of(diagnosis, "schedule_sanity")
+
+
+def no_configured_length(builder: RunBuilder) -> RunBuilder:
+    return builder.plant_config(total_steps=None, decay_steps=None)
+
+
+@fixture_run(lambda: no_configured_length(RunBuilder(total_steps=600, min_lr=0.0).plant_early_stop(400)))
+def test_a_log_stopped_while_its_cosine_still_falls_ended_before_its_schedule(diagnosis: Diagnosis) -> None:
+    # no length configured: the LR, at 25% of its peak and still falling along a cosine to 0 at
+    # step 600, says where the schedule would end
+    row = finding(diagnosis, "run_ended_early:schedule_unfinished")
+    assert row["severity"] == "low"
+    assert "the cosine schedule it follows ends near step" in row["title"]
+    # the decay's start is read as the last step printed at the peak: within a few steps of 20
+    assert row["expected_value"] == pytest.approx(600, rel=0.01)
+
+
+def logged_to_its_end(min_lr: float) -> RunBuilder:
+    return no_configured_length(RunBuilder(total_steps=600, min_lr=min_lr).plant_early_stop(600))
+
+
+@pytest.mark.parametrize("min_lr", [3e-4, 0.0], ids=["cosine_to_a_floor", "cosine_to_zero"])
+@fixture_run(logged_to_its_end)
+def test_a_schedule_logged_to_its_end_is_not_unfinished(diagnosis: Diagnosis, min_lr: float) -> None:
+    # logged to its end with no run-end event: a floor of 10% of the peak misfits a cosine to 0,
+    # so nothing is projected; a cosine to 0 is projected where it ends
+    assert "run_ended_early:schedule_unfinished" not in ids_of(diagnosis, "run_ended_early")
 
 
 def validation_only() -> RunBuilder:

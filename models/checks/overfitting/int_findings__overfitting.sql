@@ -24,6 +24,8 @@ final as (
             when not is_rise_beyond_noise or is_scale_mismatched then 'low'
             -- a dip below a plateau that validation returned to: low
             when is_dip_from_plateau then 'low'
+            -- a step between two evaluations, not a drift: low
+            when is_step_rise then 'low'
             -- never shown to have improved first: at most medium
             when is_without_val_gain and level_relative_rise >= {{ threshold('overfit_medium_relative_rise') }} then 'medium'
             -- a late drift that gives back only a sliver of what training gained is mild: at most medium
@@ -63,6 +65,11 @@ final as (
                     || {{ fmt('val_level_earlier', 4) }} || ' then ' || {{ fmt('val_level_before_best', 4) }} || ' over the '
                     || {{ fmt_int('2 * end_window_evals') }} || ' evaluations before the minimum (a plateau) and ended back at it'
                     || ' (an eval-set or data change, or a lucky stretch: check what changed at step ' || {{ fmt_int('best_step') }} || ')'
+                when is_step_rise then '; low: a step, not a drift: ' || {{ fmt('largest_eval_rise', 4) }}
+                    || ' of the level''s rise of ' || {{ fmt('val_level_at_end - val_level_at_best', 4) }}
+                    || ' came between two consecutive evaluations, and validation did not go on rising after it'
+                    || ' (memorisation widens the gap a little at every evaluation; a jump is an event: check whether the eval set or the data changed after step '
+                    || {{ fmt_int('best_step') }} || ')'
                 else '' end
             || case when is_sustained_mild_rise
                 then '; under the ' || {{ fmt_pct(threshold('overfit_min_relative_rise')) }} || ' floor, so low: reported because it is sustained, the last '

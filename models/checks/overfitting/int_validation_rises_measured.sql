@@ -9,7 +9,8 @@
 -- against the standard error of that difference from the eval noise (is_rise_beyond_noise),
 -- and whether validation is on the training loss's scale at all (is_scale_mismatched).
 -- A minimum that is a dip below a plateau the validation loss held before it, and ended
--- back at, is no rise after a minimum (is_dip_from_plateau: low).
+-- back at, is no rise after a minimum (is_dip_from_plateau: low); nor is a rise that came in
+-- one step between two evaluations (is_step_rise: low).
 with
 
 evals as (
@@ -47,7 +48,7 @@ from_best as (
         evals.eval_index,
         evals.eval_count,
         evals.step > best.best_step as is_after_best,
-        abs(evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }}) as eval_change
+        evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as eval_rise
     from evals
     inner join best
         on evals.run_id = best.run_id
@@ -62,7 +63,9 @@ after_best as (
         run_id,
         sum(case when is_after_best then 1 else 0 end) as evals_after_best,
         max(case when is_after_best then val_loss end) as worst_after_best,
-        percentile_cont(0.5) within group (order by eval_change) as eval_noise,
+        percentile_cont(0.5) within group (order by abs(eval_rise)) as eval_noise,
+        -- the largest rise from one evaluation to the next after the minimum (a step, or a drift's part)
+        max(eval_rise) as largest_eval_rise,
         min(case when eval_index > eval_count - {{ threshold('overfit_sustained_min_evals') }} then val_loss end)
             as lowest_of_last_evals
     from from_best
@@ -161,6 +164,7 @@ assessed as (
         levels.val_level_earlier,
         -- one eval's scatter, from the eval-to-eval noise (a median absolute change is 0.6745 x sqrt(2) of it)
         after_best.eval_noise / (0.6745 * sqrt(2.0)) as eval_scatter,
+        after_best.largest_eval_rise,
         -- the rise of the level: the median of the last evaluations over the median around the minimum
         {{ safe_divide('levels.val_level_at_end - levels.val_level_at_best', 'levels.val_level_at_best') }} as level_relative_rise,
         -- its standard error: two medians of n and m evaluations, each evaluation scattered by the eval-to-eval
@@ -239,6 +243,18 @@ final as (
                 * 1.25 * eval_scatter * sqrt(1.0 / before_window_evals + 1.0 / end_window_evals),
             false
         ) as is_dip_from_plateau,
+        -- a step, not a drift: most of the level's rise (overfit_step_rise_share) came between two
+        -- consecutive evaluations, with at least overfit_step_min_evals_after after the minimum to show
+        -- that it did not go on rising evaluation by evaluation. Memorisation grows the gap with the
+        -- steps trained, a little at every evaluation; a jump in one interval is an event (the eval set
+        -- or the data changed, a bad update), whatever the minimum before it
+        coalesce(
+            evals_after_best >= {{ threshold('overfit_step_min_evals_after') }}
+            and val_level_at_end > val_level_at_best
+            and largest_eval_rise >= {{ threshold('overfit_step_rise_share') }} * (val_level_at_end - val_level_at_best)
+            and largest_eval_rise >= {{ threshold('overfit_rise_n_sigmas') }} * eval_scatter,
+            false
+        ) as is_step_rise,
         -- validation and training are not on one scale (the training loss several times the validation loss):
         -- the validation series measures another quantity or another set, so a rise in it is at most low
         coalesce(train_to_val_ratio >= {{ threshold('loss_scale_mismatch_ratio') }}, false) as is_scale_mismatched,

@@ -29,12 +29,17 @@ final as (
             when 'crash' then 'The run ended at step ' || {{ fmt_int('last_step') }}
                 || coalesce(' of ' || {{ fmt_int('total_steps') }} || ' planned', '')
                 || ' after "' || last_crash_text || '" and was not resumed.'
+            when 'schedule_unfinished' then 'The log ends at step ' || {{ fmt_int('last_step') }}
+                || ' with its learning rate still falling: the ' || schedule_shape || ' schedule it follows ends near step '
+                || {{ fmt_int('projected_end_step') }} || ' (' || {{ fmt_pct('share_of_planned') }} || ' reached), and no run end is logged.'
             else 'The log ends at step ' || {{ fmt_int('last_step') }} || ' of ' || {{ fmt_int('total_steps') }}
                 || ' planned (' || {{ fmt_pct('share_of_planned') }} || ') with no crash logged: a pruned or '
                 || 'early-stopped trial, an interrupted run, or a copy of the log taken before the end.'
         end as title,
         'last step reached ' || {{ fmt_int('last_step') }}
             || coalesce('; configured total_steps ' || {{ fmt_int('total_steps') }} || ' (' || {{ fmt_pct('share_of_planned') }} || ' reached)', '; configured length unknown')
+            || coalesce('; the logged learning rate follows a ' || schedule_shape || ' decay from its peak that reaches 0 near step '
+                || {{ fmt_int('projected_end_step') }} || ' (int_lr_schedules_projected)', '')
             || case when has_cut_off_row then '; the train log''s last row has no line end (cut off mid-row)' else '' end
             || coalesce('; importer: "' || cut_off_event_text || '"', '')
             || coalesce('; last crash or kill: step ' || {{ fmt_int('last_crash_step') }} || ' "' || last_crash_text || '"', '')
@@ -42,9 +47,9 @@ final as (
             as evidence,
         last_step as first_step,
         last_step,
-        cast(greatest(coalesce(total_steps - last_step, 0), 0) as {{ dbt.type_bigint() }}) as steps_affected,
+        cast(greatest(coalesce(coalesce(total_steps, floor(projected_end_step)) - last_step, 0), 0) as {{ dbt.type_bigint() }}) as steps_affected,
         cast(last_step as {{ type_double() }}) as observed_value,
-        cast(total_steps as {{ type_double() }}) as expected_value,
+        cast(coalesce(total_steps, projected_end_step) as {{ type_double() }}) as expected_value,
         cast(null as {{ type_double() }}) as threshold_value,
         cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,
@@ -55,6 +60,7 @@ final as (
         case end_kind
             when 'partial_copy' then 'Diagnose the complete log (copy the run''s files after it finished, or from the tracking server) before acting on this report.'
             when 'crash' then 'Find why the job died, then resume it from its last checkpoint or rerun it; a sweep trial that died is not a result.'
+            when 'schedule_unfinished' then 'If the run was stopped on purpose, its final loss is that of a model whose learning rate had not annealed; otherwise find what stopped it (a time limit, preemption) and resume from the last checkpoint. Diagnose the complete log if there is one.'
             else 'If a pruner or early stopping ended it, nothing is wrong (say so in the config); otherwise find what stopped it (a time limit, preemption) and resume from the last checkpoint. If the run finished, total_steps in the config is stale.'
         end as recommendation
     from ends
