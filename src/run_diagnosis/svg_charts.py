@@ -94,6 +94,10 @@ def text(
 # --------------------------------------------------------------------------- ticks
 
 
+# a range narrower than this share of its values is flat (float rounding, not data)
+FLAT_RANGE = 1e-9
+
+
 def nice_ticks(low: float, high: float, max_ticks: int) -> list[float]:
     """Multiples of the smallest 1-2-5 step that puts at most `max_ticks` ticks inside [low, high]."""
     power = 10.0 ** math.floor(math.log10((high - low) / max(max_ticks, 1)))
@@ -108,7 +112,8 @@ def tick_labels(ticks: list[float]) -> list[str]:
     """Labels with the decimals the step needs; M and G suffixes from a million on."""
     if not ticks:
         return []
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(ticks[0]) or 1.0
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 0.0
+    step = step if step > 0 else abs(ticks[0]) or 1.0
     top = max(abs(t) for t in ticks)
     for divisor, suffix in ((1e9, "G"), (1e6, "M")):
         if top >= divisor:
@@ -125,7 +130,9 @@ def data_range(values: list[float], margin: float = MARGIN) -> tuple[float, floa
     if not finite:
         return (0.0, 1.0)
     low, high = min(finite), max(finite)
-    if high == low:
+    if high - low <= FLAT_RANGE * max(abs(low), abs(high)):
+        # flat to float precision (a frozen loss logged as 16.74222755432129 and its last-bit
+        # neighbour): a range of a few ulps has no ticks to draw
         pad = abs(low) * 0.05 or 0.5
         return (low - pad, high + pad)
     pad = (high - low) * margin

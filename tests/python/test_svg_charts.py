@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import xml.etree.ElementTree as ET
@@ -14,8 +15,10 @@ from run_diagnosis.svg_charts import (
     LegendEntry,
     Note,
     Stroke,
+    data_range,
     decimate,
     nice_ticks,
+    numeric_ticks,
     tick_labels,
 )
 
@@ -28,6 +31,17 @@ def test_ticks_are_multiples_of_1_2_5_steps_inside_the_range() -> None:
     assert nice_ticks(-0.12, 0.71, 6) == [0.0, 0.2, 0.4, 0.6]
     assert tick_labels([0.0, 0.005, 0.01]) == ["0", "0.005", "0.010"]
     assert tick_labels([0.0, 500_000.0, 1_000_000.0]) == ["0", "0.5M", "1.0M"]
+
+
+def test_a_range_of_a_few_ulps_is_flat_and_gets_ticks() -> None:
+    # a frozen loss logged as 16.74222755432129 and its last-bit neighbour (a held-out Lightning
+    # log): the range was 4e-15 wide, its ticks rounded to one value and labelling them failed
+    value = 16.74222755432129
+    low, high = data_range([value, math.nextafter(value, 20.0)])
+    assert high - low > 1.0
+    ticks, labels = numeric_ticks(low, high, 200.0, 40.0)
+    assert len(ticks) >= 2 and labels == [f"{t:.1f}" for t in ticks]
+    assert tick_labels([3.0, 3.0]) == ["3", "3"]
 
 
 def test_decimation_keeps_at_most_two_points_per_pixel_column_and_the_spikes() -> None:
