@@ -58,7 +58,10 @@ windows as (
             as three_quarter_loss,
         -- the median absolute change between consecutive logs over 0.6745 * sqrt(2): the standard
         -- deviation of one logged loss around its level if the noise is independent
-        percentile_cont(0.5) within group (order by step_change) / (0.6745 * sqrt(2.0)) as loss_scatter
+        percentile_cont(0.5) within group (order by step_change) / (0.6745 * sqrt(2.0)) as loss_scatter,
+        -- the range of the second half's losses: zero when the loss froze (is_frozen)
+        max(case when position > n_steps / 2.0 then loss end) as late_max_loss,
+        min(case when position > n_steps / 2.0 then loss end) as late_min_loss
     from positioned
     group by run_id
 ),
@@ -185,6 +188,8 @@ joined as (
         1 - {{ safe_divide('windows.end_loss', 'windows.start_loss') }} as relative_drop,
         1 - {{ safe_divide('windows.end_loss', 'windows.three_quarter_loss') }} as last_quarter_relative_drop,
         windows.loss_scatter,
+        windows.late_max_loss,
+        windows.late_min_loss,
         windows.start_loss - windows.end_loss as level_change,
         coalesce(zeros.logged_steps, 0) as logged_steps,
         coalesce(zeros.zero_loss_steps, 0) as zero_loss_steps,
@@ -255,6 +260,11 @@ flagged as (
             and judged_loss >= (1 - {{ threshold('chance_no_learning_share') }}) * chance_loss) as is_at_chance,
         (chance_confidence in ('high', 'medium') and not has_negative_loss
             and judged_loss >= (1 - {{ threshold('chance_underfitting_share') }}) * chance_loss) as is_near_chance,
+        -- the loss did not change at all over the second half of the log (to float32's precision) at a
+        -- level where batch noise dwarfs the rounding: the parameters stopped moving, or the output no
+        -- longer depends on the input (a frozen model, a dead network, a collapse to a constant)
+        (late_max_loss - late_min_loss <= {{ threshold('frozen_loss_tolerance') }} * abs(late_max_loss)
+            and late_min_loss >= {{ threshold('frozen_loss_min_level') }}) as is_frozen,
         (level_change <= {{ threshold('no_learning_scatter_factor') }} * loss_scatter
             or relative_drop < {{ threshold('no_learning_max_drop') }}) as is_flat,
         (relative_drop < {{ threshold('underfitting_max_drop') }}
@@ -291,6 +301,8 @@ judged as (
         case
             when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
             when is_at_chance then 'at_chance'
+            -- frozen whatever the regime: a continued or pretrained run's loss still changes from batch to batch
+            when is_frozen then 'frozen'
             when is_near_chance then 'near_chance'
             when is_got_worse then 'got_worse'
             -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
@@ -326,6 +338,7 @@ final as (
             when 'at_chance' then 'no_learning:chance_level'
             when 'near_chance' then 'underfitting:near_chance'
             when 'flat' then 'no_learning:run'
+            when 'frozen' then 'no_learning:frozen'
             when 'no_val_gain' then 'no_learning:no_val_gain'
             when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
@@ -337,6 +350,7 @@ final as (
             -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'
+            when learning_verdict = 'frozen' then 'high'
             -- a pretrained start far below the uniform guess that stays flat or moves little (validation
             -- included) has little left to learn (the format learned in its first steps, a continued stage):
             -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it

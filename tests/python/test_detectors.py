@@ -233,6 +233,20 @@ def test_no_learning(diagnosis: Diagnosis) -> None:
     assert "loss_flat_from_start" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_frozen_loss(from_step=100, level=4.2117))
+def test_a_frozen_loss_is_no_learning(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    assert list(found.index) == ["no_learning:frozen"]
+    assert found.loc["no_learning:frozen", "severity"] == "high"
+    assert "Training loss froze" in found.loc["no_learning:frozen", "title"]
+
+
+@fixture_run(lambda: RunBuilder().plant_frozen_loss(from_step=100, level=0.0003))
+def test_a_converged_loss_printed_as_one_small_value_is_not_frozen(diagnosis: Diagnosis) -> None:
+    # a loss near 0 printed to 4 decimals can repeat one rounded value: below frozen_loss_min_level
+    assert "no_learning:frozen" not in set(findings_of(diagnosis, "no_learning")["finding_id"])
+
+
 @fixture_run(lambda: RunBuilder().plant_shallow_loss(0.06))
 def test_underfitting(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "underfitting")["severity"]) == ["medium"]

@@ -55,7 +55,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'no_val_gain', 'got_worse') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -70,7 +70,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'no_val_gain', 'got_worse', 'shallow')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'shallow')
 ),
 
 trend_findings as (
@@ -86,6 +86,9 @@ trend_findings as (
             when 'near_chance' then 'The ' || judged_loss_kind || ' loss ended barely below the level of a uniform guess: '
                 || {{ fmt('judged_loss', 4) }} || ' at best against ' || {{ fmt('chance_loss', 4) }} || ' ('
                 || {{ fmt_pct('judged_share_of_chance') }} || ' of it).'
+            when 'frozen' then 'Training loss froze: the last ' || {{ fmt_int('n_steps - floor(n_steps / 2.0)') }}
+                || ' logged values are all ' || {{ fmt('late_max_loss', 6) }}
+                || ', identical where batches differ: the parameters stopped moving or the output no longer depends on the input.'
             when 'flat' then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
             when 'got_worse' then 'The run got worse after its first evaluation: validation loss ' || {{ fmt('first_val_loss', 4) }}
@@ -253,7 +256,7 @@ chance_loss_findings as (
         'Check the accuracy: if it sits at the majority rate, lower the LR or change the optimizer; check that labels reach the loss.'
             as recommendation
     from progress
-    where learning_verdict not in ('at_chance', 'near_chance', 'flat')
+    where learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen')
         and zero_loss_steps = 0
         and abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
         and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}

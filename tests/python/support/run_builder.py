@@ -296,6 +296,12 @@ class RunBuilder:
         self.evals["val_loss"] = level * np.exp(self.rng.normal(0, 0.002, len(self.evals)))
         return self
 
+    def plant_frozen_loss(self, from_step: int, level: float) -> RunBuilder:
+        """The training loss falls as usual, then from `from_step` on is logged as one value,
+        `level`, on every step (a dead network, parameters that stopped moving)."""
+        self.train.loc[self.train["step"] >= from_step, "loss"] = level
+        return self
+
     def plant_shallow_loss(self, drop: float = 0.05) -> RunBuilder:
         """Training and validation loss fall by `drop` (relative) and flatten."""
         steps = self.train["step"].to_numpy()
