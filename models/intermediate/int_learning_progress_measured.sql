@@ -265,8 +265,12 @@ flagged as (
         -- longer depends on the input (a frozen model, a dead network, a collapse to a constant)
         (late_max_loss - late_min_loss <= {{ threshold('frozen_loss_tolerance') }} * abs(late_max_loss)
             and late_min_loss >= {{ threshold('frozen_loss_min_level') }}) as is_frozen,
-        (level_change <= {{ threshold('no_learning_scatter_factor') }} * loss_scatter
-            or relative_drop < {{ threshold('no_learning_max_drop') }}) as is_flat,
+        -- flat: a fall under no_learning_max_drop, or one within the log-to-log noise that is also
+        -- under underfitting_max_drop (a fall of a tenth or more hidden in noisy single-batch logs is
+        -- no evidence of no learning: a weak signal, not a high finding)
+        (relative_drop < {{ threshold('no_learning_max_drop') }}
+            or (level_change <= {{ threshold('no_learning_scatter_factor') }} * loss_scatter
+                and relative_drop < {{ threshold('underfitting_max_drop') }})) as is_flat,
         (relative_drop < {{ threshold('underfitting_max_drop') }}
             and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}) as is_shallow,
         -- validation improved meaningfully: on its first value, or before the first evaluation

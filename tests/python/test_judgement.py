@@ -453,6 +453,21 @@ def test_validation_that_improves_outweighs_a_training_loss_too_noisy_to_show_it
     assert not ids_of(diagnosis, "no_learning", "underfitting")
 
 
+def noisy_single_batch_fall_without_validation() -> RunBuilder:
+    """Single small-batch losses (noise 0.4) that fall 22% over the run, no validation logged: the
+    fall is within twice the log-to-log scatter, but a fall of a fifth is no evidence of no learning."""
+    builder = RunBuilder(noise=0.4).plant_loss_curve(0.75, 0.58, 1.0, 1.0)
+    builder.evals = builder.evals.iloc[0:0]
+    return builder
+
+
+@fixture_run(noisy_single_batch_fall_without_validation)
+def test_a_fall_of_a_fifth_hidden_in_noise_is_not_flat(diagnosis: Diagnosis) -> None:
+    progress = diagnosis.query("select relative_drop, is_flat from main.int_learning_progress_measured")
+    assert progress["relative_drop"].iloc[0] > 0.1 and not progress["is_flat"].iloc[0]
+    assert "no_learning:run" not in ids_of(diagnosis, "no_learning")
+
+
 # --- a pretrained start: flat is little left to learn, worse after the first evaluation is not ---
 
 
