@@ -138,6 +138,30 @@ def test_an_isolated_repeated_record_is_kept_for_the_checks(tmp_path: Path) -> N
     assert any("too few to be a second process" in note for note in run.notes)
 
 
+def test_the_last_rows_eta_gives_the_planned_length(tmp_path: Path) -> None:
+    """detectron2's metrics.json: every 20 iterations, 'time' a step and 'eta_seconds' left; a log
+    whose last row still expects 1,200 s at 0.4 s a step stopped 3,000 steps short of its plan."""
+
+    def rows(last: int, max_iter: int) -> list[str]:
+        return [
+            json.dumps(
+                {
+                    "iteration": i,
+                    "total_loss": loss_of(i),
+                    "time": 0.4,
+                    "eta_seconds": 0.4 * (max_iter - 1 - i),
+                }
+            )
+            for i in range(19, last + 1, 20)
+        ]
+
+    stopped = generic_log.load(write(tmp_path, "metrics.json", "\n".join(rows(4999, 8000)) + "\n"))
+    assert stopped.config["total_steps"] == 8000 - 1  # detectron2 counts iterations from 0
+    assert any("ETA" in note for note in stopped.notes)
+    finished = generic_log.load(write(tmp_path, "done.json", "\n".join(rows(7999, 8000)) + "\n"))
+    assert finished.config["total_steps"] is None
+
+
 def test_numbered_rank_prefixes_read_rank_zero(tmp_path: Path) -> None:
     lines = [f"{r}: step {s} loss {loss_of(s) + r}" for s in range(1, 21) for r in (1, 0)]
     run = generic_log.load(write(tmp_path, "slurm-1.out", "\n".join(lines) + "\n"))

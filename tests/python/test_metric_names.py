@@ -167,6 +167,9 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     assert any("only as the terms of a sum" in line for line in chosen.notes())
     # an auxiliary term (router balance, z-loss, KL penalty) is never the loss, even alone
     assert "loss" not in assign(["step", "aux_loss", "kl_loss"]).columns
+    # among equally plain names, the one that says it is the sum (detectron2's metrics.json)
+    chosen = assign(["iteration", "loss_ce", "loss_dice", "total_loss"])
+    assert chosen.columns["loss"] == "total_loss" and "loss" not in chosen.ambiguous
     # a total, when logged, wins over its terms
     assert assign(["epoch", "train/box_loss", "train/loss"]).columns["loss"] == "train/loss"
 

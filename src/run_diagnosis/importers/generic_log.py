@@ -71,6 +71,7 @@ from run_diagnosis.importers.generic_lines import (
     literal,
     looks_like_markdown,
     meaning,
+    name_tokens,
     sniff_delimiter,
     table_records,
 )
@@ -112,6 +113,8 @@ ENCODINGS = ("gb18030", "cp1252")
 CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 NAMES_SHOWN = 12
 REPEATED = "identical record repeated (several ranks or a duplicated line)"
+# a last row's ETA that leaves fewer steps than this is a finished run's rounding, not a plan
+ETA_MIN_STEPS_LEFT = 2
 # identical records in a row are a second writer's copies (dropped) when at least this share of
 # the records is repeated: a process per GPU writing every line repeats every record; a lower
 # share is a few lines logged twice, a defect of the log that the checks report
@@ -703,6 +706,8 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         reasons = ", ".join(f"{reason} ({n})" for reason, n in Counter(skipped.counts).most_common())
         notes.append(f"lines skipped: {reasons}; two examples of each in provenance.layout")
     config: dict[str, Any] = {"total_steps": _total(counting, train_steps)}
+    if config["total_steps"] is None and counting.kind == "step":
+        config["total_steps"] = _total_from_eta(train, train_steps, train_frame, notes)
     if counting.steps_per_epoch:
         config["steps_per_epoch"] = counting.steps_per_epoch
         notes.append(
@@ -729,6 +734,30 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         notes=notes,
         layout=layout,
     )
+
+
+def _total_from_eta(
+    train: list[Record], steps: list[int], frame: pd.DataFrame, notes: list[str]
+) -> int | None:
+    """The planned length from the last training row's ETA (detectron2's eta_seconds, mmengine's
+    'eta: 1:02:03'): the time the trainer expected to go, over its time per step, is the steps it
+    had left. None without an ETA in seconds or a step time on that row, or with no time left."""
+    last = train[-1] if train else None
+    if last is None or frame.empty:
+        return None
+    etas = [v for n, (v, unit) in last.named.items() if "eta" in name_tokens(n) and unit in (None, "s")]
+    step_time = frame["step_time_sec"].iloc[-1]
+    if not etas or not math.isfinite(etas[0]) or etas[0] <= 0 or not (step_time > 0):
+        return None
+    left = round(etas[0] / float(step_time))
+    if left < ETA_MIN_STEPS_LEFT:
+        return None
+    total = steps[-1] + left
+    notes.append(
+        f"total_steps about {total}: the last row's ETA {etas[0]:.0f} s at {float(step_time):.3g} s a step "
+        f"leaves {left} steps after step {steps[-1]} (the trainer's own estimate of its planned length)"
+    )
+    return total
 
 
 def _total(counting: Counting, steps: list[int]) -> int | None:

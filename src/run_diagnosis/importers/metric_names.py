@@ -41,7 +41,8 @@ How a name is read
    1) with the label's number as its index. ``family`` is the name with the label as ``*``.
 
 ``assign`` picks, per field, the best-ranked candidate (then fewest words, then lowest group
-index); two candidates equal on all of these are an ambiguity, reported in the notes. A loss
+index); two candidates equal on all of these are an ambiguity, reported in the notes, unless
+exactly one of them says it is the sum (``total_loss`` beside ``loss_ce``: detectron2, mmdet). A loss
 logged only as the task's terms of its sum (``Meaning.term``: components named by a term word
 such as box, cls, dfl, recon, and by no auxiliary word such as aux or z; YOLO's results.csv has
 no total) is read from its first
@@ -905,6 +906,9 @@ class Assignment:
         return lines
 
 
+# words that say a series is the sum of the others: among equally plain candidates, it is the one
+_TOTAL_WORDS = {"total", "sum", "overall"}
+
 # the loss fields a term of a composite loss stands in for when no total is logged
 _LOSS_FIELDS = ("loss", "val_loss", "test_loss")
 
@@ -954,7 +958,11 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
             continue
         best = _order(result.meanings[eligible[0]])
         tied = [n for n in eligible if _order(result.meanings[n]) == best]
-        if len(tied) > 1:
+        totals = [n for n in tied if _TOTAL_WORDS & set(tokens(n))]
+        if len(tied) > 1 and len(totals) == 1:
+            # 'total_loss' beside 'loss_ce' (detectron2, mmdet): the name that says it is the sum
+            result.columns[field_name] = totals[0]
+        elif len(tied) > 1:
             result.ambiguous[field_name] = tied
     # a run whose only held-out split is named 'test' is judged on it: many scripts evaluate on a
     # set they call 'test' during training (DINO, MAE, torchvision references)
