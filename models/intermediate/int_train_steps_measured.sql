@@ -5,30 +5,13 @@
 -- baseline (int_loss_baselines_computed). Those five models are views of this one, each
 -- its columns: the detectors and marts read the view of their concern, or this model when
 -- they need several (no join of 1M-row tables on (run_id, step)). Each concern's logic is the
--- one its model had; the windows in step order share one partitioning (run_id, step), and run
--- in blocks of window_block_rows steps, never over a whole run (macros/blocked_windows.sql: a
--- trailing frame gets the block before's last rows as a halo, a running total the earlier
--- blocks' totals), with the same results.
+-- one its model had; the windows in step order share one partitioning (run_id, step).
 {%- set passes = threshold('spike_passes') %}
 {%- set tolerance = threshold('lr_relative_tolerance') %}
 with
 
 counted as (
-    select
-        run_id,
-        step,
-        train_row_id,
-        file_row_number,
-        attempt_number,
-        is_attempt_start,
-        shard_id,
-        loss,
-        grad_norm,
-        learning_rate,
-        step_time_sec,
-        is_loss_non_finite,
-        is_grad_norm_non_finite
-    from {{ run_ref('int_train_rows_resolved') }}
+    select * from {{ run_ref('int_train_rows_resolved') }}
     where is_counted
 ),
 
@@ -46,60 +29,12 @@ shard_sizes as (
 
 -- the step sequence (int_train_steps_resolved) -----------------------------------------------
 
-counted_blocks as (
-    -- the counted rows with their block of step numbers: every copy of a step is in one block
+one_per_step as (
+    -- two counted rows for one step can only come from a non-replay repeat; the later one wins
     select
         *,
-        cast(floor({{ safe_divide('step', threshold('window_block_rows')) }}) as {{ dbt.type_bigint() }}) as step_number_block
+        row_number() over (partition by run_id, step order by file_row_number desc) as copy_rank
     from counted
-),
-
-steps_before_block as (
-    -- per block of step numbers, how many steps the run's earlier blocks hold
-    {{ block_totals_before('counted_blocks', 'step_number_block', [('steps_before', 'count(distinct step)')]) }}
-),
-
-ranked_copies as (
-    -- step_index: the step's row number in step order within the run, counted within its block
-    -- of step numbers plus the steps before the block (no window over the whole run); and
-    -- whether the row is its step's last copy in the file: two counted rows for one step can
-    -- only come from a non-replay repeat, and the later one wins
-    select
-        counted_blocks.*,
-        steps_before_block.steps_before
-            + dense_rank() over (partition by counted_blocks.run_id, counted_blocks.step_number_block order by counted_blocks.step)
-            as step_index,
-        coalesce(counted_blocks.step <> {{ previous_value('counted_blocks.step', ['counted_blocks.step', 'counted_blocks.file_row_number desc'], ['counted_blocks.run_id', 'counted_blocks.step_number_block']) }}, true)
-            as is_last_copy
-    from counted_blocks
-    inner join steps_before_block
-        on counted_blocks.run_id = steps_before_block.run_id
-        and counted_blocks.step_number_block = steps_before_block.step_number_block
-),
-
-indexed as (
-    select
-        run_id,
-        step,
-        train_row_id,
-        file_row_number,
-        attempt_number,
-        is_attempt_start,
-        shard_id,
-        loss,
-        grad_norm,
-        learning_rate,
-        step_time_sec,
-        is_loss_non_finite,
-        is_grad_norm_non_finite,
-        step_index
-    from ranked_copies
-    where is_last_copy
-),
-
-indexed_with_halo as (
-    -- blocks of window_block_rows steps, each with the last step of the block before it
-    {{ rows_with_halo('indexed', 'step_index', 1) }}
 ),
 
 sequenced as (
@@ -117,17 +52,11 @@ sequenced as (
         step_time_sec,
         is_loss_non_finite,
         is_grad_norm_non_finite,
-        previous_step,
-        previous_shard_id,
-        step_index
-    from (
-        select
-            indexed_with_halo.*,
-            {{ previous_value('step', 'step', ['run_id', 'window_block']) }} as previous_step,
-            {{ previous_value('shard_id', 'step', ['run_id', 'window_block']) }} as previous_shard_id
-        from indexed_with_halo
-    ) as with_previous
-    where is_block_row
+        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
+        {{ previous_value('shard_id', 'step', 'run_id') }} as previous_shard_id,
+        row_number() over (partition by run_id order by step) as step_index
+    from one_per_step
+    where copy_rank = 1
 ),
 
 resolved as (
@@ -199,7 +128,6 @@ clip_flagged as (
         resolved.run_id,
         resolved.step,
         resolved.step_index,
-        {{ window_block('resolved.step_index') }} as window_block,
         resolved.shard_id,
         resolved.is_shard_change,
         config.steps_per_epoch,
@@ -210,81 +138,23 @@ clip_flagged as (
         on resolved.run_id = config.run_id
 ),
 
-clip_totals_before_block as (
-    -- per block, the violations and shard changes of the run's earlier blocks, and the index of
-    -- the last shard change among them
-    select
-        totals.*,
-        last_changes.last_change_before_block
-    from (
-        {{ block_totals_before('clip_flagged', 'window_block', [
-            ('violations_before_block', 'sum(case when is_clip_violation_raw then 1 else 0 end)'),
-            ('shard_changes_before_block', 'sum(case when is_shard_change then 1 else 0 end)')]) }}
-    ) as totals
-    inner join (
-        select
-            run_id,
-            window_block,
-            max(max(case when is_shard_change then step_index end)) over (
-                partition by run_id order by window_block rows between unbounded preceding and 1 preceding
-            ) as last_change_before_block
-        from clip_flagged
-        group by run_id, window_block
-    ) as last_changes
-        on totals.run_id = last_changes.run_id
-        and totals.window_block = last_changes.window_block
-),
-
-clip_running as (
-    -- running totals in step order: within the block, plus the earlier blocks'
-    select
-        clip_flagged.run_id,
-        clip_flagged.step,
-        clip_flagged.step_index,
-        clip_flagged.shard_id,
-        clip_flagged.steps_per_epoch,
-        clip_flagged.batch_size,
-        clip_flagged.is_clip_violation_raw,
-        clip_totals_before_block.violations_before_block
-            + {{ block_running_sum('case when clip_flagged.is_clip_violation_raw then 1 else 0 end', ['clip_flagged.run_id', 'clip_flagged.window_block'], 'clip_flagged.step') }}
-            as violations_through,
-        clip_totals_before_block.shard_changes_before_block
-            + {{ block_running_sum('case when clip_flagged.is_shard_change then 1 else 0 end', ['clip_flagged.run_id', 'clip_flagged.window_block'], 'clip_flagged.step') }}
-            as run_number,
-        -- the index of the last shard change at or before the step: in the block, else before it
-        -- (the first step is always a change)
-        coalesce(
-            max(case when clip_flagged.is_shard_change then clip_flagged.step_index end) over (
-                partition by clip_flagged.run_id, clip_flagged.window_block order by clip_flagged.step
-                rows between unbounded preceding and current row),
-            clip_totals_before_block.last_change_before_block,
-            1
-        ) as run_start_index
-    from clip_flagged
-    inner join clip_totals_before_block
-        on clip_flagged.run_id = clip_totals_before_block.run_id
-        and clip_flagged.window_block = clip_totals_before_block.window_block
-),
-
 stretched as (
     select
         run_id,
         step,
-        step_index,
         shard_id,
         steps_per_epoch,
         batch_size,
         is_clip_violation_raw,
-        -- gaps and islands of clip violations: step_index less the step's row number among the
-        -- steps of its own flag value (violations_through for a violation, the rest otherwise)
-        cast(case
-            when coalesce(is_clip_violation_raw, false) then step_index - violations_through
-            else violations_through
-        end as {{ dbt.type_bigint() }}) as island_key,
-        -- a run of consecutive steps on one shard (int_epochs_assigned), and the step's position in it
-        run_number,
-        step_index - run_start_index + 1 as position_in_run
-    from clip_running
+        -- gaps and islands of clip violations (step_index is the row number in step order)
+        step_index - row_number() over (
+            partition by run_id, coalesce(is_clip_violation_raw, false) order by step
+        ) as island_key,
+        -- a run of consecutive steps on one shard (int_epochs_assigned)
+        sum(case when is_shard_change then 1 else 0 end) over (
+            partition by run_id order by step rows between unbounded preceding and current row
+        ) as run_number
+    from clip_flagged
 ),
 
 -- the epoch (int_epochs_assigned) -----------------------------------------------------------
@@ -306,6 +176,7 @@ shard_coverage as (
 runs_split as (
     select
         stretched.*,
+        row_number() over (partition by stretched.run_id, stretched.run_number order by stretched.step) as position_in_run,
         cast(ceiling({{ safe_divide('shard_sizes.n_examples', 'stretched.batch_size') }}) as {{ dbt.type_bigint() }})
             as steps_per_visit
     from stretched
@@ -343,7 +214,6 @@ assigned as (
     select
         visits.run_id,
         visits.step,
-        visits.step_index,
         visits.is_clip_violation_raw,
         visits.island_key,
         visits.visit_number,
@@ -367,29 +237,11 @@ assigned as (
         on visits.run_id = shard_coverage.run_id
 ),
 
-assigned_with_halo as (
-    -- blocks of window_block_rows steps, each with the last step of the block before it
-    {{ rows_with_halo('assigned', 'step_index', 1) }}
-),
-
 epoch_sequenced as (
     select
-        run_id,
-        step,
-        is_clip_violation_raw,
-        island_key,
-        visit_number,
-        shard_visit_occurrence,
-        epoch_number,
-        epoch_basis,
-        is_epoch_start
-    from (
-        select
-            *,
-            (epoch_number > coalesce({{ previous_value('epoch_number', 'step', ['run_id', 'window_block']) }}, epoch_number)) as is_epoch_start
-        from assigned_with_halo
-    ) as with_previous
-    where is_block_row
+        *,
+        (epoch_number > coalesce({{ previous_value('epoch_number', 'step', 'run_id') }}, epoch_number)) as is_epoch_start
+    from assigned
 ),
 
 epoch_spans as (
@@ -410,7 +262,6 @@ steps_0 as (
     select
         run_id,
         step,
-        step_index,
         case when loss > 0 then ln(loss) end as log_loss,
         false as is_excluded_0
     from resolved
@@ -426,15 +277,9 @@ steps_{{ pass_number }} as (
     select
         run_id,
         step,
-        step_index,
         log_loss,
         is_excluded_{{ pass_number - 1 }},
-        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }},
-        -- a step clean in the next pass was clean in this one: these are its stats if the next
-        -- pass's exclusions do not change them
-        log_baseline as previous_log_baseline,
-        log_mad as previous_log_mad,
-        baseline_points as previous_baseline_points
+        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
     from pass_{{ pass_number }}
 ),
 {% endif %}

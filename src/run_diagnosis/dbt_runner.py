@@ -103,15 +103,14 @@ DB_LOCKED_TEXT = "could not set lock on file"
 # DuckDB's budget (profiles.yml reads both variables; one set in the environment is kept as is).
 # memory_limit: MEMORY_PER_LOG_BYTE bytes per byte of the run's train logs, at least MIN_MEMORY,
 # at most AVAILABLE_SHARE of the memory the machine (or its cgroup) has free when the build
-# starts. The factor is measured on a 10M-step log (about 510 MB of CSV): int_train_steps_measured
-# alone needs more than 4 GB (its windows run in blocks and spill, but its one statement holds
-# many 10M-row intermediate results); at 10x, 5.1 GB, the whole diagnosis ran (peak 5.6 GB;
-# before the blocks it needed 20x, peak 10.3 GB). Beyond the limit DuckDB spills sorts, windows
-# and joins to disk. The share leaves the rest to dbt, Python and the machine's other work.
-# threads: the cores this process may use.
+# starts. The factor is measured: a 10M-step log (about 510 MB of CSV) needs more than 5.5 GB
+# (int_train_steps_measured's whole-run windows do not spill: at 8x, 3.9 GB, and at 12x, 5.5 GB,
+# that build stopped out of memory on 2026-12-04; at 20x, 10 GB, it ran, peak 10.3 GB for the
+# whole diagnosis); beyond the limit DuckDB spills sorts, windows and joins to disk. The share leaves the
+# rest to dbt, Python and the machine's other work. threads: the cores this process may use.
 MEMORY_ENV_VAR = "RUN_DIAGNOSIS_MEMORY_LIMIT"
 THREADS_ENV_VAR = "RUN_DIAGNOSIS_DUCKDB_THREADS"
-MEMORY_PER_LOG_BYTE = 10
+MEMORY_PER_LOG_BYTE = 20
 MIN_MEMORY = 1024**3
 AVAILABLE_SHARE = 0.5
 MB = 1024**2
