@@ -108,7 +108,9 @@ ends as (
         event_steps.last_restart_step,
         event_steps.run_end_step,
         projected.schedule_shape,
-        projected.projected_end_step
+        projected.projected_end_step,
+        -- the run's planned length: the configured one, else where its schedule projects its end
+        coalesce(config.total_steps, projected.projected_end_step) as planned_steps
     from config
     left join train_steps
         on config.run_id = train_steps.run_id
@@ -154,7 +156,8 @@ final as (
                 then 'schedule_unfinished'
             else 'complete'
         end as end_kind,
-        {{ safe_divide('last_step', 'coalesce(total_steps, projected_end_step)') }} as share_of_planned
+        planned_steps,
+        {{ safe_divide('last_step', 'planned_steps') }} as share_of_planned
     from ends
 )
 
