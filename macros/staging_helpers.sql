@@ -64,6 +64,7 @@
     ('grad_norm_measured', '$.grad_norm_measured', 'text', false),
     ('step_time_is_interval_mean', '$.step_time_is_interval_mean', 'text', false),
     ('rows_are', '$.rows_are', 'text', false),
+    ('loss_objective', '$.loss_objective', 'text', false),
     ('vocab_size', '$.vocab_size', 'integer', false),
     ('source_format', '$.provenance.source_format', 'text', false),
     ('baseline_run_id', '$.baseline_run_id', 'name', false),

@@ -150,7 +150,7 @@ lr_ranges as (
 ),
 
 config as (
-    select run_id, warmup_steps, total_steps from {{ run_ref('stg_training__config') }}
+    select run_id, warmup_steps, total_steps, loss_objective from {{ run_ref('stg_training__config') }}
 ),
 
 lr_extent as (
@@ -228,6 +228,7 @@ joined as (
         -- the run as configured never leaves its warmup (a schedule that cannot work), as opposed to a
         -- log that stops early inside the warmup of a longer run
         coalesce(config.warmup_steps >= coalesce(config.total_steps, windows.last_step), false) as is_warmup_over_configured_run,
+        coalesce(config.loss_objective = 'adversarial', false) as is_adversarial_loss,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
         coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end
@@ -291,6 +292,18 @@ flagged as (
             and train_level_after_first >= (1 + {{ threshold('underfitting_max_drop') }}) * train_at_first_eval,
             false
         ) as is_got_worse,
+        -- a loss with negative values (a negative log-likelihood of a density, a contrastive bound) has no
+        -- relative drop; what still reads is its direction: it ended above where it started, by more
+        -- than the log-to-log noise and by underfitting_max_drop of its size; not a GAN player's loss,
+        -- whose level follows the balance of the two players (a critic's rises toward 0 as its
+        -- generator improves)
+        coalesce(
+            has_negative_loss
+            and not is_adversarial_loss
+            and end_loss - start_loss > {{ threshold('no_learning_scatter_factor') }} * loss_scatter
+            and end_loss - start_loss >= {{ threshold('underfitting_max_drop') }} * abs(start_loss),
+            false
+        ) as is_signed_rise,
         -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
         (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early,
         -- the model started far below the uniform guess (a vocabulary or class count from the config or
@@ -303,7 +316,8 @@ judged as (
     select
         *,
         case
-            when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or has_negative_loss or zero_loss_steps > 0 then null
+            when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or zero_loss_steps > 0 then null
+            when has_negative_loss then case when is_signed_rise then 'rose' end
             when is_at_chance then 'at_chance'
             -- frozen whatever the regime: a continued or pretrained run's loss still changes from batch to batch
             when is_frozen then 'frozen'
@@ -346,11 +360,15 @@ final as (
             when 'no_val_gain' then 'no_learning:no_val_gain'
             when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
+            when 'rose' then 'no_learning:loss_rose'
         end as verdict_finding_id,
         case
             when learning_verdict is null or learning_verdict = 'learned' then null
             -- too early to judge: low at most
             when is_too_early then 'low'
+            -- a loss with negative values rising: whether lower is better depends on the objective (a GAN
+            -- critic's rises as its generator improves), so a weak signal
+            when learning_verdict = 'rose' then 'low'
             -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'

@@ -17,6 +17,8 @@
      'limit_name': 'spike_n_mads', 'pattern': 'loss_spikes:%'},
     {'check': 'loss_spikes', 'statistic': 'loss_jumps_at_resume', 'limit': '1',
      'limit_name': none, 'pattern': 'loss_spikes:%'},
+    {'check': 'loss_spikes', 'statistic': 'epoch_loss_jumps', 'limit': '1',
+     'limit_name': none, 'pattern': 'loss_spikes:%'},
     {'check': 'slow_steps', 'statistic': 'longest_slow_run_steps', 'limit': threshold('slow_stretch_min_steps'),
      'limit_name': 'slow_stretch_min_steps', 'pattern': 'slow_steps:%'},
     {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost', 'limit': threshold('stall_factor') ~ ' - 1',
@@ -146,15 +148,23 @@ non_finite_steps as (
     group by run_id
 ),
 
-loss_scale_overflow_events as (
+{#- events counted per run, each row one event: a run fires from its first one -#}
+{%- set event_counts = {
+    'loss_scale_overflow_events': (run_ref('int_events_classified'), "event_kind = 'loss_scale_overflow'"),
+    'epoch_loss_jumps': (run_ref('int_epoch_loss_jumps_flagged'), '1 = 1'),
+} %}
+{%- for name, counted in event_counts.items() %}
+
+{{ name }} as (
     select
         run_id,
         cast(count(*) as {{ type_double() }}) as observed_value,
         1 as fired_flag
-    from {{ run_ref('int_events_classified') }}
-    where event_kind = 'loss_scale_overflow'
+    from {{ counted[0] }}
+    where {{ counted[1] }}
     group by run_id
 ),
+{%- endfor %}
 
 rows_resolved as (
     select * from {{ run_ref('int_train_rows_resolved') }}

@@ -44,6 +44,11 @@ INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 # per-epoch log read by the generic reader): check_coverage then says which checks need steps
 ROWS_ARE_KEY = "rows_are"
 
+# the config field set to "adversarial" when the training loss read is a GAN player's (a
+# discriminator/critic's or a generator's, metric_names.is_adversarial): its level follows the
+# balance of the two players, so learning_progress does not read a rise of it as no learning
+LOSS_OBJECTIVE_KEY = "loss_objective"
+
 # config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)
 CONFIG_TYPES = {
     "lr_schedule.type": "text",
@@ -65,6 +70,7 @@ CONFIG_TYPES = {
     "grad_norm_measured": "text",
     INTERVAL_MEAN_KEY: "text",
     ROWS_ARE_KEY: "text",
+    LOSS_OBJECTIVE_KEY: "text",
     "vocab_size": "integer",
     "num_classes": "integer",
     "model_name": "text",

@@ -93,6 +93,37 @@ def test_lr_schedule_mismatch_kinds(diagnosis: Diagnosis, plant, kind: str) -> N
     assert "learning_rate_departs_from_configured_schedule" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_no_decay())
+def test_a_warmup_that_ran_and_a_decay_that_never_came_is_a_constant_lr(diagnosis: Diagnosis) -> None:
+    # the mismatches lie after the warmup, so not a skipped warmup: the LR stayed at its peak
+    found = findings_of(diagnosis, "lr_schedule_mismatch")
+    assert list(found["finding_id"]) == ["lr_schedule_mismatch:constant_lr"]
+    assert "constant after its warmup" in found.iloc[0]["title"]
+    assert "largest departure x" in found.iloc[0]["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("factor", "noise", "finding"), [(1.2, 0.005, True), (1.0, 0.005, False), (1.0, 0.02, False)]
+)
+@fixture_run(
+    lambda factor, noise, finding: RunBuilder().plant_epoch_means(noise).plant_level_jump(150, factor)
+)
+def test_a_per_epoch_loss_that_jumps_and_stays_up_is_a_loss_spike(
+    diagnosis: Diagnosis, factor: float, noise: float, finding: bool
+) -> None:
+    """One row an epoch: a 20% jump of the epoch mean, under the per-step 1.5x floor, with the LR
+    falling on schedule and the loss above its old level after it, is medium; the same run
+    without the jump fires nothing, nor does a noisier one (epoch means of a small dataset)."""
+    found = findings_of(diagnosis, "loss_spikes")
+    if finding:
+        assert list(found["finding_id"]) == ["loss_spikes:epoch_150"]
+        assert found.iloc[0]["detector_severity"] == "medium"
+        assert "stayed above its level before it for 5 of the 5 epochs" in found.iloc[0]["title"]
+    else:
+        assert found.empty, found[["finding_id", "title"]]
+    only_expected_above_low(diagnosis, {"loss_spikes"})
+
+
 # --- gradients -------------------------------------------------------------------
 
 
@@ -245,6 +276,35 @@ def test_a_frozen_loss_is_no_learning(diagnosis: Diagnosis) -> None:
 def test_a_converged_loss_printed_as_one_small_value_is_not_frozen(diagnosis: Diagnosis) -> None:
     # a loss near 0 printed to 4 decimals can repeat one rounded value: below frozen_loss_min_level
     assert "no_learning:frozen" not in set(findings_of(diagnosis, "no_learning")["finding_id"])
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "objective", "found"),
+    [
+        (-109.0, -68.0, None, True),
+        (-68.0, -109.0, None, False),
+        (-2.0, -0.5, None, True),
+        (-2.0, -0.5, "adversarial", False),
+    ],
+)
+@fixture_run(
+    lambda start, end, objective, found: (
+        RunBuilder().plant_signed_loss(start, end).plant_config(loss_objective=objective)
+    )
+)
+def test_a_loss_with_negative_values_is_judged_by_its_direction(
+    diagnosis: Diagnosis, start: float, end: float, objective: str | None, found: bool
+) -> None:
+    """A negative loss has no relative drop or chance level: a rise above its start is
+    no_learning:loss_rose, low; a fall is learning; a GAN player's loss (a critic's rises toward 0
+    as its generator improves) is not judged by its direction."""
+    no_learning = findings_of(diagnosis, "no_learning")
+    if found:
+        assert list(no_learning["finding_id"]) == ["no_learning:loss_rose"]
+        assert list(no_learning["severity"]) == ["low"]
+    else:
+        assert no_learning.empty, no_learning[["finding_id", "title"]]
+    only_expected_above_low(diagnosis, set())
 
 
 @fixture_run(lambda: RunBuilder().plant_shallow_loss(0.06))

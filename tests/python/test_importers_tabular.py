@@ -325,6 +325,79 @@ def test_training_args_json_cosine_warmup_ratio(tmp_path: Path) -> None:
     assert config_document(run)["provenance"]["unknown_fields"] == []
 
 
+def test_an_epoch_counter_falling_back_while_the_step_goes_on_is_a_resume(tmp_path: Path) -> None:
+    # resumed from checkpoint-30 onto a dataset 20x larger: the step and log history carry over,
+    # the epoch count starts again (0.63 -> 0.04); rounded epochs that repeat are no fallback
+    rows = [
+        {**row, "epoch": epoch}
+        for row, epoch in zip(
+            train_rows(range(10, 101, 10)),
+            [0.21, 0.42, 0.63, 0.04, 0.04, 0.05, 0.06, 0.06, 0.07, 0.08],
+            strict=True,
+        )
+    ]
+    run = hf_trainer.load(write_state(tmp_path / "resumed", rows))
+    resumes = run.events[run.events["event"].str.startswith("resuming from step 30 ")]
+    assert (
+        list(resumes["step"]) == [30]
+        and "fell back from 0.63 at step 30 to 0.04 at step 40" in resumes["event"].iloc[0]
+    )
+    steady = [{**row, "epoch": round(row["step"] / 47, 2)} for row in train_rows(range(10, 101, 10))]
+    assert (
+        not hf_trainer.load(write_state(tmp_path / "steady", steady))
+        .events["event"]
+        .str.startswith("resuming")
+        .any()
+    )
+
+
+def test_epoch_fallback_ignores_a_second_run_appended_with_its_own_steps() -> None:
+    # a log holding a run started again from step 0 (the step falls too) is a restart the step
+    # sequence shows; only a fallback while the step advances is a resume onto other data
+    first = [(s, s / 50) for s in range(10, 101, 10)]
+    second = [(s, s / 20) for s in range(10, 61, 10)]
+    assert training_args.epoch_fallback_events(first + second) == []
+    assert [
+        step for step, _ in training_args.epoch_fallback_events([(10, 0.5), (20, 1.0), (30, 0.1), (40, 0.2)])
+    ] == [20]
+
+
+LAUNCH_SCRIPT = """export LR=2e-5
+# torchrun --nproc_per_node=1 train.py \\
+deepspeed train.py --deepspeed ds_config.json \\
+    --learning_rate $LR \\
+    --lr_scheduler_type "cosine" \\
+    --warmup_ratio=0.1 \\
+    --num_train_epochs 1 \\
+    # --fsdp "full_shard auto_wrap" \\
+"""
+
+
+def test_launch_script_arguments_are_read_like_the_shell_reads_them() -> None:
+    # a commented line ending in a backslash does not continue; $LR is the script's own assignment
+    found = training_args.parse_script_arguments(LAUNCH_SCRIPT)
+    assert found["learning_rate"] == {"2e-5"} and found["lr_scheduler_type"] == {"cosine"}
+    assert found["warmup_ratio"] == {"0.1"} and "fsdp" not in found and "nproc_per_node" not in found
+
+
+def test_a_launch_script_beside_the_state_gives_the_schedule_a_deepspeed_config_overrides(
+    tmp_path: Path,
+) -> None:
+    rows = [{**row, "learning_rate": 2e-5} for row in train_rows(range(1, 41))]
+    write_state(tmp_path, rows, max_steps=40)
+    (tmp_path / "run.sh").write_text(LAUNCH_SCRIPT, encoding="utf-8")
+    scheduler = {"type": "WarmupLR", "params": {"warmup_max_lr": 2e-5}}
+    (tmp_path / "ds_config.json").write_text(json.dumps({"zero_optimization": {}, "scheduler": scheduler}))
+    run = hf_trainer.load(tmp_path / "trainer_state.json")
+    assert run.schedule["type"] == "warmup_cosine" and run.schedule["peak_lr"] == 2e-5
+    assert run.schedule["warmup_steps"] == 4  # ceil(0.1 x 40)
+    assert notes_with(run, "launch script arguments") and notes_with(run, "its own scheduler, WarmupLR")
+    # a script whose learning_rate is not the logged peak may launch another run: not used
+    (tmp_path / "run.sh").write_text(LAUNCH_SCRIPT.replace("LR=2e-5", "LR=1e-3"), encoding="utf-8")
+    other = hf_trainer.load(tmp_path / "trainer_state.json")
+    assert other.schedule == {} and notes_with(other, "launch script arguments not used")
+
+
 def test_training_args_yaml_reads_exponent_text_and_min_lr_kwargs(tmp_path: Path) -> None:
     write_state(tmp_path, train_rows(range(1, 4)), max_steps=1000)
     (tmp_path / "training_args.yaml").write_text(

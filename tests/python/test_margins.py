@@ -27,6 +27,7 @@ STATISTICS = {
     "grad_clip_violation:max_grad_norm_ratio_to_clip",
     "loss_spikes:max_share_of_spike_bar_excess",
     "loss_spikes:loss_jumps_at_resume",
+    "loss_spikes:epoch_loss_jumps",
     "slow_steps:longest_slow_run_steps",
     "slow_steps:worst_stall_medians_lost",
     "overfitting:final_rise_over_minimum",

@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from run_diagnosis.importers.metric_names import FIELDS, assign, parse_map, resolve
+from run_diagnosis.importers.metric_names import FIELDS, assign, is_adversarial, parse_map, resolve
 from support.paths import REAL_LOGS, REPO
 
 # name -> (field, split, primary); split None: no split word
@@ -362,3 +362,19 @@ def test_a_test_split_stands_in_for_validation_only_when_no_validation_is_logged
     assert any("named 'test'" in line for line in only_test.notes())
     both = assign(["step", "loss", "eval_loss", "test_loss"])
     assert both.columns["val_loss"] == "eval_loss" and not both.held_out_as_test
+
+
+@pytest.mark.parametrize(
+    ("name", "adversarial"),
+    [
+        ("train_disc_loss", True),
+        ("d_loss", True),
+        ("loss_G", True),
+        ("critic/loss", True),
+        ("train/loss", False),
+        ("val_loss", False),
+        ("lm loss", False),
+    ],
+)
+def test_a_gan_players_loss_is_adversarial(name: str, adversarial: bool) -> None:
+    assert is_adversarial(name) is adversarial

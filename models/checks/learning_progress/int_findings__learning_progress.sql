@@ -5,7 +5,8 @@
 -- no_learning_max_drop: high, since a slow but real trend can hide in noisy short
 -- runs. A loss that jumps to exactly 0 and stays there is critical: nothing is
 -- trained (labels masked, loss zeroed). A loss with negative values (a GAN critic,
--- a reward) is no likelihood: its relative drop means nothing, so no verdict.
+-- a reward) is no likelihood: its relative drop means nothing; only a rise above its start is
+-- reported, low (no_learning:loss_rose).
 with
 
 progress as (
@@ -55,7 +56,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'rose') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -70,7 +71,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'shallow')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'shallow', 'rose')
 ),
 
 trend_findings as (
@@ -95,6 +96,8 @@ trend_findings as (
                 || ' at step ' || {{ fmt_int('first_eval_step') }} || ' (its best), ' || {{ fmt('val_level_after_first', 4) }}
                 || ' (median) after it, while the training loss rose too (' || {{ fmt('train_at_first_eval', 4) }} || ' -> '
                 || {{ fmt('train_level_after_first', 4) }} || '): training undid what the model knew.'
+            when 'rose' then 'Training loss ended above where it started: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
+                || {{ fmt('end_loss', 4) }} || ' at the end; the run made its objective worse, if lower is better.'
             when 'no_val_gain' then 'Validation loss never improved on its first value ' || {{ fmt('first_val_loss', 4) }}
                 || ' (step ' || {{ fmt_int('first_eval_step') }} || '; best ' || {{ fmt('best_val_loss', 4) }}
                 || '): the run did not learn anything that generalises.'
@@ -104,8 +107,8 @@ trend_findings as (
         'median loss of the first ' || {{ threshold('progress_start_points') }} || ' steps ' || {{ fmt('start_loss', 4) }}
             || '; median of the last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
             || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
-            || '; relative drop ' || {{ fmt_pct('relative_drop') }} || '; change over the last quarter '
-            || {{ fmt_pct('last_quarter_relative_drop') }} || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
+            || case when learning_verdict = 'rose' then '' else '; relative drop ' || {{ fmt_pct('relative_drop') }}
+                || '; change over the last quarter ' || {{ fmt_pct('last_quarter_relative_drop') }} end || ' over ' || {{ fmt_int('n_steps') }} || ' logged steps (spike steps left out)'
             || case when n_evals > 0 then '; validation: first ' || {{ fmt('first_val_loss', 4) }} || ' (step ' || {{ fmt_int('first_eval_step') }}
                 || '), best ' || {{ fmt('best_val_loss', 4) }} || ' over ' || {{ fmt_int('n_evals') }} || ' evaluations'
                 || case when learning_verdict = 'got_worse' then '; after it, medians over the later evaluations: validation '
@@ -124,6 +127,8 @@ trend_findings as (
                 || {{ fmt_pct(threshold('chance_no_learning_share'), 0) }} || ' of it, underfitting within ' || {{ fmt_pct(threshold('chance_underfitting_share'), 0) }} || ')'
                 || case when chance_confidence <> 'high' then '; the vocabulary is matched by name, not read from the config, so one step less severe' else '' end
                 else '' end
+            || case when learning_verdict = 'rose' then '; the loss takes negative values, so it is no likelihood and has no chance level: '
+                || 'low, as for some objectives (a GAN critic) a rise is how training goes' else '' end
             || cause_evidence
             || case when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null
                 then '; low: the run started at ' || {{ fmt_pct(safe_divide('start_loss', 'chance_loss')) }}

@@ -7,6 +7,7 @@
 -- (int_resumes_checked): the training state was not restored. It is a symptom of an
 -- LR discontinuity at the same resume when there is one; a spike that starts within
 -- the jump's rows is a symptom of the jump.
+-- And one per level jump of a per-epoch log (int_epoch_loss_jumps_flagged) not already a spike.
 with
 
 spikes as (
@@ -163,10 +164,57 @@ resume_findings as (
     from resume_jumps
 ),
 
+epoch_jump_findings as (
+    -- a per-epoch log's level jump (int_epoch_loss_jumps_flagged) the spike events above did not
+    -- already report at its step: medium when the LR is logged and not rising at it (no warm
+    -- restart) and the loss stayed above its level before it for epoch_jump_persist_epochs of the
+    -- epochs after it (a state lost or a data switch, not one odd epoch), low otherwise
+    select
+        epoch_jumps.run_id,
+        'loss_spikes:epoch_' || {{ fmt_int('epoch_jumps.step') }} as finding_id,
+        'loss_spikes' as category,
+        case when epoch_jumps.learning_rate is not null
+                and epoch_jumps.epochs_still_above >= {{ threshold('epoch_jump_persist_epochs') }} then 'medium'
+            else 'low' end as severity,
+        'The epoch-mean training loss jumped ' || {{ fmt_pct('epoch_jumps.rise') }} || ' at epoch ' || {{ fmt_int('epoch_jumps.step') }}
+            || ' (' || {{ fmt('epoch_jumps.loss', 4) }} || ' after ' || {{ fmt('epoch_jumps.previous_loss', 4) }} || ') and stayed above its level before it for '
+            || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the ' || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs after it.' as title,
+        'one row an epoch: its mean loss over the whole dataset, which one batch from a harder source cannot move; rise against the previous epoch '
+            || {{ fmt_pct('epoch_jumps.rise') }} || ' (a jump from ' || {{ fmt_pct(threshold('epoch_jump_min_rise'), 0) }} || ' and '
+            || {{ threshold('epoch_jump_noise_multiple') }} || 'x the largest epoch-to-epoch rise of the ' || {{ threshold('epoch_jump_window') }}
+            || ' epochs before it, ' || {{ fmt_pct('greatest(coalesce(epoch_jumps.largest_recent_rise, 0), 0)') }} || '); learning rate '
+            || coalesce({{ fmt('epoch_jumps.previous_learning_rate', 8) }} || ' -> ' || {{ fmt('epoch_jumps.learning_rate', 8) }}
+                || ' (not rising: no warm restart or warmup)', 'not logged (a warm restart cannot be ruled out, so low)')
+            || '; above the pre-jump level on ' || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the next '
+            || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs' as evidence,
+        epoch_jumps.step as first_step,
+        epoch_jumps.step as last_step,
+        1 as steps_affected,
+        epoch_jumps.loss as observed_value,
+        epoch_jumps.previous_loss as expected_value,
+        epoch_jumps.previous_loss * (1 + {{ threshold('epoch_jump_min_rise') }}) as threshold_value,
+        'epoch_jump_min_rise' as threshold_name,
+        epoch_jumps.loss - epoch_jumps.previous_loss as estimated_cost,
+        'loss_excess' as cost_unit,
+        'the jump of the epoch mean over the epoch before it' as cost_method,
+        least(1.0, ln(1 + epoch_jumps.rise)) as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Find what changed at epoch ' || {{ fmt_int('epoch_jumps.step') }} || ': a resume from a checkpoint that lost part of the state '
+            || '(optimizer moments, loss scaler, data order), an augmentation or data switch; rerun from the checkpoint before it and compare.'
+            as recommendation
+    from {{ run_ref('int_epoch_loss_jumps_flagged') }} as epoch_jumps
+    left join final
+        on epoch_jumps.run_id = final.run_id
+        and epoch_jumps.step = final.first_step
+    where final.finding_id is null
+),
+
 unioned as (
     select * from final
     union all
     select * from resume_findings
+    union all
+    select * from epoch_jump_findings
 )
 
 select * from unioned

@@ -1,6 +1,6 @@
 -- Finding: the logged LR departs from the configured warmup + decay curve.
 -- The shape of the departure is named: a scaled peak (the curve matches the
--- schedule rebuilt at the logged peak), no warmup, a constant LR, a reset after
+-- schedule rebuilt at the logged peak), no warmup, a constant LR (after the warmup), a reset after
 -- a resume, or a different decay. Evidence: where they part and by how much.
 -- And, config or not, one finding per resume where the LR is discontinuous
 -- (int_resumes_checked: the LR after the resume against the pre-crash trajectory):
@@ -37,12 +37,22 @@ summary as (
         min(learning_rate) as min_logged_lr,
         max(expected_learning_rate) as max_expected_lr,
         min(expected_learning_rate) as min_expected_lr,
-        max(case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end) as max_abs_log_ratio,
-        {{ stable_avg('case when is_lr_mismatch then abs(ln(greatest(lr_ratio, 1e-12))) end') }} as mean_abs_log_ratio,
+        -- after the configured warmup: a warmup that ran but a decay that never came is a constant LR too
+        max(case when compared.step > coalesce(config.warmup_steps, 0) then learning_rate end) as max_logged_lr_after_warmup,
+        min(case when compared.step > coalesce(config.warmup_steps, 0) then learning_rate end) as min_logged_lr_after_warmup,
+        max(case when compared.step > coalesce(config.warmup_steps, 0) then expected_learning_rate end) as max_expected_lr_after_warmup,
+        min(case when compared.step > coalesce(config.warmup_steps, 0) and expected_learning_rate > 0 then expected_learning_rate end)
+            as min_expected_lr_after_warmup,
+        -- the departure as a ratio, where the schedule expects a positive LR (the last step of a decay to 0
+        -- expects 0: any logged LR is infinitely far from it)
+        max(case when is_lr_mismatch and expected_learning_rate > 0 then abs(ln(greatest(lr_ratio, 1e-12))) end) as max_abs_log_ratio,
+        {{ stable_avg('case when is_lr_mismatch and expected_learning_rate > 0 then abs(ln(greatest(lr_ratio, 1e-12))) end') }} as mean_abs_log_ratio,
         max(case when step = first_compared.first_compared_step then learning_rate end) as first_logged_lr
     from compared
     inner join first_compared
         on compared.run_id = first_compared.run_id
+    left join config
+        on compared.run_id = config.run_id
     group by compared.run_id
 ),
 
@@ -70,10 +80,13 @@ classified as (
         case
             when {{ safe_divide('summary.steps_matching_at_logged_peak', 'summary.comparable_steps') }}
                 >= {{ threshold('lr_shape_match_share') }} then 'scaled_peak'
-            when {{ safe_divide('summary.max_logged_lr', 'summary.min_logged_lr') }} < {{ threshold('constant_lr_max_spread') }}
-                and {{ safe_divide('summary.max_expected_lr', 'nullif(summary.min_expected_lr, 0)') }} > {{ threshold('constant_lr_min_expected_spread') }} then 'constant_lr'
+            when {{ safe_divide('summary.max_logged_lr_after_warmup', 'summary.min_logged_lr_after_warmup') }} < {{ threshold('constant_lr_max_spread') }}
+                and {{ safe_divide('summary.max_expected_lr_after_warmup', 'nullif(summary.min_expected_lr_after_warmup, 0)') }}
+                    > {{ threshold('constant_lr_min_expected_spread') }} then 'constant_lr'
             when resume_before.resume_step is not null then 'reset_after_resume'
-            when config.warmup_steps > 0 and summary.first_logged_lr >= {{ threshold('no_warmup_min_start_share') }} * summary.max_logged_lr then 'no_warmup'
+            -- a skipped warmup accounts for mismatches within the warmup only
+            when config.warmup_steps > 0 and summary.first_logged_lr >= {{ threshold('no_warmup_min_start_share') }} * summary.max_logged_lr
+                and summary.mismatched_steps <= config.warmup_steps then 'no_warmup'
             when summary.first_step > coalesce(config.warmup_steps, 0) then 'different_decay'
             else 'departs'
         end as mismatch_kind
@@ -100,7 +113,9 @@ final as (
         end as severity,
         case mismatch_kind
             when 'scaled_peak' then 'The logged LR follows the configured schedule shape but at a different peak.'
-            when 'constant_lr' then 'The learning rate stayed constant although the config asks for warmup and decay.'
+            when 'constant_lr' then case when warmup_steps > 0 and min_logged_lr < min_logged_lr_after_warmup
+                then 'The learning rate stayed constant after its warmup although the config asks for a decay.'
+                else 'The learning rate stayed constant although the config asks for warmup and decay.' end
             when 'reset_after_resume' then 'The LR schedule restarted or shifted when the run resumed at step ' || {{ fmt_int('resume_step') }} || '.'
             when 'no_warmup' then 'The run skipped its ' || {{ fmt_int('warmup_steps') }} || '-step warmup: the LR started near its peak.'
             when 'different_decay' then 'The LR decays differently from the configured ' || {{ fmt_int('decay_steps') }} || '-step schedule.'
@@ -110,7 +125,7 @@ final as (
         'first step where they part: ' || {{ fmt_int('first_step') }} || ' (logged ' || {{ fmt('lr_at_first', 8) }}
             || ', expected ' || {{ fmt('expected_at_first', 8) }} || '); mismatched steps ' || {{ fmt_int('first_step') }} || '-'
             || {{ fmt_int('last_step') }} || ' (' || {{ fmt_int('mismatched_steps') }} || ' of ' || {{ fmt_int('comparable_steps') }}
-            || '); largest departure x' || {{ fmt('exp(max_abs_log_ratio)', 2) }} || '; expected LR rebuilt from the config (warmup '
+            || '); largest departure ' || coalesce('x' || {{ fmt('exp(max_abs_log_ratio)', 2) }}, 'where the schedule expects 0') || '; expected LR rebuilt from the config (warmup '
             || {{ fmt_int('warmup_steps') }} || ' steps, decay to step ' || {{ fmt_int('decay_steps') }}
             || ') for every step, one step either side accepted, tolerance ' || {{ fmt_pct(threshold('lr_relative_tolerance'), 0) }}
             as evidence,

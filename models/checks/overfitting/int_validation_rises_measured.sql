@@ -196,7 +196,7 @@ assessed as (
         -- reason. Overfitting needs validation to have improved meaningfully on chance (not at or near the
         -- chance level) and, with an LR far outside its usual range or a training loss that barely fell,
         -- on its first value (int_learning_progress_measured.learning_verdict)
-        coalesce(progress.learning_verdict, 'learned') not in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse')
+        coalesce(progress.learning_verdict, 'learned') not in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'rose')
             as is_learning_shown
     from best
     inner join first_eval

@@ -9,10 +9,10 @@ restarts as (
 
 totals as (
     -- one row per run (the run spine), so a run with no counted steps keeps its restarts
-    select runs.run_id, coalesce(step_totals.counted_steps, 0) as counted_steps, step_totals.wall_clock_sec
+    select runs.run_id, coalesce(step_totals.counted_steps, 0) as counted_steps, step_totals.wall_clock_sec, step_totals.first_step
     from {{ run_ref('stg_training__config') }} as runs
     left join (
-        select run_id, count(*) as counted_steps, {{ stable_sum('step_time_sec') }} as wall_clock_sec
+        select run_id, count(*) as counted_steps, {{ stable_sum('step_time_sec') }} as wall_clock_sec, min(step) as first_step
         from {{ run_ref('int_train_steps_resolved') }}
         group by run_id
     ) as step_totals
@@ -29,8 +29,11 @@ final as (
             else 'medium'
         end as severity,
         'The run ' || case when restarts.crash_event_text is not null then 'crashed' else 'stopped (no crash was logged)' end
-            || ' after step ' || {{ fmt_int('restarts.crashed_after_step') }} || ' and resumed from step '
-            || {{ fmt_int('restarts.resume_step - 1') }}
+            || ' after step ' || {{ fmt_int('restarts.crashed_after_step') }}
+            -- an attempt that starts at the run's first step was launched again from scratch: nothing was resumed
+            || case when restarts.resume_step <= totals.first_step then ' and was started again from its first step '
+                    || {{ fmt_int('restarts.resume_step') }} || ' (the log holds both attempts)'
+                else ' and resumed from step ' || {{ fmt_int('restarts.resume_step - 1') }} end
             || case
                 when restarts.steps_lost = 0 then ', losing no steps.'
                 else ', redoing ' || {{ fmt_int('restarts.steps_lost') }} || case when restarts.steps_lost = 1 then ' step' else ' steps' end

@@ -18,11 +18,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.importers.metric_names import is_adversarial
 from run_diagnosis.importers.reference_keys import reference_keys
 from run_diagnosis.run_files import (
     EVAL_COLUMNS,
     EVENT_COLUMNS,
     FILE_SUFFIXES,
+    LOSS_OBJECTIVE_KEY,
     OPTIONAL_TOP_KEYS,
     REQUIRED_SCHEDULE_KEYS,
     REQUIRED_TOP_KEYS,
@@ -81,6 +83,7 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
     files: dict[str, Path] = field(default_factory=dict)  # kind -> a canonical CSV copied as it is
+    loss_name: str | None = None  # the logged name the training loss was read from, when one was chosen
 
 
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
@@ -200,6 +203,12 @@ def config_document(run: RunData) -> dict[str, Any]:
     # the uniform-guess reference (vocabulary, classes, model and tokenizer names) at the top level
     lifted, lifted_notes = reference_keys(document, run.source_path)
     document.update(lifted)
+    adversarial = run.loss_name is not None and is_adversarial(run.loss_name)
+    if adversarial and document.get(LOSS_OBJECTIVE_KEY) is None:
+        document[LOSS_OBJECTIVE_KEY] = "adversarial"
+        lifted_notes.append(
+            f"{LOSS_OBJECTIVE_KEY} = adversarial: the loss read, {run.loss_name}, is a GAN player's"
+        )
     unknown = [k for k in REQUIRED_SCHEDULE_KEYS if schedule[k] is None]
     unknown += [k for k in REQUIRED_TOP_KEYS if document[k] is None]
     document["provenance"] = {

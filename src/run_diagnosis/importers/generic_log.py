@@ -733,6 +733,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         config=config,
         notes=notes,
         layout=layout,
+        loss_name=layout["fields"].get("loss"),
     )
 
 

@@ -69,6 +69,7 @@ from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunDa
 from run_diagnosis.importers.training_args import (
     STATE_FILE,
     config_from,
+    epoch_fallback_events,
     explain_unknowns,
     find_training_args,
     float_or_none,
@@ -123,7 +124,7 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     train = _train_frame(rows.train)
     evals = _eval_frame(rows.evals, notes)
 
-    args, sources = find_training_args(state_path.parent)
+    args, sources = find_training_args(state_path.parent, train["learning_rate"], notes)
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
     run = RunData(
@@ -141,6 +142,8 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     eval_steps = [r["step"] for r in rows.evals]
     epochs = [(r["step"], r["epoch"]) for r in rows.train]
     run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes, epochs)
+    if fallbacks := epoch_fallback_events(epochs):
+        run.events = events_frame(events + fallbacks)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
     run.config.update(run_results(state_path.parent, notes))

@@ -249,7 +249,7 @@ def _standalone(path: Path, log_path: Path, records: list[_Record], keys: Column
     total_steps = max(totals) if totals else None
     if len(totals) > 1:
         notes.append(f"total_steps changes within the log ({sorted(totals)}): the largest is used")
-    args, sources = find_training_args(log_path.parent)
+    args, sources = find_training_args(log_path.parent, train["learning_rate"], notes)
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")
     run = RunData(

@@ -83,6 +83,7 @@ class Frames:
     def run(self, source_format: str, source_path: str, **fields: Any) -> RunData:
         notes = [*self.notes, *fields.pop("notes", [])]
         events = [*self.events, *fields.pop("events", [])]
+        fields.setdefault("loss_name", self.assignment.get("loss"))
         return RunData(
             source_format,
             source_path,

@@ -512,6 +512,12 @@ def tokens(name: str) -> list[str]:
     return out
 
 
+def is_adversarial(name: str) -> bool:
+    """True for a GAN player's loss (a discriminator/critic's or a generator's): its level follows
+    the balance of the two players, not how much one model has learned."""
+    return any(w in WORDS and WORDS[w].kind == ROLE for w in tokens(name))
+
+
 # --------------------------------------------------------------------------- resolving one name
 
 

@@ -462,4 +462,5 @@ def load(path: Path) -> RunData:
         schedule=schedule,
         config=config,
         notes=notes + config_notes,
+        loss_name=fields.get("loss"),
     )

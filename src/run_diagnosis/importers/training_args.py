@@ -15,7 +15,8 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,18 @@ SCHEDULE_TYPES = {
 }
 ENUM_KEYS = ("lr_scheduler_type", "evaluation_strategy", "eval_strategy", "save_strategy", "optim")
 RESULT_FILES = ("all_results.json", "train_results.json", "eval_results.json")
+# A launch script beside the run (run.sh: `python train.py --learning_rate 2e-5 --lr_scheduler_type
+# cosine ...`) holds the arguments when the trainer saved none. A script can launch other runs than
+# the one logged (a sweep, another model), so its arguments are used only when its learning_rate is
+# the peak the log shows, within SCRIPT_LR_AGREEMENT of it (a logged LR is the configured one to
+# float32 rounding; a tenth leaves room for a warmup that was logged a step before its top).
+SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm")
+SCRIPT_ARGUMENT = re.compile(r"^--(?P<key>[A-Za-z_][\w.-]*)(?:=(?P<value>.*))?$")
+SCRIPT_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?(?P<name>[A-Za-z_]\w*)=(?P<value>[^\s;]+)\s*$")
+SCRIPT_LR_AGREEMENT = 0.1
+# DeepSpeed's config names its own scheduler; given one, DeepSpeed drives the LR, not the Trainer's
+# lr_scheduler_type (transformers' integration leaves it in charge)
+DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size", "fp16", "bf16")
 RESULT_COUNTS = ("train_samples", "eval_samples")
 
 
@@ -83,13 +96,18 @@ def run_results(folder: Path, notes: list[str]) -> dict[str, int]:
 # ---------------------------------------------------------------- training arguments
 
 
-def find_training_args(folder: Path) -> tuple[dict[str, Any], list[str]]:
+def find_training_args(
+    folder: Path, logged_lr: Iterable[Any] = (), notes: list[str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """TrainingArguments-style keys found beside a run: (merged args, file names used).
 
-    A console dump in a text file is the base; an argument file (JSON/YAML) overrides it.
+    A launch script's arguments are the base (when its learning_rate is the logged peak,
+    ``logged_lr``), a console dump in a text file overrides them, an argument file (JSON/YAML)
+    overrides both; ``notes`` hears why a script was not used and what DeepSpeed's config changes.
     """
-    args: dict[str, Any] = {}
-    sources: list[str] = []
+    notes = notes if notes is not None else []
+    args, sources = _script_arguments(folder, logged_lr, notes)
+    _deepspeed_scheduler_note(folder, notes)
     for path in sorted(p for p in folder.iterdir() if p.suffix in TEXT_SUFFIXES and p.is_file()):
         dump = _text_dump(path)
         if dump:
@@ -103,6 +121,89 @@ def find_training_args(folder: Path) -> tuple[dict[str, Any], list[str]]:
             sources.append(path.name)
             break
     return {k: normalise_enum(k, v) for k, v in args.items()}, sources
+
+
+def _script_arguments(
+    folder: Path, logged_lr: Iterable[Any], notes: list[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``--key value`` arguments of the launch scripts in ``folder`` that agree on each key
+    (SCRIPT_* above), when their learning_rate is the logged peak."""
+    seen: dict[str, set[str]] = {}
+    names = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix in SCRIPT_SUFFIXES and p.is_file()):
+        if path.stat().st_size > 1_000_000:
+            continue
+        found = parse_script_arguments(path.read_text(encoding="utf-8", errors="replace"))
+        if any(key in found for key in ARGS_KEYS):
+            names.append(path.name)
+            for key, values in found.items():
+                seen.setdefault(key, set()).update(values)
+    if not names:
+        return {}, []
+    args = {key: _dump_value(next(iter(values))) for key, values in seen.items() if len(values) == 1}
+    peak = max((v for v in map(float_or_none, logged_lr) if v is not None and 0 < v < math.inf), default=None)
+    configured = float_or_none(args.get("learning_rate"))
+    where = ", ".join(names)
+    if peak is None or configured is None or abs(configured - peak) > SCRIPT_LR_AGREEMENT * peak:
+        logged = "no LR logged" if peak is None else f"{peak:g}"
+        notes.append(
+            f"{where}: launch script arguments not used: its learning_rate ({args.get('learning_rate')}) "
+            f"is not the logged peak ({logged}), so it may launch another run"
+        )
+        return {}, []
+    ambiguous = sorted(key for key, values in seen.items() if len(values) > 1)
+    if ambiguous:
+        notes.append(f"{where}: {', '.join(ambiguous)} given different values: not used")
+    return args, [f"{where} (launch script arguments; its learning_rate is the logged peak)"]
+
+
+def parse_script_arguments(text: str) -> dict[str, set[str]]:
+    """The values of each ``--key value`` / ``--key=value`` argument in a shell script, line
+    continuations joined and ``$NAME``/``${NAME}`` replaced by the script's own ``NAME=value``
+    assignments (a value still holding ``$`` is left out)."""
+    # a comment line ends at its newline even when it ends in a backslash (bash): drop them first
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    text = text.replace("\\\n", " ")
+    assigned = {
+        m.group("name"): m.group("value").strip("'\"")
+        for m in map(SCRIPT_ASSIGNMENT.match, text.splitlines())
+        if m
+    }
+    found: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        try:
+            tokens = shlex.split(line.rstrip().removesuffix("\\"), comments=True)  # a dangling continuation
+        except ValueError:
+            continue  # an unbalanced quote: not an argument line we can read
+        tokens = [
+            re.sub(r"\$\{?(\w+)\}?", lambda m: assigned.get(m.group(1), m.group(0)), tok) for tok in tokens
+        ]
+        for index, token in enumerate(tokens):
+            match = SCRIPT_ARGUMENT.match(token)
+            if not match:
+                continue
+            value = match.group("value")
+            if value is None and index + 1 < len(tokens) and not tokens[index + 1].startswith("--"):
+                value = tokens[index + 1]
+            if value is not None and "$" not in value:
+                found.setdefault(match.group("key").replace("-", "_"), set()).add(value)
+    return found
+
+
+def _deepspeed_scheduler_note(folder: Path, notes: list[str]) -> None:
+    for path in sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()):
+        if path.name == STATE_FILE or path.stat().st_size > 1_000_000:
+            continue
+        document = _read_side_document(path)
+        if not isinstance(document, dict) or not any(key in document for key in DEEPSPEED_KEYS):
+            continue
+        scheduler = document.get("scheduler")
+        if isinstance(scheduler, dict) and scheduler.get("type"):
+            notes.append(
+                f"{path.name} is a DeepSpeed config with its own scheduler, {scheduler['type']} "
+                f"({json.dumps(scheduler.get('params', {}))}): DeepSpeed drives the LR with it, "
+                "not with the Trainer's lr_scheduler_type"
+            )
 
 
 def _argument_files(folder: Path) -> list[Path]:
@@ -324,6 +425,34 @@ def steps_per_epoch_from_log(logged: Sequence[tuple[int, Any]], notes: list[str]
         "(used to find epoch boundaries: there are no shard ids)"
     )
     return per_epoch
+
+
+# The epoch counter a trainer logs beside the step only grows within one run; one falling back
+# by more than its rounding (the Trainer rounds it to 2 decimals) while the step goes on is a
+# resume from the run's checkpoint onto other data or another batch size: the step, optimizer
+# and log history carried over, the epoch accounting started again.
+EPOCH_FALLBACK_MIN = 0.02
+
+
+def epoch_fallback_events(logged: Sequence[tuple[int, Any]]) -> list[tuple[int, str]]:
+    """A resume event at each row (in log order) where the logged epoch falls back while the step advances."""
+    points = [  # in log order: a second run appended to the same log starts its step again
+        (int(step), epoch)
+        for step, value in logged
+        if (epoch := float_or_none(value)) is not None and 0 <= epoch < math.inf
+    ]
+    events = []
+    for (before_step, before), (step, epoch) in itertools.pairwise(points):
+        if step > before_step and epoch < before - EPOCH_FALLBACK_MIN:
+            events.append(  # at the checkpoint it resumed from, as a resuming trainer logs it
+                (
+                    before_step,
+                    f"resuming from step {before_step} with its epoch count restarted (read from the log: "
+                    f"the logged epoch fell back from {before:g} at step {before_step} to {epoch:g} at step "
+                    f"{step} while the step went on: a resume onto other data or another batch size)",
+                )
+            )
+    return events
 
 
 def _eval_interval(

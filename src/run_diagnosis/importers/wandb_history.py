@@ -97,7 +97,7 @@ def load_table(
     from ``config_dir``, by default the file's folder)."""
     wide = split_wide(table, aliases)
     notes = table.notes + wide.notes
-    args, sources = find_training_args(config_dir or file.parent)
+    args, sources = find_training_args(config_dir or file.parent, wide.train["learning_rate"], notes)
     total_steps = positive_int(args.get("max_steps"))
     if sources:
         notes.append(f"training arguments read from {', '.join(sources)}")

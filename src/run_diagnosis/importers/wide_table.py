@@ -38,6 +38,7 @@ from run_diagnosis.importers.canonical import (
     RunData,
     events_frame,
 )
+from run_diagnosis.importers.training_args import epoch_fallback_events
 from run_diagnosis.importers.units import cell_parser, column_unit, split_cell
 
 # names the resolver reads as each field, for messages
@@ -71,9 +72,11 @@ class WideFrames:
     events: list[tuple[int, str]]
     notes: list[str]
     epochs: list[tuple[int, float | None]] = field(default_factory=list)  # (step, logged epoch)
+    loss_name: str | None = None  # the column the training loss was read from
 
     def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
         """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
+        fields.setdefault("loss_name", self.loss_name)
         return RunData(
             source_format, str(path), self.train, self.evals, events=events_frame(self.events), **fields
         )
@@ -214,8 +217,14 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         if epoch_column is not None and epoch_column != columns.get("step")
         else []
     )
+    events = events + epoch_fallback_events(epochs)
     return WideFrames(
-        train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes, epochs
+        train.reindex(columns=TRAIN_COLUMNS),
+        evals.reindex(columns=EVAL_COLUMNS),
+        events,
+        notes,
+        epochs,
+        columns.get("loss"),
     )
 
 

@@ -115,6 +115,26 @@ class RunBuilder:
         self.train["learning_rate"] = lr
         return self
 
+    def plant_epoch_means(self, noise: float = 0.005) -> RunBuilder:
+        """One row an epoch (config rows_are = epoch): each loss the mean over the whole dataset,
+        so no source offsets and little noise."""
+        steps = self.train["step"].to_numpy()
+        base = 3.0 + 2.7 * np.exp(-steps / 12.0) + 0.35 * np.exp(-steps / 120.0)
+        self.train["loss"] = base * np.exp(self.rng.normal(0, noise, len(steps)))
+        return self.plant_config(rows_are="epoch")
+
+    def plant_level_jump(self, at: int, factor: float) -> RunBuilder:
+        """The training loss from step `at` on is `factor` times what it would have been: a jump
+        that stays (a checkpoint resumed without its optimizer state, a data switch)."""
+        self.train.loc[self.train["step"] >= at, "loss"] *= factor
+        return self
+
+    def plant_no_decay(self) -> RunBuilder:
+        """The warmup as configured, then the peak LR to the end: the decay never happens (a scheduler
+        of another library, e.g. DeepSpeed's WarmupLR, overriding the configured one)."""
+        self.train["learning_rate"] = [self.schedule(min(s, self.warmup_steps)) for s in self.train["step"]]
+        return self
+
     def plant_constant_lr(self) -> RunBuilder:
         self.train["learning_rate"] = self.peak_lr
         return self
@@ -300,6 +320,15 @@ class RunBuilder:
         """The training loss falls as usual, then from `from_step` on is logged as one value,
         `level`, on every step (a dead network, parameters that stopped moving)."""
         self.train.loc[self.train["step"] >= from_step, "loss"] = level
+        return self
+
+    def plant_signed_loss(self, start: float, end: float) -> RunBuilder:
+        """A loss with negative values (a density's negative log-likelihood) moving from `start`
+        to `end` (an exponential approach, additive noise of 0.5% of |start|); validation likewise."""
+        for frame, column in ((self.train, "loss"), (self.evals, "val_loss")):
+            steps = frame["step"].to_numpy()
+            curve = end + (start - end) * np.exp(-steps / 30.0)
+            frame[column] = curve + self.rng.normal(0, 0.005 * abs(start), len(steps))
         return self
 
     def plant_shallow_loss(self, drop: float = 0.05) -> RunBuilder:

@@ -1,0 +1,118 @@
+-- Level jumps of a per-epoch training loss (config rows_are = 'epoch': each row is an epoch's
+-- mean). An epoch mean averages the whole dataset, so the per-step spike floor (1.5x: a batch
+-- from a harder source) is far too high for it; a jump here is one epoch's mean above the
+-- previous epoch's by epoch_jump_min_rise or more, epoch_jump_noise_multiple times the largest
+-- epoch-to-epoch rise of the epoch_jump_window epochs before it (a noisy per-epoch series moves
+-- up and down routinely), past the first epoch_jump_window epochs, with the learning rate not
+-- rising at it (a warm restart or a warmup raises the loss by design), and no resume in the
+-- epoch_jump_window epochs up to it (the resume check judges those); a loss with negative values
+-- has no ratio scale and is not judged. One row per jump, with
+-- how many of the epoch_jump_window epochs after it stayed above the level before it.
+{%- set window = threshold('epoch_jump_window') %}
+with
+
+epoch_runs as (
+    select run_id from {{ run_ref('stg_training__config') }}
+    where rows_are = 'epoch'
+),
+
+epochs as (
+    select
+        steps.run_id,
+        steps.step,
+        steps.loss,
+        steps.learning_rate,
+        steps.is_attempt_start
+    from {{ run_ref('int_train_steps_resolved') }} as steps
+    inner join epoch_runs
+        on steps.run_id = epoch_runs.run_id
+    where steps.loss is not null
+),
+
+epoch_changes as (
+    select
+        run_id,
+        step,
+        loss,
+        learning_rate,
+        lag(loss) over (partition by run_id order by step) as previous_loss,
+        lag(learning_rate) over (partition by run_id order by step) as previous_learning_rate,
+        row_number() over (partition by run_id order by step) as epoch_position,
+        -- a resume in the epoch_jump_window epochs up to this one: a jump there is the resume's
+        -- (int_resumes_checked judges it against the pre-crash trajectory)
+        max(case when is_attempt_start then 1 else 0 end) over (
+            partition by run_id order by step rows between {{ window }} preceding and current row
+        ) as is_after_resume_flag,
+        -- a loss that takes negative values (a reward, a bound) has no ratio scale: no rise is judged
+        min(loss) over (partition by run_id) as run_min_loss
+    from epochs
+),
+
+epoch_rises as (
+    select
+        *,
+        case when run_min_loss > 0 then loss / previous_loss - 1 end as rise
+    from epoch_changes
+),
+
+recent_rises as (
+    select
+        *,
+        max(rise) over (
+            partition by run_id order by step rows between {{ window }} preceding and 1 preceding
+        ) as largest_recent_rise
+    from epoch_rises
+),
+
+jumps as (
+    select
+        run_id,
+        step,
+        epoch_position,
+        loss,
+        previous_loss,
+        rise,
+        largest_recent_rise,
+        learning_rate,
+        previous_learning_rate
+    from recent_rises
+    where epoch_position > {{ window }} + 1
+        and is_after_resume_flag = 0
+        and rise >= {{ threshold('epoch_jump_min_rise') }}
+        and rise >= {{ threshold('epoch_jump_noise_multiple') }} * greatest(coalesce(largest_recent_rise, 0), 0)
+        and coalesce(learning_rate <= previous_learning_rate * (1 + {{ threshold('lr_relative_tolerance') }}), true)
+),
+
+after_jumps as (
+    select
+        jumps.run_id,
+        jumps.step,
+        count(later.step) as epochs_after,
+        sum(case when later.loss > jumps.previous_loss then 1 else 0 end) as epochs_still_above
+    from jumps
+    left join epoch_changes as later
+        on jumps.run_id = later.run_id
+        and later.epoch_position > jumps.epoch_position
+        and later.epoch_position <= jumps.epoch_position + {{ window }}
+    group by jumps.run_id, jumps.step
+),
+
+final as (
+    select
+        jumps.run_id,
+        jumps.step,
+        jumps.loss,
+        jumps.previous_loss,
+        jumps.rise,
+        jumps.largest_recent_rise,
+        jumps.learning_rate,
+        jumps.previous_learning_rate,
+        coalesce(after_jumps.epochs_after, 0) as epochs_after,
+        coalesce(after_jumps.epochs_still_above, 0) as epochs_still_above
+    from jumps
+    left join after_jumps
+        on jumps.run_id = after_jumps.run_id
+        and jumps.step = after_jumps.step
+)
+
+select * from final
