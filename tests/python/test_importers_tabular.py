@@ -694,6 +694,32 @@ def test_lightning_epoch_column_gives_steps_per_epoch(tmp_path: Path) -> None:
     assert lightning_csv.load(folder).config.get("steps_per_epoch") is None
 
 
+def test_lightning_testtube_csv_is_counted_by_its_epoch_with_meta_tags(tmp_path: Path) -> None:
+    """The TestTube-era logger: metrics.csv without a step column (train_loss, epoch, created_at)
+    and its hyperparameters as key,value rows in meta_tags.csv: one row an epoch."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    rows = [f"{85.1 - e / 100},{e},2020-02-03 16:{e:02d}:00" for e in range(40)]
+    (folder / "metrics.csv").write_text(
+        "train_loss,epoch,created_at\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+    (folder / "meta_tags.csv").write_text('key,value\nlr,0.02\nhidden_nodes,"[10, 10]"\nmax_epochs,100\n')
+    run = lightning_csv.load(folder)
+    assert list(run.train["step"])[:3] == [0, 1, 2] and run.config["rows_are"] == "epoch"
+    assert run.schedule["peak_lr"] == 0.02 and run.config["num_epochs"] == 100
+    assert notes_with(run, "no step column") and notes_with(run, "meta_tags.csv")
+
+
+@pytest.mark.parametrize(
+    ("key", "read"),
+    [("train_epochs", True), ("total_epochs", True), ("nb_epochs", True), ("warmup_epochs", False)],
+)
+def test_an_epoch_count_is_read_by_its_words(key: str, read: bool) -> None:
+    notes: list[str] = []
+    picked = lightning_csv.pick_hparams({key: 200, "optim_lr": 0.001}, notes)
+    assert picked.get("num_epochs") == (200 if read else None)
+
+
 def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     folder = tmp_path / "lightning_logs" / "version_3"
     folder.mkdir(parents=True)

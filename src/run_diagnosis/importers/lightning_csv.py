@@ -63,6 +63,7 @@ from run_diagnosis.importers.training_args import (
     positive_int,
 )
 from run_diagnosis.importers.wide_table import Table, read_table, split_wide
+from run_diagnosis.run_files import ROWS_ARE_KEY
 
 FORMAT = "lightning_csv"
 DESCRIPTION = "PyTorch Lightning CSVLogger folder (metrics.csv + hparams.yaml), e.g. lightning_logs/version_0"
@@ -81,6 +82,10 @@ HPARAM_KEYS: dict[str, list[str]] = {
     "grad_clip_norm": ["gradient_clip_val", "grad_clip_norm", "grad_clip", "max_grad_norm", "clip_grad_norm"],
 }
 SCHEDULE_KEYS = ("peak_lr", "min_lr", "warmup_steps")
+# a planned epoch count under another project's name (train_epochs, total_epochs, nb_epochs):
+# the word 'epochs' last, the words before it only ones that say "how many, for training"
+EPOCH_COUNT_QUALIFIERS = frozenset({"train", "training", "max", "num", "n", "nb", "total", "number", "of"})
+META_TAGS_FILE = "meta_tags.csv"  # Lightning's TestTube-era logger: the hyperparameters as key,value rows
 FLUSH_STEPS = 100  # CSVLogger(flush_logs_every_n_steps=100): the rows a crash can lose
 PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,6}$")  # a directory or a file name (model.ckpt)
 
@@ -144,6 +149,8 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     run.config.update(
         {key: picked[key] for key in ("num_epochs", "batch_size", "grad_clip_norm") if key in picked}
     )
+    if wide.counted_by_epoch:
+        run.config[ROWS_ARE_KEY] = "epoch"
     if hparams:
         run.config["hparams"] = hparams
     norm_name = column_map(list(map(str, table.frame.columns)), load_aliases(aliases)).get("grad_norm")
@@ -300,6 +307,8 @@ def _metrics_file(path: Path) -> tuple[Path, list[str]]:
 
 
 def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
+    if not path.is_file() and (path.parent / META_TAGS_FILE).is_file():
+        return _read_meta_tags(path.parent / META_TAGS_FILE, notes)
     if not path.is_file():
         notes.append(f"no {HPARAMS_FILE} beside {METRICS_FILE}: learning rate, epochs and clipping unknown")
         return {}
@@ -318,6 +327,29 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
     return {str(k): _json_safe(v) for k, v in document.items()}
 
 
+def _read_meta_tags(path: Path, notes: list[str]) -> dict[str, Any]:
+    """TestTube's meta_tags.csv (key,value rows, every value as text): the values parsed as YAML
+    scalars (0.02 -> 0.02, "[10, 10]" -> a list), an unparsable one kept as text."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise RunImportError(f"{path}: not readable as key,value rows: {error}") from error
+    if list(frame.columns[:2]) != ["key", "value"]:
+        notes.append(
+            f"{META_TAGS_FILE}: expected columns key,value; found {', '.join(frame.columns)}: ignored"
+        )
+        return {}
+    notes.append(f"hyperparameters read from {META_TAGS_FILE} (the TestTube-era logger's hparams)")
+    return {str(k): _json_safe(_yaml_scalar(v)) for k, v in zip(frame["key"], frame["value"], strict=True)}
+
+
+def _yaml_scalar(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
 def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAMS_FILE) -> dict[str, Any]:
     """The canonical values `hparams` give (HPARAM_KEYS, first key present wins), each reading
     noted; also used for DVCLive's params (`source`: the file named in the notes)."""
@@ -332,6 +364,14 @@ def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAM
                 picked[target] = number
                 if key != target and target != "peak_lr":  # peak_lr has its own note
                     notes.append(f"{source}: {key}={hparams[key]} read as {target}")
+                break
+    if "num_epochs" not in picked:
+        for key, value in hparams.items():
+            words = str(key).lower().split("_")
+            number = as_number(value)
+            if words[-1] == "epochs" and set(words[:-1]) <= EPOCH_COUNT_QUALIFIERS and number is not None:
+                picked["num_epochs"] = number
+                notes.append(f"{source}: {key}={value} read as num_epochs (a count of epochs, by its words)")
                 break
     return picked
 

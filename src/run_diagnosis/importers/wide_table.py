@@ -73,6 +73,7 @@ class WideFrames:
     notes: list[str]
     epochs: list[tuple[int, float | None]] = field(default_factory=list)  # (step, logged epoch)
     loss_name: str | None = None  # the column the training loss was read from
+    counted_by_epoch: bool = False  # no step column: the epoch numbers the rows, one train row an epoch
 
     def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
         """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
@@ -146,15 +147,21 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     # a run that logs only its validation loss (a Lightning CSV of validation rows) is diagnosed
     # on that series: the training-loss checks are then listed as unable to run
     needed = (("step", "step"),) if columns.get("val_loss") else (("loss", "training-loss"), ("step", "step"))
+    # no step column but an epoch counter (Lightning's TestTube-era CSV: train_loss, epoch,
+    # created_at): the epoch is the counter, one row an epoch when it never repeats on a train row
+    step_column = columns.get("step")
+    if step_column is None and columns.get("epoch") is not None:
+        step_column = columns.get("epoch")
+        notes.append(f"no step column: the epoch counter {step_column!r} numbers the rows")
     for required, what in needed:
-        if columns.get(required) is None:
+        if (step_column if required == "step" else columns.get(required)) is None:
             raise (NoLossError if required == "loss" else RunImportError)(
                 f"{table.path}: no {what} column: no numeric column reads as the {what} "
                 f"(e.g. {EXAMPLES[required]}); found columns: {', '.join(map(str, frame.columns))}"
                 f"{_not_understood(columns)}. Name yours in an alias file ('{required}: [name]', "
                 "RUN_DIAGNOSIS_ALIASES, see importers/aliases.py)"
             )
-    steps = _cells(table, columns.get("step"), to_step)
+    steps = _cells(table, step_column, to_step)
     has_step = [s is not None for s in steps]
     if not all(has_step):
         notes.append(f"skipped {has_step.count(False)} rows without a step value")
@@ -212,12 +219,9 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     notes.append("columns used: " + columns.used())
     notes += _missing_notes(columns, eval_rows)
     epoch_column = columns.get("epoch")
-    epochs = (
-        read("epoch", epoch_column)
-        if epoch_column is not None and epoch_column != columns.get("step")
-        else []
-    )
+    epochs = read("epoch", epoch_column) if epoch_column is not None and epoch_column != step_column else []
     events = events + epoch_fallback_events(epochs)
+    counted_by_epoch = step_column != columns.get("step") and not train["step"].duplicated().any()
     return WideFrames(
         train.reindex(columns=TRAIN_COLUMNS),
         evals.reindex(columns=EVAL_COLUMNS),
@@ -225,6 +229,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         notes,
         epochs,
         columns.get("loss"),
+        counted_by_epoch,
     )
 
 
