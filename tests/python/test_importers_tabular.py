@@ -710,6 +710,23 @@ def test_lightning_testtube_csv_is_counted_by_its_epoch_with_meta_tags(tmp_path:
     assert notes_with(run, "no step column") and notes_with(run, "meta_tags.csv")
 
 
+def test_an_epoch_count_in_a_config_beside_the_metrics_plans_the_run(tmp_path: Path) -> None:
+    """No epoch count in hparams.yaml: the only one in the other config files beside metrics.csv
+    (nested, any name by its words) plans the run; two different ones (two stages) plan nothing."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    rows = [f"{s // 25},{s},{3.0 - s / 1000}" for s in range(100)]  # Lightning counts from 0
+    (folder / "metrics.csv").write_text("epoch,step,train_loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text("beta: 1.0\n", encoding="utf-8")
+    (folder / "run_config.json").write_text(json.dumps({"pretraining": {"num_epochs": 50, "lr": 1e-4}}))
+    run = lightning_csv.load(folder)
+    assert run.config["num_epochs"] == 50 and run.config["total_steps"] == 1250
+    assert notes_with(run, "the only epoch count there")
+    (folder / "finetune.yaml").write_text("finetuning:\n  max_epochs: 10\n", encoding="utf-8")
+    again = lightning_csv.load(folder)
+    assert again.config.get("num_epochs") is None and notes_with(again, "disagree")
+
+
 @pytest.mark.parametrize(
     ("key", "read"),
     [("train_epochs", True), ("total_epochs", True), ("nb_epochs", True), ("warmup_epochs", False)],

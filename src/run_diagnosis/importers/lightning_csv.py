@@ -133,6 +133,8 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
     picked = pick_hparams(hparams, notes)
+    if "num_epochs" not in picked and "total_steps" not in picked:
+        picked.update(_side_config_epochs(metrics.parent, notes))
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
@@ -325,6 +327,46 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
             f"{path}: expected a mapping of hyperparameters; found a {type(document).__name__}"
         )
     return {str(k): _json_safe(v) for k, v in document.items()}
+
+
+def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
+    """The planned epoch count from the other small config files beside metrics.csv (a project's
+    own config.json/default.yaml, at any depth), when hparams.yaml gives none: used only when the
+    files name exactly one epoch count (two different ones may be two stages' plans)."""
+    found: dict[str, tuple[str, Any]] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix not in (".json", ".yaml", ".yml") or path.name == HPARAMS_FILE or not path.is_file():
+            continue
+        if path.stat().st_size > 1_000_000:
+            continue
+        try:
+            document = yaml.load(path.read_text(encoding="utf-8"), Loader=_HparamsLoader)
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
+        for key, value in _nested_items(document):
+            epochs = pick_hparams({key: value}, []).get("num_epochs")
+            if epochs is not None:
+                found[f"{path.name}: {key}"] = (str(epochs), epochs)
+    values = {text for text, _ in found.values()}
+    if len(values) != 1:
+        if values:
+            notes.append(
+                f"epoch counts beside {METRICS_FILE} disagree ({', '.join(sorted(found))}): none used"
+            )
+        return {}
+    where, (_, epochs) = next(iter(found.items()))
+    notes.append(f"num_epochs = {epochs}, from {where} beside {METRICS_FILE} (the only epoch count there)")
+    return {"num_epochs": epochs}
+
+
+def _nested_items(document: Any, depth: int = 0) -> list[tuple[str, Any]]:
+    """(key, value) of every mapping entry in a parsed config, nested ones up to 4 levels down."""
+    if not isinstance(document, dict) or depth > 4:
+        return []
+    items = [(str(k), v) for k, v in document.items()]
+    for value in document.values():
+        items += _nested_items(value, depth + 1)
+    return items
 
 
 def _read_meta_tags(path: Path, notes: list[str]) -> dict[str, Any]:
