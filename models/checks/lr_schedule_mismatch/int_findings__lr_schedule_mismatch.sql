@@ -35,8 +35,6 @@ summary as (
         sum(case when is_mismatch_at_logged_peak = false then 1 else 0 end) as steps_matching_at_logged_peak,
         max(learning_rate) as max_logged_lr,
         min(learning_rate) as min_logged_lr,
-        max(expected_learning_rate) as max_expected_lr,
-        min(expected_learning_rate) as min_expected_lr,
         -- after the configured warmup: a warmup that ran but a decay that never came is a constant LR too
         max(case when compared.step > coalesce(config.warmup_steps, 0) then learning_rate end) as max_logged_lr_after_warmup,
         min(case when compared.step > coalesce(config.warmup_steps, 0) then learning_rate end) as min_logged_lr_after_warmup,

@@ -120,7 +120,8 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     state = read_state(state_path)
     rows = _split_log_history(state["log_history"], state_path)
     notes += rows.notes
-    events += _best_checkpoint_event(state) + rows.events
+    epochs = [(r["step"], r["epoch"]) for r in rows.train]
+    events += _best_checkpoint_event(state) + rows.events + epoch_fallback_events(epochs)
     train = _train_frame(rows.train)
     evals = _eval_frame(rows.evals, notes)
 
@@ -140,10 +141,7 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
     run.schedule = schedule_from_args(args, total_steps, notes) if args else {}
     train_steps = [r["step"] for r in rows.train]
     eval_steps = [r["step"] for r in rows.evals]
-    epochs = [(r["step"], r["epoch"]) for r in rows.train]
     run.config = config_from(state, args, train_steps, eval_steps, total_steps, notes, epochs)
-    if fallbacks := epoch_fallback_events(epochs):
-        run.events = events_frame(events + fallbacks)
     if rows.train_runtime is not None:
         run.config["train_runtime_sec"] = rows.train_runtime
     run.config.update(run_results(state_path.parent, notes))

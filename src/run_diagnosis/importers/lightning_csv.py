@@ -56,6 +56,7 @@ import yaml
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
 from run_diagnosis.importers.canonical import RunData, stitch_runs
+from run_diagnosis.importers.reference_keys import walk_keys
 from run_diagnosis.importers.training_args import (
     as_number,
     config_from,
@@ -343,7 +344,9 @@ def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
             document = yaml.load(path.read_text(encoding="utf-8"), Loader=_HparamsLoader)
         except (yaml.YAMLError, UnicodeDecodeError):
             continue
-        for key, value in _nested_items(document):
+        if not isinstance(document, dict):
+            continue
+        for _, key, value in walk_keys(document):
             epochs = pick_hparams({key: value}, []).get("num_epochs")
             if epochs is not None:
                 found[f"{path.name}: {key}"] = (str(epochs), epochs)
@@ -357,16 +360,6 @@ def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
     where, (_, epochs) = next(iter(found.items()))
     notes.append(f"num_epochs = {epochs}, from {where} beside {METRICS_FILE} (the only epoch count there)")
     return {"num_epochs": epochs}
-
-
-def _nested_items(document: Any, depth: int = 0) -> list[tuple[str, Any]]:
-    """(key, value) of every mapping entry in a parsed config, nested ones up to 4 levels down."""
-    if not isinstance(document, dict) or depth > 4:
-        return []
-    items = [(str(k), v) for k, v in document.items()]
-    for value in document.values():
-        items += _nested_items(value, depth + 1)
-    return items
 
 
 def _read_meta_tags(path: Path, notes: list[str]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ SIBLING_MAX_BYTES = 1_000_000
 SEARCH_DEPTH = 4  # nested levels searched (hparams -> model -> config ...)
 
 
-def _walk(document: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[int, str, Any]]:
+def walk_keys(document: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[int, str, Any]]:
     """(depth, key, value) of every key, breadth first: a shallow key before a nested one."""
     nested: list[Mapping[str, Any]] = []
     for key, value in document.items():
@@ -60,7 +60,7 @@ def _walk(document: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[int, st
             nested.append(value)
     if depth < SEARCH_DEPTH:
         for child in nested:
-            yield from _walk(child, depth + 1)
+            yield from walk_keys(child, depth + 1)
 
 
 def _positive_int(value: Any) -> int | None:
@@ -85,7 +85,7 @@ def _first(
     """The first key of `keys` (in their order of preference) found at the shallowest depth.
     A key ending in ``id2label`` counts its labels (a class count written as the label map)."""
     found: dict[str, tuple[int, Any]] = {}
-    for depth, key, value in _walk(document):
+    for depth, key, value in walk_keys(document):
         if key in found:
             continue
         if key in keys and parse(value) is not None:
