@@ -4,10 +4,12 @@
 -- near the chance level) or fine-tuned (it starts far below it).
 --
 -- The chance level, first source that applies:
---   num_classes   ln(classes) from the config (high), used only when the run's start is
---                 consistent with it: a fresh k-class head starts near ln k, so a start
---                 above reference_class_max_start_ratio x ln k means the count describes
---                 something else (a language model whose config carries a label count)
+--   num_classes   ln(classes) from the config (high): a count the config states (num_classes,
+--                 or a label map beside a classification head: num_classes_basis = stated)
+--                 at any start; a bare label map (num_labels/id2label, in every Hugging Face
+--                 config) only when the run's start is consistent with it: a fresh k-class
+--                 head starts near ln k, so a start above reference_class_max_start_ratio x
+--                 ln k means the map describes something else (a language model's config)
 --   vocab_size    ln(vocabulary) from the config (high)
 --   tokenizer or model name   ln(vocabulary) of the family the seed tokenizer_vocab_sizes
 --                 matches (medium: a family's variants differ, by up to 13% in ln V)
@@ -21,7 +23,7 @@ with
 
 config as (
     -- one row per run: the run spine
-    select run_id, vocab_size, num_classes, tokenizer_name, model_name
+    select run_id, vocab_size, num_classes, num_classes_basis, tokenizer_name, model_name
     from {{ run_ref('stg_training__config') }}
 ),
 
@@ -112,6 +114,7 @@ joined as (
         config.run_id,
         config.vocab_size,
         config.num_classes,
+        config.num_classes_basis,
         named.reference_name,
         named.name_key,
         name_matches.vocab_size as name_vocab_size,
@@ -170,7 +173,8 @@ sourced as (
         *,
         case
             when num_classes >= 2
-                and coalesce(judged_start_loss, 0) <= {{ threshold('reference_class_max_start_ratio') }} * ln(cast(num_classes as {{ type_double() }}))
+                and (coalesce(num_classes_basis, 'stated') <> 'label_map'
+                    or coalesce(judged_start_loss, 0) <= {{ threshold('reference_class_max_start_ratio') }} * ln(cast(num_classes as {{ type_double() }})))
                 then 'num_classes'
             when vocab_size >= 2 then 'vocab_size'
             when name_vocab_size is not null then name_key

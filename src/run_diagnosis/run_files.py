@@ -73,6 +73,7 @@ CONFIG_TYPES = {
     LOSS_OBJECTIVE_KEY: "text",
     "vocab_size": "integer",
     "num_classes": "integer",
+    "num_classes_basis": "text",
     "model_name": "text",
     "tokenizer_name": "text",
     "optimizer.name": "text",

@@ -214,14 +214,38 @@ def test_binary_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
 
 
 def language_model_with_a_label_count() -> RunBuilder:
-    # an LM whose config carries a label count (HF configs may): its start is far above ln 2
-    return from_scratch(0.45).plant_config(num_classes=2)
+    # an LM whose config carries a bare label map (every HF config does: two labels by default),
+    # as the importers write it: its start is far above ln 2
+    return from_scratch(0.45).plant_config(num_classes=2, num_classes_basis="label_map")
 
 
 @fixture_run(language_model_with_a_label_count)
 def test_class_count_that_does_not_fit_the_start_is_ignored(diagnosis: Diagnosis) -> None:
     assert reference(diagnosis)["chance_basis"] == "vocab_size"
     assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+def classifier_with_a_hot_start(**config: object) -> RunBuilder:
+    """A 15-class classifier whose head starts mis-scaled, at 3x ln 15, and then learns."""
+    builder = RunBuilder().plant_config(num_classes=15, **config)
+    return builder.plant_loss_curve(3 * math.log(15), 0.2, 3 * math.log(15), 0.45)
+
+
+@fixture_run(classifier_with_a_hot_start)
+def test_stated_class_count_is_the_chance_level_whatever_the_start(diagnosis: Diagnosis) -> None:
+    """A count the config states (num_classes) is the task's: a start at 3x ln 15 is the head's
+    fault, not a sign that the count describes something else."""
+    assert reference(diagnosis)["chance_basis"] == "num_classes"
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["detector_severity"] == "medium"
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
+@fixture_run(lambda: classifier_with_a_hot_start(num_classes_basis="label_map"))
+def test_the_same_start_beside_a_bare_label_map_is_not_judged_against_it(diagnosis: Diagnosis) -> None:
+    """The control: the same run whose count is only a label map is not judged against ln 15."""
+    assert reference(diagnosis)["chance_basis"] == "first_loss"
+    assert not ids_of(diagnosis, "initial_loss_too_high")
 
 
 @fixture_run(lambda: from_scratch(0.97, tokenizer_name="GPT2BPETokenizer").plant_config(vocab_size=None))
@@ -408,11 +432,48 @@ def test_reference_keys_come_from_the_config_then_the_files_beside_the_log(tmp_p
     assert lifted == {
         "vocab_size": 50258,
         "num_classes": 2,
+        "num_classes_basis": "stated",  # the labels have names: the model's own classes
         "model_name": "meta-llama/Llama-2-7b-hf",
     }
     assert any("from id2label in config.json" in note for note in notes)
     # a key the config already sets at the top level is kept as it is
     assert "vocab_size" not in reference_keys({"vocab_size": 100}, str(log))[0]
+
+
+def test_a_bare_label_map_is_told_from_a_stated_class_count(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    log = tmp_path / "trainer_state.json"
+    default_map = {"0": "LABEL_0", "1": "LABEL_1"}
+    (tmp_path / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLM"], "id2label": default_map, "vocab_size": 32000})
+    )
+    assert reference_keys({}, str(log))[0]["num_classes_basis"] == "label_map"
+    # the same map beside a classification head is the classifier's own
+    (tmp_path / "config.json").write_text(
+        json.dumps({"architectures": ["BertForSequenceClassification"], "id2label": default_map})
+    )
+    assert reference_keys({}, str(log))[0]["num_classes_basis"] == "stated"
+    # ... and so is a PEFT adapter's task type, and a key that names the count
+    (tmp_path / "config.json").write_text(json.dumps({"num_labels": 2, "task_type": "SEQ_CLS"}))
+    assert reference_keys({}, str(log))[0]["num_classes_basis"] == "stated"
+    assert reference_keys({"hparams": {"num_classes": 5}}, str(log))[0]["num_classes_basis"] == "stated"
+
+
+def test_a_count_in_the_projects_own_config_beside_the_log(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    log = tmp_path / "metrics.csv"
+    (tmp_path / "default.yaml").write_text("model:\n  num_classes: 15\n  hidden: 256\nepochs: 300\n")
+    lifted, notes = reference_keys({}, str(log))
+    assert (lifted["num_classes"], lifted["num_classes_basis"]) == (15, "stated")
+    assert any("num_classes in default.yaml" in note for note in notes)
+    # names are not taken from such files, only counts
+    (tmp_path / "other.yaml").write_text("model_name: resnet18\n")
+    assert "model_name" not in reference_keys({}, str(log))[0]
+    # two files that disagree give nothing (two stages, two datasets)
+    (tmp_path / "finetune.yaml").write_text("num_classes: 10\n")
+    assert "num_classes" not in reference_keys({}, str(log))[0]
 
 
 def flat_at_three() -> RunBuilder:

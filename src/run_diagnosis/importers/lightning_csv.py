@@ -48,7 +48,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -56,7 +56,7 @@ import yaml
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
 from run_diagnosis.importers.canonical import RunData, stitch_runs
-from run_diagnosis.importers.reference_keys import walk_keys
+from run_diagnosis.importers.reference_keys import TolerantLoader, side_documents, walk_keys
 from run_diagnosis.importers.training_args import (
     as_number,
     config_from,
@@ -89,22 +89,6 @@ EPOCH_COUNT_QUALIFIERS = frozenset({"train", "training", "max", "num", "n", "nb"
 META_TAGS_FILE = "meta_tags.csv"  # Lightning's TestTube-era logger: the hyperparameters as key,value rows
 FLUSH_STEPS = 100  # CSVLogger(flush_logs_every_n_steps=100): the rows a crash can lose
 PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,6}$")  # a directory or a file name (model.ckpt)
-
-
-class _HparamsLoader(yaml.SafeLoader):
-    """SafeLoader that reads Python-object tags (Namespace, tuples...) as plain data."""
-
-
-def _plain(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node, deep=True)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(cast(yaml.ScalarNode, node))  # neither mapping nor sequence
-
-
-_HparamsLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
-_HparamsLoader.add_multi_constructor("!", _plain)
 
 
 def sniff(path: Path) -> bool:
@@ -316,8 +300,8 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
         notes.append(f"no {HPARAMS_FILE} beside {METRICS_FILE}: learning rate, epochs and clipping unknown")
         return {}
     try:
-        # _HparamsLoader is a SafeLoader: it builds plain data only, never Python objects
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_HparamsLoader)
+        # TolerantLoader is a SafeLoader: it builds plain data only, never Python objects
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=TolerantLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise RunImportError(f"{path}: not readable as YAML: {error}") from error
     if document is None:
@@ -335,21 +319,11 @@ def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
     own config.json/default.yaml, at any depth), when hparams.yaml gives none: used only when the
     files name exactly one epoch count (two different ones may be two stages' plans)."""
     found: dict[str, tuple[str, Any]] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix not in (".json", ".yaml", ".yml") or path.name == HPARAMS_FILE or not path.is_file():
-            continue
-        if path.stat().st_size > 1_000_000:
-            continue
-        try:
-            document = yaml.load(path.read_text(encoding="utf-8"), Loader=_HparamsLoader)
-        except (yaml.YAMLError, UnicodeDecodeError):
-            continue
-        if not isinstance(document, dict):
-            continue
+    for name, document in side_documents(folder, skip=(HPARAMS_FILE,)):
         for _, key, value in walk_keys(document):
             epochs = pick_hparams({key: value}, []).get("num_epochs")
             if epochs is not None:
-                found[f"{path.name}: {key}"] = (str(epochs), epochs)
+                found[f"{name}: {key}"] = (str(epochs), epochs)
     values = {text for text, _ in found.values()}
     if len(values) != 1:
         if values:

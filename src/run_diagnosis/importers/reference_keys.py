@@ -7,18 +7,29 @@ the seed ``tokenizer_vocab_sizes``). Tools keep these facts in many places: a Li
 ``hparams.yaml`` (``vocab_size``, ``num_classes``), the Hugging Face model ``config.json``
 beside a checkpoint (``vocab_size``, ``num_labels``/``id2label``, ``_name_or_path``), a PEFT
 ``adapter_config.json`` (``base_model_name_or_path``), a ``tokenizer_config.json``
-(``tokenizer_class``, ``name_or_path``). ``reference_keys`` lifts the first one found to the
-top level, the importer's own config first (shallowest key first), then those files beside the
-source, and says in a note where each came from. A key the config already sets at the top
-level is kept as it is.
+(``tokenizer_class``, ``name_or_path``), a project's own small config file beside the log
+(``default.yaml``, ``config.yaml``: the counts only, and only when those files agree).
+``reference_keys`` lifts the first one found to the top level, the importer's own config first
+(shallowest key first), then those files beside the source, and says in a note where each came
+from. A key the config already sets at the top level is kept as it is.
+
+A class count is also said to be ``stated`` or a ``label_map`` (``num_classes_basis``): a key
+that names the count (``num_classes``, ``n_classes``...) or a label map beside a classification
+head (``architectures`` ``...ForSequenceClassification``, a PEFT ``task_type`` ``SEQ_CLS``, a
+``problem_type``, labels with names) is the task's own; a bare ``num_labels``/``id2label`` is in
+every Hugging Face config (two labels by default), classifier or not, so the diagnosis uses it
+only when the run's start agrees with it (``int_runs_referenced``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+import yaml
 
 # canonical key -> the keys that give it, in order of preference
 VOCAB_KEYS = ("vocab_size", "n_vocab", "padded_vocab_size", "ntokens", "num_tokens_vocab")
@@ -45,10 +56,56 @@ MODEL_KEYS = (
     "model_type",
     "name_or_path",
 )
+# keys that name a class count themselves (a label map only lists labels: see CLASSIFIER_SIGNS)
+STATED_CLASS_KEYS = ("num_classes", "n_classes", "nb_classes", "number_of_classes")
+CLASSES_BASIS_KEY = "num_classes_basis"
+# a label map (num_labels / id2label) is the task's own beside one of these: a classification
+# head in the architectures, a PEFT task type, a problem type, or labels that have names
+CLASSIFIER_ARCHITECTURE = re.compile(r"For(\w*Classification|MultipleChoice)$")
+CLASSIFIER_TASK_TYPES = frozenset({"SEQ_CLS", "TOKEN_CLS"})
+DEFAULT_LABEL = re.compile(r"^LABEL_\d+$")
 # files beside the source that hold model facts (small JSON documents)
 SIBLING_FILES = ("config.json", "adapter_config.json", "tokenizer_config.json")
 SIBLING_MAX_BYTES = 1_000_000
+SIDE_SUFFIXES = (".json", ".yaml", ".yml")  # a project's own config files beside the log
+SIDE_COUNT_KEYS = ("vocab_size", "num_classes")  # what those may give: counts, not names
 SEARCH_DEPTH = 4  # nested levels searched (hparams -> model -> config ...)
+
+
+class TolerantLoader(yaml.SafeLoader):
+    """SafeLoader that reads Python-object tags (Namespace, tuples...) as plain data."""
+
+
+def _plain(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(cast(yaml.ScalarNode, node))  # neither mapping nor sequence
+
+
+TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
+TolerantLoader.add_multi_constructor("!", _plain)
+
+
+def side_documents(folder: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(name, mapping) of every small JSON/YAML file in folder (a project's own config files
+    beside a log), by name, those named in skip left out; unreadable ones are passed over."""
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.iterdir()):
+        if path.suffix not in SIDE_SUFFIXES or path.name in skip or not path.is_file():
+            continue
+        if path.stat().st_size > SIBLING_MAX_BYTES:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            # a SafeLoader: plain data only, never Python objects (JSON by its own, faster parser)
+            document = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=TolerantLoader)
+        except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError, OSError):
+            continue
+        if isinstance(document, Mapping):
+            yield path.name, document
 
 
 def walk_keys(document: Mapping[str, Any], depth: int = 0) -> Iterator[tuple[int, str, Any]]:
@@ -114,6 +171,47 @@ def _sibling_documents(source_path: str) -> Iterator[tuple[str, Mapping[str, Any
             yield name, document
 
 
+def _is_classifier_sign(name: str, value: Any) -> bool:
+    """One key of a config that says the model is a classifier (CLASSIFIER_ARCHITECTURE...)."""
+    if name == "architectures" and isinstance(value, list):
+        return any(isinstance(a, str) and CLASSIFIER_ARCHITECTURE.search(a) is not None for a in value)
+    if name == "task_type":
+        return value in CLASSIFIER_TASK_TYPES
+    if name == "problem_type":
+        return value == "single_label_classification"
+    if name.endswith("id2label") and isinstance(value, Mapping) and value:
+        return not all(DEFAULT_LABEL.match(str(label)) for label in value.values())
+    return False
+
+
+def classes_basis(key: str, document: Mapping[str, Any]) -> str:
+    """How a class count found under key in document was stated: ``stated`` (a key naming the count,
+    or a label map beside a sign of a classifier), else ``label_map``."""
+    if key in STATED_CLASS_KEYS:
+        return "stated"
+    for _, name, value in walk_keys(document):
+        if _is_classifier_sign(name, value):
+            return "stated"
+    return "label_map"
+
+
+def _side_count(
+    folder: Path, canonical: str, keys: tuple[str, ...], skip: tuple[str, ...]
+) -> tuple[int, str, str, Mapping[str, Any]] | None:
+    """A count (vocabulary or classes) from the project's own small config files beside the log,
+    with its key, a note and the file's document: used only when every file that names it names
+    the same value."""
+    found: dict[str, tuple[int, str, Mapping[str, Any]]] = {}
+    for name, document in side_documents(folder, skip):
+        hit = _first(document, keys, _positive_int)
+        if hit is not None:
+            found[name] = (hit[0], hit[1], document)
+    if len({value for value, _, _ in found.values()}) != 1:
+        return None
+    name, (value, key, document) = next(iter(found.items()))
+    return value, key, f"{key} in {name}, the only {canonical} beside the log", document
+
+
 def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[str, Any], list[str]]:
     """The reference keys to set at the top level of the run config, and a note for each."""
     wanted: dict[str, tuple[tuple[str, ...], Callable[[Any], Any]]] = {
@@ -124,6 +222,8 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
     }
     documents: list[tuple[str, Mapping[str, Any]]] = [("the run config", config)]
     documents += list(_sibling_documents(source_path))
+    source = Path(source_path)
+    folder = source if source.is_dir() else source.parent
     lifted: dict[str, Any] = {}
     notes: list[str] = []
     for canonical, (keys, parse) in wanted.items():
@@ -137,5 +237,19 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
                 notes.append(
                     f"{canonical} = {value!r}, from {key} in {where} (for the uniform-guess loss level)"
                 )
+                if canonical == "num_classes":
+                    lifted[CLASSES_BASIS_KEY] = classes_basis(key, document)
                 break
+        else:
+            if canonical not in SIDE_COUNT_KEYS:
+                continue
+            side = _side_count(folder, canonical, keys, (*SIBLING_FILES, source.name))
+            if side is not None:
+                value, key, where, document = side
+                lifted[canonical] = value
+                notes.append(f"{canonical} = {value!r}, from {where} (for the uniform-guess loss level)")
+                if canonical == "num_classes":
+                    lifted[CLASSES_BASIS_KEY] = classes_basis(key, document)
+    if config.get("num_classes") is not None and config.get(CLASSES_BASIS_KEY) is None:
+        lifted[CLASSES_BASIS_KEY] = "stated"  # the run's own config names it at the top level
     return lifted, notes
