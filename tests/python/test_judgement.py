@@ -471,6 +471,17 @@ def test_a_count_in_the_projects_own_config_beside_the_log(tmp_path) -> None:
     # names are not taken from such files, only counts
     (tmp_path / "other.yaml").write_text("model_name: resnet18\n")
     assert "model_name" not in reference_keys({}, str(log))[0]
+    # W&B's config.yaml ({desc, value} per key) is read by its values: a language model's default
+    # label map there is a label map, not a stated count
+    (tmp_path / "other.yaml").unlink()
+    wandb = tmp_path / "wandb_dir"
+    wandb.mkdir()
+    (wandb / "config.yaml").write_text(
+        "wandb_version: 1\narchitectures:\n  desc: null\n  value: [LlamaForCausalLM]\n"
+        "id2label:\n  desc: null\n  value: {0: LABEL_0, 1: LABEL_1}\n"
+    )
+    lifted = reference_keys({}, str(wandb / "output.log"))[0]
+    assert (lifted["num_classes"], lifted["num_classes_basis"]) == (2, "label_map")
     # two files that disagree give nothing (two stages, two datasets)
     (tmp_path / "finetune.yaml").write_text("num_classes: 10\n")
     assert "num_classes" not in reference_keys({}, str(log))[0]

@@ -88,9 +88,31 @@ TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _plain)
 TolerantLoader.add_multi_constructor("!", _plain)
 
 
+def unwrap_wandb_config(document: Any) -> Any:
+    """W&B's config.yaml stores each key as {desc, value}: keep just the values."""
+    if not isinstance(document, dict):
+        return document
+    entries = {k: v for k, v in document.items() if k not in ("wandb_version", "_wandb")}
+    if entries and all(isinstance(v, dict) and "value" in v for v in entries.values()):
+        return {k: v["value"] for k, v in entries.items()}
+    return document
+
+
+def read_side_document(path: Path) -> Any:
+    """A small JSON or YAML file beside a log, parsed (JSON by its own, faster parser; YAML with a
+    SafeLoader that builds plain data only, never Python objects); None when it cannot be read:
+    a side file we cannot read is not the run's log, it just tells nothing."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=TolerantLoader)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError):
+        return None
+
+
 def side_documents(folder: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(name, mapping) of every small JSON/YAML file in folder (a project's own config files
-    beside a log), by name, those named in skip left out; unreadable ones are passed over."""
+    beside a log, W&B's config.yaml unwrapped), by name, those named in skip left out; unreadable
+    ones are passed over."""
     if not folder.is_dir():
         return
     for path in sorted(folder.iterdir()):
@@ -98,12 +120,7 @@ def side_documents(folder: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[s
             continue
         if path.stat().st_size > SIBLING_MAX_BYTES:
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
-            # a SafeLoader: plain data only, never Python objects (JSON by its own, faster parser)
-            document = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=TolerantLoader)
-        except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError, OSError):
-            continue
+        document = unwrap_wandb_config(read_side_document(path))
         if isinstance(document, Mapping):
             yield path.name, document
 

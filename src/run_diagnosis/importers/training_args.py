@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from run_diagnosis.importers.canonical import REQUIRED_SCHEDULE_KEYS, RunData
+from run_diagnosis.importers.reference_keys import read_side_document, unwrap_wandb_config
 
 NO_EPOCH_COUNT = 2**63 - 1  # sys.maxsize: transformers' num_train_epochs for a dataset without a length
 
@@ -115,7 +115,7 @@ def find_training_args(
             sources.append(f"{path.name} (TrainingArguments console dump)")
             break
     for path in _argument_files(folder):
-        document = unwrap_wandb_config(_read_side_document(path))
+        document = unwrap_wandb_config(read_side_document(path))
         if isinstance(document, dict) and any(key in document for key in ARGS_KEYS):
             args.update(document)
             sources.append(path.name)
@@ -194,7 +194,7 @@ def _deepspeed_scheduler_note(folder: Path, notes: list[str]) -> None:
     for path in sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()):
         if path.name == STATE_FILE or path.stat().st_size > 1_000_000:
             continue
-        document = _read_side_document(path)
+        document = read_side_document(path)
         if not isinstance(document, dict) or not any(key in document for key in DEEPSPEED_KEYS):
             continue
         scheduler = document.get("scheduler")
@@ -214,24 +214,6 @@ def _argument_files(folder: Path) -> list[Path]:
         if p.suffix in (".json", ".yaml", ".yml") and p.is_file() and p.name != STATE_FILE and p not in named
     )
     return [p for p in named + others if p.stat().st_size <= 1_000_000]
-
-
-def unwrap_wandb_config(document: Any) -> Any:
-    """W&B's config.yaml stores each key as {desc, value}: keep just the values."""
-    if not isinstance(document, dict):
-        return document
-    entries = {k: v for k, v in document.items() if k not in ("wandb_version", "_wandb")}
-    if entries and all(isinstance(v, dict) and "value" in v for v in entries.values()):
-        return {k: v["value"] for k, v in entries.items()}
-    return document
-
-
-def _read_side_document(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, yaml.YAMLError):
-        return None  # a side file we cannot read is not the run's log; it just gives no arguments
 
 
 def _text_dump(path: Path) -> dict[str, Any] | None:
