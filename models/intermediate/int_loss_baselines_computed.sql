@@ -4,31 +4,99 @@
 -- the earlier passes flagged (see the spike_baseline_pass macro: a later pass recomputes
 -- only the stats its new exclusions change). The first
 -- spike_min_periods steps are not scored: there is no past to judge them by.
--- Computed in int_train_steps_measured (the wide per-step model); this view is its columns
--- of the loss baseline.
--- A view: a projection of a table, read by each reader as that table's columns. It reads the
--- whole model (ref, not run_ref): its readers keep only their batch's runs.
-{{ config(materialized='view') }}
+-- A table of its own, read from int_train_steps_resolved on a narrow stream (run, step, log
+-- loss): the rolling medians sort only what they need; int_train_steps_measured joins it.
+{%- set passes = threshold('spike_passes') %}
 with
 
-measured as (
+resolved as (
+    select run_id, step, shard_id, loss from {{ run_ref('int_train_steps_resolved') }}
+),
+
+steps_0 as (
     select
         run_id,
         step,
-        shard_id,
-        loss,
+        case when loss > 0 then ln(loss) end as log_loss,
+        false as is_excluded_0
+    from resolved
+),
+{% for pass_number in range(1, passes + 1) %}
+{#- the first pass over every step; each later one recomputes only what its new exclusions change -#}
+{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1),
+    previous_pass=(none if pass_number == 1 else 'pass_' ~ (pass_number - 1)),
+    previous_exclude_column=(none if pass_number == 1 else 'is_excluded_' ~ (pass_number - 2))) }},
+{% if pass_number < passes %}
+steps_{{ pass_number }} as (
+    -- the next pass excludes what this one and the earlier ones flagged
+    select
+        run_id,
+        step,
+        log_loss,
+        is_excluded_{{ pass_number - 1 }},
+        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
+    from pass_{{ pass_number }}
+),
+{% endif %}
+{% endfor %}
+
+baselines as (
+    select
+        run_id,
+        step,
         log_loss,
         log_baseline,
         log_mad,
         baseline_points,
-        loss_baseline,
-        log_residual,
-        robust_z,
-        is_loss_spike,
-        was_flagged_by_earlier_pass,
-        spike_threshold_loss,
-        spike_threshold_name
-    from {{ ref('int_train_steps_measured') }}
+        exp(log_baseline) as loss_baseline,
+        log_loss - log_baseline as log_residual,
+        0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) as robust_z,
+        is_outlier as is_loss_spike,
+        is_excluded_{{ passes - 1 }} as was_flagged_by_earlier_pass
+    from pass_{{ passes }}
+),
+
+bars as (
+    -- the loss above which this step would be a spike: the highest of the three bars it must
+    -- clear (the robust z of spike_baseline_pass, the relative excess, and the absolute excess
+    -- of int_loss_spikes_flagged); none before spike_min_periods baseline points
+    select
+        baselines.*,
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then exp(log_baseline
+            + {{ threshold('spike_n_mads') }} * greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) / 0.6745) end as robust_bar,
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline * (1 + {{ threshold('spike_min_relative_excess') }}) end
+            as relative_bar,
+        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline + {{ threshold('spike_min_absolute_excess') }} end
+            as absolute_bar
+    from baselines
+),
+
+final as (
+    select
+        resolved.run_id,
+        resolved.step,
+        resolved.shard_id,
+        resolved.loss,
+        bars.log_loss,
+        bars.log_baseline,
+        bars.log_mad,
+        bars.baseline_points,
+        bars.loss_baseline,
+        bars.log_residual,
+        bars.robust_z,
+        bars.is_loss_spike,
+        bars.was_flagged_by_earlier_pass,
+        greatest(bars.robust_bar, bars.relative_bar, bars.absolute_bar) as spike_threshold_loss,
+        case
+            when bars.robust_bar is null then null
+            when bars.robust_bar >= bars.relative_bar and bars.robust_bar >= bars.absolute_bar then 'spike_n_mads'
+            when bars.relative_bar >= bars.absolute_bar then 'spike_min_relative_excess'
+            else 'spike_min_absolute_excess'
+        end as spike_threshold_name
+    from resolved
+    left join bars
+        on resolved.run_id = bars.run_id
+        and resolved.step = bars.step
 )
 
-select * from measured
+select * from final

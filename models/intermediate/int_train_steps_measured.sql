@@ -1,18 +1,18 @@
--- Every per-step measurement of a counted step on one row, built in one model from one read
--- of the resolved rows: the step sequence that counts (int_train_steps_resolved), the LR the
--- config's schedule gives (int_learning_rates_compared), grad_norm against the clip limit
--- (int_gradients_checked), the epoch (int_epochs_assigned) and the robust spike-free loss
--- baseline (int_loss_baselines_computed). Those five models are views of this one, each
--- its columns: the detectors and marts read the view of their concern, or this model when
--- they need several (no join of 1M-row tables on (run_id, step)). Each concern's logic is the
--- one its model had; the windows in step order share one partitioning (run_id, step).
-{%- set passes = threshold('spike_passes') %}
+-- Every per-step measurement of a counted step on one row: the step sequence that counts
+-- (int_train_steps_resolved, a table), the LR the config's schedule gives
+-- (int_learning_rates_compared), grad_norm against the clip limit (int_gradients_checked), the
+-- epoch (int_epochs_assigned) and the robust spike-free loss baseline
+-- (int_loss_baselines_computed, a table). The first and the last are tables of their own, each
+-- one query (DuckDB frees one concern's window state before the next; Spark plans three small
+-- queries instead of one that inlines the step sequence at each reader); this model computes
+-- the row-wise LR and clip columns and the epochs, and joins the baseline. The other three
+-- models are views of it, each its columns: the detectors and marts read the view of their
+-- concern, or this model when they need several (no join of 1M-row tables on (run_id, step)).
 {%- set tolerance = threshold('lr_relative_tolerance') %}
 with
 
-counted as (
-    select * from {{ run_ref('int_train_rows_resolved') }}
-    where is_counted
+resolved as (
+    select * from {{ run_ref('int_train_steps_resolved') }}
 ),
 
 config as (
@@ -27,44 +27,8 @@ shard_sizes as (
     select run_id, shard_id, n_examples from {{ run_ref('int_shards_resolved') }}
 ),
 
--- the step sequence (int_train_steps_resolved) -----------------------------------------------
-
-one_per_step as (
-    -- two counted rows for one step can only come from a non-replay repeat; the later one wins
-    select
-        *,
-        row_number() over (partition by run_id, step order by file_row_number desc) as copy_rank
-    from counted
-),
-
-sequenced as (
-    select
-        run_id,
-        step,
-        train_row_id,
-        file_row_number,
-        attempt_number,
-        is_attempt_start,
-        shard_id,
-        loss,
-        grad_norm,
-        learning_rate,
-        step_time_sec,
-        is_loss_non_finite,
-        is_grad_norm_non_finite,
-        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
-        {{ previous_value('shard_id', 'step', 'run_id') }} as previous_shard_id,
-        row_number() over (partition by run_id order by step) as step_index
-    from one_per_step
-    where copy_rank = 1
-),
-
-resolved as (
-    select
-        sequenced.*,
-        (step - previous_step - 1) as steps_missing_before,
-        (previous_shard_id is null or shard_id <> previous_shard_id) as is_shard_change
-    from sequenced
+baselines as (
+    select * from {{ run_ref('int_loss_baselines_computed') }}
 ),
 
 -- the learning rate against the schedule (int_learning_rates_compared) ----------------------
@@ -256,66 +220,6 @@ epoch_spans as (
     group by run_id, coalesce(epoch_number, -1)
 ),
 
--- the robust loss baseline (int_loss_baselines_computed): narrow, on its own ----------------
-
-steps_0 as (
-    select
-        run_id,
-        step,
-        case when loss > 0 then ln(loss) end as log_loss,
-        false as is_excluded_0
-    from resolved
-),
-{% for pass_number in range(1, passes + 1) %}
-{#- the first pass over every step; each later one recomputes only what its new exclusions change -#}
-{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1),
-    previous_pass=(none if pass_number == 1 else 'pass_' ~ (pass_number - 1)),
-    previous_exclude_column=(none if pass_number == 1 else 'is_excluded_' ~ (pass_number - 2))) }},
-{% if pass_number < passes %}
-steps_{{ pass_number }} as (
-    -- the next pass excludes what this one and the earlier ones flagged
-    select
-        run_id,
-        step,
-        log_loss,
-        is_excluded_{{ pass_number - 1 }},
-        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
-    from pass_{{ pass_number }}
-),
-{% endif %}
-{% endfor %}
-
-baselines as (
-    select
-        run_id,
-        step,
-        log_loss,
-        log_baseline,
-        log_mad,
-        baseline_points,
-        exp(log_baseline) as loss_baseline,
-        log_loss - log_baseline as log_residual,
-        0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) as robust_z,
-        is_outlier as is_loss_spike,
-        is_excluded_{{ passes - 1 }} as was_flagged_by_earlier_pass
-    from pass_{{ passes }}
-),
-
-bars as (
-    -- the loss above which this step would be a spike: the highest of the three bars it must
-    -- clear (the robust z of spike_baseline_pass, the relative excess, and the absolute excess
-    -- of int_loss_spikes_flagged); none before spike_min_periods baseline points
-    select
-        baselines.*,
-        case when baseline_points >= {{ threshold('spike_min_periods') }} then exp(log_baseline
-            + {{ threshold('spike_n_mads') }} * greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) / 0.6745) end as robust_bar,
-        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline * (1 + {{ threshold('spike_min_relative_excess') }}) end
-            as relative_bar,
-        case when baseline_points >= {{ threshold('spike_min_periods') }} then loss_baseline + {{ threshold('spike_min_absolute_excess') }} end
-            as absolute_bar
-    from baselines
-),
-
 final as (
     select
         -- the step sequence
@@ -368,22 +272,17 @@ final as (
         epoch_spans.epoch_first_step,
         epoch_spans.epoch_last_step,
         -- the loss baseline
-        bars.log_loss,
-        bars.log_baseline,
-        bars.log_mad,
-        bars.baseline_points,
-        bars.loss_baseline,
-        bars.log_residual,
-        bars.robust_z,
-        bars.is_loss_spike,
-        bars.was_flagged_by_earlier_pass,
-        greatest(bars.robust_bar, bars.relative_bar, bars.absolute_bar) as spike_threshold_loss,
-        case
-            when bars.robust_bar is null then null
-            when bars.robust_bar >= bars.relative_bar and bars.robust_bar >= bars.absolute_bar then 'spike_n_mads'
-            when bars.relative_bar >= bars.absolute_bar then 'spike_min_relative_excess'
-            else 'spike_min_absolute_excess'
-        end as spike_threshold_name
+        baselines.log_loss,
+        baselines.log_baseline,
+        baselines.log_mad,
+        baselines.baseline_points,
+        baselines.loss_baseline,
+        baselines.log_residual,
+        baselines.robust_z,
+        baselines.is_loss_spike,
+        baselines.was_flagged_by_earlier_pass,
+        baselines.spike_threshold_loss,
+        baselines.spike_threshold_name
     from banded
     left join epoch_sequenced
         on banded.run_id = epoch_sequenced.run_id
@@ -391,9 +290,9 @@ final as (
     left join epoch_spans
         on banded.run_id = epoch_spans.run_id
         and coalesce(epoch_sequenced.epoch_number, -1) = epoch_spans.epoch_key
-    left join bars
-        on banded.run_id = bars.run_id
-        and banded.step = bars.step
+    left join baselines
+        on banded.run_id = baselines.run_id
+        and banded.step = baselines.step
 )
 
 select * from final

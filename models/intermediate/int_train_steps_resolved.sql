@@ -1,13 +1,25 @@
 -- The step sequence that counts: one row per step, from the attempt that the run
 -- kept, in step order, with what happened just before it (a resume, a shard change).
--- Computed in int_train_steps_measured (the wide per-step model); this view is its columns
--- of the step sequence.
--- A view: a projection of a table, read by each reader as that table's columns. It reads the
--- whole model (ref, not run_ref): its readers keep only their batch's runs.
-{{ config(materialized='view') }}
+-- A table of its own, the first of the three per-step tables (then int_loss_baselines_computed,
+-- then int_train_steps_measured, which joins both): each is one query with its own windows, so
+-- DuckDB materialises and frees one concern's state at a time (docs/performance.md) and Spark
+-- plans three small queries instead of one that inlines this sequence at each of its readers.
 with
 
-measured as (
+counted as (
+    select * from {{ run_ref('int_train_rows_resolved') }}
+    where is_counted
+),
+
+one_per_step as (
+    -- two counted rows for one step can only come from a non-replay repeat; the later one wins
+    select
+        *,
+        row_number() over (partition by run_id, step order by file_row_number desc) as copy_rank
+    from counted
+),
+
+sequenced as (
     select
         run_id,
         step,
@@ -22,12 +34,19 @@ measured as (
         step_time_sec,
         is_loss_non_finite,
         is_grad_norm_non_finite,
-        previous_step,
-        previous_shard_id,
-        step_index,
-        steps_missing_before,
-        is_shard_change
-    from {{ ref('int_train_steps_measured') }}
+        {{ previous_value('step', 'step', 'run_id') }} as previous_step,
+        {{ previous_value('shard_id', 'step', 'run_id') }} as previous_shard_id,
+        row_number() over (partition by run_id order by step) as step_index
+    from one_per_step
+    where copy_rank = 1
+),
+
+resolved as (
+    select
+        sequenced.*,
+        (step - previous_step - 1) as steps_missing_before,
+        (previous_shard_id is null or shard_id <> previous_shard_id) as is_shard_change
+    from sequenced
 )
 
-select * from measured
+select * from resolved
