@@ -213,13 +213,13 @@ def classes_basis(key: str, document: Mapping[str, Any]) -> str:
 
 
 def _side_count(
-    folder: Path, canonical: str, keys: tuple[str, ...], skip: tuple[str, ...]
+    side: list[tuple[str, Mapping[str, Any]]], canonical: str, keys: tuple[str, ...]
 ) -> tuple[int, str, str, Mapping[str, Any]] | None:
-    """A count (vocabulary or classes) from the project's own small config files beside the log,
-    with its key, a note and the file's document: used only when every file that names it names
-    the same value."""
+    """A count (vocabulary or classes) from the project's own small config files beside the log
+    (side: their documents), with its key, a note and the file's document: used only when every
+    file that names it names the same value."""
     found: dict[str, tuple[int, str, Mapping[str, Any]]] = {}
-    for name, document in side_documents(folder, skip):
+    for name, document in side:
         hit = _first(document, keys, _positive_int)
         if hit is not None:
             found[name] = (hit[0], hit[1], document)
@@ -241,6 +241,7 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
     documents += list(_sibling_documents(source_path))
     source = Path(source_path)
     folder = source if source.is_dir() else source.parent
+    side: list[tuple[str, Mapping[str, Any]]] | None = None  # read once, when first needed
     lifted: dict[str, Any] = {}
     notes: list[str] = []
     for canonical, (keys, parse) in wanted.items():
@@ -260,9 +261,11 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
         else:
             if canonical not in SIDE_COUNT_KEYS:
                 continue
-            side = _side_count(folder, canonical, keys, (*SIBLING_FILES, source.name))
-            if side is not None:
-                value, key, where, document = side
+            if side is None:
+                side = list(side_documents(folder, (*SIBLING_FILES, source.name)))
+            counted = _side_count(side, canonical, keys)
+            if counted is not None:
+                value, key, where, document = counted
                 lifted[canonical] = value
                 notes.append(f"{canonical} = {value!r}, from {where} (for the uniform-guess loss level)")
                 if canonical == "num_classes":
