@@ -103,14 +103,20 @@ DB_LOCKED_TEXT = "could not set lock on file"
 # DuckDB's budget (profiles.yml reads both variables; one set in the environment is kept as is).
 # memory_limit: MEMORY_PER_LOG_BYTE bytes per byte of the run's train logs, at least MIN_MEMORY,
 # at most AVAILABLE_SHARE of the memory the machine (or its cgroup) has free when the build
-# starts. The factor is measured: a 10M-step log (about 510 MB of CSV) needs more than 5.5 GB
-# (int_train_steps_measured's whole-run windows do not spill: at 8x, 3.9 GB, and at 12x, 5.5 GB,
-# that build stopped out of memory on 2026-12-04; at 20x, 10 GB, it ran, peak 10.3 GB for the
-# whole diagnosis); beyond the limit DuckDB spills sorts, windows and joins to disk. The share leaves the
-# rest to dbt, Python and the machine's other work. threads: the cores this process may use.
+# starts. The factor is measured on a 10M-step log (524 MB of CSV; docs/performance.md): the
+# rolling medians of int_loss_baselines_computed hold one run's partition and do not spill (at
+# 3.7 GiB that model stops out of memory); built one model at a time (build_threads), the whole
+# diagnosis ran at 11.3 bytes a byte (5.5 GB; peak 6.1 GB for the process tree), where two
+# models side by side had needed 20; 12 leaves a margin. Beyond the limit DuckDB spills sorts,
+# joins and most windows to disk. The share leaves the rest to dbt, Python and the machine's
+# other work. threads: the cores this process may use.
 MEMORY_ENV_VAR = "RUN_DIAGNOSIS_MEMORY_LIMIT"
 THREADS_ENV_VAR = "RUN_DIAGNOSIS_DUCKDB_THREADS"
-MEMORY_PER_LOG_BYTE = 20
+MEMORY_PER_LOG_BYTE = 12
+# dbt runs one model at a time (not the profile's two) when the train logs exceed this: the
+# per-step models of a run of millions of steps each need most of DuckDB's budget, and two of
+# them side by side share it (docs/performance.md, "Three tables instead of one query")
+SERIAL_BUILD_LOG_BYTES = 200 * 1024**2
 MIN_MEMORY = 1024**3
 AVAILABLE_SHARE = 0.5
 MB = 1024**2
@@ -233,6 +239,20 @@ def duckdb_settings(run_dir: Path | None, project_dir: Path) -> dict[str, str]:
     if not os.environ.get(THREADS_ENV_VAR):
         settings[THREADS_ENV_VAR] = str(usable_cores())
     return settings
+
+
+def build_threads(run_dir: Path | None, project_dir: Path) -> int | None:
+    """dbt's threads for a build of run_dir: 1 when one run's train logs exceed
+    SERIAL_BUILD_LOG_BYTES, else None (the profile's). A warehouse of many small runs keeps its
+    threads: every window is partitioned by run, so only one large run fills the budget."""
+    if run_dir is None:
+        return None
+    suffix = FILE_SUFFIXES["train"]
+    per_run: dict[Path, int] = {}
+    for path in [*run_dir.glob(f"*{suffix}"), *run_dir.glob(f"*/*{suffix}")]:
+        if path.is_file():
+            per_run[path.parent] = per_run.get(path.parent, 0) + path.stat().st_size
+    return 1 if max(per_run.values(), default=0) > SERIAL_BUILD_LOG_BYTES else None
 
 
 def dbt_executable() -> str:
@@ -649,6 +669,8 @@ def build_run(
     project_dir = find_project_dir() if project_dir is None else project_dir
     if run_dir is not None and not run_dir.is_dir():
         raise DbtBuildError(f"run folder {run_dir} does not exist or is not a folder")
+    if threads is None:
+        threads = build_threads(run_dir, project_dir)
     db_path, work_dir = db_path.resolve(), work_dir.resolve()
     target_path, log_path = work_dir / "target", work_dir / "logs"
     for folder in (db_path.parent, work_dir):

@@ -78,3 +78,24 @@ def test_a_budget_set_in_the_environment_is_kept(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv(MEMORY_ENV_VAR, "5GB")
     monkeypatch.setenv(THREADS_ENV_VAR, "1")
     assert duckdb_settings(tmp_path, tmp_path) == {}
+
+
+def test_a_run_of_millions_of_steps_is_built_one_model_at_a_time(tmp_path: Path) -> None:
+    """Above SERIAL_BUILD_LOG_BYTES of one run's train logs dbt gets one thread (the per-step models
+    each need most of DuckDB's budget); below, the profile's threads; a warehouse of runs that are
+    each below keeps them (every window is partitioned by run)."""
+    from run_diagnosis.dbt_runner import SERIAL_BUILD_LOG_BYTES, build_threads
+
+    small, large, fleet = tmp_path / "small", tmp_path / "large", tmp_path / "fleet"
+    for folder in (small, large, fleet / "a", fleet / "b"):
+        folder.mkdir(parents=True)
+    (small / "train_log.csv").write_bytes(b"step,loss\n1,2.0\n")
+    with (large / "train_log.csv").open("wb") as log:
+        log.truncate(SERIAL_BUILD_LOG_BYTES + 1)  # sparse: the size is what counts
+    for run in ("a", "b"):
+        with (fleet / run / "train_log.csv").open("wb") as log:
+            log.truncate(SERIAL_BUILD_LOG_BYTES // 2 + 1)
+    assert build_threads(small, tmp_path) is None
+    assert build_threads(large, tmp_path) == 1
+    assert build_threads(fleet, tmp_path) is None
+    assert build_threads(None, tmp_path) is None  # the sample seeds
