@@ -9,6 +9,9 @@
 --   stopped_early  no crash, but the log ends more than one logging interval before the
 --                  configured total_steps: a pruned or early-stopped trial, an interrupted run,
 --                  or a stale total_steps;
+--   epochs_unfinished  no configured length, but an importer's epochs_unfinished event says the
+--                  log's epoch counter ends before the planned epoch count (no epoch ever ended,
+--                  or epochs of irregular length: no step count for the plan could be computed);
 --   schedule_unfinished  no configured length and no run-end event, but the logged learning
 --                  rate is still falling along a cosine or linear schedule that would end at
 --                  least schedule_end_min_share_left further on (int_lr_schedules_projected);
@@ -58,7 +61,8 @@ event_steps as (
         max(case when event_kind = 'crash' then step end) as last_crash_step,
         max(case when event_kind = 'restart' then step end) as last_restart_step,
         max(case when event_kind = 'run_end' then step end) as run_end_step,
-        max(case when event_kind = 'log_cut_off' then step end) as cut_off_event_step
+        max(case when event_kind = 'log_cut_off' then step end) as cut_off_event_step,
+        max(case when event_kind = 'epochs_unfinished' then step end) as epochs_unfinished_step
     from events
     group by run_id
 ),
@@ -68,7 +72,8 @@ event_texts as (
     select
         run_id,
         max(case when event_kind = 'crash' and by_kind = 1 then event_text end) as last_crash_text,
-        max(case when event_kind = 'log_cut_off' and by_kind = 1 then event_text end) as cut_off_event_text
+        max(case when event_kind = 'log_cut_off' and by_kind = 1 then event_text end) as cut_off_event_text,
+        max(case when event_kind = 'epochs_unfinished' and by_kind = 1 then event_text end) as epochs_unfinished_text
     from (
         select
             run_id,
@@ -76,11 +81,11 @@ event_texts as (
             event_text,
             row_number() over (
                 partition by run_id, event_kind
-                order by case when event_kind = 'crash' then -step else step end, event_row_id
+                order by case when event_kind in ('crash', 'epochs_unfinished') then -step else step end, event_row_id
                 rows between unbounded preceding and current row
             ) as by_kind
         from events
-        where event_kind in ('crash', 'log_cut_off') and step is not null
+        where event_kind in ('crash', 'log_cut_off', 'epochs_unfinished') and step is not null
     ) as ranked
     group by run_id
 ),
@@ -107,6 +112,8 @@ ends as (
         event_texts.last_crash_text,
         event_steps.last_restart_step,
         event_steps.run_end_step,
+        event_steps.epochs_unfinished_step,
+        event_texts.epochs_unfinished_text,
         projected.schedule_shape,
         projected.projected_end_step,
         -- the run's planned length: the configured one, else where its schedule projects its end
@@ -142,6 +149,8 @@ final as (
         last_crash_text,
         last_restart_step,
         run_end_step,
+        epochs_unfinished_step,
+        epochs_unfinished_text,
         schedule_shape,
         projected_end_step,
         case
@@ -149,6 +158,9 @@ final as (
             when last_crash_step is not null and (last_restart_step is null or last_restart_step < last_crash_step)
                 and (run_end_step is null or run_end_step < last_crash_step) then 'crash'
             when total_steps is not null and total_steps - last_step >= logging_interval then 'stopped_early'
+            -- no configured length, but the importer read a planned epoch count the log never reached
+            when total_steps is null and run_end_step is null and epochs_unfinished_step is not null
+                then 'epochs_unfinished'
             -- no configured length, but the learning rate is still falling along a schedule
             -- that ends further on (int_lr_schedules_projected)
             when total_steps is null and run_end_step is null

@@ -694,6 +694,48 @@ def test_lightning_epoch_column_gives_steps_per_epoch(tmp_path: Path) -> None:
     assert lightning_csv.load(folder).config.get("steps_per_epoch") is None
 
 
+@pytest.mark.parametrize(
+    ("hparams", "last_epoch", "event"),
+    [
+        ("max_epochs: 100\n", 0, "epochs unfinished: the log ends in epoch 1 of the 100 planned"),
+        ("max_epochs: 1\n", 0, None),  # the one planned epoch is the one logged: nothing unfinished
+        ("max_epochs: 100\nmax_steps: 8000\n", 0, None),  # a step count: int_run_ends_measured compares
+        ("max_epochs: 100\n", 3, None),  # regular epoch ends give the plan's steps (total_steps)
+    ],
+    ids=["first_of_100", "one_planned", "max_steps", "epoch_length_known"],
+)
+def test_lightning_log_ending_before_its_planned_epochs_is_an_event(
+    tmp_path: Path, hparams: str, last_epoch: int, event: str | None
+) -> None:
+    """No epoch ended (every row is epoch 0) and no max_steps: the plan's step count is unknown,
+    so the importer says where the log ends against the planned epochs, as an event at its last
+    step (int_run_ends_measured: end kind epochs_unfinished)."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    steps = range(49, 1000 * (last_epoch + 1), 50)
+    rows = [f"{s // 1000},{s},{3.0 - s / 10000}" for s in steps]
+    (folder / "metrics.csv").write_text("epoch,step,train_loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    run = lightning_csv.load(folder)
+    unfinished = [(step, text) for step, text in events(run) if text.startswith("epochs unfinished")]
+    if event is None:
+        assert not unfinished
+    else:
+        assert unfinished == [(steps[-1], event + " (num_epochs in the hparams)")]
+        assert notes_with(run, "the log ends in epoch 0 (counting from 0) of num_epochs 100")
+
+
+def test_lightning_resumed_versions_keep_only_the_last_versions_unfinished_epochs(tmp_path: Path) -> None:
+    """version_0 ends in epoch 1 of 6 and was resumed: its own end is not the run's; version_2 ends
+    in epoch 5, the last planned: nothing unfinished."""
+    for number, steps in enumerate([range(9, 200, 10), range(159, 400, 10), range(409, 600, 10)]):
+        write_version(tmp_path, number, steps, RECIPE + "max_epochs: 6\n")
+    first = lightning_csv.load(tmp_path / "version_0")
+    assert first.events["event"].str.startswith("epochs unfinished").any()
+    run = importers.load_run(tmp_path)
+    assert not [text for _, text in events(run) if text.startswith("epochs unfinished")]
+
+
 def test_lightning_testtube_csv_is_counted_by_its_epoch_with_meta_tags(tmp_path: Path) -> None:
     """The TestTube-era logger: metrics.csv without a step column (train_loss, epoch, created_at)
     and its hyperparameters as key,value rows in meta_tags.csv: one row an epoch."""

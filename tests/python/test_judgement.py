@@ -835,6 +835,40 @@ def test_a_schedule_logged_to_its_end_is_not_unfinished(diagnosis: Diagnosis, mi
     assert "run_ended_early:schedule_unfinished" not in ids_of(diagnosis, "run_ended_early")
 
 
+PLANNED_EPOCHS = "in epoch 1 of the 100 planned (num_epochs in the hparams)"
+EPOCHS_UNFINISHED = f"epochs unfinished: the log ends {PLANNED_EPOCHS}"
+
+
+def with_epochs_unfinished(builder: RunBuilder) -> RunBuilder:
+    """The importer's note that the log ends in the first of 100 planned epochs, at its last step
+    (lightning_csv writes it when no step count for the plan is known)."""
+    last = int(builder.train["step"].max())
+    note = pd.DataFrame([(last, EPOCHS_UNFINISHED)], columns=["step", "event"])
+    builder.events = pd.concat([builder.events, note], ignore_index=True)
+    return builder
+
+
+def stopped_in_its_first_epoch() -> RunBuilder:
+    return with_epochs_unfinished(no_configured_length(RunBuilder(total_steps=600).plant_early_stop(400)))
+
+
+@fixture_run(stopped_in_its_first_epoch)
+def test_a_log_that_ends_before_its_planned_epochs_ended_early(diagnosis: Diagnosis) -> None:
+    # no step length configured, but the importer read 100 planned epochs and the log ends in the
+    # first: the run stopped early (said before the schedule projection, a weaker evidence)
+    row = finding(diagnosis, "run_ended_early:epochs_unfinished")
+    assert row["severity"] == "low"
+    assert row["title"].startswith(f"The log ends at step 400, {PLANNED_EPOCHS}, with no crash logged")
+    assert "configured length unknown" in row["evidence"] and EPOCHS_UNFINISHED in row["evidence"]
+    assert ids_of(diagnosis, "run_ended_early") == ["run_ended_early:epochs_unfinished"]
+
+
+@fixture_run(lambda: with_epochs_unfinished(no_configured_length(RunBuilder(total_steps=600))))
+def test_planned_epochs_unfinished_but_a_run_end_logged_is_complete(diagnosis: Diagnosis) -> None:
+    # the run says it finished (a max_steps the log does not show ended it): not an early end
+    assert not ids_of(diagnosis, "run_ended_early")
+
+
 def validation_only() -> RunBuilder:
     """A run that logged only its validation loss (it bottoms at step 120, then climbs 30%)."""
     builder = RunBuilder().plant_overfitting(120, 0.3)

@@ -2,7 +2,8 @@
 -- from int_run_ends_measured): a partial copy of the log (said first by the report: every
 -- judgement covers only the steps the copy holds), a job that died and was not resumed, or a
 -- run that stopped early with no crash logged (a pruned or early-stopped trial in a sweep, an
--- interrupted run, or a stale total_steps). Not a config problem: the config is not wrong
+-- interrupted run, or a stale total_steps), before its planned epochs when no step count for
+-- the plan is known (an importer's epochs_unfinished event). Not a config problem: the config is not wrong
 -- because a trial was pruned. Severity low (a fact about the log, not a fault of training).
 with
 
@@ -29,6 +30,10 @@ final as (
             when 'crash' then 'The run ended at step ' || {{ fmt_int('last_step') }}
                 || coalesce(' of ' || {{ fmt_int('total_steps') }} || ' planned', '')
                 || ' after "' || last_crash_text || '" and was not resumed.'
+            when 'epochs_unfinished' then 'The log ends at step ' || {{ fmt_int('last_step') }} || ', in epoch '
+                -- the importer's words after 'epochs unfinished: the log ends in epoch '
+                || substring(epochs_unfinished_text, 42, length(epochs_unfinished_text) - 41)
+                || ', with no crash logged: a pruned or early-stopped trial, an interrupted run, or a copy of the log taken before the end.'
             when 'schedule_unfinished' then 'The log ends at step ' || {{ fmt_int('last_step') }}
                 || ' with its learning rate still falling: the ' || schedule_shape || ' schedule it follows ends near step '
                 || {{ fmt_int('projected_end_step') }} || ' (' || {{ fmt_pct('share_of_planned') }} || ' reached), and no run end is logged.'
@@ -37,11 +42,14 @@ final as (
                 || 'early-stopped trial, an interrupted run, or a copy of the log taken before the end.'
         end as title,
         'last step reached ' || {{ fmt_int('last_step') }}
-            || coalesce('; configured total_steps ' || {{ fmt_int('total_steps') }} || ' (' || {{ fmt_pct('share_of_planned') }} || ' reached)', '; configured length unknown')
+            || case when total_steps is not null
+                then '; configured total_steps ' || {{ fmt_int('total_steps') }} || ' (' || {{ fmt_pct('share_of_planned') }} || ' reached)'
+                else '; configured length unknown' end
             || coalesce('; the logged learning rate follows a ' || schedule_shape || ' decay from its peak that reaches 0 near step '
                 || {{ fmt_int('projected_end_step') }} || ' (int_lr_schedules_projected)', '')
             || case when has_cut_off_row then '; the train log''s last row has no line end (cut off mid-row)' else '' end
             || coalesce('; importer: "' || cut_off_event_text || '"', '')
+            || coalesce('; importer: "' || epochs_unfinished_text || '"', '')
             || coalesce('; last crash or kill: step ' || {{ fmt_int('last_crash_step') }} || ' "' || last_crash_text || '"', '')
             || case when last_restart_step is not null then '; last resume: step ' || {{ fmt_int('last_restart_step') }} else '; no resume after it' end
             as evidence,
@@ -60,6 +68,7 @@ final as (
         case end_kind
             when 'partial_copy' then 'Diagnose the complete log (copy the run''s files after it finished, or from the tracking server) before acting on this report.'
             when 'crash' then 'Find why the job died, then resume it from its last checkpoint or rerun it; a sweep trial that died is not a result.'
+            when 'epochs_unfinished' then 'If a pruner or early stopping ended it, nothing is wrong; otherwise find what stopped it (a time limit, preemption) and resume from the last checkpoint. If the run finished, a max_steps the log does not show ended it, or its planned epoch count is stale.'
             when 'schedule_unfinished' then 'If the run was stopped on purpose, its final loss is that of a model whose learning rate had not annealed; otherwise find what stopped it (a time limit, preemption) and resume from the last checkpoint. Diagnose the complete log if there is one.'
             else 'If a pruner or early stopping ended it, nothing is wrong (say so in the config); otherwise find what stopped it (a time limit, preemption) and resume from the last checkpoint. If the run finished, total_steps in the config is stale.'
         end as recommendation

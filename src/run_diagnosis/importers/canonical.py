@@ -86,6 +86,22 @@ class RunData:
     loss_name: str | None = None  # the logged name the training loss was read from, when one was chosen
 
 
+# the text an importer's event starts with when the log ends before its planned epochs while no
+# step count for the plan is known (the event_patterns seed's epochs_unfinished kind matches it)
+EPOCHS_UNFINISHED = "epochs unfinished: "
+
+
+def epochs_unfinished_event(
+    last_step: int, epochs_logged: int, num_epochs: int, where: str
+) -> tuple[int, str]:
+    """The event saying a log ends in epoch ``epochs_logged`` (counting from 1) of the
+    ``num_epochs`` planned (``where`` names the source of the plan), at its last step."""
+    return (
+        last_step,
+        f"{EPOCHS_UNFINISHED}the log ends in epoch {epochs_logged} of the {num_epochs} planned ({where})",
+    )
+
+
 def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
     """(step, event) pairs as the canonical events frame, in step order (ties keep their order)."""
     ordered: list[tuple[int, str]] = sorted(events, key=lambda e: e[0])

@@ -38,6 +38,8 @@ What cannot be known
   decay stay empty); without an ``lr-*`` column the LR actually used is not logged at all.
 * ``total_steps`` unless ``max_steps`` is given: with ``num_epochs`` and regular epoch ends
   in the CSV it is computed as num_epochs x steps per epoch, and the notes say so.
+  Without either, a log whose epoch counter ends before num_epochs gets an ``epochs
+  unfinished`` event at its last step (it ended in epoch e of the E planned).
 * step_time_sec (Lightning logs no per-step time; a custom ``epoch_time`` column is per
   epoch and is only mentioned in the notes), checkpoints, how the run ended, shard ids.
 """
@@ -55,7 +57,13 @@ import yaml
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
-from run_diagnosis.importers.canonical import RunData, stitch_runs
+from run_diagnosis.importers.canonical import (
+    EPOCHS_UNFINISHED,
+    RunData,
+    epochs_unfinished_event,
+    events_frame,
+    stitch_runs,
+)
 from run_diagnosis.importers.reference_keys import TolerantLoader, side_documents, walk_keys
 from run_diagnosis.importers.training_args import (
     as_number,
@@ -145,7 +153,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         run.config["grad_norm_measured"] = grad_norm_measured_by_name(norm_name)
         run.notes.append(f"{norm_name} is Lightning's grad_norm() total, logged before clipping")
     _schedule_notes(run, picked)
-    _ended_early_note(run, table, picked.get("num_epochs"))
+    _ended_early_note(run, table, picked.get("num_epochs"), total_steps)
     return run
 
 
@@ -238,6 +246,9 @@ def version_runs(folder: Path) -> list[list[Path]]:
 def load_versions(folders: list[Path], aliases: Path | None = None) -> RunData:
     """Version folders of one run resumed, read as one run (``canonical.stitch_runs``)."""
     parts = [(folder.name, load(folder, aliases)) for folder in folders]
+    for _, earlier in parts[:-1]:  # resumed: only the last version's end says where the run stopped
+        ended = earlier.events["event"].astype(str).str.startswith(EPOCHS_UNFINISHED)
+        earlier.events = earlier.events[~ended]
     resumes: list[tuple[int, str] | None] = []
     names = ", ".join(name for name, _ in parts)
     notes = [
@@ -428,7 +439,10 @@ def _schedule_notes(run: RunData, picked: dict[str, Any]) -> None:
         run.notes.append("no gradient_clip_val in hparams: grad_clip_norm unknown")
 
 
-def _ended_early_note(run: RunData, table: Table, num_epochs: Any) -> None:
+def _ended_early_note(run: RunData, table: Table, num_epochs: Any, total_steps: int | None) -> None:
+    """Note a log that ends before its planned epochs; with no step count for the plan (no
+    max_steps, no regular epoch length: e.g. no epoch ever ended) also log it as an event at the
+    last step, which int_run_ends_measured reads as an end of kind epochs_unfinished."""
     epochs = positive_int(num_epochs)
     if epochs is None or "epoch" not in table.frame.columns:
         return
@@ -438,6 +452,11 @@ def _ended_early_note(run: RunData, table: Table, num_epochs: Any) -> None:
             f"the log ends in epoch {int(max(logged))} (counting from 0) of num_epochs {epochs}: "
             "the run stopped early (pruned, early-stopped, or crashed: the CSV does not say which)"
         )
+        steps = [*run.train["step"], *run.evals["step"]]
+        if total_steps is None and steps:
+            where = "num_epochs in the hparams"
+            event = epochs_unfinished_event(int(max(steps)), int(max(logged)) + 1, epochs, where)
+            run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
 
 
 def _run_name(metrics: Path) -> str:
