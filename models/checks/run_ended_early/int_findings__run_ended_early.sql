@@ -30,9 +30,10 @@ final as (
             when 'crash' then 'The run ended at step ' || {{ fmt_int('last_step') }}
                 || coalesce(' of ' || {{ fmt_int('total_steps') }} || ' planned', '')
                 || ' after "' || last_crash_text || '" and was not resumed.'
+            {%- set epochs_prefix = 'epochs unfinished: the log ends in epoch ' %}
             when 'epochs_unfinished' then 'The log ends at step ' || {{ fmt_int('last_step') }} || ', in epoch '
-                -- the importer's words after 'epochs unfinished: the log ends in epoch '
-                || substring(epochs_unfinished_text, 42, length(epochs_unfinished_text) - 41)
+                -- the importer's words after its prefix (canonical.epochs_unfinished_event)
+                || substring(epochs_unfinished_text, {{ epochs_prefix | length + 1 }}, length(epochs_unfinished_text) - {{ epochs_prefix | length }})
                 || ', with no crash logged: a pruned or early-stopped trial, an interrupted run, or a copy of the log taken before the end.'
             when 'schedule_unfinished' then 'The log ends at step ' || {{ fmt_int('last_step') }}
                 || ' with its learning rate still falling: the ' || schedule_shape || ' schedule it follows ends near step '
