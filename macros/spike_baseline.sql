@@ -23,7 +23,12 @@
     rolling medians over their own frames: their `window` clean points, a contiguous stretch of
     the clean sequence, each point's step change computed on the whole sequence. At 1M steps
     this replaces two rolling medians over every step (about 1.8 s a pass) with a join. -#}
-{% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[], previous_pass=none, previous_exclude_column=none) %}
+{#- previous_through: where the previous pass's stats through each clean point are (default the
+    CTE <previous_pass>_through; a table when the passes are statements of their own);
+    through_relation: this pass's own stats through each clean point, already a table (its
+    rolling medians are not computed again) -#}
+{% macro spike_baseline_pass(name, source_cte, exclude_column, carry_columns=[], previous_pass=none, previous_exclude_column=none,
+    previous_through=none, through_relation=none) %}
 {%- set window = threshold('spike_window') %}
 {%- set min_mad = threshold('spike_min_mad') %}
 {%- set carried %}{% for column in carry_columns %}{{ column }}, {% endfor %}{{ exclude_column }}{% endset %}
@@ -44,7 +49,9 @@
         {%- endif %}
     from {{ source_cte }}
 ),
-{%- if previous_pass is none %}
+{%- if through_relation is not none %}
+{#- this pass's stats are a table already: only the scoring below is left -#}
+{%- elif previous_pass is none %}
 {{ name }}_clean as (
     -- the clean points in step order, each with its step-to-step change (one window pass)
     select
@@ -130,7 +137,7 @@
         case when clean.is_changed then recomputed.spread_through else previous.spread_through end as spread_through,
         case when clean.is_changed then recomputed.points_through else previous.points_through end as points_through
     from {{ name }}_clean as clean
-    left join {{ previous_pass }}_through as previous
+    left join {{ previous_through if previous_through is not none else previous_pass ~ '_through' }} as previous
         on clean.run_id = previous.run_id
         and clean.step = previous.step
     left join {{ name }}_recomputed as recomputed
@@ -152,7 +159,7 @@
         through.spread_through as log_mad,
         coalesce(through.points_through, 0) as baseline_points
     from {{ name }}_anchored as anchored
-    left join {{ name }}_through as through
+    left join {{ through_relation if through_relation is not none else name ~ '_through' }} as through
         on anchored.run_id = through.run_id
         and anchored.judge_index = through.clean_index
 ),
@@ -185,3 +192,100 @@ cast(sum(case when {{ condition }} then 1 else 0 end)
         {{ rolling_median('step_change', 'step', window - 1, partition_by='run_id', include_current_row=true) }} as spread_through,
         count(log_loss) {{ trailing_window('step', window - 1, partition_by='run_id', include_current_row=true) }} as points_through
 {%- endmacro %}
+
+{#- The CTEs of int_loss_baselines_computed from the resolved steps up to pass `last_pass`
+    (a CTE pass_<last_pass>, and pass_<n>_through for its stats), starting after
+    `first_pass - 1` passes that are tables already (loss_baseline_stage). With
+    `through_is_table` the last pass's stats are read from its stage table instead of being
+    computed. first_pass 1 and no tables: the one query every engine can run. -#}
+{% macro loss_baseline_ctes(last_pass, first_pass=1, through_is_table=false) %}
+resolved as (
+    select run_id, step, shard_id, loss from {{ run_ref('int_train_steps_resolved') }}
+),
+{% if first_pass == 1 %}
+steps_0 as (
+    select
+        run_id,
+        step,
+        case when loss > 0 then ln(loss) end as log_loss,
+        false as is_excluded_0
+    from resolved
+),
+{% else %}
+{{ loss_baseline_next_steps(first_pass - 1, loss_baseline_stage(first_pass - 1, 'pass')) }},
+{% endif %}
+{%- for pass_number in range(first_pass, last_pass + 1) %}
+{#- the first pass over every step; each later one recomputes only what its new exclusions change -#}
+{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1),
+    previous_pass=(none if pass_number == 1 else 'pass_' ~ (pass_number - 1)),
+    previous_exclude_column=(none if pass_number == 1 else 'is_excluded_' ~ (pass_number - 2)),
+    previous_through=(loss_baseline_stage(pass_number - 1, 'through') if pass_number == first_pass and pass_number > 1 else none),
+    through_relation=(loss_baseline_stage(pass_number, 'through') if through_is_table and pass_number == last_pass else none)) }}
+{%- if pass_number < last_pass %},
+{{ loss_baseline_next_steps(pass_number, 'pass_' ~ pass_number) }},
+{%- endif %}
+{%- endfor %}
+{%- endmacro %}
+
+{#- steps_<n>: the steps the pass after pass n reads; it excludes what pass n and the earlier ones flagged -#}
+{% macro loss_baseline_next_steps(pass_number, pass_relation) -%}
+steps_{{ pass_number }} as (
+    select
+        run_id,
+        step,
+        log_loss,
+        is_excluded_{{ pass_number - 1 }},
+        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
+    from {{ pass_relation }}
+)
+{%- endmacro %}
+
+{#- The table holding one stage of pass n while int_loss_baselines_computed builds: 'pass' (its
+    scored steps) or 'through' (its stats through each clean point); beside the model, dropped
+    by its post-hook -#}
+{% macro loss_baseline_stage(pass_number, stage) %}
+  {{ return(api.Relation.create(database=this.database, schema=this.schema,
+      identifier=this.identifier ~ '__' ~ stage ~ '_' ~ pass_number, type='table')) }}
+{% endmacro %}
+
+{#- How many of the spike passes run as statements of their own, before the model's query.
+    On DuckDB every pass but the last: each statement holds one pass's window state, where one
+    query holds the materialised CTEs of every pass together (at 10M steps 8 GB for three
+    passes, one pass's 1.5 GB: docs/performance.md). Other engines (Spark) and unit tests run
+    the one query. -#}
+{% macro loss_baseline_statement_passes() %}
+  {{ return(adapter.dispatch('loss_baseline_statement_passes', 'run_diagnosis')()) }}
+{% endmacro %}
+
+{% macro default__loss_baseline_statement_passes() %}
+  {{ return(0) }}
+{% endmacro %}
+
+{% macro duckdb__loss_baseline_statement_passes() %}
+  {#- a unit test (model.resource_type 'unit_test') has no hooks: it runs the one query -#}
+  {% if not execute or this is none or model.resource_type != 'model' %}{{ return(0) }}{% endif %}
+  {{ return(threshold('spike_passes') - 1) }}
+{% endmacro %}
+
+{#- pre-hook of int_loss_baselines_computed: the passes before the last, each as two statements
+    (its stats through each clean point, then its scored steps, which read them) -#}
+{% macro build_loss_baseline_stages() %}
+  {%- for pass_number in range(1, loss_baseline_statement_passes() + 1) %}
+create or replace table {{ loss_baseline_stage(pass_number, 'through') }} as
+with
+{{ loss_baseline_ctes(pass_number, first_pass=pass_number) }}
+select * from pass_{{ pass_number }}_through;
+create or replace table {{ loss_baseline_stage(pass_number, 'pass') }} as
+with
+{{ loss_baseline_ctes(pass_number, first_pass=pass_number, through_is_table=true) }}
+select * from pass_{{ pass_number }};
+  {%- endfor %}
+{% endmacro %}
+
+{#- post-hook of int_loss_baselines_computed: drop the stage tables -#}
+{% macro drop_loss_baseline_stages() %}
+  {%- for pass_number in range(1, loss_baseline_statement_passes() + 1) %}
+drop table if exists {{ loss_baseline_stage(pass_number, 'through') }};
+drop table if exists {{ loss_baseline_stage(pass_number, 'pass') }};
+  {%- endfor %}
+{% endmacro %}

@@ -138,11 +138,44 @@ eval_summary as (
         percentile_cont(0.5) within group (order by case when eval_changes.eval_index > 1 then eval_changes.val_loss end)
             as val_level_after_first,
         percentile_cont(0.5) within group (order by case when eval_changes.eval_index > 1 then eval_changes.train_loss_smoothed end)
-            as train_level_after_first
+            as train_level_after_first,
+        -- the first evaluation of the final stretch of repeats: the last one that differs from the one before
+        max(case when not coalesce(eval_changes.eval_change <= {{ threshold('frozen_loss_tolerance') }} * abs(eval_changes.val_loss), false)
+            then eval_changes.eval_index end) as repeated_from_index,
+        max(eval_changes.step) as last_eval_step
     from eval_changes
     left join referenced
         on eval_changes.run_id = referenced.run_id
     group by eval_changes.run_id
+),
+
+repeated_evals as (
+    -- the final stretch of evaluations that all repeat one value: where it starts, the value and how
+    -- many evaluations it holds
+    select
+        eval_changes.run_id,
+        eval_changes.step as repeated_from_step,
+        eval_changes.val_loss as repeated_val_loss,
+        eval_summary.n_evals - eval_summary.repeated_from_index + 1 as repeated_evals,
+        -- the value scaled to frozen_eval_min_significant_digits - 1 digits before the point
+        case when eval_changes.val_loss > 0 then eval_changes.val_loss
+            * power(10.0, {{ threshold('frozen_eval_min_significant_digits') }} - 2 - floor(log10(eval_changes.val_loss))) end
+            as scaled_val_loss
+    from eval_changes
+    inner join eval_summary
+        on eval_changes.run_id = eval_summary.run_id
+        and eval_changes.eval_index = eval_summary.repeated_from_index
+),
+
+repeated_digits as (
+    -- whether the repeated value carries frozen_eval_min_significant_digits: it lies farther than
+    -- frozen_loss_tolerance (relative) from its rounding to one digit less (a value printed with
+    -- fewer digits can repeat by rounding alone)
+    select
+        *,
+        coalesce(abs(scaled_val_loss - round(scaled_val_loss)) > {{ threshold('frozen_loss_tolerance') }} * scaled_val_loss, false)
+            as has_enough_digits
+    from repeated_evals
 ),
 
 lr_ranges as (
@@ -209,6 +242,12 @@ joined as (
         eval_summary.train_at_first_eval,
         eval_summary.val_level_after_first,
         eval_summary.train_level_after_first,
+        repeated_digits.repeated_from_step,
+        repeated_digits.repeated_val_loss,
+        coalesce(repeated_digits.repeated_evals, 0) as repeated_evals,
+        coalesce(repeated_digits.has_enough_digits, false) as has_enough_digits,
+        greatest(coalesce(windows.last_step, eval_summary.last_eval_step), coalesce(eval_summary.last_eval_step, windows.last_step))
+            as last_logged_step,
         case when eval_summary.best_trained_val_loss is not null then 'validation'
             when windows.end_loss is not null then 'training' end as judged_loss_kind,
         coalesce(eval_summary.best_trained_val_loss, windows.end_loss) as judged_loss,
@@ -243,6 +282,8 @@ joined as (
         on runs.run_id = referenced.run_id
     left join eval_summary
         on runs.run_id = eval_summary.run_id
+    left join repeated_digits
+        on runs.run_id = repeated_digits.run_id
     left join lr_ranges
         on runs.run_id = lr_ranges.run_id
     left join config
@@ -266,6 +307,18 @@ flagged as (
         -- longer depends on the input (a frozen model, a dead network, a collapse to a constant)
         (late_max_loss - late_min_loss <= {{ threshold('frozen_loss_tolerance') }} * abs(late_max_loss)
             and late_min_loss >= {{ threshold('frozen_loss_min_level') }}) as is_frozen,
+        -- the evaluations stopped changing: the last frozen_eval_min_evals or more repeat one value (to
+        -- frozen_loss_tolerance, a value with frozen_eval_min_significant_digits), from a point at least
+        -- frozen_eval_min_share of the logged run before its end: one validation set through weights that
+        -- change gives another number each time, so the updates after it changed nothing (an LR decayed
+        -- to zero, an optimizer no longer stepping, frozen parameters)
+        {{ safe_divide('last_logged_step - repeated_from_step', 'last_logged_step') }} as stopped_share,
+        coalesce(
+            repeated_evals >= {{ threshold('frozen_eval_min_evals') }}
+            and has_enough_digits
+            and last_logged_step - repeated_from_step >= {{ threshold('frozen_eval_min_share') }} * last_logged_step,
+            false
+        ) as is_eval_frozen,
         -- flat: a fall under no_learning_max_drop, or one within the log-to-log noise that is also
         -- under underfitting_max_drop (a fall of a tenth or more hidden in noisy single-batch logs is
         -- no evidence of no learning: a weak signal, not a high finding)
@@ -334,6 +387,8 @@ judged as (
             -- did not flatten high
             when is_shallow and coalesce({{ safe_divide('val_gain', 'first_val_loss') }}, 0) < {{ threshold('underfitting_max_drop') }}
                 and coalesce(regime, '') <> 'continuation' then 'shallow'
+            -- it learned, then stopped: the evaluations repeat one value to the last digit
+            when is_eval_frozen then 'stopped'
             else 'learned'
         end as learning_verdict,
         -- the cause a failure to learn is linked to (the findings layer drops one the run did not produce)
@@ -357,6 +412,7 @@ final as (
             when 'near_chance' then 'underfitting:near_chance'
             when 'flat' then 'no_learning:run'
             when 'frozen' then 'no_learning:frozen'
+            when 'stopped' then 'no_learning:stopped'
             when 'no_val_gain' then 'no_learning:no_val_gain'
             when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
@@ -373,6 +429,8 @@ final as (
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'
             when learning_verdict = 'frozen' then 'high'
+            -- what it cost is compute (the updates after it), not a loss the run had: medium
+            when learning_verdict = 'stopped' then 'medium'
             -- a pretrained start far below the uniform guess that stays flat or moves little (validation
             -- included) has little left to learn (the format learned in its first steps, a continued stage):
             -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it

@@ -6,39 +6,17 @@
 -- spike_min_periods steps are not scored: there is no past to judge them by.
 -- A table of its own, read from int_train_steps_resolved on a narrow stream (run, step, log
 -- loss): the rolling medians sort only what they need; int_train_steps_measured joins it.
+-- On DuckDB the passes before the last are statements of their own (the pre-hook, macros/
+-- spike_baseline.sql): one query holding every pass's window state does not fit a 10M-step run
+-- in 4 GB, one pass at a time does. Spark and the unit tests run the passes in this one query.
+{{ config(
+    pre_hook="{{ build_loss_baseline_stages() }}",
+    post_hook="{{ drop_loss_baseline_stages() }}"
+) }}
 {%- set passes = threshold('spike_passes') %}
 with
 
-resolved as (
-    select run_id, step, shard_id, loss from {{ run_ref('int_train_steps_resolved') }}
-),
-
-steps_0 as (
-    select
-        run_id,
-        step,
-        case when loss > 0 then ln(loss) end as log_loss,
-        false as is_excluded_0
-    from resolved
-),
-{% for pass_number in range(1, passes + 1) %}
-{#- the first pass over every step; each later one recomputes only what its new exclusions change -#}
-{{ spike_baseline_pass('pass_' ~ pass_number, 'steps_' ~ (pass_number - 1), 'is_excluded_' ~ (pass_number - 1),
-    previous_pass=(none if pass_number == 1 else 'pass_' ~ (pass_number - 1)),
-    previous_exclude_column=(none if pass_number == 1 else 'is_excluded_' ~ (pass_number - 2))) }},
-{% if pass_number < passes %}
-steps_{{ pass_number }} as (
-    -- the next pass excludes what this one and the earlier ones flagged
-    select
-        run_id,
-        step,
-        log_loss,
-        is_excluded_{{ pass_number - 1 }},
-        (is_excluded_{{ pass_number - 1 }} or is_outlier) as is_excluded_{{ pass_number }}
-    from pass_{{ pass_number }}
-),
-{% endif %}
-{% endfor %}
+{{ loss_baseline_ctes(passes, first_pass=loss_baseline_statement_passes() + 1) }},
 
 baselines as (
     select

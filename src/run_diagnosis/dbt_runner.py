@@ -103,16 +103,16 @@ DB_LOCKED_TEXT = "could not set lock on file"
 # DuckDB's budget (profiles.yml reads both variables; one set in the environment is kept as is).
 # memory_limit: MEMORY_PER_LOG_BYTE bytes per byte of the run's train logs, at least MIN_MEMORY,
 # at most AVAILABLE_SHARE of the memory the machine (or its cgroup) has free when the build
-# starts. The factor is measured on a 10M-step log (524 MB of CSV; docs/performance.md): the
-# rolling medians of int_loss_baselines_computed hold one run's partition and do not spill (at
-# 3.7 GiB that model stops out of memory); built one model at a time (build_threads), the whole
-# diagnosis ran at 11.3 bytes a byte (5.5 GB; peak 6.1 GB for the process tree), where two
-# models side by side had needed 20; 12 leaves a margin. Beyond the limit DuckDB spills sorts,
-# joins and most windows to disk. The share leaves the rest to dbt, Python and the machine's
-# other work. threads: the cores this process may use.
+# starts. The factor is measured on a 10M-step log (524 MB of CSV; docs/performance.md): with
+# the spike baseline's passes built one statement each (int_loss_baselines_computed's pre-hook
+# on DuckDB) and one model at a time (build_threads), the whole diagnosis ran in a 3.3 GB limit
+# (6.3 bytes a byte) with a peak of 3.99 GB for the process tree; the one query holding every
+# pass had stopped out of memory at 4 GB and needed 5.5 GB (11.3 bytes a byte). Beyond the
+# limit DuckDB spills sorts, joins and most windows to disk. The share leaves the rest to dbt,
+# Python and the machine's other work. threads: the cores this process may use.
 MEMORY_ENV_VAR = "RUN_DIAGNOSIS_MEMORY_LIMIT"
 THREADS_ENV_VAR = "RUN_DIAGNOSIS_DUCKDB_THREADS"
-MEMORY_PER_LOG_BYTE = 12
+MEMORY_PER_LOG_BYTE = 6
 # dbt runs one model at a time (not the profile's two) when the train logs exceed this: the
 # per-step models of a run of millions of steps each need most of DuckDB's budget, and two of
 # them side by side share it (docs/performance.md, "Three tables instead of one query")

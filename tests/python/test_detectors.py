@@ -272,6 +272,24 @@ def test_a_frozen_loss_is_no_learning(diagnosis: Diagnosis) -> None:
     assert "Training loss froze" in found.loc["no_learning:frozen", "title"]
 
 
+@fixture_run(lambda: RunBuilder().plant_stopped_learning(from_step=140))
+def test_evaluations_that_repeat_to_the_last_digit_are_learning_stopped(diagnosis: Diagnosis) -> None:
+    # six evaluations (steps 140-240, 42% of the run) of one value with all its digits: the
+    # updates after step 140 changed nothing; medium, its cost is the share of updates after it
+    row = diagnosis.findings().set_index("finding_id").loc["no_learning:stopped"]
+    assert row["severity"] == "medium"
+    assert row["title"].startswith("Learning stopped at step 140: the last 6 evaluations are all")
+    assert row["cost_unit"] == "share_of_updates" and row["estimated_cost"] == pytest.approx(100 / 240)
+
+
+@fixture_run(lambda: RunBuilder().plant_stopped_learning(from_step=140, digits=4))
+def test_evaluations_repeating_a_value_rounded_to_four_digits_are_no_finding(diagnosis: Diagnosis) -> None:
+    # the same repeats printed to four significant digits may be the log's rounding of a model that
+    # still changes in the fifth: no finding about learning
+    found = diagnosis.findings()
+    assert not found["category"].isin(["no_learning", "underfitting"]).any(), found[["finding_id", "title"]]
+
+
 @fixture_run(lambda: RunBuilder().plant_frozen_loss(from_step=100, level=0.0003))
 def test_a_converged_loss_printed_as_one_small_value_is_not_frozen(diagnosis: Diagnosis) -> None:
     # a loss near 0 printed to 4 decimals can repeat one rounded value: below frozen_loss_min_level

@@ -725,6 +725,38 @@ def test_lightning_log_ending_before_its_planned_epochs_is_an_event(
         assert notes_with(run, "the log ends in epoch 0 (counting from 0) of num_epochs 100")
 
 
+@pytest.mark.parametrize(
+    ("hparams", "last_epoch", "warmup"),
+    [
+        # 5 warmup epochs in a 1-epoch plan, no epoch ended: at least 5 x the 1000 steps logged
+        ("max_epochs: 1\nwarmup_epochs: 5\n", 0, 5000),
+        # 2 of 10 planned epochs of a regular 1000 steps (total_steps 10,000): 2000
+        ("max_epochs: 10\nwarmup_epochs: 2\n", 3, 2000),
+        # a warmup shorter than the plan and no epoch ended: the length of an epoch is unknown
+        ("max_epochs: 10\nwarmup_epochs: 2\n", 0, None),
+        # warmup_steps given: it wins
+        ("max_epochs: 1\nwarmup_epochs: 5\nwarmup_steps: 30\n", 0, 30),
+        ("max_epochs: 1\n", 0, None),
+    ],
+    ids=["longer_than_the_plan", "epoch_length_known", "epoch_length_unknown", "warmup_steps_wins", "none"],
+)
+def test_lightning_warmup_in_epochs_is_read_as_steps(
+    tmp_path: Path, hparams: str, last_epoch: int, warmup: int | None
+) -> None:
+    """warmup_epochs (timm, MAE and many LightningModules count the warmup in epochs) becomes
+    warmup_steps when an epoch's steps are known, or when the warmup outlasts the planned epochs
+    (the steps logged in the one epoch so far are a lower bound of an epoch)."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    rows = [f"{s // 1000},{s},{3.0 - s / 10000}" for s in range(49, 1000 * (last_epoch + 1), 50)]
+    (folder / "metrics.csv").write_text("epoch,step,train_loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    run = lightning_csv.load(folder)
+    assert run.schedule.get("warmup_steps") == warmup
+    if warmup is None and "warmup_epochs" in hparams:
+        assert notes_with(run, "warmup_epochs=2 but the steps of an epoch unknown")
+
+
 def test_lightning_resumed_versions_keep_only_the_last_versions_unfinished_epochs(tmp_path: Path) -> None:
     """version_0 ends in epoch 1 of 6 and was resumed: its own end is not the run's; version_2 ends
     in epoch 5, the last planned: nothing unfinished."""

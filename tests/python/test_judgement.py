@@ -109,6 +109,27 @@ def test_warmup_longer_than_a_run_of_unknown_length_is_the_cause(diagnosis: Diag
     assert symptom["caused_by"] == "schedule_sanity:warmup_covers_run"
 
 
+def no_lr_logged(warmup_steps: int) -> RunBuilder:
+    """A run that learns, with a configured warmup but no configured length and no logged LR."""
+    builder = RunBuilder().plant_config(total_steps=None, decay_steps=None, warmup_steps=warmup_steps)
+    builder.train["learning_rate"] = np.nan
+    return builder
+
+
+@fixture_run(lambda: no_lr_logged(300))
+def test_warmup_longer_than_the_logged_run_without_a_length_or_an_lr_is_medium(diagnosis: Diagnosis) -> None:
+    # the training log's end is the only length to hold the warmup against: it may have stopped
+    # early, so medium rather than high
+    row = finding(diagnosis, "schedule_sanity:warmup_covers_run")
+    assert row["severity"] == "medium"
+    assert "the last logged training step (no length configured, no LR logged) 240" in row["evidence"]
+
+
+@fixture_run(lambda: no_lr_logged(100))
+def test_warmup_shorter_than_a_logged_run_without_length_or_lr_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert not ids_of(diagnosis, "schedule_sanity")
+
+
 @fixture_run(lambda: from_scratch(0.45, warmup_steps=300, total_steps=1000, decay_steps=1000))
 def test_run_stopped_inside_its_warmup_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "schedule_sanity", "no_learning", "underfitting")

@@ -6,7 +6,8 @@
 -- runs. A loss that jumps to exactly 0 and stays there is critical: nothing is
 -- trained (labels masked, loss zeroed). A loss with negative values (a GAN critic,
 -- a reward) is no likelihood: its relative drop means nothing; only a rise above its start is
--- reported, low (no_learning:loss_rose).
+-- reported, low (no_learning:loss_rose). A run that learned and then stopped (its last evaluations
+-- repeat one value to the last digit: no_learning:stopped) is medium: it cost the updates after it.
 with
 
 progress as (
@@ -56,7 +57,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'rose') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'rose') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -71,7 +72,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'no_val_gain', 'got_worse', 'shallow', 'rose')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'shallow', 'rose')
 ),
 
 trend_findings as (
@@ -90,6 +91,9 @@ trend_findings as (
             when 'frozen' then 'Training loss froze: the last ' || {{ fmt_int('n_steps - floor(n_steps / 2.0)') }}
                 || ' logged values are all ' || {{ fmt('late_max_loss', 6) }}
                 || ', identical where batches differ: the parameters stopped moving or the output no longer depends on the input.'
+            when 'stopped' then 'Learning stopped at step ' || {{ fmt_int('repeated_from_step') }} || ': the last '
+                || {{ fmt_int('repeated_evals') }} || ' evaluations are all ' || {{ fmt('repeated_val_loss', 6) }}
+                || ', to the last digit, so the ' || {{ fmt_pct('stopped_share', 0) }} || ' of the run after it changed nothing.'
             when 'flat' then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
             when 'got_worse' then 'The run got worse after its first evaluation: validation loss ' || {{ fmt('first_val_loss', 4) }}
@@ -129,26 +133,34 @@ trend_findings as (
                 else '' end
             || case when learning_verdict = 'rose' then '; the loss takes negative values, so it is no likelihood and has no chance level: '
                 || 'low, as for some objectives (a GAN critic) a rise is how training goes' else '' end
+            || case when learning_verdict = 'stopped' then '; validation loss ' || {{ fmt('repeated_val_loss', 6) }} || ' at each of the last '
+                || {{ fmt_int('repeated_evals') }} || ' evaluations (steps ' || {{ fmt_int('repeated_from_step') }} || ' to ' || {{ fmt_int('last_logged_step') }}
+                || ', ' || {{ fmt_pct('stopped_share', 0) }} || ' of the logged run; at least ' || {{ threshold('frozen_eval_min_evals') }}
+                || ' repeats of a value with ' || {{ threshold('frozen_eval_min_significant_digits') }} || '+ significant digits, over at least '
+                || {{ fmt_pct(threshold('frozen_eval_min_share'), 0) }} || ' of the run): one validation set through weights that change gives another number each time'
+                else '' end
             || cause_evidence
             || case when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null
                 then '; low: the run started at ' || {{ fmt_pct(safe_divide('start_loss', 'chance_loss')) }}
                     || ' of the uniform-guess level, a pretrained model with little left to learn, not one that cannot learn'
                 else '' end
             as evidence,
-        first_step,
-        last_step,
+        case when learning_verdict = 'stopped' then repeated_from_step else first_step end as first_step,
+        case when learning_verdict = 'stopped' then last_logged_step else last_step end as last_step,
         n_steps as steps_affected,
         case when learning_verdict in ('at_chance', 'near_chance') then judged_loss
+            when learning_verdict = 'stopped' then repeated_val_loss
             when learning_verdict = 'no_val_gain' then best_val_loss
             when learning_verdict = 'got_worse' then val_level_after_first else end_loss end as observed_value,
         case when learning_verdict in ('at_chance', 'near_chance') then chance_loss
             when learning_verdict in ('no_val_gain', 'got_worse') then first_val_loss else start_loss end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,
-        relative_drop as estimated_cost,
-        'relative_loss_drop' as cost_unit,
-        'relative drop of the median training loss from the first steps to the end of the run' as cost_method,
-        case when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
+        case when learning_verdict = 'stopped' then stopped_share else relative_drop end as estimated_cost,
+        case when learning_verdict = 'stopped' then 'share_of_updates' else 'relative_loss_drop' end as cost_unit,
+        case when learning_verdict = 'stopped' then 'the share of the logged steps after the evaluations stopped changing: updates that changed nothing'
+            else 'relative drop of the median training loss from the first steps to the end of the run' end as cost_method,
+        case when learning_verdict = 'stopped' then stopped_share when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
         learning_cause as caused_by,
         case
             when learning_cause = 'schedule_sanity:warmup_covers_run'
@@ -157,6 +169,8 @@ trend_findings as (
                 then 'Lower the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
             when learning_cause = 'schedule_sanity:lr_far_below_usual'
                 then 'Raise the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
+            when learning_verdict = 'stopped'
+                then 'Find what stopped the updates at that step: an LR decayed or cut to zero (a StepLR or plateau scheduler), an optimizer no longer stepping (skipped steps after an overflow), parameters frozen by a callback; stop the run where learning stops, or fix the schedule and rerun from that checkpoint.'
             when learning_verdict = 'got_worse'
                 then 'Keep the checkpoint of the first evaluation. Lower the peak LR (a pretrained model knocked off its optimum gets worse as the warmup raises the LR) or check what changed after it (a resume, the data); rerun a short stretch and confirm both losses fall from the first evaluation on.'
             when category = 'no_learning'

@@ -67,6 +67,8 @@ assessed as (
         logged.peak_step,
         logged.logged_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
+        -- the length a warmup is held against: the configured one, else the logged LR's or the training log's end
+        coalesce(config.total_steps, logged.end_step, run_ends.last_train_step) as warmup_run_steps,
         -- the log stops before never_anneals_stopped_share of the configured length
         coalesce(logged.end_step < {{ threshold('never_anneals_stopped_share') }} * config.total_steps, false) as is_stopped_before_end,
         -- the logged LR reached its maximum only at its last logged step, over enough logged values to show a
@@ -80,6 +82,8 @@ assessed as (
     from config
     inner join logged
         on config.run_id = logged.run_id
+    left join {{ run_ref('int_run_ends_measured') }} as run_ends
+        on config.run_id = run_ends.run_id
 ),
 
 symptoms as (
@@ -165,39 +169,44 @@ checks as (
         -- not stopped early: low (the warmup configured is unknown, or the log may end early); a run stopped
         -- inside its warmup is only as severe as the failure to learn it explains
         case
-            when warmup_steps >= run_steps then 'high'
+            -- high against a configured length or a logged LR; against the training log's end alone (no length
+            -- configured, no LR logged) medium: the log may have stopped early
+            when warmup_steps >= warmup_run_steps and (total_steps is not null or logged_steps > 0) then 'high'
+            when warmup_steps >= warmup_run_steps then 'medium'
             when is_still_warming_up and not is_stopped_before_end then 'low'
             else 'info'
         end as severity,
-        case when warmup_steps >= run_steps
-            then 'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('run_steps') }}
+        case when warmup_steps >= warmup_run_steps
+            then 'Warmup (' || {{ fmt_int('warmup_steps') }} || ' steps) is as long as the run (' || {{ fmt_int('warmup_run_steps') }}
                 || ' steps): the LR never reaches its peak nor decays.'
             when warmup_steps is null
-            then 'The logged LR was still rising at the end of the run (step ' || {{ fmt_int('coalesce(end_step, run_steps)') }}
+            then 'The logged LR was still rising at the end of the run (step ' || {{ fmt_int('coalesce(end_step, warmup_run_steps)') }}
                 || '): it never reached its peak.'
-            else 'The run stopped at step ' || {{ fmt_int('coalesce(end_step, run_steps)') }} || ', inside its ' || {{ fmt_int('warmup_steps') }}
+            else 'The run stopped at step ' || {{ fmt_int('coalesce(end_step, warmup_run_steps)') }} || ', inside its ' || {{ fmt_int('warmup_steps') }}
                 || '-step warmup: the LR never reached its peak.' end as title,
-        case when warmup_steps >= run_steps
-            then 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= total_steps ' || {{ fmt_int('run_steps') }}
+        case when warmup_steps >= warmup_run_steps
+            then 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }}
+                || case when total_steps is not null then ' >= total_steps ' when logged_steps > 0 then ' >= the last logged LR''s step '
+                    else ' >= the last logged training step (no length configured, no LR logged) ' end || {{ fmt_int('warmup_run_steps') }}
             when warmup_steps is null
             then 'warmup_steps unknown; the logged LR at the last step ' || {{ fmt('end_lr', 8) }} || ' is its maximum, still rising'
             else 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' >= the last logged step '
-                || {{ fmt_int('coalesce(end_step, run_steps)') }} || coalesce(' (total_steps ' || {{ fmt_int('total_steps') }} || ')', '') end
+                || {{ fmt_int('coalesce(end_step, warmup_run_steps)') }} || coalesce(' (total_steps ' || {{ fmt_int('total_steps') }} || ')', '') end
             || '; logged LR peak ' || {{ fmt('logged_peak_lr', 6) }} || ' vs peak_lr ' || {{ fmt('peak_lr', 6) }} as evidence,
         cast(1 as {{ dbt.type_bigint() }}) as first_step,
-        end_step as last_step,
+        coalesce(end_step, warmup_run_steps) as last_step,
         logged_steps as steps_affected,
         cast(warmup_steps as {{ type_double() }}) as observed_value,
-        cast(run_steps as {{ type_double() }}) as expected_value,
+        cast(warmup_run_steps as {{ type_double() }}) as expected_value,
         cast(null as {{ type_double() }}) as threshold_value,
         cast(null as {{ dbt.type_string() }}) as threshold_name,
         cast(null as {{ type_double() }}) as estimated_cost,
         'none' as cost_unit,
         'no cost estimate: the run has no stretch at the intended LR to compare with' as cost_method,
         1.0 as impact_score,
-        'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, run_steps / 20)') }} || ').' as recommendation
+        'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, warmup_run_steps / 20)') }} || ').' as recommendation
     from assessed
-    where warmup_steps >= run_steps
+    where warmup_steps >= warmup_run_steps
         -- or the logged LR still rose at the end of a run that did not stop before its configured end (a log
         -- cut short inside a sound warmup is run_ended_early's): low, the warmup length is not known
         or (is_still_warming_up and not is_stopped_before_end)

@@ -47,6 +47,7 @@ What cannot be known
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +132,8 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
+    if "warmup_steps" not in picked:
+        picked.update(_warmup_from_epochs(hparams, picked.get("num_epochs"), total_steps, table, notes))
     run = wide.run(
         FORMAT,
         path,
@@ -427,6 +430,41 @@ def _total_from_epochs(table: Table, num_epochs: Any, notes: list[str]) -> int |
         f"(hparams have no max_steps; epochs end at steps {ends[0]}, {ends[1]}, ... counting from 0)"
     )
     return epochs * per_epoch
+
+
+def _warmup_from_epochs(
+    hparams: dict[str, Any], num_epochs: Any, total_steps: int | None, table: Table, notes: list[str]
+) -> dict[str, Any]:
+    """warmup_steps from a warmup counted in epochs (hparams ``warmup_epochs``, as timm, MAE and
+    many LightningModules take it): warmup_epochs x the steps of an epoch, known from the
+    configured length (total_steps / num_epochs) or a regular epoch length in the log. When the
+    warmup is as long as the planned epochs or longer, the run never leaves it whatever an epoch
+    holds: with no epoch length known, the log's steps so far in its only epoch are a lower bound
+    of one epoch, enough to say so. Otherwise (the epoch length unknown) it stays unknown."""
+    warmup_epochs = as_number(hparams.get("warmup_epochs"))
+    epochs = as_number(num_epochs)
+    if warmup_epochs is None or warmup_epochs <= 0:
+        return {}
+    ends = _epoch_ends(table)
+    if total_steps and epochs:
+        per_epoch, basis = total_steps / epochs, f"total_steps {total_steps} / num_epochs {epochs:g}"
+    elif ends and {b - a for a, b in itertools.pairwise(ends)} <= {ends[0] + 1}:
+        per_epoch, basis = float(ends[0] + 1), f"epochs of {ends[0] + 1} steps in the log"
+    elif epochs and warmup_epochs >= epochs and not ends and "step" in table.frame.columns:
+        steps = [s for s in (to_step(v) for v in table.frame["step"]) if s is not None]
+        if not steps:
+            return {}
+        per_epoch = float(max(steps) + 1)
+        basis = f"at least the {max(steps) + 1} steps logged in the first epoch (no epoch ended)"
+    else:
+        notes.append(
+            f"{HPARAMS_FILE}: warmup_epochs={warmup_epochs:g} but the steps of an epoch unknown: "
+            "warmup_steps unknown"
+        )
+        return {}
+    warmup = math.ceil(warmup_epochs * per_epoch)
+    notes.append(f"{HPARAMS_FILE}: warmup_steps = warmup_epochs {warmup_epochs:g} x {basis} = {warmup}")
+    return {"warmup_steps": warmup}
 
 
 def _schedule_notes(run: RunData, picked: dict[str, Any]) -> None:

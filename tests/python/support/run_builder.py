@@ -322,6 +322,15 @@ class RunBuilder:
         self.train.loc[self.train["step"] >= from_step, "loss"] = level
         return self
 
+    def plant_stopped_learning(self, from_step: int, digits: int | None = None) -> RunBuilder:
+        """Every evaluation after `from_step` repeats its value (weights that stopped changing: an LR
+        cut to zero, an optimizer no longer stepping); `digits`: those values printed to that many
+        significant digits, as a log that rounds them (the training loss keeps its batch noise)."""
+        at = self.evals["step"] >= from_step
+        value = float(self.evals.loc[self.evals["step"] == from_step, "val_loss"].iloc[0])
+        self.evals.loc[at, "val_loss"] = float(f"{value:.{digits}g}") if digits else value
+        return self
+
     def plant_signed_loss(self, start: float, end: float) -> RunBuilder:
         """A loss with negative values (a density's negative log-likelihood) moving from `start`
         to `end` (an exponential approach, additive noise of 0.5% of |start|); validation likewise."""
