@@ -2,9 +2,9 @@
 -- mean). An epoch mean averages the whole dataset, so the per-step spike floor (1.5x: a batch
 -- from a harder source) is far too high for it; a jump here is one epoch's mean above the
 -- previous epoch's by epoch_jump_min_rise or more, epoch_jump_noise_multiple times the largest
--- epoch-to-epoch rise of the epoch_jump_window epochs before it (a noisy per-epoch series moves
--- up and down routinely), past the first epoch_jump_window epochs, with the learning rate not
--- rising at it (a warm restart or a warmup raises the loss by design), and no resume in the
+-- epoch-to-epoch rise of the epoch_jump_noise_window epochs before it (a noisy per-epoch series
+-- moves up and down routinely), past the first epoch_jump_window epochs, with the learning rate not
+-- rising at it at all (a warm restart or a warmup raises the loss by design), and no resume in the
 -- epoch_jump_window epochs up to it (the resume check judges those); a loss with negative values
 -- has no ratio scale and is not judged. One row per jump, with
 -- how many of the epoch_jump_window epochs after it stayed above the level before it.
@@ -59,7 +59,7 @@ recent_rises as (
     select
         *,
         max(rise) over (
-            partition by run_id order by step rows between {{ window }} preceding and 1 preceding
+            partition by run_id order by step rows between {{ threshold('epoch_jump_noise_window') }} preceding and 1 preceding
         ) as largest_recent_rise
     from epoch_rises
 ),
@@ -80,7 +80,7 @@ jumps as (
         and is_after_resume_flag = 0
         and rise >= {{ threshold('epoch_jump_min_rise') }}
         and rise >= {{ threshold('epoch_jump_noise_multiple') }} * greatest(coalesce(largest_recent_rise, 0), 0)
-        and coalesce(learning_rate <= previous_learning_rate * (1 + {{ threshold('lr_relative_tolerance') }}), true)
+        and coalesce(learning_rate <= previous_learning_rate * (1 + {{ threshold('epoch_jump_lr_rise_tolerance') }}), true)
 ),
 
 after_jumps as (

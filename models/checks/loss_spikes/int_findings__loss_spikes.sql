@@ -181,7 +181,7 @@ epoch_jump_findings as (
             || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the ' || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs after it.' as title,
         'one row an epoch: its mean loss over the whole dataset, which one batch from a harder source cannot move; rise against the previous epoch '
             || {{ fmt_pct('epoch_jumps.rise') }} || ' (a jump from ' || {{ fmt_pct(threshold('epoch_jump_min_rise'), 0) }} || ' and '
-            || {{ threshold('epoch_jump_noise_multiple') }} || 'x the largest epoch-to-epoch rise of the ' || {{ threshold('epoch_jump_window') }}
+            || {{ threshold('epoch_jump_noise_multiple') }} || 'x the largest epoch-to-epoch rise of the ' || {{ threshold('epoch_jump_noise_window') }}
             || ' epochs before it, ' || {{ fmt_pct('greatest(coalesce(epoch_jumps.largest_recent_rise, 0), 0)') }} || '); learning rate '
             || coalesce({{ fmt('epoch_jumps.previous_learning_rate', 8) }} || ' -> ' || {{ fmt('epoch_jumps.learning_rate', 8) }}
                 || ' (not rising: no warm restart or warmup)', 'not logged (a warm restart cannot be ruled out, so low)')
