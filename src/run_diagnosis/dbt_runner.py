@@ -117,7 +117,9 @@ MEMORY_PER_LOG_BYTE = 6
 # per-step models of a run of millions of steps each need most of DuckDB's budget, and two of
 # them side by side share it (docs/performance.md, "Three tables instead of one query")
 SERIAL_BUILD_LOG_BYTES = 200 * 1024**2
-MIN_MEMORY = 1024**3
+# the floor: at 1M steps (52 MB of log) 512 MB gave a peak of 821 MB for the whole diagnosis, the
+# same findings, 10% slower than 1 GB (peak 1.29 GB): DuckDB spills the rest (docs/performance.md)
+MIN_MEMORY = 512 * 1024**2
 AVAILABLE_SHARE = 0.5
 MB = 1024**2
 
