@@ -417,14 +417,22 @@ def _epoch_ends(table: Table) -> list[int]:
     return [last[e] for e in sorted(last)[:-1]]
 
 
+def _regular_epoch_length(ends: list[int]) -> int | None:
+    """The steps of an epoch when every epoch that ended in the log (``ends``: its last steps,
+    _epoch_ends) has the same length, counting from step 0; None when none ended or they differ."""
+    if not ends:
+        return None
+    length = ends[0] + 1
+    return length if all(b - a == length for a, b in itertools.pairwise(ends)) else None
+
+
 def _total_from_epochs(table: Table, num_epochs: Any, notes: list[str]) -> int | None:
     epochs = positive_int(num_epochs)
     ends = _epoch_ends(table)
-    gaps = {b - a for a, b in itertools.pairwise(ends)}
-    if epochs is None or len(ends) < 2 or len(gaps) != 1 or ends[0] != next(iter(gaps)) - 1:
+    per_epoch = _regular_epoch_length(ends)
+    if epochs is None or len(ends) < 2 or per_epoch is None:
         notes.append("total_steps unknown: no max_steps in hparams and no regular epoch length to compute it")
         return None
-    per_epoch = gaps.pop()
     notes.append(
         f"total_steps = num_epochs {epochs} x {per_epoch} steps per epoch = {epochs * per_epoch}: computed "
         f"(hparams have no max_steps; epochs end at steps {ends[0]}, {ends[1]}, ... counting from 0)"
@@ -448,8 +456,8 @@ def _warmup_from_epochs(
     ends = _epoch_ends(table)
     if total_steps and epochs:
         per_epoch, basis = total_steps / epochs, f"total_steps {total_steps} / num_epochs {epochs:g}"
-    elif ends and {b - a for a, b in itertools.pairwise(ends)} <= {ends[0] + 1}:
-        per_epoch, basis = float(ends[0] + 1), f"epochs of {ends[0] + 1} steps in the log"
+    elif (length := _regular_epoch_length(ends)) is not None:
+        per_epoch, basis = float(length), f"epochs of {length} steps in the log"
     elif epochs and warmup_epochs >= epochs and not ends and "step" in table.frame.columns:
         steps = [s for s in (to_step(v) for v in table.frame["step"]) if s is not None]
         if not steps:
