@@ -73,6 +73,7 @@ zeros as (
         sum(case when loss = 0 then 1 else 0 end) as zero_loss_steps,
         min(case when loss = 0 then step end) as first_zero_step,
         min(loss) as min_loss,
+        max(abs(loss)) as max_abs_loss,
         count(*) as logged_steps
     from all_points
     group by run_id
@@ -226,6 +227,7 @@ joined as (
         windows.start_loss - windows.end_loss as level_change,
         coalesce(zeros.logged_steps, 0) as logged_steps,
         coalesce(zeros.zero_loss_steps, 0) as zero_loss_steps,
+        zeros.max_abs_loss,
         zeros.first_zero_step,
         before_zero.loss_before_zero,
         coalesce(zeros.min_loss < 0, false) as has_negative_loss,
@@ -370,6 +372,8 @@ judged as (
         *,
         case
             when n_steps is null or n_steps < {{ threshold('progress_min_points') }} or zero_loss_steps > 0 then null
+            -- every loss within loss_signal_min_abs of zero: no learning signal to judge (check_coverage says so)
+            when max_abs_loss <= {{ threshold('loss_signal_min_abs') }} then null
             when has_negative_loss then case when is_signed_rise then 'rose' end
             when is_at_chance then 'at_chance'
             -- frozen whatever the regime: a continued or pretrained run's loss still changes from batch to batch

@@ -16,6 +16,12 @@
 --   start_at_ln_classes   ln k when the run's start lies within reference_start_class_tolerance
 --                 of ln k for a small k (2 .. reference_start_max_classes): a fresh k-class head
 --                 (medium: the level is exact, the class count inferred from the start)
+--   first_eval_uniform   ln k when the first evaluation scores both what a uniform guess over k
+--                 classes scores: a loss within reference_start_class_tolerance of ln k (k the
+--                 nearest whole number to e^loss) and an accuracy within a factor
+--                 reference_uniform_accuracy_ratio of 1/k. A loss alone cannot say k beyond 4 (the
+--                 levels crowd); an accuracy near 1/k at the same evaluation says it independently:
+--                 predictions that carry information raise the accuracy above e^-loss (medium)
 --   first_loss    the first loss itself, when it lies between ln(reference_min_vocab_size)
 --                 and ln(initial_loss_max_vocab_size): a randomly initialised language model
 --                 starts at about ln V (low: the first logged loss may come after some steps)
@@ -65,7 +71,7 @@ extent as (
 ),
 
 evals as (
-    select run_id, step, val_loss, eval_index, eval_count, is_best
+    select run_id, step, val_loss, val_accuracy, eval_index, eval_count, is_best
     from {{ run_ref('int_evals_compared') }}
     where val_loss is not null
 ),
@@ -76,6 +82,7 @@ eval_start as (
         max(eval_count) as eval_count,
         min(case when eval_index = 1 then step end) as first_eval_step,
         max(case when eval_index = 1 then val_loss end) as first_val_loss,
+        max(case when eval_index = 1 then val_accuracy end) as first_val_accuracy,
         max(case when is_best then step end) as best_eval_step,
         max(case when is_best then val_loss end) as best_val_loss
     from evals
@@ -126,6 +133,7 @@ joined as (
         coalesce(eval_start.eval_count, 0) as eval_count,
         eval_start.first_eval_step,
         eval_start.first_val_loss,
+        eval_start.first_val_accuracy,
         eval_start.best_eval_step,
         eval_start.best_val_loss,
         coalesce(
@@ -164,8 +172,26 @@ start_matched as (
             {%- for k in range(2, threshold('reference_start_max_classes') + 1) %}
             when abs(judged_start_loss - ln({{ k }}.0)) <= {{ threshold('reference_start_class_tolerance') }} * ln({{ k }}.0) then {{ k }}
             {%- endfor %}
-        end as start_classes
+        end as start_classes,
+        -- the class count of a uniform guess scoring the first evaluation's loss: e^loss to the nearest
+        -- whole number (a loss above ln(initial_loss_max_vocab_size) is no uniform guess: not rounded)
+        case when first_val_loss >= ln(2.0) and first_val_loss <= ln({{ threshold('initial_loss_max_vocab_size') }}.0)
+            then round(exp(first_val_loss)) end as eval_uniform_classes
     from joined
+),
+
+eval_matched as (
+    -- the first evaluation is a uniform guess over eval_uniform_classes when its loss is within
+    -- reference_start_class_tolerance of ln k and its accuracy within reference_uniform_accuracy_ratio of 1/k
+    select
+        *,
+        coalesce(
+            abs(first_val_loss - ln(eval_uniform_classes)) <= {{ threshold('reference_start_class_tolerance') }} * ln(eval_uniform_classes)
+            and first_val_accuracy * eval_uniform_classes >= 1.0 / {{ threshold('reference_uniform_accuracy_ratio') }}
+            and first_val_accuracy * eval_uniform_classes <= {{ threshold('reference_uniform_accuracy_ratio') }},
+            false
+        ) as is_first_eval_uniform
+    from start_matched
 ),
 
 sourced as (
@@ -179,10 +205,11 @@ sourced as (
             when vocab_size >= 2 then 'vocab_size'
             when name_vocab_size is not null then name_key
             when start_classes is not null then 'start_at_ln_classes'
+            when is_first_eval_uniform then 'first_eval_uniform'
             when first_loss >= ln({{ threshold('reference_min_vocab_size') }}.0)
                 and first_loss <= ln({{ threshold('initial_loss_max_vocab_size') }}.0) then 'first_loss'
         end as chance_basis
-    from start_matched
+    from eval_matched
 ),
 
 levelled as (
@@ -194,6 +221,7 @@ levelled as (
             when 'tokenizer_name' then ln(cast(name_vocab_size as {{ type_double() }}))
             when 'model_name' then ln(cast(name_vocab_size as {{ type_double() }}))
             when 'start_at_ln_classes' then ln(cast(start_classes as {{ type_double() }}))
+            when 'first_eval_uniform' then ln(eval_uniform_classes)
             when 'first_loss' then first_loss
         end as chance_loss,
         case chance_basis
@@ -203,6 +231,8 @@ levelled as (
             when 'model_name' then 'medium'
             -- the level is exact (ln k); only the class count is inferred, from a start within 1% of it
             when 'start_at_ln_classes' then 'medium'
+            -- loss and accuracy agree on one k: the level is ln k, the class count inferred
+            when 'first_eval_uniform' then 'medium'
             when 'first_loss' then 'low'
         end as chance_confidence,
         case chance_basis
@@ -216,6 +246,12 @@ levelled as (
                 || {{ fmt('judged_start_loss', 4) }} || ', within ' || {{ fmt_pct(threshold('reference_start_class_tolerance'), 0) }}
                 || ' of ln ' || {{ fmt_int('start_classes') }} || ' (a fresh ' || {{ fmt_int('start_classes') }}
                 || '-class head); no class count or vocabulary is known'
+            when 'first_eval_uniform' then 'ln(' || {{ fmt_int('eval_uniform_classes') }} || ' classes): the first evaluation scores a loss of '
+                || {{ fmt('first_val_loss', 4) }} || ' and an accuracy of ' || {{ fmt('first_val_accuracy', 3) }}
+                || ', what a uniform guess over ' || {{ fmt_int('eval_uniform_classes') }} || ' classes scores (ln '
+                || {{ fmt_int('eval_uniform_classes') }} || ' = ' || {{ fmt('ln(eval_uniform_classes)', 4) }} || ', 1/'
+                || {{ fmt_int('eval_uniform_classes') }} || ' = ' || {{ fmt('1.0 / eval_uniform_classes', 3) }}
+                || '); no class count or vocabulary is known'
             when 'first_loss' then 'the first loss ' || {{ fmt('first_loss', 3) }}
                 || ', taken as the uniform-guess level: it lies where a freshly initialised language model starts (ln '
                 || {{ fmt_int(threshold('reference_min_vocab_size')) }} || ' to ln ' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}

@@ -13,6 +13,8 @@ available_by_run as (
         run_id,
         count(*) as counted_steps,
         count(loss) as with_loss,
+        -- losses that carry a learning signal: beyond loss_signal_min_abs of zero
+        count(case when abs(loss) > {{ threshold('loss_signal_min_abs') }} then 1 end) as with_signal_loss,
         count(grad_norm) as with_grad_norm,
         count(learning_rate) as with_learning_rate,
         count(step_time_sec) as with_step_time,
@@ -26,6 +28,7 @@ available as (
         config.run_id,
         coalesce(available_by_run.counted_steps, 0) as counted_steps,
         coalesce(available_by_run.with_loss, 0) as with_loss,
+        coalesce(available_by_run.with_signal_loss, 0) as with_signal_loss,
         coalesce(available_by_run.with_grad_norm, 0) as with_grad_norm,
         coalesce(available_by_run.with_learning_rate, 0) as with_learning_rate,
         coalesce(available_by_run.with_step_time, 0) as with_step_time,

@@ -234,6 +234,39 @@ def test_binary_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
 
 
+def ten_classes_without_a_count(val_end: float, accuracy_start: float, accuracy_end: float) -> RunBuilder:
+    """A 10-class classifier whose config names no count: its first evaluation (step 0) scores what a
+    uniform guess over 10 classes scores when accuracy_start is 1/10; the loss alone cannot say 10."""
+    builder = RunBuilder()
+    builder.plant_loss_curve(math.log(10) * 1.003, val_end * 0.98, math.log(10) * 1.003, val_end)
+    builder.evals["val_accuracy"] = np.linspace(accuracy_start, accuracy_end, len(builder.evals))
+    return builder
+
+
+@fixture_run(lambda: ten_classes_without_a_count(math.log(10) * 0.965, 0.105, 0.14))
+def test_first_evaluation_at_a_uniform_guess_gives_the_chance_level(diagnosis: Diagnosis) -> None:
+    """Loss ln 10 and accuracy 1/10 at the first evaluation: a uniform guess over 10 classes; ending
+    3.5% under ln 10 (accuracy 0.14) is no learning, medium (the class count is inferred)."""
+    ref = reference(diagnosis)
+    assert (ref["chance_basis"], ref["chance_confidence"]) == ("first_eval_uniform", "medium")
+    assert ref["chance_loss"] == pytest.approx(math.log(10))
+    assert finding(diagnosis, "no_learning:chance_level")["severity"] == "medium"
+
+
+@fixture_run(lambda: ten_classes_without_a_count(0.6, 0.105, 0.8))
+def test_ten_class_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
+    assert reference(diagnosis)["chance_basis"] == "first_eval_uniform"
+    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
+@fixture_run(lambda: ten_classes_without_a_count(math.log(10) * 0.965, 0.45, 0.5))
+def test_an_accuracy_far_above_one_over_k_names_no_class_count(diagnosis: Diagnosis) -> None:
+    """The same losses with an accuracy of 0.45 from the start: predictions that carry information
+    (accuracy far above e^-loss), so the start is no uniform guess and no chance level is set."""
+    assert pd.isna(reference(diagnosis)["chance_basis"])
+    assert "no_learning:chance_level" not in set(diagnosis.findings()["finding_id"])
+
+
 def language_model_with_a_label_count() -> RunBuilder:
     # an LM whose config carries a bare label map (every HF config does: two labels by default),
     # as the importers write it: its start is far above ln 2
@@ -920,3 +953,25 @@ def test_gradient_bursts_within_a_heavy_tailed_series_are_low(diagnosis: Diagnos
     assert not bursts.empty and set(bursts["detector_severity"]) == {"low"}
     planted = bursts[(bursts["first_step"] <= 150) & (bursts["last_step"] >= 151)]
     assert len(planted) == 1 and "heavy-tailed" in planted.iloc[0]["evidence"]
+
+
+# --- a loss with no learning signal --------------------------------------------------------
+
+
+def rl_objective_loss() -> RunBuilder:
+    """An RL run (GRPO-like): the logged loss is 0 to float rounding at every step, whatever is learned."""
+    builder = RunBuilder()
+    builder.train["loss"] = builder.rng.normal(0, 2e-6, len(builder.train))
+    return builder
+
+
+@fixture_run(rl_objective_loss)
+def test_a_loss_that_is_zero_throughout_is_not_judged(diagnosis: Diagnosis) -> None:
+    """No verdict on learning, and the report's coverage says why (the reward is the signal)."""
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+    coverage = diagnosis.query(
+        "select category, could_run, reason from main.check_coverage"
+        " where category in ('no_learning', 'underfitting')"
+    )
+    assert not coverage["could_run"].any()
+    assert coverage["reason"].str.contains("every logged loss is 0").all()
