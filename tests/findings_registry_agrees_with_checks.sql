@@ -18,7 +18,7 @@
 -- Structural: an error means the project is broken (a category that can never
 -- fire, a finding no test reports), not that the run is bad.
 -- tests/python/test_registry.py plants each disagreement and shows this test fails.
-{{ config(severity='error', tags=['invariant']) }}
+{{ config(severity='error', tags=['project_invariant']) }}
 
 {%- set registry_rows = [] -%}
 {%- for model in finding_detectors() -%}{%- do registry_rows.append([model]) -%}{%- endfor -%}

@@ -3,7 +3,7 @@
 -- regressors differ by three orders of magnitude (the scaling must keep it exact), and a
 -- regressor that is constant (collinear with the intercept: no coefficients, not huge ones).
 -- Returns one row per coefficient that misses its answer.
-{{ config(severity='error', tags=['invariant']) }}
+{{ config(severity='error', tags=['project_invariant']) }}
 
 with
 

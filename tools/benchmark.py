@@ -42,13 +42,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
 import pandas as pd
 
 from report_readme import replace_between
-from run_diagnosis.dbt_runner import dbt_executable
+from run_diagnosis.dbt_runner import FILE_LOG_LEVEL_ENV_VAR, dbt_executable
 from run_diagnosis.run_files import FILE_SUFFIXES, run_file
 
 REPO = Path(__file__).resolve().parents[1]  # tools/ -> the checkout
@@ -235,12 +236,14 @@ def compare_findings(steps: int, findings_path: Path, record: str | None) -> str
 
 @dataclass
 class Breakdown:
-    """Where one diagnosis's time went, from dbt's run_results.json and its debug log."""
+    """Where one diagnosis's time went, from dbt's run_results.json and its debug log (a second
+    diagnosis of the same run, with RUN_DIAGNOSIS_DBT_FILE_LOG_LEVEL=debug: the timed one writes
+    the default info log, which has no SQL timings)."""
 
     wall_s: float  # the whole run-diagnosis diagnose process
     node_phase_s: float  # dbt's node phase (run_results elapsed_time): the nodes, 2 threads
     node_sum_s: float  # the nodes' own times, summed over both threads
-    sql_s: float  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
+    sql_s: float | None  # of which DuckDB ran SQL ("SQL status: ... in X seconds" lines, summed)
     nodes: int
 
     # seconds from the start of run-diagnosis diagnose to its steps 2 (writing the run), 3 (dbt) and 4
@@ -251,7 +254,14 @@ class Breakdown:
 
     def row(self, name: str) -> str:
         dbt_start = self.report_at - self.build_at - self.node_phase_s
-        per_node = (self.node_sum_s - self.sql_s) / max(self.nodes, 1)
+        if self.sql_s is None:
+            sql, own = "not measured", "not measured"
+        else:
+            per_node = (self.node_sum_s - self.sql_s) / max(self.nodes, 1)
+            sql, own = (
+                f"{self.sql_s:.1f} s",
+                f"{self.node_sum_s - self.sql_s:.1f} s ({per_node * 1000:.0f} ms a node)",
+            )
         cells = (
             f"{self.wall_s:.1f} s",
             f"{self.write_at:.1f} s",
@@ -259,8 +269,8 @@ class Breakdown:
             f"{dbt_start:.1f} s",
             f"{self.node_phase_s:.1f} s ({self.nodes} nodes)",
             f"{self.node_sum_s:.1f} s",
-            f"{self.sql_s:.1f} s",
-            f"{self.node_sum_s - self.sql_s:.1f} s ({per_node * 1000:.0f} ms a node)",
+            sql,
+            own,
             f"{self.wall_s - self.report_at:.1f} s",
         )
         return f"| {name} | " + " | ".join(cells) + " |"
@@ -273,25 +283,43 @@ BREAKDOWN_HEADER = (
     "|---|---|---|---|---|---|---|---|---|---|"
 )
 SQL_STATUS = re.compile(r"SQL status: \w+ in ([0-9.]+) seconds")
+# the runs a second, debug-logged diagnosis is made of for the breakdown (not 10M: another 4 minutes)
+BREAKDOWN_MAX_STEPS = ONE_M
 
 
-def measure_project(run_dir: Path, out: Path) -> tuple[Measure, float, str, Breakdown]:
-    """run-diagnosis diagnose end to end; also dbt's own elapsed time, its three slowest nodes and where
-    the time went."""
-    measure = run_measured([*DIAGNOSE, str(run_dir), "--out", str(out)])
-    results = json.loads((out / "dbt" / "target" / "run_results.json").read_text())
+def diagnose_measured(
+    run_dir: Path, out: Path, env: dict[str, str] | None = None
+) -> tuple[Measure, dict[str, Any]]:
+    """run-diagnosis diagnose end to end, and the run_results.json of its build."""
+    measure = run_measured([*DIAGNOSE, str(run_dir), "--out", str(out)], env=env)
+    return measure, json.loads((out / "dbt" / "target" / "run_results.json").read_text())
+
+
+def measure_project(
+    run_dir: Path, out: Path, breakdown_run: bool = True
+) -> tuple[Measure, float, str, Breakdown]:
+    """run-diagnosis diagnose end to end (dbt's log file at its default level, as a user runs it);
+    also dbt's own elapsed time, its three slowest nodes and where the time went: from a second
+    diagnosis with dbt's debug log when breakdown_run, else without the SQL share."""
+    measure, results = diagnose_measured(run_dir, out)
     slowest = sorted(results["results"], key=lambda r: -r["execution_time"])[:3]
     nodes = ", ".join(f"{r['unique_id'].split('.')[-1]} {r['execution_time']:.1f} s" for r in slowest)
-    log = (out / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8", errors="replace")
+    sql_s = None
+    seen, timed = measure, results
+    if breakdown_run:
+        debug_out = out.with_name(out.name + "_debug_log")
+        seen, timed = diagnose_measured(run_dir, debug_out, env={FILE_LOG_LEVEL_ENV_VAR: "debug"})
+        log = (debug_out / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8", errors="replace")
+        sql_s = sum(float(seconds) for seconds in SQL_STATUS.findall(log))
     breakdown = Breakdown(
-        wall_s=measure.wall_s,
-        node_phase_s=float(results["elapsed_time"]),
-        node_sum_s=sum(float(r["execution_time"]) for r in results["results"]),
-        sql_s=sum(float(seconds) for seconds in SQL_STATUS.findall(log)),
-        nodes=len(results["results"]),
-        write_at=measure.seen("[2/4]") or 0.0,
-        build_at=measure.seen("[3/4]") or 0.0,
-        report_at=measure.seen("[4/4]") or measure.wall_s,
+        wall_s=seen.wall_s,
+        node_phase_s=float(timed["elapsed_time"]),
+        node_sum_s=sum(float(r["execution_time"]) for r in timed["results"]),
+        sql_s=sql_s,
+        nodes=len(timed["results"]),
+        write_at=seen.seen("[2/4]") or 0.0,
+        build_at=seen.seen("[3/4]") or 0.0,
+        report_at=seen.seen("[4/4]") or seen.wall_s,
     )
     summary = f"{len(results['results'])} nodes; slowest: {nodes}"
     return measure, float(results["elapsed_time"]), summary, breakdown
@@ -425,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         peer[steps] = run_measured([sys.executable, str(PEER), str(run_dir)])
         say(f"{steps:,} steps: peer {peer[steps].cell()}; project ...")
         project[steps], dbt_s, nodes, breakdowns[f"{steps:,}"] = measure_project(
-            run_dir, work / f"diagnosis_{steps}"
+            run_dir, work / f"diagnosis_{steps}", breakdown_run=steps <= BREAKDOWN_MAX_STEPS
         )
         say(f"{steps:,} steps: project {project[steps].cell()} (dbt {dbt_s:.1f} s, {nodes})")
         same.append(

@@ -68,6 +68,12 @@ from run_diagnosis.safe_io import Busy, exclusive, folder_problem, folder_proble
 DB_ENV_VAR = "RUN_DIAGNOSIS_DB"
 RUN_DIR_ENV_VAR = "RUN_DIAGNOSIS_RUN_DIR"
 SUBPROCESS_ENV_VAR = "RUN_DIAGNOSIS_DBT_SUBPROCESS"  # "1": run dbt as a subprocess, not in-process
+# dbt's log file (<out>/dbt/logs/dbt.log): "info" keeps every node's start, result and error; "debug"
+# adds every SQL statement and its timing (tools/benchmark.py reads those), which costs about a
+# sixth of the nodes' thread time on a small run (docs/performance.md)
+FILE_LOG_LEVEL_ENV_VAR = "RUN_DIAGNOSIS_DBT_FILE_LOG_LEVEL"
+FILE_LOG_LEVELS = ("debug", "info", "warn", "error", "none")
+DEFAULT_FILE_LOG_LEVEL = "info"
 PARSE_SUBDIR = Path(".dbt_state") / "parse"  # under the project: one stable parse folder per key
 # characters a DuckDB file path may hold as is; anything else is built elsewhere and moved
 SAFE_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+ ")
@@ -117,9 +123,11 @@ MEMORY_PER_LOG_BYTE = 6
 # per-step models of a run of millions of steps each need most of DuckDB's budget, and two of
 # them side by side share it (docs/performance.md, "Three tables instead of one query")
 SERIAL_BUILD_LOG_BYTES = 200 * 1024**2
-# the floor: at 1M steps (52 MB of log) 512 MB gave a peak of 821 MB for the whole diagnosis, the
-# same findings, 10% slower than 1 GB (peak 1.29 GB): DuckDB spills the rest (docs/performance.md)
-MIN_MEMORY = 512 * 1024**2
+# the floor: at 1M steps (52 MB of log) 512 MB gave a peak of 821 MB and the same findings in one
+# build, but stopped out of memory in 2 of 4 (two per-step models side by side, each pinning more
+# than half of it: which ones overlap depends on dbt's scheduling); 1 GB has never stopped one
+# (peak 1.29 GB; docs/performance.md)
+MIN_MEMORY = 1024**3
 AVAILABLE_SHARE = 0.5
 MB = 1024**2
 
@@ -270,6 +278,16 @@ def dbt_executable() -> str:
     return found
 
 
+def file_log_level() -> str:
+    """The level of dbt's log file: RUN_DIAGNOSIS_DBT_FILE_LOG_LEVEL, else DEFAULT_FILE_LOG_LEVEL."""
+    level = os.environ.get(FILE_LOG_LEVEL_ENV_VAR, "").strip().lower() or DEFAULT_FILE_LOG_LEVEL
+    if level not in FILE_LOG_LEVELS:
+        raise DbtBuildError(
+            f"{FILE_LOG_LEVEL_ENV_VAR}={level!r}: expected one of {', '.join(FILE_LOG_LEVELS)}"
+        )
+    return level
+
+
 def dbt_arguments(
     target_path: Path,
     log_path: Path,
@@ -286,7 +304,15 @@ def dbt_arguments(
     """dbt's arguments (no executable): JSON console events, text log file, own target and log folders;
     project_dir None: the run_diagnosis project (run_diagnosis.project)."""
     project_dir = find_project_dir() if project_dir is None else project_dir
-    args = ["--log-format", "json", "--log-format-file", "debug", command]
+    args = [
+        "--log-format",
+        "json",
+        "--log-format-file",
+        "debug",
+        "--log-level-file",
+        file_log_level(),
+        command,
+    ]
     args += ["--profiles-dir", str(project_dir), "--project-dir", str(project_dir)]
     args += ["--target-path", str(target_path), "--log-path", str(log_path)]
     if "run_dir" in (extra_vars or {}):
@@ -516,8 +542,8 @@ def _run_in_process(
         reader.error_messages.append(str(error))
         return 2
     # the events reach the reader as callbacks: the console's JSON lines (captured, unread) are
-    # not written; the debug log file is
-    quiet = ["--log-level", "none", "--log-level-file", "debug"]
+    # not written; the log file is (at file_log_level())
+    quiet = ["--log-level", "none"]
     result = invoke([*quiet, *args], env, manifest, [reader.feed_event])
     if result.exception is not None:
         reader.error_messages.append(str(result.exception))

@@ -10,6 +10,7 @@ and on a copy of the repo's own seed files. Both must give the seed build's find
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +22,14 @@ import pandas as pd
 import pytest
 
 from run_diagnosis import diagnose, importers, validate_run
-from run_diagnosis.dbt_runner import BuildResult, DbtBuildError, build_run, manifest_nodes, read_run_results
+from run_diagnosis.dbt_runner import (
+    FILE_LOG_LEVEL_ENV_VAR,
+    BuildResult,
+    DbtBuildError,
+    build_run,
+    manifest_nodes,
+    read_run_results,
+)
 from support.commands import run_diagnosis
 from support.dbt_session import DB_NAME
 from support.paths import REPO, SHARED
@@ -57,8 +65,13 @@ def findings_in_json(path: Path) -> FindingKeys:
 
 
 def start_diagnosis(source: Path, out: Path) -> subprocess.Popen[str]:
+    """The diagnosis writes dbt's debug log (every SQL statement, naming the run folder it reads):
+    test_concurrent_diagnoses_do_not_interfere reads it."""
     command = [*DIAGNOSE, str(source), "--out", str(out)]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, FILE_LOG_LEVEL_ENV_VAR: "debug"}
+    return subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 def finish(process: subprocess.Popen[str], source: Path, out: Path) -> CliRun:
@@ -173,6 +186,7 @@ def test_concurrent_diagnoses_do_not_interfere(diagnoses: dict[str, CliRun]) -> 
     for out in outs:
         logged = (out / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8")
         others = [o for o in outs if o != out]
+        assert str(out / "run") in logged, "the debug log names the run folder its build read"
         assert not any(str(o / "run") in logged for o in others), f"{out} build read another run"
         assert findings_in_json(out / "findings.json") == findings_in_db(out / "diagnosis.duckdb")
 

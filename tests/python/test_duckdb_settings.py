@@ -99,3 +99,16 @@ def test_a_run_of_millions_of_steps_is_built_one_model_at_a_time(tmp_path: Path)
     assert build_threads(large, tmp_path) == 1
     assert build_threads(fleet, tmp_path) is None
     assert build_threads(None, tmp_path) is None  # the sample seeds
+
+
+def test_dbt_log_file_is_info_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """dbt's log file keeps node results and errors (info); every SQL statement (debug) only when asked."""
+    monkeypatch.delenv(dbt_runner.FILE_LOG_LEVEL_ENV_VAR, raising=False)
+    args = dbt_runner.dbt_arguments(tmp_path / "target", tmp_path / "logs")
+    assert args[args.index("--log-level-file") + 1] == "info"
+    monkeypatch.setenv(dbt_runner.FILE_LOG_LEVEL_ENV_VAR, "DEBUG")
+    args = dbt_runner.dbt_arguments(tmp_path / "target", tmp_path / "logs")
+    assert args[args.index("--log-level-file") + 1] == "debug"
+    monkeypatch.setenv(dbt_runner.FILE_LOG_LEVEL_ENV_VAR, "verbose")
+    with pytest.raises(dbt_runner.DbtBuildError, match="RUN_DIAGNOSIS_DBT_FILE_LOG_LEVEL"):
+        dbt_runner.dbt_arguments(tmp_path / "target", tmp_path / "logs")

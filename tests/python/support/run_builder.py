@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,13 @@ import pandas as pd
 from run_diagnosis.run_files import run_file
 
 SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
+
+
+def accuracy_of(val_loss: Any) -> Any:
+    """The builder's validation accuracy for a validation loss: 0.25 - 0.03 x loss (a model that
+    carries information: well above e^-loss, so no evaluation reads as a uniform guess unless a
+    planter sets the accuracy itself)."""
+    return np.clip(0.25 - 0.03 * val_loss, 0, 1)
 
 
 @dataclass
@@ -73,9 +81,7 @@ class RunBuilder:
         eval_steps = np.arange(0, self.total_steps + 1, self.eval_interval)
         val = 3.05 + 2.7 * np.exp(-np.maximum(eval_steps, 1) / 12.0) + 0.4 * np.exp(-eval_steps / 120.0)
         val = val * np.exp(rng.normal(0, 0.003, len(eval_steps)))
-        self.evals = pd.DataFrame(
-            {"step": eval_steps, "val_loss": val, "val_accuracy": np.clip(0.25 - 0.03 * val, 0, 1)}
-        )
+        self.evals = pd.DataFrame({"step": eval_steps, "val_loss": val, "val_accuracy": accuracy_of(val)})
         events = [(0, f"run started: fixture, {self.total_steps} steps, batch {self.batch_size}")]
         events += [
             (s, f"checkpoint saved: step_{s:06d}.pt")
@@ -314,6 +320,7 @@ class RunBuilder:
         """Training and validation loss flat at `level`: nothing is learned."""
         self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
         self.evals["val_loss"] = level * np.exp(self.rng.normal(0, 0.002, len(self.evals)))
+        self.evals["val_accuracy"] = accuracy_of(self.evals["val_loss"])
         return self
 
     def plant_frozen_loss(self, from_step: int, level: float) -> RunBuilder:
