@@ -220,9 +220,30 @@ def fall_pct(before: Any, after: Any) -> str:
     return f"{100 * (float(after) - float(before)) / float(before):+.1f}%"
 
 
+# the learning verdicts that judge the run against the loss of a uniform guess (its expected_value)
+CHANCE_VERDICTS = ("no_learning:chance_level", "underfitting:near_chance")
+
+
+def chance_clause(data: ReportData) -> str:
+    """', all of it near the loss of a uniform guess (L: finding id)' when a chance-level verdict
+    stands above info: a curve that falls a little can still be at chance; the sentence says both."""
+    for f in data.findings:
+        level = f.get("expected_value")
+        if f.get("finding_id") in CHANCE_VERDICTS and f.get("severity") != "info" and level:
+            return f", all of it near the loss of a uniform guess ({fmt_loss(level)}: {f['finding_id']})"
+    return ""
+
+
 def trend_sentence(data: ReportData, t: Trajectory) -> str:
     """The validation curve as run_story judged it (val_trend and its numbers); without that mart,
-    its two ends and no judgement."""
+    its two ends and no judgement; with a chance-level verdict, that it stayed there."""
+    sentence = trend_words(data, t)
+    clause = chance_clause(data)
+    return sentence[:-1] + clause + "." if clause and sentence.endswith(".") else sentence
+
+
+def trend_words(data: ReportData, t: Trajectory) -> str:
+    """trend_sentence's sentence, before the chance-level clause."""
     s = data.story
     first_step, first = t.steps[0], t.losses[0]
     final_step, final = t.steps[-1], t.losses[-1]
