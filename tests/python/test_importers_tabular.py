@@ -559,6 +559,35 @@ def test_several_validation_dataloaders_in_a_lightning_csv(tmp_path: Path) -> No
     assert notes_with(run, "val_loss = the mean of 2 evaluation sets")
 
 
+def lightning_step_and_epoch_losses(folder: Path, steps_per_epoch: int, epochs: int) -> Path:
+    """Lightning's CSV of self.log("train_loss", on_step=True, on_epoch=True) with the default
+    log_every_n_steps=50: a train_loss_step row every 50 steps, a train_loss_epoch row each epoch."""
+    rows = ["epoch,step,train_loss_step,train_loss_epoch,val_loss"]
+    for step in range(steps_per_epoch * epochs):
+        if (step + 1) % 50 == 0:
+            rows.append(f"{step // steps_per_epoch},{step},{3.0 - step / 1000:.4f},,")
+    for epoch in range(epochs):
+        last = (epoch + 1) * steps_per_epoch - 1
+        rows.append(f"{epoch},{last},,{3.0 - last / 1000:.4f},")
+        rows.append(f"{epoch},{last},,,{3.1 - last / 1000:.4f}")
+    (folder / "metrics.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_epoch_means_are_read_when_the_step_losses_are_sparser(tmp_path: Path) -> None:
+    """Epochs of 5 steps: one step loss in 12 epochs, 12 epoch means: the epoch means are the series."""
+    run = lightning_csv.load(lightning_step_and_epoch_losses(tmp_path, steps_per_epoch=5, epochs=12))
+    assert len(run.train) == 12 and run.train["step"].tolist()[:2] == [4, 9]
+    assert notes_with(run, "loss <- 'train_loss_epoch' (12 values), not 'train_loss_step' (1)")
+
+
+def test_step_losses_are_read_when_they_are_the_fuller_series(tmp_path: Path) -> None:
+    """Epochs of 200 steps: 4 step losses an epoch beat one mean an epoch: the per-step series stays."""
+    run = lightning_csv.load(lightning_step_and_epoch_losses(tmp_path, steps_per_epoch=200, epochs=3))
+    assert len(run.train) == 12 and run.train["step"].tolist()[:2] == [49, 99]
+    assert not notes_with(run, "the epoch means are the fuller series")
+
+
 def test_several_eval_sets_in_logged_records() -> None:
     """The importers of (step, {name: value}) records (MLflow, Trackio, Keras...) follow the same policy."""
     records = metric_frames.records_from_rows(

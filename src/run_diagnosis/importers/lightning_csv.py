@@ -8,7 +8,9 @@ What is read
   resolver (``importers.metric_names``): ``train_loss_step``/``train_loss``/``loss`` -> loss,
   ``val_loss``/``valid_loss`` -> val_loss, ``lr-AdamW`` (LearningRateMonitor) -> learning_rate,
   ``grad_2.0_norm_total`` -> grad_norm. An epoch aggregate (``train_loss_epoch``) is read only
-  when no per-step loss was logged, and the notes say so.
+  when no per-step loss was logged, or when it holds more values than its per-step twin
+  (``train_loss_step``: epochs shorter than log_every_n_steps log a step value only now and then;
+  ``wide_table._prefer_fuller_epoch_loss``), and the notes say so.
   Lightning's ``step`` counts from 0: a complete run's last logged step is total_steps - 1.
 * ``hparams.yaml`` beside it (whatever the LightningModule saved with
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``

@@ -136,6 +136,29 @@ def _normalised(table: Table) -> Table:
 # ---------------------------------------------------------------- wide table -> frames
 
 
+def _prefer_fuller_epoch_loss(table: Table, columns: ColumnMap, notes: list[str]) -> None:
+    """A per-step loss `<name>_step` beside its epoch aggregate `<name>_epoch` (Lightning's
+    self.log(on_step=True, on_epoch=True)) gives way to the aggregate when the aggregate holds more
+    values: an epoch shorter than log_every_n_steps logs a step value only now and then (one in
+    twelve epochs of five steps, at Lightning's default 50), and the fuller series is the run's."""
+    chosen = columns.get("loss")
+    if chosen is None or not chosen.endswith("_step"):
+        return
+    sibling = chosen.removesuffix("_step") + "_epoch"
+    if sibling not in table.frame.columns:
+        return
+    counts = {
+        name: int(pd.to_numeric(table.frame[name], errors="coerce").notna().sum())
+        for name in (chosen, sibling)
+    }
+    if counts[sibling] > counts[chosen]:
+        columns.columns["loss"] = sibling
+        notes.append(
+            f"loss <- {sibling!r} ({counts[sibling]} values), not {chosen!r} ({counts[chosen]}): the epoch "
+            "means are the fuller series (epochs shorter than the logging interval)"
+        )
+
+
 def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     """Train rows (loss present) and eval rows (val_loss present) of a wide table, its numeric
     columns read by the metric-name resolver (the user's `alias_file` or $RUN_DIAGNOSIS_ALIASES wins)."""
@@ -144,6 +167,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         raise RunImportError(f"{table.path}: no data rows: expected one row per logged step")
     columns = column_map(numeric_columns(frame), load_aliases(alias_file))
     notes = list(columns.notes)
+    _prefer_fuller_epoch_loss(table, columns, notes)
     # a run that logs only its validation loss (a Lightning CSV of validation rows) is diagnosed
     # on that series: the training-loss checks are then listed as unable to run
     needed = (("step", "step"),) if columns.get("val_loss") else (("loss", "training-loss"), ("step", "step"))
