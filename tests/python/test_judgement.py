@@ -234,16 +234,7 @@ def test_binary_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
 
 
-def ten_classes_without_a_count(val_end: float, accuracy_start: float, accuracy_end: float) -> RunBuilder:
-    """A 10-class classifier whose config names no count: its first evaluation (step 0) scores what a
-    uniform guess over 10 classes scores when accuracy_start is 1/10; the loss alone cannot say 10."""
-    builder = RunBuilder()
-    builder.plant_loss_curve(math.log(10) * 1.003, val_end * 0.98, math.log(10) * 1.003, val_end)
-    builder.evals["val_accuracy"] = np.linspace(accuracy_start, accuracy_end, len(builder.evals))
-    return builder
-
-
-@fixture_run(lambda: ten_classes_without_a_count(math.log(10) * 0.965, 0.105, 0.14))
+@fixture_run(lambda: RunBuilder().plant_uniform_guess_start(10, math.log(10) * 0.965, 0.14))
 def test_first_evaluation_at_a_uniform_guess_gives_the_chance_level(diagnosis: Diagnosis) -> None:
     """Loss ln 10 and accuracy 1/10 at the first evaluation: a uniform guess over 10 classes; ending
     3.5% under ln 10 (accuracy 0.14) is no learning, medium (the class count is inferred)."""
@@ -253,13 +244,15 @@ def test_first_evaluation_at_a_uniform_guess_gives_the_chance_level(diagnosis: D
     assert finding(diagnosis, "no_learning:chance_level")["severity"] == "medium"
 
 
-@fixture_run(lambda: ten_classes_without_a_count(0.6, 0.105, 0.8))
+@fixture_run(lambda: RunBuilder().plant_uniform_guess_start(10, 0.6, 0.8))
 def test_ten_class_head_that_learns_is_no_finding(diagnosis: Diagnosis) -> None:
     assert reference(diagnosis)["chance_basis"] == "first_eval_uniform"
     assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
 
 
-@fixture_run(lambda: ten_classes_without_a_count(math.log(10) * 0.965, 0.45, 0.5))
+@fixture_run(
+    lambda: RunBuilder().plant_uniform_guess_start(10, math.log(10) * 0.965, 0.5, accuracy_start=0.45)
+)
 def test_an_accuracy_far_above_one_over_k_names_no_class_count(diagnosis: Diagnosis) -> None:
     """The same losses with an accuracy of 0.45 from the start: predictions that carry information
     (accuracy far above e^-loss), so the start is no uniform guess and no chance level is set."""

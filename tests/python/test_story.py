@@ -12,6 +12,7 @@ must be said and one where it must not:
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 from pathlib import Path
@@ -179,26 +180,14 @@ def test_the_fixture_cut_off_run_ends_mid_row(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- a curve that falls at chance
 
 
-def ten_classes_at_uniform_guess(val_end_share: float) -> RunBuilder:
-    """A 10-class run with no class count: its first evaluation is a uniform guess (loss ln 10,
-    accuracy 1/10); validation then falls to val_end_share x ln 10."""
-    ln10 = 2.302585
-    builder = RunBuilder()
-    builder.plant_loss_curve(ln10 * 1.003, ln10 * val_end_share * 0.98, ln10 * 1.003, ln10 * val_end_share)
-    builder.evals["val_accuracy"] = [
-        0.105 + 0.6 * (1 - val_end_share) * i / (len(builder.evals) - 1) for i in range(len(builder.evals))
-    ]
-    return builder
-
-
-@fixture_run(lambda: ten_classes_at_uniform_guess(0.965))
+@fixture_run(lambda: RunBuilder().plant_uniform_guess_start(10, math.log(10) * 0.965, 0.126))
 def test_a_curve_that_falls_at_chance_says_it_stayed_there(diagnosis: Diagnosis) -> None:
     page, _ = page_one(diagnosis)
     assert "still improving" in page.what_happened[1] or "fell" in page.what_happened[1]
     assert "near the loss of a uniform guess (2.303: no_learning:chance_level)" in page.what_happened[1]
 
 
-@fixture_run(lambda: ten_classes_at_uniform_guess(0.3))
+@fixture_run(lambda: RunBuilder().plant_uniform_guess_start(10, math.log(10) * 0.3, 0.525))
 def test_a_curve_that_leaves_chance_says_nothing_of_it(diagnosis: Diagnosis) -> None:
     page, _ = page_one(diagnosis)
     assert "uniform guess" not in " ".join(page.what_happened)

@@ -316,6 +316,19 @@ class RunBuilder:
         self.train.loc[self.train.index[: len(losses)], "loss"] = losses
         return self
 
+    def plant_uniform_guess_start(
+        self, classes: int, val_end: float, accuracy_end: float, accuracy_start: float | None = None
+    ) -> RunBuilder:
+        """A `classes`-way classifier whose config names no count: its first evaluation (step 0)
+        scores the loss of a uniform guess (0.3% above ln(classes)) and, unless `accuracy_start`
+        says otherwise, its accuracy (1.05 / classes); validation then falls linearly to `val_end`
+        (training to 0.98 x it) and the accuracy moves linearly to `accuracy_end`."""
+        start = math.log(classes) * 1.003
+        self.plant_loss_curve(start, val_end * 0.98, start, val_end)
+        first = 1.05 / classes if accuracy_start is None else accuracy_start
+        self.evals["val_accuracy"] = np.linspace(first, accuracy_end, len(self.evals))
+        return self
+
     def plant_flat_loss(self, level: float = 5.5) -> RunBuilder:
         """Training and validation loss flat at `level`: nothing is learned."""
         self.train["loss"] = level * np.exp(self.rng.normal(0, self.noise, len(self.train)))
