@@ -369,6 +369,28 @@ def test_epochs_without_staircase_is_low(diagnosis: Diagnosis) -> None:
     assert found["first_step"] == 121
 
 
+@fixture_run(
+    lambda: (
+        RunBuilder()
+        .plant_epochs(3)
+        .plant_loss_curve(4.0, 0.3, 3.9, 0.25)  # validation falls all along, under the training loss
+        .plant_config(train_samples=31, eval_samples=31)
+    )
+)
+def test_repetition_is_not_priced_on_an_evaluation_of_the_training_data(diagnosis: Diagnosis) -> None:
+    """Memorised repeats only improve an evaluation of the training data, so its improving curve is
+    no evidence that the repetition cost nothing: no repeat_overfit price, the detector's severity
+    stays (test_epochs_without_staircase_is_low prices a held-out evaluation)."""
+    assert findings_of(diagnosis, "eval_contamination")["finding_id"].tolist() == [
+        "eval_contamination:eval_is_train"
+    ]
+    found = findings_of(diagnosis, "data_repetition").set_index("finding_id").loc["data_repetition:run"]
+    assert (found["cost_estimator"], found["severity"]) == ("none", found["detector_severity"])
+    assert found["severity"] == "low"
+    assert findings_of(diagnosis, "overfitting").empty  # not counted in an overfitting finding instead
+    assert "the evaluation is the training data (eval_contamination:eval_is_train)" in found["cost_evidence"]
+
+
 # --- evaluation ------------------------------------------------------------------------
 
 
@@ -603,6 +625,30 @@ def test_loss_collapsed_to_zero_is_critical(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "no_learning").set_index("finding_id")
     assert found.loc["no_learning:zero_loss", "severity"] == "critical"
     assert found.loc["no_learning:zero_loss", "first_step"] == 61
+    # the start (5.5, under any uniform guess) was a working loss: no initial-loss finding
+    assert findings_of(diagnosis, "initial_loss_too_high").empty
+
+
+def start_above_any_vocabulary_then_zero() -> RunBuilder:
+    """A first loss of 122 nats (no uniform guess over a vocabulary in use is above ln 262144 = 12.5),
+    then exactly 0 on every later log: a loss mis-reduced at the start and zeroed after it."""
+    builder = RunBuilder().plant_initial_loss([122.0])
+    builder.train.loc[builder.train["step"] > 1, "loss"] = 0.0
+    return builder
+
+
+@fixture_run(start_above_any_vocabulary_then_zero)
+def test_a_start_above_any_vocabulary_before_a_zero_loss_is_low(diagnosis: Diagnosis) -> None:
+    """No per-token cross-entropy is 0, so the zeros cannot confirm the loss's scale: low, with that
+    reason, beside the zero-loss finding that says what the zeros mean."""
+    found = findings_of(diagnosis, "initial_loss_too_high").set_index("finding_id")
+    assert list(found.index) == ["initial_loss_too_high:start"]
+    assert found.loc["initial_loss_too_high:start", "severity"] == "low"
+    assert "median loss is 0" in found.loc["initial_loss_too_high:start", "evidence"]
+    assert (
+        findings_of(diagnosis, "no_learning").set_index("finding_id").loc["no_learning:zero_loss", "severity"]
+        == "critical"
+    )
 
 
 def accuracy_stuck_at_chance() -> RunBuilder:

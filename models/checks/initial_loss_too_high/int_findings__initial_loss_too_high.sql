@@ -2,7 +2,8 @@
 -- guess (the chance level of int_runs_referenced: ln of the vocabulary or of the class
 -- count, from the config or matched by name; else the largest vocabulary in common use,
 -- initial_loss_max_vocab_size) while the run's loss is otherwise on a per-token
--- cross-entropy scale (its median above 0 and below that ceiling). The start is the first
+-- cross-entropy scale (its median above 0 and below that ceiling; or exactly 0, a loss zeroed
+-- after the start, which stays low: it cannot confirm the scale). The start is the first
 -- initial_loss_start_points logged losses (a per-batch loss is noisy; a fresh or a
 -- pretrained model is at or under the ceiling on every one of them). A freshly initialised
 -- model starts at about the ceiling, a pretrained one far below it; far above it, the
@@ -105,15 +106,17 @@ starts as (
         -- far below it, so for it any start above the ceiling is a broken one
         and (start_loss >= {{ threshold('initial_loss_min_ratio') }} * chance_loss
             or (is_pretrained_start and start_loss > chance_loss))
-        -- the rest of the run is a per-token cross-entropy: above 0, under the ceiling
-        and median_loss > 0
+        -- the rest of the run is a per-token cross-entropy: under the ceiling, and above 0; or exactly 0
+        -- (a loss zeroed after the start: every label masked, an overflow): no per-token loss is 0, so
+        -- such a run cannot confirm the scale and stays low, but no working loss starts above the ceiling
+        and median_loss >= 0
         and median_loss < chance_loss
 ),
 
 assessed as (
     select
         *,
-        is_ceiling_known and (
+        is_ceiling_known and median_loss > 0 and (
             (
                 first_ratio >= {{ threshold('initial_loss_medium_ratio') }}
                 and points_above >= {{ threshold('initial_loss_medium_min_points_above') }}
@@ -144,10 +147,13 @@ final as (
             || '; ceiling ' || {{ fmt('chance_loss', 3) }} || ' nats = '
             || coalesce(ceiling_detail, 'ln(' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}
                 || ') (the largest vocabulary in common use; no vocabulary or class count is known)')
-            || '; run median loss ' || {{ fmt('median_loss', 4) }} || ', above 0 and under the ceiling'
+            || '; run median loss ' || {{ fmt('median_loss', 4) }}
+            || case when median_loss > 0 then ', above 0 and under the ceiling' else ' (the losses after the start are 0)' end
             || case when is_pretrained_start then '; the run''s first losses are otherwise far below the ceiling (a pretrained model), which no fresh start would be, so any start above it is a broken one' else '' end
             || case when is_strong then ''
                 else '; low: ' || case
+                    when median_loss = 0
+                        then 'the run''s median loss is 0, which no per-token cross-entropy reaches, so the loss''s scale cannot be confirmed (no_learning says what the zeros mean)'
                     when not is_ceiling_known
                         then 'the vocabulary is not known, so the ceiling is only the largest in common use, and a loss summed over several outputs (draft positions, heads) would explain the start too'
                     when first_ratio < {{ threshold('initial_loss_medium_ratio') }}

@@ -178,6 +178,17 @@ overfit_runs as (
     select distinct run_id from linked where {{ declares_estimator('cost_estimators', 'overfit_exact') }}
 ),
 
+train_set_evals as (
+    -- runs whose evaluation is (or overlaps) the training data, by the eval_contamination detector at
+    -- medium or above: memorised repeats only improve such an evaluation, so it cannot price what
+    -- repeating the data cost (repeat_overfit needs a held-out evaluation)
+    select run_id, min(finding_id) as contamination_finding_id
+    from linked
+    where category = 'eval_contamination'
+        and {{ severity_rank('detector_severity') }} >= {{ severity_rank("'medium'") }}
+    group by run_id
+),
+
 repeat_window as (
     -- data_repetition: the best validation loss at or after the first repeated step
     select
@@ -240,7 +251,7 @@ assigned as (
             when {{ declares_estimator('linked.cost_estimators', 'replay_ab') }} and linked.category = 'data_repetition' and linked.finding_id <> 'data_repetition:run'
                 and replays.replayed_eval_step is not null then 'replay_ab'
             when {{ declares_estimator('linked.cost_estimators', 'repeat_overfit') }} and linked.finding_id = 'data_repetition:run' and overfit_runs.run_id is null
-                and repeat_best.best_since_repeat is not null then 'repeat_overfit'
+                and repeat_best.best_since_repeat is not null and train_set_evals.run_id is null then 'repeat_overfit'
             -- another finding inside a replayed stretch: the replay is its A/B
             when {{ declares_estimator('linked.cost_estimators', 'replay_ab') }} and linked.category <> 'data_repetition' and finding_replays.replay_id is not null then 'replay_ab'
             -- val_trend needs an evaluation before the window and one after it
@@ -276,6 +287,8 @@ assigned as (
         on linked.run_id = schedule.run_id
     left join overfit_runs
         on linked.run_id = overfit_runs.run_id
+    left join train_set_evals
+        on linked.run_id = train_set_evals.run_id
     left join repeat_best
         on linked.run_id = repeat_best.run_id
         and linked.finding_id = repeat_best.finding_id
@@ -506,6 +519,9 @@ estimated as (
                 || '. Uncertain: linear extrapolation of the run''s own curve; other problems in the same steps are not separated.'
             when 'none' then case
                 when assigned.caused_by is not null then 'Counted in the estimate of its cause ' || assigned.root_cause || '.'
+                when assigned.finding_id = 'data_repetition:run' and train_set_evals.run_id is not null
+                    then 'No estimate: the evaluation is the training data (' || train_set_evals.contamination_finding_id
+                        || '), which memorised repeats only improve, so it cannot show what the repetition cost; severity is the detector''s.'
                 when assigned.finding_id = 'data_repetition:run' and overfit_runs.run_id is not null
                     then 'Counted in the overfitting finding: the rise of the validation loss is what the repetition shows.'
                 when assigned.ledger = 'model' then 'No estimate: the logs do not show this finding''s effect on validation loss; severity is the detector''s.'
@@ -557,6 +573,8 @@ estimated as (
         and assigned.finding_id = repeat_best.finding_id
     left join overfit_runs
         on assigned.run_id = overfit_runs.run_id
+    left join train_set_evals
+        on assigned.run_id = train_set_evals.run_id
 ),
 
 intervals as (
