@@ -42,6 +42,8 @@ eval_rows as (
             when evals_kept.eval_row_id is not null then null
             when eval_rows.step is null then 'step is not an integer: ' || coalesce(eval_rows.step_raw, '(empty)')
             when eval_rows.is_exact_duplicate then 'exact duplicate of an earlier row'
+            when eval_rows.is_val_loss_missing and eval_rows.val_accuracy is not null
+                then 'no val_loss logged: an accuracy-only evaluation (only overfitting:accuracy_gap reads it)'
             when eval_rows.val_loss is null then 'val_loss unreadable'
             when eval_rows.is_val_loss_placeholder then 'val_loss exactly 0 beside real losses: a placeholder, not a measurement'
             else 'step evaluated again later in the file: the later row is used'

@@ -27,6 +27,8 @@
      'limit_name': 'overfit_min_relative_rise', 'pattern': 'overfitting:%'},
     {'check': 'overfitting', 'statistic': 'sustained_rise_share', 'limit': '1',
      'limit_name': 'overfit_sustained_noise_multiple', 'pattern': 'overfitting:%'},
+    {'check': 'overfitting', 'statistic': 'accuracy_gap_to_training', 'limit': threshold('overfit_accuracy_gap_min'),
+     'limit_name': 'overfit_accuracy_gap_min', 'pattern': 'overfitting:%'},
     {'check': 'nan_loss', 'statistic': 'non_finite_steps', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
     {'check': 'nan_loss', 'statistic': 'loss_scale_overflow_events', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
     {'check': 'step_sequence', 'statistic': 'replayed_rows', 'limit': '1', 'limit_name': none,
@@ -137,6 +139,16 @@ sustained_rise_share as (
         sustained_rise_share as observed_value,
         case when is_overfitting and coalesce(is_sustained_mild_rise, false) then 1 else 0 end as fired_flag
     from validation_rises
+),
+
+accuracy_gap_to_training as (
+    -- an accuracy-only evaluation run: how far the held-out accuracy sits below the training
+    -- accuracy the training loss guarantees (int_accuracy_gaps_measured)
+    select
+        run_id,
+        accuracy_gap as observed_value,
+        case when is_accuracy_gap then 1 else 0 end as fired_flag
+    from {{ run_ref('int_accuracy_gaps_measured') }}
 ),
 
 non_finite_steps as (

@@ -51,6 +51,7 @@ COST_UNIT_WORDS: dict[str, str] = {
     "share_of_updates": "{pct} of the updates",
     "share_of_anneal": "{pct} of the learning-rate cooldown skipped",
     "relative_loss_drop": "a {pct} fall of the training loss",
+    "accuracy_gap": "held-out accuracy {pct} below what the training loss guarantees on the training data",
 }
 
 

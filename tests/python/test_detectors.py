@@ -521,6 +521,42 @@ def test_evaluation_time_in_interval_means_is_low(diagnosis: Diagnosis) -> None:
     assert "an evaluation ran inside each of these windows" in row["evidence"]
 
 
+def accuracy_only_classifier(val_accuracy_end: float, with_val_loss: bool = False) -> RunBuilder:
+    """A classifier whose training loss falls to 0.05 (so its training accuracy is at least
+    1 - 0.05 / ln 2 = 92.8%) and whose evaluations log an accuracy rising to `val_accuracy_end`,
+    with no held-out loss unless `with_val_loss`."""
+    builder = RunBuilder().plant_loss_curve(0.69, 0.05, 0.69, 0.3)
+    builder.evals["val_accuracy"] = np.linspace(0.5, val_accuracy_end, len(builder.evals))
+    if not with_val_loss:
+        builder.evals["val_loss"] = np.nan
+    return builder
+
+
+@pytest.mark.parametrize(
+    ("val_accuracy_end", "with_val_loss", "found"),
+    [
+        (0.70, False, True),  # at least 22.8 points below the training accuracy
+        (0.90, False, False),  # 2.8 points: what healthy classifiers show
+        (0.70, True, False),  # a held-out loss is logged: the loss-based rule judges, not the bound
+    ],
+)
+@fixture_run(accuracy_only_classifier)
+def test_held_out_accuracy_far_below_what_the_training_loss_guarantees(
+    diagnosis: Diagnosis, val_accuracy_end: float, with_val_loss: bool, found: bool
+) -> None:
+    ids = set(findings_of(diagnosis, "overfitting")["finding_id"])
+    if not found:
+        assert "overfitting:accuracy_gap" not in ids
+        return
+    row = findings_of(diagnosis, "overfitting").set_index("finding_id").loc["overfitting:accuracy_gap"]
+    assert row["severity"] == "low"  # a bound, never measured: never above low
+    assert row["observed_value"] == pytest.approx(val_accuracy_end)
+    assert row["expected_value"] == pytest.approx(1 - 0.05 / np.log(2), abs=0.02)
+    assert (row["cost_unit"], row["estimated_cost"]) == ("accuracy_gap", pytest.approx(0.228, abs=0.02))
+    assert "held-out accuracy" in row["title"].lower()
+    only_expected_above_low(diagnosis, {"overfitting"})
+
+
 # --- initial loss -----------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ STATISTICS = {
     "slow_steps:worst_stall_medians_lost",
     "overfitting:final_rise_over_minimum",
     "overfitting:sustained_rise_share",
+    "overfitting:accuracy_gap_to_training",
     "nan_loss:non_finite_steps",
     "nan_loss:loss_scale_overflow_events",
     "step_sequence:replayed_rows",

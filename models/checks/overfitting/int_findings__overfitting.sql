@@ -5,11 +5,53 @@
 -- sustained (the last evaluations all above the minimum by more than the eval
 -- curve's own noise) while training loss does not rise (the same tolerance).
 -- The measurements and the firing rule: int_validation_rises_measured.
+-- And overfitting:accuracy_gap, always low, for a run whose evaluations log an accuracy and no
+-- loss: the held-out accuracy far below the training accuracy the training loss guarantees
+-- (measured and decided in int_accuracy_gaps_measured).
 with
 
 assessed as (
     select * from {{ run_ref('int_validation_rises_measured') }}
     where is_overfitting
+),
+
+accuracy_gaps as (
+    select * from {{ run_ref('int_accuracy_gaps_measured') }}
+    where is_accuracy_gap
+),
+
+accuracy_gap_findings as (
+    select
+        run_id,
+        'overfitting:accuracy_gap' as finding_id,
+        'overfitting' as category,
+        'low' as severity,
+        'Held-out accuracy ' || {{ fmt_pct('val_accuracy') }} || ' at step ' || {{ fmt_int('step') }}
+            || ' is ' || {{ fmt_pct('accuracy_gap') }} || ' below the ' || {{ fmt_pct('train_accuracy_bound') }}
+            || ' the training loss guarantees on the training data: the model fits its training examples far better than held-out ones.'
+            as title,
+        'training loss (median of the last ' || {{ threshold('overfit_accuracy_gap_train_points') }} || ' logged values up to the evaluation) ' || {{ fmt('train_loss_smoothed', 4) }}
+            || ': a wrongly classified example has p(correct) <= 1/2 and adds at least ln 2 to the mean cross-entropy, so the training accuracy is at least 1 - '
+            || {{ fmt('train_loss_smoothed', 4) }} || ' / ln 2 = ' || {{ fmt_pct('train_accuracy_bound') }}
+            || '; held-out accuracy ' || {{ fmt_pct('val_accuracy') }} || ' (the last evaluation; no held-out loss is logged, so accuracy is the only held-out signal)'
+            || '; gap at least ' || {{ fmt_pct('accuracy_gap') }} || ' (overfit_accuracy_gap_min ' || {{ fmt_pct(threshold('overfit_accuracy_gap_min')) }} || ')'
+            || '; low: the training accuracy is bounded, not measured, and a loss that is not a per-example cross-entropy breaks the bound'
+            as evidence,
+        step as first_step,
+        step as last_step,
+        cast(null as {{ dbt.type_bigint() }}) as steps_affected,
+        val_accuracy as observed_value,
+        train_accuracy_bound as expected_value,
+        train_accuracy_bound - {{ threshold('overfit_accuracy_gap_min') }} as threshold_value,
+        'overfit_accuracy_gap_min' as threshold_name,
+        accuracy_gap as estimated_cost,
+        'accuracy_gap' as cost_unit,
+        'the training accuracy the training loss guarantees (1 - loss / ln 2) minus the held-out accuracy, at the last evaluation' as cost_method,
+        least(1.0, accuracy_gap) as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Log the validation loss beside the accuracy (it shows when held-out fit turned); meanwhile compare the training and validation accuracy per epoch, '
+            || 'and for the large run add regularisation, more unique data or early stopping on validation accuracy.' as recommendation
+    from accuracy_gaps
 ),
 
 final as (
@@ -102,6 +144,8 @@ final as (
         'Keep the checkpoint nearest step ' || {{ fmt_int('best_step') }}
             || '; for the large run add early stopping on validation loss, more unique data or fewer epochs.' as recommendation
     from assessed
+    union all
+    select * from accuracy_gap_findings
 )
 
 select * from final

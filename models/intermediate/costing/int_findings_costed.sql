@@ -175,7 +175,8 @@ schedule as (
 ),
 
 overfit_runs as (
-    select distinct run_id from linked where {{ declares_estimator('cost_estimators', 'overfit_exact') }}
+    -- (a rise of the validation loss: overfitting:accuracy_gap is in accuracy, with no held-out loss to price)
+    select distinct run_id from linked where {{ declares_estimator('cost_estimators', 'overfit_exact') }} and cost_unit = 'val_loss'
 ),
 
 train_set_evals as (
@@ -237,7 +238,7 @@ assigned as (
         finding_replays.replay_id,
         case
             when linked.ledger <> 'model' or linked.caused_by is not null then 'none'
-            when {{ declares_estimator('linked.cost_estimators', 'overfit_exact') }} then 'overfit_exact'
+            when {{ declares_estimator('linked.cost_estimators', 'overfit_exact') }} and linked.cost_unit = 'val_loss' then 'overfit_exact'
             when {{ declares_estimator('linked.cost_estimators', 'lr_basin_prior') }} then 'lr_basin_prior'
             when {{ declares_estimator('linked.cost_estimators', 'anneal_prior') }} and linked.finding_id = 'schedule_sanity:never_anneals' then 'anneal_prior'
             when {{ declares_estimator('linked.cost_estimators', 'schedule_law') }} and law.fit_kind = 'configured' then 'schedule_law'
