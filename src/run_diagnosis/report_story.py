@@ -397,8 +397,12 @@ def scope_sentence(data: ReportData, said_end: bool = False) -> str:
             text += f" ({plural(counted, 'training row')} logged{every})"
     elif not counted:
         text = f"The run {s.get('run_name') or ''} logged no training loss, only its validation loss"
+    elif counted == 1 and isinstance(last, int) and last > 1:
+        # one row far into the run: its final values (a W&B summary read without its history)
+        text = f"The run {s.get('run_name') or ''} reached step {fmt_num(last)}{configured}"
+        text += " (one training row logged: its values at that step, no curve)"
     else:
-        text = f"The run {s.get('run_name') or ''} logged {fmt_num(counted)} steps{configured}"
+        text = f"The run {s.get('run_name') or ''} logged {plural(counted, 'step')}{configured}"
     return " ".join(text.split()) + "."
 
 

@@ -1294,3 +1294,39 @@ def test_wandb_run_folder_without_its_history_reads_the_console_output(tmp_path:
     (files / "wandb-summary.json").write_text('{"train/loss": 1.8}', encoding="utf-8")
     with pytest.raises(RunImportError, match=r"a W&B run folder without its run-<id>\.wandb history file"):
         importers.load_run(tmp_path / "latest-run")
+
+
+def test_wandb_run_folder_with_only_its_summary_is_read_from_its_final_values(tmp_path: Path) -> None:
+    # a sweep's run folder: no .wandb history, an output.log of blank lines and progress bars that no
+    # importer reads, and a summary of the values the run logged last (W&B writes it at the end)
+    files = tmp_path / "run-20230329_030534-dnevcmuk" / "files"
+    files.mkdir(parents=True)
+    (files / "config.yaml").write_text("optimizer:\n  value:\n    lr: 3.0e-05\n", encoding="utf-8")
+    (files / "output.log").write_text(" epoch 0\n\n\n\n100%|#####| 6250/6250\n", encoding="utf-8")
+    summary = {
+        "lr": 3e-05,
+        "train_loss_local": 0.36,  # the last batch's loss: one noisy draw
+        "train_loss_epoch": 0.099,  # the last epoch's mean: the level
+        "grad_norm_square": 95.7,
+        "_timestamp": 1680088547.06,
+        "_runtime": 3309.37,
+        "_step": 62509,
+        "test_acc_epoch": 0.536,
+        "_wandb": {"runtime": 3308},
+    }
+    (files / "wandb-summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    folder = files.parent
+    run = importers.load_run(folder)
+    assert run.train[["step", "loss"]].values.tolist() == [[62509, 0.099]]
+    assert run.evals["step"].tolist() == [62509]
+    assert run.evals["val_accuracy"].tolist() == [0.536] and run.evals["val_loss"].isna().all()
+    assert "read from wandb-summary.json, the values the run logged last" in run.notes[0]
+    # what the run printed wins over its summary when an importer reads it (a curve, not one row)
+    lines = [f"{{'loss': {2.0 - s / 100}, 'learning_rate': 1e-4, 'epoch': {s / 50}}}" for s in range(1, 21)]
+    (files / "output.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert len(importers.load_run(folder).train) == 20
+    # a run stopped in its first minute: a summary with W&B's own keys only is nothing to read
+    (files / "output.log").write_text("\n\n", encoding="utf-8")
+    (files / "wandb-summary.json").write_text('{"_wandb": {"runtime": 40}}', encoding="utf-8")
+    with pytest.raises(RunImportError):
+        importers.load_run(folder)

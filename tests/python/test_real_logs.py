@@ -107,6 +107,7 @@ LOGS: dict[str, str] = {
     "wandb-alpaca-v7i3k2p0": "wandb-alpaca-llama7b-runs/run-20231102_033502-v7i3k2p0",
     "wandb-imdb-t2wihhdg": "wandb-imdb-optimizer-sweep/run-20230329_015729-t2wihhdg",
     "wandb-imdb-r8mtbfdx": "wandb-imdb-optimizer-sweep/run-20230329_015319-r8mtbfdx",  # a partial copy
+    "wandb-imdb-dnevcmuk": "wandb-imdb-optimizer-sweep/run-20230329_030534-dnevcmuk",  # its summary alone
     "llamafactory-qwen7b-medical-overfit": "llamafactory-qwen7b-medical-overfit",
     "llamafactory-nsllm-slow-healthy": "llamafactory-nsllm-slow-healthy",
     "llamafactory-loss-zero-collapse": "llamafactory-loss-zero-collapse",
@@ -150,6 +151,7 @@ IMPORTED: dict[str, tuple[str, int | None, int | None]] = {
     "wandb-alpaca-v7i3k2p0": ("wandb_run", 1218, 0),
     "wandb-imdb-t2wihhdg": ("wandb_run", 2912, 0),
     "wandb-imdb-r8mtbfdx": ("wandb_run", 3957, 0),
+    "wandb-imdb-dnevcmuk": ("wandb_run", 1, 1),  # the summary's final values: one row, one accuracy
     "llamafactory-qwen7b-medical-overfit": ("llamafactory_log", 675, 13),
     "llamafactory-nsllm-slow-healthy": ("llamafactory_log", 435, 0),
     "llamafactory-loss-zero-collapse": ("llamafactory_log", 37, 0),
@@ -831,15 +833,30 @@ def test_imdb_adam_run_hovers_at_chance(diagnosis: Diagnosis, log_key: str) -> N
 
 
 def test_wandb_sweep_folder_lists_every_run() -> None:
-    """SOURCES.md C16: 31 run folders, 4 with a .wandb file; the rest are listed as unreadable."""
+    """SOURCES.md C16: 31 run folders, 4 with a .wandb file; 20 more are read from their summaries'
+    final values (their output.log holds no training log); the 7 stopped in their first minute, with
+    W&B's own keys only in their summaries, are listed as unreadable."""
     from run_diagnosis import multi_run
     from run_diagnosis.importers import wandb_run
 
     sweep = REAL_LOGS / "wandb-imdb-optimizer-sweep"
     runs = multi_run.find_runs(sweep)
     assert len(runs) == 31
+    with_history = [run.name for run in runs if any((sweep / run.name).glob("*.wandb"))]
+    from_summary = [run.name for run in runs if wandb_run.summary_only(sweep / run.name)]
+    assert (len(with_history), len(from_summary)) == (4, 20), (with_history, from_summary)
     readable = [run.name for run in runs if wandb_run.sniff(sweep / run.name)]
-    assert len(readable) == 4, readable
+    assert sorted(readable) == sorted(with_history + from_summary)
+
+
+@pytest.mark.parametrize("log_key", ["wandb-imdb-dnevcmuk"])
+def test_imdb_lion_run_overfits_by_its_final_values(diagnosis: Diagnosis, log_key: str) -> None:
+    """SOURCES.md C16: lion lr 3e-5 ends at a training loss of 0.099 with a test accuracy of 0.536, in
+    its summary alone: the training loss guarantees >= 85.8% on the training data, 32 points above."""
+    finding = diagnosis.one("overfitting")
+    assert finding["finding_id"] == "overfitting:accuracy_gap"
+    assert finding["severity"] == "low"
+    assert not diagnosis.above(ABOVE_LOW), diagnosis.table()
 
 
 # ---------------------------------------------------------------- the story (issue 26)

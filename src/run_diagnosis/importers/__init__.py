@@ -143,7 +143,19 @@ def wandb_console(path: Path) -> Path | None:
     log = files / "output.log"
     if not log.is_file() or not any((files / name).is_file() for name in WANDB_RUN_FILES):
         return None
+    # an importer module (it imports this one): imported here, when first needed
+    from run_diagnosis.importers import wandb_run
+
+    if wandb_run.summary_only(path) and not any(_sniffs(module, log) for module in importers()):
+        return None  # no importer reads what the run printed: its summary's final values are read
     return log
+
+
+def _sniffs(module: ModuleType, path: Path) -> bool:
+    try:
+        return bool(module.sniff(path))
+    except (OSError, ValueError):
+        return False
 
 
 def wandb_history_console(path: Path) -> Path | None:

@@ -25,6 +25,14 @@ complete record; that, or a ``files/wandb-summary.json`` whose ``_step`` is beyo
 history record, makes a "partial copy: ..." event at the last step (the report says the log is
 partial before judging it).
 
+A run folder whose ``.wandb`` file was not kept (it is often the one large file left out of a
+commit) and whose console output (``files/output.log``) no importer reads is read from its
+``files/wandb-summary.json``: the values the run logged last, one row at its ``_step``
+(``summary_only``, ``load_summary``). An epoch mean of the training loss stands for it there before
+a per-step one (the last batch's loss is one noisy draw). Only the checks that need no curve can
+judge such a run (the accuracy gap, a level at chance); the report lists the others as unable to
+run, and a note says the run was read from its final values.
+
 What cannot be known: console output, system metrics and the summaries' other values are not
 read; ``grad_norm_square`` (a squared norm) is not a gradient norm.
 """
@@ -40,13 +48,15 @@ from typing import Any
 
 import pandas as pd
 
-from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers import RunImportError, metric_names
 from run_diagnosis.importers.canonical import EVENT_COLUMNS, RunData
 from run_diagnosis.importers.wandb_history import load_table
 from run_diagnosis.importers.wide_table import Table
 
 FORMAT = "wandb_run"
-SUMMARY_FILE = "wandb-summary.json"  # beside config.yaml: only its `_step` is read (how far the run got)
+# beside config.yaml: its `_step` (how far the run got); for a run without history, its values
+SUMMARY_FILE = "wandb-summary.json"
+SUMMARY_METRIC_FIELDS = {"loss", "val_loss", "val_accuracy", "test_accuracy", "test_loss"}
 DESCRIPTION = "W&B run folder (run-*.wandb datastore file, with files/config.yaml)"
 HEADER = struct.Struct("<4sHB")
 HEADER_IDENT, HEADER_MAGIC = b":W&B", 0xBEE1
@@ -56,6 +66,74 @@ FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
 HISTORY_FIELD, EXIT_FIELD = 2, 18
 ITEM_FIELD, KEY_FIELD, NESTED_KEY_FIELD, VALUE_FIELD = 1, 1, 2, 16
 MEDIA_TYPE_KEY = "_type"  # W&B data types (images, tables, histograms) serialise with it
+
+
+def _summary_path(folder: Path) -> Path | None:
+    for path in (folder / "files" / SUMMARY_FILE, folder / SUMMARY_FILE):
+        if path.is_file():
+            return path
+    return None
+
+
+def summary_row(folder: Path) -> dict[str, Any] | None:
+    """The numbers of a W&B run folder's wandb-summary.json, flattened as the history is (None
+    without a readable one). W&B's own keys (``_wandb``, ``_timestamp``...) are kept except its
+    internal record; an epoch mean of a metric drops the per-step or unqualified twin of the same
+    field and split (train_loss_local / train_loss_epoch: the epoch mean is the level)."""
+    path = _summary_path(folder)
+    if path is None:
+        return None
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict):
+        return None
+    row: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key != "_wandb":
+            _add_scalars(row, key, value)
+    meanings = {key: metric_names.resolve(key) for key in row}
+    epoch_fields = {(m.field, m.split) for m in meanings.values() if m.field and m.aggregation == "epoch"}
+    kept = {}
+    for key, value in row.items():
+        meaning = meanings[key]
+        if meaning.aggregation == "epoch" or (meaning.field, meaning.split) not in epoch_fields:
+            kept[key] = value
+    return kept
+
+
+def summary_only(path: Path) -> bool:
+    """A W&B run folder without its .wandb history whose summary holds a loss or an accuracy (a
+    run that logged nothing, or stopped in its first minute, has only W&B's own keys)."""
+    if not path.is_dir() or any(path.glob("*.wandb")):
+        return False
+    row = summary_row(path)
+    fields = {metric_names.resolve(key).field for key in row or {}}
+    step = (row or {}).get("_step")
+    return bool(fields & SUMMARY_METRIC_FIELDS) and isinstance(step, int | float) and step > 0
+
+
+def load_summary(path: Path) -> RunData:
+    """A run read from its summary alone: one row of final values at the run's last ``_step``."""
+    row = summary_row(path)
+    summary = _summary_path(path)
+    if row is None or summary is None or not summary_only(path):
+        raise RunImportError(f"{path}: no W&B summary with a loss or an accuracy (files/{SUMMARY_FILE})")
+    frame = pd.DataFrame({key: pd.Series([value], dtype="object") for key, value in row.items()})
+    table = Table(frame, [SUMMARY_FILE], summary)
+    config_dir = path / "files" if (path / "files").is_dir() else path
+    run = load_table(table, path, summary, config_dir=config_dir)
+    run.source_format = FORMAT
+    run.run_name = path.name.removeprefix("run-")
+    run.notes.insert(
+        0,
+        f"{path}: a W&B run folder without its run-<id>.wandb history and no console log this tool reads: "
+        f"read from {SUMMARY_FILE}, the values the run logged last (one row at W&B step "
+        f"{int(row['_step'])}); "
+        "the checks that need a curve cannot run",
+    )
+    return run
 
 
 def _wandb_file(path: Path) -> Path | None:
@@ -68,10 +146,11 @@ def _wandb_file(path: Path) -> Path | None:
 
 
 def sniff(path: Path) -> bool:
-    """A ``.wandb`` file with W&B's header, or a folder holding exactly one."""
+    """A ``.wandb`` file with W&B's header, or a folder holding exactly one; or a run folder read
+    from its summary alone (summary_only)."""
     file = _wandb_file(path)
     if file is None:
-        return False
+        return summary_only(path)
     try:
         with file.open("rb") as handle:
             ident, magic, _ = HEADER.unpack(handle.read(HEADER.size))
@@ -201,8 +280,10 @@ def _summary_step(folder: Path) -> int | None:
 
 
 def load(path: Path) -> RunData:
-    """Read the run's ``.wandb`` file (see the module docstring)."""
+    """Read the run's ``.wandb`` file, or its summary alone (see the module docstring)."""
     file = _wandb_file(path)
+    if file is None and summary_only(path):
+        return load_summary(path)
     if file is None:
         raise RunImportError(f"{path}: expected one run-*.wandb file (a W&B run folder)")
     data = file.read_bytes()

@@ -203,6 +203,16 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     ]
     train_rows = [i for i in rows if values["loss"][i] is not None]
     eval_rows = [i for i in rows if values["val_loss"][i] is not None]
+    if columns.get("val_loss") is None and columns.get("val_accuracy") is not None:
+        # no held-out loss at all: the evaluations are the rows with an accuracy (accuracy-only
+        # evaluations: staging sets them aside from the loss checks; overfitting:accuracy_gap reads them)
+        accuracy_cells = _cells(table, columns.get("val_accuracy"), to_float)
+        eval_rows = [i for i in rows if accuracy_cells[i] is not None]
+        if eval_rows:
+            notes.append(
+                f"no validation loss logged: {len(eval_rows)} evaluation(s) with only an accuracy "
+                f"({columns.get('val_accuracy')})"
+            )
     if not train_rows and not eval_rows:
         raise RunImportError(
             f"{table.path}: column {columns.get('loss') or columns.get('val_loss')!r} has no values: "
