@@ -332,6 +332,39 @@ def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:
     assert list(run.train["step_time_sec"]) == [480 + (e * 37) % 50 for e in range(1, 21)]
 
 
+@pytest.mark.parametrize(
+    ("args_file", "args", "first_epoch", "planned"),
+    [
+        (
+            "args.yaml",
+            "model: yolov8n.yaml\nepochs: 125\npatience: 5\nlr0: 0.01\n",
+            1,
+            125,
+        ),  # YOLOv8+: epochs 1..N
+        (
+            "opt.yaml",
+            "weights: yolov5s.pt\nepochs: 30\nlr0: 0.01\n",
+            0,
+            29,
+        ),  # a 0-based counter: the last is N-1
+        ("args.yaml", "epochs: 125\n", 1, None),  # no model or lr0: not an Ultralytics argument file
+        (None, "", 1, None),  # nothing beside the log: no plan
+    ],
+)
+def test_an_ultralytics_argument_file_gives_the_planned_epochs(
+    tmp_path: Path, args_file: str | None, args: str, first_epoch: int, planned: int | None
+) -> None:
+    """results.csv states no plan; Ultralytics saves its arguments beside it: a run stopped after 8
+    epochs is 8 of its planned length (run_ended_early can tell), not a complete run."""
+    rows = [f"{e},{3.0 - e / 10},{2.9 - e / 10}" for e in range(first_epoch, first_epoch + 8)]
+    log = write(tmp_path, "results.csv", "epoch,train/box_loss,val/box_loss\n" + "\n".join(rows) + "\n")
+    if args_file:
+        (tmp_path / args_file).write_text(args, encoding="utf-8")
+    run = generic_log.load(log)
+    assert run.config.get("total_steps") == planned
+    assert any(f"planned length from {args_file}" in note for note in run.notes) == (planned is not None)
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

@@ -588,6 +588,22 @@ def test_step_losses_are_read_when_they_are_the_fuller_series(tmp_path: Path) ->
     assert not notes_with(run, "the epoch means are the fuller series")
 
 
+def test_step_losses_win_over_one_epoch_mean_whichever_name_the_resolver_chose(tmp_path: Path) -> None:
+    """One epoch of 500 steps under a name prefix (`finetuning/`): ten step losses beside one epoch mean.
+    The resolver's choice between the twins may fall on the epoch mean; the fuller series is read."""
+    rows = ["epoch,finetuning/train_loss_epoch,finetuning/train_loss_step,finetuning/val_loss,step"]
+    rows += [f"0,,{0.64 + (s % 3) / 100:.4f},,{s}" for s in range(49, 500, 50)]
+    rows += ["0,,,0.374,499", "0,0.622,,,499"]
+    (tmp_path / "metrics.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    run = lightning_csv.load(tmp_path)
+    assert len(run.train) == 10 and run.train["step"].tolist()[:2] == [49, 99]
+    assert all(
+        not note.startswith("loss <- 'finetuning/train_loss_step'")
+        or "the per-step values are the fuller" in note
+        for note in run.notes
+    )
+
+
 def test_several_eval_sets_in_logged_records() -> None:
     """The importers of (step, {name: value}) records (MLflow, Trackio, Keras...) follow the same policy."""
     records = metric_frames.records_from_rows(

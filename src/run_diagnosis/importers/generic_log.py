@@ -57,7 +57,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from run_diagnosis.importers import RunImportError, metric_names
+from run_diagnosis.importers import RunImportError, metric_names, yolo_results
 from run_diagnosis.importers.aliases import metric_column, step_times_from_elapsed
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.generic_lines import (
@@ -1017,4 +1017,29 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
             )
         file = readable[0]
     mapping = {**load_map(file), **dict(overrides or {})}
-    return infer(parse_file(file), mapping)
+    run = infer(parse_file(file), mapping)
+    _planned_epochs(run, file.parent)
+    return run
+
+
+def _planned_epochs(run: RunData, folder: Path) -> None:
+    """A log of one row an epoch with no planned length of its own takes it from the Ultralytics
+    argument file beside it (args.yaml / opt.yaml: `epochs`), so a run that stopped before its plan
+    is told (run_ended_early); the counter's first value (0 or 1) says which row is the last."""
+    if (
+        run.config.get(ROWS_ARE_KEY) != "epoch"
+        or run.config.get("total_steps") is not None
+        or run.train.empty
+    ):
+        return
+    planned = yolo_results.planned_epochs(folder)
+    first = int(run.train["step"].min())
+    if planned is None or first not in (0, 1):
+        return
+    epochs, name = planned
+    last = first + epochs - 1
+    run.config["total_steps"] = last
+    run.notes.append(
+        f"planned length from {name} beside the log: epochs {epochs} (the last epoch is step {last}, "
+        f"the counter starting at {first})"
+    )

@@ -137,14 +137,19 @@ def _normalised(table: Table) -> Table:
 
 
 def _prefer_fuller_epoch_loss(table: Table, columns: ColumnMap, notes: list[str]) -> None:
-    """A per-step loss `<name>_step` beside its epoch aggregate `<name>_epoch` (Lightning's
-    self.log(on_step=True, on_epoch=True)) gives way to the aggregate when the aggregate holds more
-    values: an epoch shorter than log_every_n_steps logs a step value only now and then (one in
-    twelve epochs of five steps, at Lightning's default 50), and the fuller series is the run's."""
+    """Of a per-step loss `<name>_step` and its epoch aggregate `<name>_epoch` (Lightning's
+    self.log(on_step=True, on_epoch=True)), the one holding more values is read, whichever the
+    resolver chose: an epoch shorter than log_every_n_steps logs a step value only now and then
+    (one in twelve epochs of five steps, at Lightning's default 50), while a run of one long epoch
+    has one epoch mean beside many step values; the fuller series is the run's."""
     chosen = columns.get("loss")
-    if chosen is None or not chosen.endswith("_step"):
+    if chosen is None:
         return
-    sibling = chosen.removesuffix("_step") + "_epoch"
+    twins = {"_step": "_epoch", "_epoch": "_step"}
+    suffix = next((end for end in twins if chosen.endswith(end)), None)
+    if suffix is None:
+        return
+    sibling = chosen.removesuffix(suffix) + twins[suffix]
     if sibling not in table.frame.columns:
         return
     counts = {
@@ -153,9 +158,11 @@ def _prefer_fuller_epoch_loss(table: Table, columns: ColumnMap, notes: list[str]
     }
     if counts[sibling] > counts[chosen]:
         columns.columns["loss"] = sibling
+        kind = "epoch means" if sibling.endswith("_epoch") else "per-step values"
+        why = "epochs shorter than the logging interval" if kind == "epoch means" else "epochs longer than it"
         notes.append(
-            f"loss <- {sibling!r} ({counts[sibling]} values), not {chosen!r} ({counts[chosen]}): the epoch "
-            "means are the fuller series (epochs shorter than the logging interval)"
+            f"loss <- {sibling!r} ({counts[sibling]} values), not {chosen!r} ({counts[chosen]}): the {kind} "
+            f"are the fuller series ({why})"
         )
 
 

@@ -29,10 +29,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
+
+# the run's arguments Ultralytics saves beside its results (args.yaml from YOLOv8 on, opt.yaml in
+# YOLOv3/v5/v7): `epochs` is the planned length of a log whose rows are epochs
+ARGS_FILES = ("args.yaml", "opt.yaml")
 
 FORMAT = "yolo_results_txt"
 DESCRIPTION = (
@@ -145,4 +151,27 @@ def explain(path: Path) -> str | None:
                 f"{file}: a YOLO results.txt line with {len(cells)} columns; this reader knows the "
                 f"{len(COLUMNS)}-column layout of YOLOv3/v4/v5/v7 ({' '.join(COLUMNS)})"
             )
+    return None
+
+
+def planned_epochs(folder: Path) -> tuple[int, str] | None:
+    """The epochs an Ultralytics run planned (``epochs`` of its args.yaml / opt.yaml in ``folder``)
+    and the file that says so; None without such a file or a positive whole number there."""
+    for name in ARGS_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            args = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, yaml.YAMLError):
+            continue
+        epochs = args.get("epochs") if isinstance(args, dict) else None
+        # an Ultralytics argument file also names its model or its initial LR (lr0)
+        if (
+            isinstance(epochs, int)
+            and not isinstance(epochs, bool)
+            and epochs > 0
+            and ("lr0" in args or "model" in args)
+        ):
+            return epochs, name
     return None
