@@ -29,6 +29,7 @@ from run_diagnosis.importers import (
     metric_frames,
     training_args,
     wandb_history,
+    wandb_run,
 )
 from run_diagnosis.importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
 from run_diagnosis.importers.canonical import (
@@ -1341,6 +1342,8 @@ def test_wandb_run_folder_with_only_its_summary_is_read_from_its_final_values(tm
     lines = [f"{{'loss': {2.0 - s / 100}, 'learning_rate': 1e-4, 'epoch': {s / 50}}}" for s in range(1, 21)]
     (files / "output.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert len(importers.load_run(folder).train) == 20
+    # pointed at files/ itself, the run's printed log is read by the importer that reads it, not the summary
+    assert not wandb_run.sniff(files)
     # a run stopped in its first minute: a summary with W&B's own keys only is nothing to read
     (files / "output.log").write_text("\n\n", encoding="utf-8")
     (files / "wandb-summary.json").write_text('{"_wandb": {"runtime": 40}}', encoding="utf-8")

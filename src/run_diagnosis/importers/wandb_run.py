@@ -69,10 +69,11 @@ MEDIA_TYPE_KEY = "_type"  # W&B data types (images, tables, histograms) serialis
 
 
 def _summary_path(folder: Path) -> Path | None:
-    for path in (folder / "files" / SUMMARY_FILE, folder / SUMMARY_FILE):
-        if path.is_file():
-            return path
-    return None
+    """The summary of a W&B run folder (``files/wandb-summary.json``). Only there: a folder that
+    holds a summary beside a log of its own (the ``files/`` folder itself, with ``output.log``) is
+    read from that log by the importer that reads it."""
+    path = folder / "files" / SUMMARY_FILE
+    return path if path.is_file() else None
 
 
 def summary_row(folder: Path) -> dict[str, Any] | None:
@@ -119,11 +120,10 @@ def load_summary(path: Path) -> RunData:
     row = summary_row(path)
     summary = _summary_path(path)
     if row is None or summary is None or not summary_only(path):
-        raise RunImportError(f"{path}: no W&B summary with a loss or an accuracy (files/{SUMMARY_FILE})")
+        raise RunImportError(f"{path}: no W&B summary with a loss or an accuracy in files/{SUMMARY_FILE}")
     frame = pd.DataFrame({key: pd.Series([value], dtype="object") for key, value in row.items()})
     table = Table(frame, [SUMMARY_FILE], summary)
-    config_dir = path / "files" if (path / "files").is_dir() else path
-    run = load_table(table, path, summary, config_dir=config_dir)
+    run = load_table(table, path, summary, config_dir=summary.parent)
     run.source_format = FORMAT
     run.run_name = path.name.removeprefix("run-")
     run.notes.insert(
