@@ -174,6 +174,19 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     assert assign(["epoch", "train/box_loss", "train/loss"]).columns["loss"] == "train/loss"
 
 
+def test_the_name_that_states_the_training_split_wins_a_tie() -> None:
+    """A combined loss logged with its terms (an LSTM forecaster: train_loss = mse + huber + a
+    direction term, each also logged as loss_<term>): 'loss_mse' and 'train_loss' tie on rank and
+    words; the one that says it is the training loss is read, whichever column comes first."""
+    names = ["epoch", "loss_dir", "loss_huber", "loss_mse", "step", "test_loss", "train_loss", "val_loss"]
+    chosen = assign(names)
+    assert chosen.columns["loss"] == "train_loss" and "loss" not in chosen.ambiguous
+    # no name states the split: still an ambiguity, said in the notes
+    assert assign(["step", "loss_mse", "loss_mae"]).ambiguous["loss"] == ["loss_mse", "loss_mae"]
+    # a plain 'loss' (fewer words) still wins before any tie (HF: 'loss' per log, 'train_loss' once)
+    assert assign(["loss", "train_loss", "eval_loss"]).columns["loss"] == "loss"
+
+
 def test_parameter_group_zero_is_the_learning_rate() -> None:
     chosen = assign(["lr-AdamW/pg2", "lr-AdamW/pg1", "lr-AdamW/pg3"])
     assert chosen.columns["learning_rate"] == "lr-AdamW/pg1"

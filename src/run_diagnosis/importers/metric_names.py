@@ -919,6 +919,15 @@ _TOTAL_WORDS = {"total", "sum", "overall"}
 _LOSS_FIELDS = ("loss", "val_loss", "test_loss")
 
 
+# the split a field's name states when it says one (a training loss is `train_...`)
+_FIELD_SPLITS = {
+    "loss": "train",
+    "train_accuracy": "train",
+    "val_loss": "validation",
+    "val_accuracy": "validation",
+}
+
+
 def _order(meaning: Meaning) -> tuple[int, int, int]:
     return (meaning.rank, meaning.words, meaning.index)
 
@@ -965,9 +974,14 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         best = _order(result.meanings[eligible[0]])
         tied = [n for n in eligible if _order(result.meanings[n]) == best]
         totals = [n for n in tied if _TOTAL_WORDS & set(tokens(n))]
+        own_split = [n for n in tied if result.meanings[n].split == _FIELD_SPLITS.get(field_name)]
         if len(tied) > 1 and len(totals) == 1:
             # 'total_loss' beside 'loss_ce' (detectron2, mmdet): the name that says it is the sum
             result.columns[field_name] = totals[0]
+        elif len(tied) > 1 and len(own_split) == 1:
+            # 'train_loss' beside 'loss_mse' (a term of a combined loss, or of no stated split): the
+            # name that says it is the field's own split
+            result.columns[field_name] = own_split[0]
         elif len(tied) > 1:
             result.ambiguous[field_name] = tied
     # a run whose only held-out split is named 'test' is judged on it: many scripts evaluate on a
