@@ -908,7 +908,17 @@ def run_numbers(data: ReportData) -> list[tuple[str, str]]:
     steps += f"; {fmt_steps(s.get('first_step'), s.get('last_step'))}, "
     steps += f"{fmt_num(s.get('total_steps_config'))} configured"
     rows = [("Run", str(s.get("run_name") or "unnamed run")), ("Steps", steps)]
-    if s.get("best_val_loss") is None:
+    evals = data.eval_metrics
+    accuracy_only = (
+        int((evals["val_loss"].isna() & evals["val_accuracy"].notna()).sum())
+        if {"val_loss", "val_accuracy"} <= set(evals.columns)
+        else 0
+    )
+    if s.get("best_val_loss") is None and accuracy_only:
+        # evaluations that logged an accuracy and no loss (overfitting:accuracy_gap reads them)
+        evaluations = plural(accuracy_only, "evaluation")
+        rows.append(("Best evaluation", f"no validation loss logged ({evaluations} with an accuracy only)"))
+    elif s.get("best_val_loss") is None:
         rows.append(("Best evaluation", "not logged (no evaluations)"))
     else:
         rows.append(

@@ -30,7 +30,7 @@ from run_diagnosis.dbt_runner import BuildResult, build_run
 from run_diagnosis.importers.canonical import RunData, write_run
 from run_diagnosis.report_content import build_double_check
 from run_diagnosis.report_data import ReportData, load_report_data
-from run_diagnosis.report_story import PageOne, build_page_one
+from run_diagnosis.report_story import PageOne, build_page_one, run_numbers
 from support.dbt_session import DB_NAME, THREADS, run_connection
 from support.paths import REAL_LOGS
 from support.severity_agreement import ANOMALY_TEST, describe, disagreements
@@ -857,6 +857,10 @@ def test_imdb_lion_run_overfits_by_its_final_values(diagnosis: Diagnosis, log_ke
     assert finding["finding_id"] == "overfitting:accuracy_gap"
     assert finding["severity"] == "low"
     assert not diagnosis.above(ABOVE_LOW), diagnosis.table()
+    # the report says what the evaluation was: one accuracy, no loss (not "no evaluations")
+    _, data = story_of(diagnosis)
+    numbers = dict(run_numbers(data))
+    assert numbers["Best evaluation"] == "no validation loss logged (1 evaluation with an accuracy only)"
 
 
 # ---------------------------------------------------------------- the story (issue 26)
