@@ -80,14 +80,11 @@ def _readable(path: Path) -> bool:
 
 def _own_log_file(folder: Path) -> bool:
     """The folder itself holds a file some importer reads (then it is one run, not a container)."""
-    for file in (p for p in folder.iterdir() if p.is_file()):
-        for module in importers.importers():
-            try:
-                if module.sniff(file):
-                    return True
-            except (OSError, ValueError):
-                continue
-    return False
+    return any(
+        importers.sniffs(module, file)
+        for file in (p for p in folder.iterdir() if p.is_file())
+        for module in importers.importers()
+    )
 
 
 def _chart_sources(source: Path) -> list[RunSource]:

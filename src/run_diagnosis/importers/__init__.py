@@ -146,12 +146,13 @@ def wandb_console(path: Path) -> Path | None:
     # an importer module (it imports this one): imported here, when first needed
     from run_diagnosis.importers import wandb_run
 
-    if wandb_run.summary_only(path) and not any(_sniffs(module, log) for module in importers()):
+    if wandb_run.summary_only(path) and not any(sniffs(module, log) for module in importers()):
         return None  # no importer reads what the run printed: its summary's final values are read
     return log
 
 
-def _sniffs(module: ModuleType, path: Path) -> bool:
+def sniffs(module: ModuleType, path: Path) -> bool:
+    """module.sniff(path), False where the file cannot be read or its bytes make the sniff fail."""
     try:
         return bool(module.sniff(path))
     except (OSError, ValueError):

@@ -104,23 +104,28 @@ def summary_row(folder: Path) -> dict[str, Any] | None:
     return kept
 
 
-def summary_only(path: Path) -> bool:
-    """A W&B run folder without its .wandb history whose summary holds a loss or an accuracy (a
-    run that logged nothing, or stopped in its first minute, has only W&B's own keys)."""
+def _readable_summary(path: Path) -> dict[str, Any] | None:
+    """The summary row of a W&B run folder without its .wandb history, when it holds a loss or an
+    accuracy at a step past 0 (a run that logged nothing, or stopped in its first minute, has only
+    W&B's own keys); else None."""
     if not path.is_dir() or any(path.glob("*.wandb")):
-        return False
-    row = summary_row(path)
-    fields = {metric_names.resolve(key).field for key in row or {}}
-    step = (row or {}).get("_step")
-    return bool(fields & SUMMARY_METRIC_FIELDS) and isinstance(step, int | float) and step > 0
+        return None
+    row = summary_row(path) or {}
+    fields = {metric_names.resolve(key).field for key in row}
+    step = row.get("_step")
+    has_metrics = bool(fields & SUMMARY_METRIC_FIELDS) and isinstance(step, int | float) and step > 0
+    return row if has_metrics else None
 
 
-def load_summary(path: Path) -> RunData:
-    """A run read from its summary alone: one row of final values at the run's last ``_step``."""
-    row = summary_row(path)
-    summary = _summary_path(path)
-    if row is None or summary is None or not summary_only(path):
-        raise RunImportError(f"{path}: no W&B summary with a loss or an accuracy in files/{SUMMARY_FILE}")
+def summary_only(path: Path) -> bool:
+    """A W&B run folder read from its summary alone (_readable_summary)."""
+    return _readable_summary(path) is not None
+
+
+def load_summary(path: Path, row: dict[str, Any]) -> RunData:
+    """A run read from its summary alone (``row``, _readable_summary): one row of final values at the
+    run's last ``_step``."""
+    summary = path / "files" / SUMMARY_FILE
     frame = pd.DataFrame({key: pd.Series([value], dtype="object") for key, value in row.items()})
     table = Table(frame, [SUMMARY_FILE], summary)
     run = load_table(table, path, summary, config_dir=summary.parent)
@@ -282,9 +287,10 @@ def _summary_step(folder: Path) -> int | None:
 def load(path: Path) -> RunData:
     """Read the run's ``.wandb`` file, or its summary alone (see the module docstring)."""
     file = _wandb_file(path)
-    if file is None and summary_only(path):
-        return load_summary(path)
     if file is None:
+        row = _readable_summary(path)
+        if row is not None:
+            return load_summary(path, row)
         raise RunImportError(f"{path}: expected one run-*.wandb file (a W&B run folder)")
     data = file.read_bytes()
     if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != HEADER_IDENT:
