@@ -95,6 +95,11 @@ final as (
     inner join objectives
         on accuracy_evals.run_id = objectives.run_id
     where eval_losses.run_id is null
+        -- an accuracy at step 0 is the log's first record (a W&B summary of a run stopped after its
+        -- first wandb.log call): nothing says the model has passed over its training data yet, and a
+        -- gap that memorisation would need passes to open is more likely a loss normalised
+        -- differently from the accuracy (per token against per sequence)
+        and accuracy_evals.step > 0
         and train_loss_floors.min_train_loss >= 0
         and coalesce(objectives.loss_objective, 'cross_entropy') <> 'adversarial'
 )
