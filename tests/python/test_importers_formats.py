@@ -34,6 +34,7 @@ from run_diagnosis.importers import (
     parquet_export,
     torchtune_log,
     trainer_stdout,
+    yolo_console,
     yolo_results,
 )
 from run_diagnosis.importers.canonical import RunData
@@ -51,6 +52,7 @@ NEW_FORMATS = (
     "fairseq",
     "trainer_stdout",
     "yolo_results_txt",
+    "ultralytics_console",
 )
 SERIOUS = {"critical", "high", "medium"}
 STEPS = 60
@@ -375,6 +377,58 @@ def test_yolo_results_txt_total_and_summed_validation_terms(tmp_path: Path) -> N
     other = tmp_path / "other.txt"
     other.write_text("\n".join("1/10 0.5 0.4" for _ in range(3)) + "\n", encoding="utf-8")
     assert not yolo_results.sniff(other)
+
+
+def yolo_console_rows(epoch: str, box: float, terms: tuple[float, ...]) -> list[str]:
+    """An epoch's progress rows as Ultralytics prints them: a redraw at 0% and the final 100% row."""
+    cells = " ".join(f"{t:10.4g}" for t in terms)
+    return [
+        f"{epoch:>11}      2.29G {box + 0.2:10.4g} {cells}         29        640:   0%|          | 4/1426",
+        f"{epoch:>11}      2.29G {box:10.4g} {cells}         21        640: 100%|##########| 1426/1426",
+        "        Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|#| 246/246",
+        "                   all       7866       9060      0.718      0.941      0.763      0.604",
+    ]
+
+
+def test_ultralytics_console_table_one_row_per_epoch(tmp_path: Path) -> None:
+    header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+    lines = ["Ultralytics YOLOv8.2.79 Python-3.10.12 torch-2.3.1+cu121", "Starting training for 30 epochs..."]
+    for epoch in range(1, 21):
+        rows = yolo_console_rows(f"{epoch}/30", round(1.3 - 0.02 * epoch, 4), (0.9, 0.85))
+        # the first epochs' header was drawn over by the bar (a console capture loses it)
+        lines += (["", header] if epoch > 2 else []) + rows
+    lines[-4] = lines[-4] + "\r" + lines[-3]  # a redraw on the same line, carriage return between
+    log = tmp_path / "nohup.out"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(log) == "ultralytics_console"
+    run = yolo_console.load(log)
+    assert run.train["step"].tolist() == list(range(1, 21))  # counting from 1: step = epoch
+    # box_loss of each epoch's 100% row
+    assert losses(run)[0] == pytest.approx(1.28) and losses(run)[-1] == pytest.approx(0.9)
+    assert run.config["total_steps"] == 30  # the log stopped at 20 of 30
+    assert run.evals.empty  # the validation table has no loss
+    assert any("of the terms box_loss, cls_loss, dfl_loss printed" in n for n in run.notes)
+    # YOLOv5 counts from 0 ('0/299'); a printed total is the loss
+    v5_header = "      Epoch   gpu_mem       box       obj       cls     total    labels  img_size"
+    v5 = [v5_header]
+    for epoch in range(10):
+        total = 0.18 - 0.001 * epoch
+        v5 += [f"{epoch}/299     3.97G    0.1    0.05    0.03    {total:.4f}    25    640: 100%|#| 50/50"]
+    log.write_text("\n".join(v5) + "\n", encoding="utf-8")
+    run = yolo_console.load(log)
+    assert run.train["step"].tolist() == list(range(1, 11)) and run.config["total_steps"] == 300
+    assert losses(run)[0] == pytest.approx(0.18)
+    # a table of other columns is not this format
+    log.write_text("Epoch loss acc\n1/10 0.5 0.4\n2/10 0.4 0.5\n", encoding="utf-8")
+    assert not yolo_console.sniff(log)
+    # a W&B run folder without its history, whose console printed this table, reads the table
+    # (100 epochs), not the summary's final values (one row)
+    files = tmp_path / "run-20240820_140021-kdl8giu6" / "files"
+    files.mkdir(parents=True)
+    (files / "output.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (files / "config.yaml").write_text("epochs:\n  value: 30\n", encoding="utf-8")
+    (files / "wandb-summary.json").write_text('{"train/box_loss": 0.9, "_step": 20}', encoding="utf-8")
+    assert len(importers.load_run(files.parent).train) == 20
 
 
 # ------------------------------------------------------------------ torchtune

@@ -1344,6 +1344,10 @@ def test_wandb_run_folder_with_only_its_summary_is_read_from_its_final_values(tm
     assert len(importers.load_run(folder).train) == 20
     # pointed at files/ itself, the run's printed log is read by the importer that reads it, not the summary
     assert not wandb_run.sniff(files)
+    # a run folder that holds nothing but files/ is the run, not a wrapper to follow down into files/
+    (files / "output.log").write_text("      1/100      6.1G      1.239      2.651\n", encoding="utf-8")
+    assert importers.unwrapped(folder) == folder
+    assert diagnose.read_source(folder, None).train[["step", "loss"]].values.tolist() == [[62509, 0.099]]
     # a run stopped in its first minute: a summary with W&B's own keys only is nothing to read
     (files / "output.log").write_text("\n\n", encoding="utf-8")
     (files / "wandb-summary.json").write_text('{"_wandb": {"runtime": 40}}', encoding="utf-8")

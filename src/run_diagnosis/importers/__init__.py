@@ -54,6 +54,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.keras_log",
     # YOLO's headerless results.txt (its fixed 15-column rows), before the text-log readers
     "run_diagnosis.importers.yolo_results",
+    # Ultralytics' console progress table (its header line names the columns)
+    "run_diagnosis.importers.yolo_console",
     "run_diagnosis.importers.lightning_csv",
     "run_diagnosis.importers.wandb_history",
     "run_diagnosis.importers.wandb_run",
@@ -124,13 +126,21 @@ WANDB_RUN_FILES = ("wandb-metadata.json", "wandb-summary.json", "config.yaml")
 
 def unwrapped(path: Path) -> Path:
     """The run inside a folder that holds nothing but one folder (``wandb/latest-run/``, an archive
-    unpacked into its own folder), followed down while that is so; else the path itself."""
-    while path.is_dir() and wandb_console(path) is None:
+    unpacked into its own folder), followed down while that is so; else the path itself. A W&B run
+    folder is a run, not a wrapper, though it may hold nothing but its files/ folder (its .wandb
+    history left out of a commit)."""
+    while path.is_dir() and not wandb_run_folder(path):
         entries = [p for p in path.iterdir() if not p.name.startswith(".")]
         if len(entries) != 1 or not entries[0].is_dir():
             break
         path = entries[0]
     return path
+
+
+def wandb_run_folder(path: Path) -> bool:
+    """A W&B run folder: its files/ folder holds one of the files W&B writes for every run."""
+    files = path / "files"
+    return any((files / name).is_file() for name in WANDB_RUN_FILES)
 
 
 def wandb_console(path: Path) -> Path | None:
@@ -139,9 +149,8 @@ def wandb_console(path: Path) -> Path | None:
     place. None when the folder has its history, is no W&B run folder, or kept no output.log."""
     if not path.is_dir() or any(path.glob("*.wandb")):
         return None
-    files = path / "files"
-    log = files / "output.log"
-    if not log.is_file() or not any((files / name).is_file() for name in WANDB_RUN_FILES):
+    log = path / "files" / "output.log"
+    if not log.is_file() or not wandb_run_folder(path):
         return None
     # an importer module (it imports this one): imported here, when first needed
     from run_diagnosis.importers import wandb_run
