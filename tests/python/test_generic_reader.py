@@ -312,6 +312,19 @@ def test_a_split_word_and_a_whole_number_open_the_line_as_its_counter(tmp_path: 
     assert steps(again.train) == list(range(0, 50, 2))
 
 
+def test_a_split_word_in_the_segment_that_names_the_number(tmp_path: Path) -> None:
+    """'Epoch 1 - eval: avg_loss - 5.14': the segment that names the number also says its split; a
+    training and an evaluation line per epoch are two layouts, not two training rows an epoch."""
+    lines = []
+    for epoch in range(1, 21):
+        lines.append(f"Epoch {epoch} - train: avg_loss - {loss_of(epoch):.4f}")
+        lines.append(f"Epoch {epoch} - eval: avg_loss - {loss_of(epoch) + 0.5:.4f}")
+    run = generic_log.load(write(tmp_path, "output.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 21)) and steps(run.evals) == list(range(1, 21))
+    assert losses(run)[2] == pytest.approx(loss_of(3), abs=1e-4)
+    assert run.evals["val_loss"].iloc[2] == pytest.approx(loss_of(3) + 0.5, abs=1e-4)
+
+
 def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:
     """Ultralytics' results.csv 'time' is seconds since the start: read as a duration, every epoch
     would look slower than the last. A column that rises on nine rows in ten and ends 3x its first

@@ -460,7 +460,12 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if not name and carried and not named_any:
                 name = carried
                 if free and name_from(free[-1]) == carried:
-                    free.pop()  # the segment named this number: it is no free word
+                    # the segment named this number: it is no free word, but what it says before
+                    # the name may be ("Epoch 1 - eval: avg_loss - 5.14": the split, eval)
+                    named_by = free.pop()
+                    before = named_by[: named_by.rfind(carried)].strip(NAME_STRIP)
+                    if before:
+                        free.append(before)
             after = RATE_AFTER.match(segment[position:])
             if found.group("clock"):
                 if name:
