@@ -184,7 +184,7 @@ lr_ranges as (
 ),
 
 config as (
-    select run_id, warmup_steps, total_steps, loss_objective from {{ run_ref('stg_training__config') }}
+    select run_id, warmup_steps, total_steps, loss_objective, rows_are from {{ run_ref('stg_training__config') }}
 ),
 
 lr_extent as (
@@ -272,7 +272,13 @@ joined as (
         coalesce(config.loss_objective = 'adversarial', false) as is_adversarial_loss,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
-        coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end
+        coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end,
+        -- the log holds only a run's first optimizer steps (progress_early_steps; rows are steps, not
+        -- epochs), and no configured end says the run was meant to stop there
+        coalesce(config.rows_are, 'step') <> 'epoch'
+            and windows.last_step < {{ threshold('progress_early_steps') }}
+            and coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, true)
+            as is_first_steps_log
     from runs
     left join windows
         on runs.run_id = windows.run_id
@@ -361,6 +367,16 @@ flagged as (
         ) as is_signed_rise,
         -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
         (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early,
+        -- too early as well: a log of the first steps only, whose loss falls beyond its noise and has
+        -- not slowed down (its last quarter, from the window at three quarters of the log as for
+        -- last_quarter_relative_drop, fell at least a quarter of the whole fall): a start, not a
+        -- plateau, however small its relative drop so far
+        coalesce(
+            is_first_steps_log
+            and level_change > {{ threshold('no_learning_scatter_factor') }} * loss_scatter
+            and three_quarter_loss - end_loss >= (1 - 0.75) * level_change,
+            false
+        ) as is_early_trend,
         -- the model started far below the uniform guess (a vocabulary or class count from the config or
         -- matched by name, and a start at most fine_tune_max_start_share of it): it was pretrained
         coalesce(regime = 'fine_tune' and chance_confidence in ('high', 'medium'), false) as is_pretrained_start
@@ -398,7 +414,7 @@ judged as (
         -- the cause a failure to learn is linked to (the findings layer drops one the run did not produce)
         case
             -- a log that stops early inside its warmup names no cause: it is too early to judge
-            when is_too_early then null
+            when is_too_early or is_early_trend then null
             when is_within_warmup then 'schedule_sanity:warmup_covers_run'
             when is_lr_far_above then 'schedule_sanity:lr_far_above_usual'
             when is_lr_far_below then 'schedule_sanity:lr_far_below_usual'
@@ -425,7 +441,7 @@ final as (
         case
             when learning_verdict is null or learning_verdict = 'learned' then null
             -- too early to judge: low at most
-            when is_too_early then 'low'
+            when is_too_early or is_early_trend then 'low'
             -- a loss with negative values rising: whether lower is better depends on the objective (a GAN
             -- critic's rises as its generator improves), so a weak signal
             when learning_verdict = 'rose' then 'low'

@@ -587,6 +587,31 @@ def test_a_fall_of_a_fifth_hidden_in_noise_is_not_flat(diagnosis: Diagnosis) -> 
     assert "no_learning:run" not in ids_of(diagnosis, "no_learning")
 
 
+def first_steps_of_a_pretraining_run(n_steps: int) -> RunBuilder:
+    """A from-scratch language model's log that falls steadily from 10.87 to 10.71 (1.5%, beyond its
+    noise) over its first `n_steps` steps, with no LR, evaluation or planned length logged (the
+    build-nanogpt log.txt of a run stopped after 14 steps)."""
+    builder = RunBuilder(total_steps=max(n_steps, 40))
+    builder.train = builder.train.iloc[:n_steps].copy()
+    wiggle = np.where(np.arange(n_steps) % 2 == 0, 0.002, -0.002)
+    builder.train["loss"] = np.linspace(10.87, 10.71, n_steps) + wiggle
+    builder.train["learning_rate"] = np.nan
+    builder.evals = builder.evals.iloc[0:0]
+    return builder.plant_config(total_steps=None, warmup_steps=None, decay_steps=None)
+
+
+@pytest.mark.parametrize(("n_steps", "severity"), [(14, "low"), (400, "high")])
+@fixture_run(first_steps_of_a_pretraining_run)
+def test_a_small_steady_fall_in_the_first_steps_is_too_early_to_judge(
+    diagnosis: Diagnosis, n_steps: int, severity: str
+) -> None:
+    # 1.5% is under no_learning_max_drop either way; in a log of the first 14 steps (under
+    # progress_early_steps) it is a start, not a plateau: low. The same fall over 400 steps is flat: high
+    row = finding(diagnosis, "no_learning:run")
+    assert row["severity"] == severity
+    assert ("too early to judge" in row["evidence"]) == (severity == "low")
+
+
 # --- a pretrained start: flat is little left to learn, worse after the first evaluation is not ---
 
 

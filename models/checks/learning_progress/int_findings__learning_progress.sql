@@ -292,19 +292,25 @@ unioned as (
 ),
 
 final as (
-    -- a log that stops inside its warmup, short of the configured end, is too early to judge: its
-    -- verdicts are low at most (a loss collapsed to exactly zero is wrong at any time)
+    -- a log that stops inside its warmup, short of the configured end, or that holds only a run's first
+    -- steps with the loss falling beyond its noise, is too early to judge: its verdicts are low at most
+    -- (a loss collapsed to exactly zero is wrong at any time)
     select
         unioned.run_id,
         unioned.finding_id,
         unioned.category,
-        case when progress.is_too_early and unioned.finding_id <> 'no_learning:zero_loss'
+        case when (progress.is_too_early or progress.is_early_trend) and unioned.finding_id <> 'no_learning:zero_loss'
             then {{ severity_min('unioned.severity', "'low'") }} else unioned.severity end as severity,
         unioned.title,
         unioned.evidence
-            || case when progress.is_too_early and unioned.finding_id <> 'no_learning:zero_loss'
+            || case when unioned.finding_id = 'no_learning:zero_loss' then ''
+                when progress.is_too_early
                 then '; too early to judge, so low: the log stops at step ' || {{ fmt_int('progress.last_step') }}
-                    || ' inside its warmup (the LR never reached its peak), short of the configured end' else '' end as evidence,
+                    || ' inside its warmup (the LR never reached its peak), short of the configured end'
+                when progress.is_early_trend
+                then '; too early to judge, so low: the log holds only the first ' || {{ fmt_int('progress.last_step') }}
+                    || ' steps (under ' || {{ threshold('progress_early_steps') }} || ', where common recipes are still warming up)'
+                    || ' and its loss still falls beyond its noise, not slowing down' else '' end as evidence,
         unioned.first_step,
         unioned.last_step,
         unioned.steps_affected,
