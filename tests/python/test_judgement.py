@@ -865,6 +865,31 @@ def test_lr_still_rising_at_the_end_of_a_run_of_unknown_length_is_a_low_warmup_n
     assert "still rising at the end" in row["title"]
 
 
+def long_warmup(warmup_steps: int, declared: bool) -> RunBuilder:
+    """A 240-step run warming its LR up over `warmup_steps`, then decaying: declared in the config, or
+    only seen in the logged LR (schedule unknown)."""
+    builder = RunBuilder(warmup_steps=warmup_steps)
+    return builder if declared else schedule_unknown(builder)
+
+
+@pytest.mark.parametrize(
+    ("warmup_steps", "declared", "found"),
+    [(150, True, True), (150, False, True), (20, True, False), (20, False, False)],
+)
+@fixture_run(long_warmup)
+def test_a_warmup_over_most_of_the_run_is_a_low_note(
+    diagnosis: Diagnosis, warmup_steps: int, declared: bool, found: bool
+) -> None:
+    # a warmup of 150 of 240 steps (62%, configured or as logged): the run peaks and decays, late (low); the
+    # usual few percent (20 steps) is nothing
+    ids = ids_of(diagnosis, "schedule_sanity")
+    assert ("schedule_sanity:warmup_most_of_run" in ids) == found
+    if found:
+        row = finding(diagnosis, "schedule_sanity:warmup_most_of_run")
+        assert row["severity"] == "low"
+        assert "the LR peaks at step 150 of 240" in row["title"]
+
+
 @fixture_run(lambda: RunBuilder(total_steps=2400).plant_early_stop(200))
 def test_run_stopped_at_a_small_share_of_its_schedule_never_annealed_low(diagnosis: Diagnosis) -> None:
     # a cosine over 2400 steps, the log stops at 200 with the LR at 98% of its peak: the final loss is

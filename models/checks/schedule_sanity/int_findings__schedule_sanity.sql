@@ -3,7 +3,7 @@
 -- never_anneals_decay_factor x the run or more, or the logged LR at the end is
 -- still never_anneals_end_lr_share of its peak), warmup covers the whole run (or the
 -- logged run never left its warmup, when that is named as the cause of a failure to
--- learn), min_lr above peak_lr, and an LR far outside the range usual for how the run
+-- learn), a warmup over most of the run (low), min_lr above peak_lr, and an LR far outside the range usual for how the run
 -- was trained and its optimizer (int_learning_rates_ranged), reported when a failure to
 -- learn names it as its cause. A cause is at least as severe as the symptoms it explains
 -- (the learning-progress findings that name it in caused_by). Evidence: the config
@@ -20,6 +20,7 @@ lr_by_step as (
         step,
         learning_rate,
         row_number() over (partition by run_id order by step desc rows between unbounded preceding and current row) as from_end,
+        row_number() over (partition by run_id order by step rows between unbounded preceding and current row) as from_start,
         max(learning_rate) over (partition by run_id) as run_peak_lr
     from {{ run_ref('int_learning_rates_compared') }}
     where learning_rate is not null
@@ -31,6 +32,7 @@ logged_by_run as (
         max(learning_rate) as logged_peak_lr,
         max(case when from_end = 1 then learning_rate end) as end_lr,
         max(case when from_end = 1 then step end) as end_step,
+        max(case when from_start = 1 then learning_rate end) as first_lr,
         -- the first step the logged LR reached its peak: the end of the warmup as logged
         min(case when learning_rate >= run_peak_lr then step end) as peak_step,
         count(*) as logged_steps
@@ -46,6 +48,7 @@ logged as (
         logged_by_run.end_lr,
         logged_by_run.end_step,
         logged_by_run.peak_step,
+        logged_by_run.first_lr,
         coalesce(logged_by_run.logged_steps, 0) as logged_steps
     from config
     left join logged_by_run
@@ -65,6 +68,7 @@ assessed as (
         logged.end_lr,
         logged.end_step,
         logged.peak_step,
+        logged.first_lr,
         logged.logged_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
         -- the length a warmup is held against: the configured one, else the logged LR's or the training log's end
@@ -75,6 +79,22 @@ assessed as (
         -- rise: the run ended inside its warmup
         coalesce(logged.peak_step >= logged.end_step and logged.logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }}, false)
             as is_still_warming_up,
+        -- the warmup ends only past warmup_long_share of the run and the run goes on after it: as
+        -- configured, or as logged (the logged LR rose to its peak from well below it, over enough values
+        -- to show the rise, and fell after it)
+        coalesce(
+            config.warmup_steps > {{ threshold('warmup_long_share') }} * coalesce(config.total_steps, logged.end_step, run_ends.last_train_step)
+            and config.warmup_steps < coalesce(config.total_steps, logged.end_step, run_ends.last_train_step),
+            false
+        ) or coalesce(
+            config.warmup_steps is null
+            and logged.peak_step > {{ threshold('warmup_long_share') }} * coalesce(config.total_steps, logged.end_step)
+            and logged.peak_step < logged.end_step
+            and logged.first_lr < (1 - {{ threshold('lr_relative_tolerance') }}) * logged.logged_peak_lr
+            and logged.logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }},
+            false
+        ) as is_warmup_most_of_run,
+        coalesce(config.warmup_steps, logged.peak_step) as warmup_end_step,
         {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
         -- share of the LR drop from the peak to min_lr the run never made
         greatest(0.0, least(1.0, {{ safe_divide('logged.end_lr - coalesce(config.min_lr, 0)', 'logged.logged_peak_lr - coalesce(config.min_lr, 0)') }}))
@@ -215,6 +235,41 @@ checks as (
             select 1 from symptoms
             where symptoms.run_id = assessed.run_id and symptoms.cause_id = 'schedule_sanity:warmup_covers_run'
         )
+
+    union all
+
+    select
+        run_id,
+        'warmup_most_of_run' as check_key,
+        -- the run does reach its peak and decay, so the schedule works, late: most of the updates ran below the
+        -- peak LR and the decay is squeezed into what is left. Its cost is unknown and it may be a choice: low
+        'low' as severity,
+        'Warmup takes ' || {{ fmt_pct(safe_divide('warmup_end_step', 'warmup_run_steps'), 0) }} || ' of the run: the LR peaks at step '
+            || {{ fmt_int('warmup_end_step') }} || ' of ' || {{ fmt_int('warmup_run_steps') }} || ', leaving '
+            || {{ fmt_int('warmup_run_steps - warmup_end_step') }} || ' steps at and after its peak.' as title,
+        case when warmup_steps is not null
+            then 'warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }} || ' of ' || {{ fmt_int('warmup_run_steps') }} || ' steps'
+            else 'warmup_steps unknown; the logged LR rises from ' || {{ fmt('first_lr', 8) }} || ' to its peak ' || {{ fmt('logged_peak_lr', 8) }}
+                || ' at step ' || {{ fmt_int('peak_step') }} || ' and falls to ' || {{ fmt('end_lr', 8) }} || ' by step ' || {{ fmt_int('end_step') }} end
+            || '; more than ' || {{ fmt_pct(threshold('warmup_long_share'), 0) }} || ' of the run (usual warmups: a few percent of it); low: the run'
+            || ' did reach its peak and decay, its cost is unknown and it may be by design' as evidence,
+        cast(1 as {{ dbt.type_bigint() }}) as first_step,
+        warmup_end_step as last_step,
+        logged_steps as steps_affected,
+        cast(warmup_end_step as {{ type_double() }}) as observed_value,
+        cast(warmup_run_steps as {{ type_double() }}) as expected_value,
+        {{ threshold('warmup_long_share') }} as threshold_value,
+        'warmup_long_share' as threshold_name,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no cost estimate: the run has no stretch with a usual warmup to compare with' as cost_method,
+        0.2 as impact_score,
+        'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, warmup_run_steps / 20)') }}
+            || '); a warmup sized for a longer run does not shrink with it.' as recommendation
+    from assessed
+    where is_warmup_most_of_run
+        -- a warmup as long as the run is warmup_covers_run's
+        and not coalesce(warmup_steps >= warmup_run_steps, false)
 
     union all
 
