@@ -80,8 +80,8 @@ def _header(text: str) -> Header | None:
     return Header(terms)
 
 
-def _row(text: str, header: Header) -> tuple[int, int, list[float]] | None:
-    """(epoch, last, the terms' values) of a progress row under `header`, or None."""
+def _row(text: str, header: Header) -> tuple[int, int, dict[str, float]] | None:
+    """(epoch, last, the terms' values by name) of a progress row under `header`, or None."""
     cells = text.split(":", 1)[0].split()
     if len(cells) != header.width:
         return None
@@ -91,7 +91,8 @@ def _row(text: str, header: Header) -> tuple[int, int, list[float]] | None:
     values = [number(cell) for cell in cells[2:]]
     if any(value is None for value in values):
         return None
-    terms = [float(value) for value in values[: len(header.terms)] if value is not None]
+    named = zip(header.terms, values, strict=False)
+    terms = {name: float(value) for name, value in named if value is not None}
     return int(counter.group(1)), int(counter.group(2)), terms
 
 
@@ -103,7 +104,7 @@ def _states(text: str) -> list[tuple[int, str]]:
     return states
 
 
-def _parse(text: str) -> tuple[Header | None, list[tuple[int, int, int, list[float]]]]:
+def _parse(text: str) -> tuple[Header | None, list[tuple[int, int, int, dict[str, float]]]]:
     """The first header and every progress row (line, epoch, last, terms) under a header. Rows
     before the first header are read with it: a console capture can lose the first header's line
     (the bar redraws over it), and a run prints one table throughout."""
@@ -152,10 +153,11 @@ def load(path: Path) -> RunData:
     terms = header.terms
     loss_term = TOTAL_COLUMN if TOTAL_COLUMN in terms else terms[0]
     records = []
-    for line, epoch, _last, values in kept:
-        named = dict(zip(terms, values, strict=True))
+    for line, epoch, _last, named in kept:
+        # a later header of other columns names its own rows' terms: its total, else its first term
+        row_term = TOTAL_COLUMN if TOTAL_COLUMN in named else next(iter(named))
         step = epoch + 1 if zero_based else epoch
-        records.append(Record(step, {"train/loss": named[loss_term]}, f"line {line}"))
+        records.append(Record(step, {"train/loss": named[row_term]}, f"line {line}"))
     lasts = {row[2] for row in kept}
     notes = [
         f"each row is an epoch: the last progress row printed for it ({len(rows) - len(kept)} earlier "
