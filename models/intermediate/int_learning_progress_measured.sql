@@ -102,6 +102,17 @@ before_zero as (
     group by all_points.run_id
 ),
 
+gradients as (
+    -- logged gradient norms, and how many are exactly 0 (no gradient reached the parameters)
+    select
+        run_id,
+        count(grad_norm) as logged_grad_norms,
+        sum(case when grad_norm = 0 then 1 else 0 end) as zero_grad_norms
+    from {{ run_ref('int_train_steps_resolved') }}
+    where grad_norm is not null
+    group by run_id
+),
+
 referenced as (
     select * from {{ run_ref('int_runs_referenced') }}
 ),
@@ -231,6 +242,9 @@ joined as (
         zeros.first_zero_step,
         before_zero.loss_before_zero,
         coalesce(zeros.min_loss < 0, false) as has_negative_loss,
+        -- every logged gradient norm (progress_min_points or more) is exactly 0: the updates moved nothing
+        coalesce(gradients.logged_grad_norms >= {{ threshold('progress_min_points') }}
+            and gradients.zero_grad_norms = gradients.logged_grad_norms, false) as is_zero_gradient,
         referenced.chance_loss,
         referenced.chance_basis,
         referenced.chance_confidence,
@@ -284,6 +298,8 @@ joined as (
         on runs.run_id = windows.run_id
     left join zeros
         on runs.run_id = zeros.run_id
+    left join gradients
+        on runs.run_id = gradients.run_id
     left join before_zero
         on runs.run_id = before_zero.run_id
     left join referenced

@@ -1018,3 +1018,23 @@ def test_a_loss_that_is_zero_throughout_is_not_judged(diagnosis: Diagnosis) -> N
     )
     assert not coverage["could_run"].any()
     assert coverage["reason"].str.contains("every logged loss is 0").all()
+
+
+def nothing_trained() -> RunBuilder:
+    """Every logged loss and gradient norm exactly 0 from the first log (every label masked: a loss with
+    no gradient), over a run that logs its gradient norm."""
+    builder = RunBuilder()
+    builder.train["loss"] = 0.0
+    builder.train["grad_norm"] = 0.0
+    return builder
+
+
+@fixture_run(nothing_trained)
+def test_a_zero_loss_with_a_zero_gradient_from_the_start_is_nothing_trained(diagnosis: Diagnosis) -> None:
+    """Unlike an RL objective (0 at its sampling policy, with a gradient), no gradient at all: critical,
+    and the coverage does not call the learning check unable to run."""
+    row = finding(diagnosis, "no_learning:zero_loss")
+    assert row["severity"] == "critical"
+    assert "exactly 0 from the first log" in row["title"]
+    coverage = diagnosis.query("select could_run from main.check_coverage where category = 'no_learning'")
+    assert coverage["could_run"].all()

@@ -149,6 +149,9 @@ outliers as (
         and steps.step = violations.step
     where violations.step is null
         and run_median.counted_steps >= 3
+        -- a spike is a multiple of a positive reference: against a median of 0 (norms logged as 0) there
+        -- is no ratio, and 0 >= k x 0 is no spike
+        and steps.reference_grad_norm > 0
         and steps.grad_norm >= {{ threshold('grad_norm_spike_factor') }} * steps.reference_grad_norm
 ),
 

@@ -186,12 +186,18 @@ zero_findings as (
         'no_learning:zero_loss' as finding_id,
         'no_learning' as category,
         'critical' as severity,
-        'Training loss collapsed to exactly 0 at step ' || {{ fmt_int('first_zero_step') }} || ' (from '
-            || {{ fmt('loss_before_zero', 4) }} || ') and stayed there on ' || {{ fmt_int('zero_loss_steps') }} || ' of '
-            || {{ fmt_int('logged_steps') }} || ' logs: nothing is being trained.' as title,
+        case when loss_before_zero is null
+            then 'Training loss and gradient norm are exactly 0 from the first log (' || {{ fmt_int('zero_loss_steps') }} || ' of '
+                || {{ fmt_int('logged_steps') }} || ' logs): no gradient reached the parameters, nothing is being trained.'
+            else 'Training loss collapsed to exactly 0 at step ' || {{ fmt_int('first_zero_step') }} || ' (from '
+                || {{ fmt('loss_before_zero', 4) }} || ') and stayed there on ' || {{ fmt_int('zero_loss_steps') }} || ' of '
+                || {{ fmt_int('logged_steps') }} || ' logs: nothing is being trained.' end as title,
         'logged losses exactly 0: ' || {{ fmt_int('zero_loss_steps') }} || ' of ' || {{ fmt_int('logged_steps') }}
-            || ', first at step ' || {{ fmt_int('first_zero_step') }} || '; last non-zero loss before it '
-            || {{ fmt('loss_before_zero', 4) }} || ' (a converging loss shrinks gradually; a jump to exactly 0 means the loss is masked or zeroed)'
+            || ', first at step ' || {{ fmt_int('first_zero_step') }}
+            || case when loss_before_zero is null
+                then '; every logged gradient norm is exactly 0 as well (an RL objective that reports 0 at its sampling policy still has a gradient; a loss whose labels are all masked has none)'
+                else '; last non-zero loss before it ' || {{ fmt('loss_before_zero', 4) }}
+                    || ' (a converging loss shrinks gradually; a jump to exactly 0 means the loss is masked or zeroed)' end
             as evidence,
         first_zero_step as first_step,
         last_step,
@@ -209,7 +215,11 @@ zero_findings as (
             as recommendation
     from progress
     where {{ safe_divide('zero_loss_steps', 'logged_steps') }} >= {{ threshold('zero_loss_min_share') }}
-        and loss_before_zero >= {{ threshold('zero_loss_min_jump_from') }}
+        and (
+            loss_before_zero >= {{ threshold('zero_loss_min_jump_from') }}
+            -- zero from the first log: nothing to jump from, but no gradient either (not an RL objective)
+            or (loss_before_zero is null and is_zero_gradient)
+        )
 ),
 
 chance_findings as (
