@@ -127,9 +127,12 @@ WANDB_RUN_FILES = ("wandb-metadata.json", "wandb-summary.json", "config.yaml")
 def unwrapped(path: Path) -> Path:
     """The run inside a folder that holds nothing but one folder (``wandb/latest-run/``, an archive
     unpacked into its own folder), followed down while that is so; else the path itself. A W&B run
-    folder is a run, not a wrapper, though it may hold nothing but its files/ folder (its .wandb
-    history left out of a commit)."""
-    while path.is_dir() and not wandb_run_folder(path):
+    folder read from its console or its summary is a run, not a wrapper, though it may hold nothing
+    but its files/ folder (its .wandb history left out of a commit)."""
+    # an importer module (it imports this one): imported here, when first needed
+    from run_diagnosis.importers import wandb_run
+
+    while path.is_dir() and wandb_console(path) is None and not wandb_run.summary_only(path):
         entries = [p for p in path.iterdir() if not p.name.startswith(".")]
         if len(entries) != 1 or not entries[0].is_dir():
             break
