@@ -4,6 +4,7 @@
     reasons are written: check_catalog.requires); check_coverage joins the reasons of the unmet
     ones, in that order. The conditions
     read check_coverage's columns: available.with_<column> (counted step rows with the column),
+    available.is_zero_gradient,
     available.counted_steps, other_files.evals / shards / events (rows), config.<field>. -#}
 {% macro check_requirements() %}
   {%- set listed_impossible = "',' || config.impossible_fields || ','" -%}
@@ -11,7 +12,7 @@
     'loss': [('available.with_loss = 0', 'no loss in the log')],
     'loss_10': [('available.with_loss < 10', 'fewer than 10 loss values')],
     'loss_signal': [
-        ('available.with_loss > 0 and available.with_signal_loss = 0 and not (available.with_grad_norm >= ' ~ threshold('progress_min_points') ~ ' and available.with_zero_grad_norm = available.with_grad_norm)', 'every logged loss is 0 (to ' ~ threshold('loss_signal_min_abs') ~ '): a loss that carries no learning signal, as an RL objective (GRPO, PPO) reports at its sampling policy; its reward, which this tool does not read, is the signal')],
+        ('available.with_loss > 0 and available.with_signal_loss = 0 and not available.is_zero_gradient', 'every logged loss is 0 (to ' ~ threshold('loss_signal_min_abs') ~ '): a loss that carries no learning signal, as an RL objective (GRPO, PPO) reports at its sampling policy; its reward, which this tool does not read, is the signal')],
     'loss_baseline': [
         ('available.with_loss < ' ~ threshold('spike_min_periods') ~ ' + 1', 'too few loss values to build a baseline')],
     'loss_initial': [

@@ -16,8 +16,6 @@ available_by_run as (
         -- losses that carry a learning signal: beyond loss_signal_min_abs of zero
         count(case when abs(loss) > {{ threshold('loss_signal_min_abs') }} then 1 end) as with_signal_loss,
         count(grad_norm) as with_grad_norm,
-        -- gradient norms exactly 0: with every loss 0 too, nothing was trained (not an RL objective)
-        count(case when grad_norm = 0 then 1 end) as with_zero_grad_norm,
         count(learning_rate) as with_learning_rate,
         count(step_time_sec) as with_step_time,
         count(shard_id) as with_shard_id
@@ -32,13 +30,17 @@ available as (
         coalesce(available_by_run.with_loss, 0) as with_loss,
         coalesce(available_by_run.with_signal_loss, 0) as with_signal_loss,
         coalesce(available_by_run.with_grad_norm, 0) as with_grad_norm,
-        coalesce(available_by_run.with_zero_grad_norm, 0) as with_zero_grad_norm,
+        -- every gradient norm exactly 0 (int_learning_progress_measured): with every loss 0 too, nothing
+        -- was trained, which learning_progress judges (no RL objective: that has a gradient)
+        coalesce(progress.is_zero_gradient, false) as is_zero_gradient,
         coalesce(available_by_run.with_learning_rate, 0) as with_learning_rate,
         coalesce(available_by_run.with_step_time, 0) as with_step_time,
         coalesce(available_by_run.with_shard_id, 0) as with_shard_id
     from config
     left join available_by_run
         on config.run_id = available_by_run.run_id
+    left join {{ run_ref('int_learning_progress_measured') }} as progress
+        on config.run_id = progress.run_id
 ),
 
 eval_counts as (
