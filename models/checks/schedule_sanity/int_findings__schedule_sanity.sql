@@ -79,21 +79,6 @@ assessed as (
         -- rise: the run ended inside its warmup
         coalesce(logged.peak_step >= logged.end_step and logged.logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }}, false)
             as is_still_warming_up,
-        -- the warmup ends only past warmup_long_share of the run and the run goes on after it: as
-        -- configured, or as logged (the logged LR rose to its peak from well below it, over enough values
-        -- to show the rise, and fell after it)
-        coalesce(
-            config.warmup_steps > {{ threshold('warmup_long_share') }} * coalesce(config.total_steps, logged.end_step, run_ends.last_train_step)
-            and config.warmup_steps < coalesce(config.total_steps, logged.end_step, run_ends.last_train_step),
-            false
-        ) or coalesce(
-            config.warmup_steps is null
-            and logged.peak_step > {{ threshold('warmup_long_share') }} * coalesce(config.total_steps, logged.end_step)
-            and logged.peak_step < logged.end_step
-            and logged.first_lr < (1 - {{ threshold('lr_relative_tolerance') }}) * logged.logged_peak_lr
-            and logged.logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }},
-            false
-        ) as is_warmup_most_of_run,
         coalesce(config.warmup_steps, logged.peak_step) as warmup_end_step,
         {{ safe_divide('logged.end_lr', 'logged.logged_peak_lr') }} as end_share_of_peak,
         -- share of the LR drop from the peak to min_lr the run never made
@@ -267,9 +252,15 @@ checks as (
         'Set warmup_steps to a few percent of the run (e.g. ' || {{ fmt_int('greatest(1, warmup_run_steps / 20)') }}
             || '); a warmup sized for a longer run does not shrink with it.' as recommendation
     from assessed
-    where is_warmup_most_of_run
-        -- a warmup as long as the run is warmup_covers_run's
-        and not coalesce(warmup_steps >= warmup_run_steps, false)
+    -- the warmup ends only past warmup_long_share of the run and the run goes on after it (a warmup as
+    -- long as the run is warmup_covers_run's): as configured, or as logged (the logged LR rose to its
+    -- peak from well below it, over enough values to show the rise, and fell after it)
+    where (warmup_steps > {{ threshold('warmup_long_share') }} * warmup_run_steps and warmup_steps < warmup_run_steps)
+        or (warmup_steps is null
+            and peak_step > {{ threshold('warmup_long_share') }} * run_steps
+            and peak_step < end_step
+            and first_lr < (1 - {{ threshold('lr_relative_tolerance') }}) * logged_peak_lr
+            and logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }})
 
     union all
 
