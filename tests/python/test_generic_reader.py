@@ -119,6 +119,25 @@ def test_block_layout_and_interleaved_rank_prefixes(tmp_path: Path) -> None:
     assert run.layout["fields"]["loss"] == "train/CrossEntropyLoss"
 
 
+def test_an_epoch_header_takes_its_values_past_a_librarys_notices(tmp_path: Path) -> None:
+    # Keras fit(verbose=2): "Epoch N/M" then the epoch's values; TensorFlow's allocator notices
+    # (more lines than a block's continuation window) printed between them must not lose the epoch
+    lines = []
+    for epoch in range(1, 9):
+        lines.append(f"Epoch {epoch}/8")
+        if epoch == 5:
+            lines += [
+                f"2021-05-09 18:30:53.33{i}423: I tensorflow/stream_executor/cuda/cuda_driver.cc:789] "
+                f"failed to allocate {613 - 50 * i}.15M ({642935552 - 1000 * i} bytes) from device: "
+                "CUDA_ERROR_OUT_OF_MEMORY: out of memory"
+                for i in range(7)
+            ]
+        lines.append(f"19/19 - 12s - loss: {loss_of(epoch)} - accuracy: 0.{50 + epoch}")
+    run = generic_log.load(write(tmp_path, "train_log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 9))
+    assert losses(run) == [loss_of(e) for e in range(1, 9)]
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

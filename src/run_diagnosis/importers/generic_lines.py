@@ -13,7 +13,8 @@ rank, a split word such as ``valid`` written outside the names). Four sources gi
   count (``epoch 143: 85 / 282``, ``Epoch: [0][ 10/44]``). Python/JSON dicts in a line
   (``{'loss': 3.21, 'epoch': 0.31}``) give their numeric keys. A line with numbers but no
   counter continues the record just above it (a block: ``[step=10/100]`` then one
-  ``name=value`` line per metric, or ``Validation perplexity: 5.4`` after a step line);
+  ``name=value`` line per metric, or ``Validation perplexity: 5.4`` after a step line); a
+  counter line with no metric yet (``Epoch 15/100``) takes the next metrics line however far;
 * delimited tables (``table_records``): CSV/TSV with a header (repeated headers dropped) or a
   headerless counter,value table, whose value is then named by the file name (``loss_log``);
 * JSON documents (``json_records``): ``{name: [values]}`` columns, a list of objects, or a list
@@ -587,7 +588,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
         if (
             above is not None
             and above.source != "bar"
-            and number - above.last_line <= CONTINUATION_GAP + 1
+            and (number - above.last_line <= CONTINUATION_GAP + 1 or _awaits_values(above, record))
             and not _fields(above.names) & _fields(record.names)
             and not above.names & record.names
             and above.rank == record.rank
@@ -597,6 +598,13 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             continue
         skipped.add("numbers without a counter (settings, summaries)", number, raw)
     return records
+
+
+def _awaits_values(header: Record, record: Record) -> bool:
+    """A counter line that has no metric yet ("Epoch 15/100") takes the next metrics line, however
+    many counterless lines of something else (a library's out-of-memory notices) lie between: its
+    values are still to come, and no record of another moment came in between."""
+    return bool(header.counters) and not _fields(header.names) and bool(_fields(record.names))
 
 
 def _fields(names: Iterable[str]) -> set[str]:
