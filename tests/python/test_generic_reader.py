@@ -138,6 +138,16 @@ def test_an_epoch_header_takes_its_values_past_a_librarys_notices(tmp_path: Path
     assert losses(run) == [loss_of(e) for e in range(1, 9)]
 
 
+def test_a_value_in_decibels_is_a_metric_named_in_the_layout(tmp_path: Path) -> None:
+    # an image-restoration log: "Average PSNR : 18.33dB" is a validation metric this tool does not
+    # judge, but it is read and named, not lost as a line without numbers
+    lines = [f"<epoch:{e:3d}, lr:1.000e-04> loss: {loss_of(e):.3e}" for e in range(1, 21)]
+    lines.insert(10, "<epoch: 10, Average PSNR : 18.33dB")
+    run = generic_log.load(write(tmp_path, "train_log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 21))
+    assert "Average PSNR" in run.layout["not_used"]
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

@@ -89,7 +89,7 @@ CLOCK = r"\d{1,3}:\d{2}(?::\d{2})?(?:\.\d+)?"
 VALUE = re.compile(
     rf"(?<![\w.])(?P<clock>{CLOCK})(?![\w:])"
     rf"|(?<![\w.])(?P<num>{NUMBER})(?:\s*/\s*(?P<total>\d+))?"
-    r"(?P<unit>\s?(?:%|ms|us|s|sec|secs|min|h|k|K|M|G|B|Mb|MB|GB|KB)(?![A-Za-z]))?(?![\w.])"
+    r"(?P<unit>\s?(?:%|ms|us|s|sec|secs|min|h|k|K|M|G|B|Mb|MB|GB|KB|dB)(?![A-Za-z]))?(?![\w.])"
 )
 UNIT_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}
 TIME_UNITS = {"ms": "ms", "us": "us", "s": "s", "sec": "s", "secs": "s", "min": "min", "h": "h"}
