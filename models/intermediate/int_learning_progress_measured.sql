@@ -31,23 +31,36 @@ scored as (
     where loss is not null and not is_loss_spike
 ),
 
+row_kinds as (
+    -- how many first rows make the start: an epoch's mean is already an average over many batches
+    select
+        run_id,
+        case when rows_are = 'epoch' then {{ threshold('progress_start_epochs') }}
+            else {{ threshold('progress_start_points') }} end as start_points
+    from {{ run_ref('stg_training__config') }}
+),
+
 positioned as (
     select
-        *,
-        row_number() over (partition by run_id order by step) as position,
-        count(*) over (partition by run_id) as n_steps,
-        abs(loss - {{ previous_value('loss', 'step', 'run_id') }}) as step_change
+        scored.*,
+        coalesce(row_kinds.start_points, {{ threshold('progress_start_points') }}) as start_points,
+        row_number() over (partition by scored.run_id order by scored.step) as position,
+        count(*) over (partition by scored.run_id) as n_steps,
+        abs(scored.loss - {{ previous_value('scored.loss', 'scored.step', 'scored.run_id') }}) as step_change
     from scored
+    left join row_kinds
+        on scored.run_id = row_kinds.run_id
 ),
 
 windows as (
     select
         run_id,
         max(n_steps) as n_steps,
+        max(start_points) as start_points,
         min(step) as first_step,
         max(step) as last_step,
         percentile_cont(0.5) within group (order by case
-            when position <= {{ threshold('progress_start_points') }} then loss end)
+            when position <= start_points then loss end)
             as start_loss,
         percentile_cont(0.5) within group (order by case
             when position > n_steps - greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }})) then loss end)
@@ -227,6 +240,7 @@ joined as (
         windows.n_steps,
         windows.first_step,
         windows.last_step,
+        windows.start_points,
         windows.start_loss,
         windows.end_loss,
         windows.three_quarter_loss,

@@ -108,7 +108,8 @@ trend_findings as (
             else 'Training loss fell only ' || {{ fmt_pct('relative_drop') }} || ' (' || {{ fmt('start_loss', 4) }} || ' -> '
                 || {{ fmt('end_loss', 4) }} || ') and flattened.'
         end as title,
-        'median loss of the first ' || {{ threshold('progress_start_points') }} || ' steps ' || {{ fmt('start_loss', 4) }}
+        case when start_points = 1 then 'loss of the first logged row ' else 'median loss of the first '
+            || {{ fmt_int('start_points') }} || ' logged rows ' end || {{ fmt('start_loss', 4) }}
             || '; median of the last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
             || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
             || case when learning_verdict = 'rose' then '' else '; relative drop ' || {{ fmt_pct('relative_drop') }}
