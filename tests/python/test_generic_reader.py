@@ -148,6 +148,23 @@ def test_a_value_in_decibels_is_a_metric_named_in_the_layout(tmp_path: Path) -> 
     assert "Average PSNR" in run.layout["not_used"]
 
 
+def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:
+    # a mean squared error of unscaled prices prints whole ("611333636096.0000"): above 2**24 a
+    # float32 has no fraction, so whole values there are no sign of a count
+    lines = [
+        f"2025-11-04 15:50:04,453 [INFO] __main__: Epoch [{e}/1000], Train Loss: "
+        f"{float(round(6.1e11 / (1 + e / 100), -4)):.4f}, Train RMSE: 781878.2745,"
+        for e in range(10, 210, 10)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert run.layout["fields"]["loss"] == "Train Loss"
+    assert losses(run)[0] == round(6.1e11 / 1.1, -4)
+    # whole values a float32 could carry a fraction in still read as counts, not a loss
+    counts = [f"Epoch [{e}/100], Train Loss: {1000 + 7 * e}.0000, acc: 0.5" for e in range(1, 21)]
+    with pytest.raises(RunImportError):
+        generic_log.load(write(tmp_path, "counts.log", "\n".join(counts) + "\n"))
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

@@ -267,15 +267,25 @@ def _named(record: Record) -> dict[str, tuple[float, str | None]]:
     return named
 
 
+# from 2**24 on a float32 has no fraction left: whole values there say nothing about a count
+FLOAT32_WHOLE_FROM = 2.0**24
+
+
 def _whole_number_losses(records: list[Record], on_lines: Counter[str], mapped: set[str]) -> list[str]:
     """Names the resolver reads as a loss whose values are all whole numbers (with at least
-    two different ones): token or example counts, not a mean loss."""
+    two different ones): token or example counts, not a mean loss. Not when every value is at
+    least FLOAT32_WHOLE_FROM: a float32 loss that large (a mean squared error of unscaled prices,
+    6.1e11) prints whole whatever it measures."""
     found = []
     for name in on_lines:
         if name in mapped or meaning(name).quantity != "loss":
             continue
         values = {r.named[name][0] for r in records if name in r.named}
-        if len(values) > 1 and all(math.isfinite(v) and float(v).is_integer() for v in values):
+        if (
+            len(values) > 1
+            and all(math.isfinite(v) and float(v).is_integer() for v in values)
+            and not all(abs(v) >= FLOAT32_WHOLE_FROM for v in values)
+        ):
             found.append(name)
     return found
 
