@@ -57,6 +57,7 @@ windows as (
         run_id,
         max(n_steps) as n_steps,
         max(start_points) as start_points,
+        max(greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }}))) as end_points,
         min(step) as first_step,
         max(step) as last_step,
         percentile_cont(0.5) within group (order by case
@@ -76,6 +77,32 @@ windows as (
         max(case when position > n_steps / 2.0 then loss end) as late_max_loss,
         min(case when position > n_steps / 2.0 then loss end) as late_min_loss
     from positioned
+    group by run_id
+),
+
+recurrences as (
+    -- each logged loss, whether the same value was logged at an earlier step, and the value scaled
+    -- to frozen_repeat_min_significant_digits - 1 digits before the point (as repeated_evals)
+    select
+        run_id,
+        loss,
+        row_number() over (partition by run_id, loss order by step) as occurrence,
+        case when loss > 0 then loss
+            * power(10.0, {{ threshold('frozen_repeat_min_significant_digits') }} - 2 - floor(log10(loss))) end
+            as scaled_loss
+    from all_points
+),
+
+recurring as (
+    -- how many logged losses repeat, to every printed digit (frozen_repeat_min_significant_digits or
+    -- more), a value logged at an earlier step: the same weights on the same batch
+    select
+        run_id,
+        count(*) as n_points,
+        sum(case when occurrence > 1
+            and abs(scaled_loss - round(scaled_loss)) > {{ threshold('printed_digit_tolerance') }}
+            then 1 else 0 end) as recurring_points
+    from recurrences
     group by run_id
 ),
 
@@ -241,6 +268,7 @@ joined as (
         windows.first_step,
         windows.last_step,
         windows.start_points,
+        windows.end_points,
         windows.start_loss,
         windows.end_loss,
         windows.three_quarter_loss,
@@ -251,6 +279,7 @@ joined as (
         windows.late_min_loss,
         windows.start_loss - windows.end_loss as level_change,
         coalesce(zeros.logged_steps, 0) as logged_steps,
+        coalesce(recurring.recurring_points, 0) as recurring_points,
         coalesce(zeros.zero_loss_steps, 0) as zero_loss_steps,
         zeros.max_abs_loss,
         zeros.first_zero_step,
@@ -312,6 +341,8 @@ joined as (
         on runs.run_id = windows.run_id
     left join zeros
         on runs.run_id = zeros.run_id
+    left join recurring
+        on runs.run_id = recurring.run_id
     left join gradients
         on runs.run_id = gradients.run_id
     left join before_zero
@@ -343,8 +374,13 @@ flagged as (
         -- the loss did not change at all over the second half of the log (to float32's precision) at a
         -- level where batch noise dwarfs the rounding: the parameters stopped moving, or the output no
         -- longer depends on the input (a frozen model, a dead network, a collapse to a constant)
-        (late_max_loss - late_min_loss <= {{ threshold('frozen_loss_tolerance') }} * abs(late_max_loss)
-            and late_min_loss >= {{ threshold('frozen_loss_min_level') }}) as is_frozen,
+        -- or the losses recur: at least frozen_repeat_min_share of the logged losses repeat, to every one of
+        -- seven or more printed digits, a value logged at an earlier step (the same batches through the same
+        -- weights each epoch: an optimizer that does not step, an unshuffled loader)
+        ((late_max_loss - late_min_loss <= {{ threshold('frozen_loss_tolerance') }} * abs(late_max_loss)
+            and late_min_loss >= {{ threshold('frozen_loss_min_level') }})
+            or (recurring_points > 0 and recurring_points >= {{ threshold('frozen_repeat_min_share') }} * logged_steps))
+            as is_frozen,
         -- the evaluations stopped changing: the last frozen_eval_min_evals or more repeat one value (to
         -- frozen_loss_tolerance, a value with frozen_eval_min_significant_digits), from a point at least
         -- frozen_eval_min_share of the logged run before its end: one validation set through weights that
@@ -365,6 +401,17 @@ flagged as (
                 and relative_drop < {{ threshold('underfitting_max_drop') }})) as is_flat,
         (relative_drop < {{ threshold('underfitting_max_drop') }}
             and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}) as is_shallow,
+        -- the log is too noisy to tell a flat loss from one that fell by underfitting_max_drop: such a fall
+        -- is within no_learning_scatter_factor standard errors of the measured fall (a difference of two
+        -- medians of independent noise of sd loss_scatter: sqrt(pi / 2) * loss_scatter * sqrt(1 / start_points
+        -- + 1 / end_points)); single-batch logs of a weighted multi-term loss scatter by a quarter of their level
+        -- (and the fall measured is itself within that band: a change beyond it was measured)
+        coalesce(
+            {{ threshold('no_learning_scatter_factor') }} * sqrt(pi() / 2) * loss_scatter
+                * sqrt(1.0 / start_points + 1.0 / end_points)
+            > greatest({{ threshold('underfitting_max_drop') }} * abs(start_loss), abs(level_change)),
+            false
+        ) as is_noise_bound,
         -- validation improved meaningfully: on its first value, or before the first evaluation
         -- (the training loss had already fallen by underfitting_max_drop when it was taken)
         case when n_evals >= {{ threshold('eval_gain_min_evals') }} then
@@ -485,6 +532,9 @@ final as (
             -- included) has little left to learn (the format learned in its first steps, a continued stage):
             -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it
             when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null then 'low'
+            -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
+            -- learn is no evidence that it did not (a weak signal)
+            when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'low'
             when learning_verdict = 'flat' then 'high'
             -- validation never improved on its first value: high when an LR far outside its usual range
             -- explains it, medium when the training loss barely fell either

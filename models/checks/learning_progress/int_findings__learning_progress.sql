@@ -321,7 +321,11 @@ final as (
                 when progress.is_early_trend
                 then '; too early to judge, so low: the log holds only the first ' || {{ fmt_int('progress.last_step') }}
                     || ' steps (under ' || {{ threshold('progress_early_steps') }} || ', where common recipes are still warming up)'
-                    || ' and its loss still falls beyond its noise, not slowing down' else '' end as evidence,
+                    || ' and its loss still falls beyond its noise, not slowing down'
+                when progress.is_noise_bound and unioned.finding_id in ('no_learning:run', 'underfitting:run')
+                then '; low: the log is too noisy to have shown a fall of ' || {{ fmt_pct(threshold('underfitting_max_drop'), 0) }}
+                    || ' (log-to-log scatter ' || {{ fmt('progress.loss_scatter', 4) }} || ' against a start of '
+                    || {{ fmt('progress.start_loss', 4) }} || ')' else '' end as evidence,
         unioned.first_step,
         unioned.last_step,
         unioned.steps_affected,
