@@ -69,3 +69,8 @@
 {% macro previous_value(expression, order_by, partition_by=none) -%}
   max({{ expression }}) {{ trailing_window(order_by, 1, partition_by) }}
 {%- endmacro %}
+
+{#- the next row's value: lead() with an explicit one-row frame (as previous_value) -#}
+{% macro next_value(expression, order_by, partition_by=none) -%}
+  max({{ expression }}) over ({{ window_partition_clause(partition_by) }}order by {{ rolling_stats_column_list(order_by) }} rows between 1 following and 1 following)
+{%- endmacro %}

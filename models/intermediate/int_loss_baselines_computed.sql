@@ -18,6 +18,15 @@ with
 
 {{ loss_baseline_ctes(passes, first_pass=loss_baseline_statement_passes() + 1) }},
 
+neighbours as (
+    -- the log losses logged just before and just after each step
+    select
+        *,
+        {{ previous_value('log_loss', 'step', 'run_id') }} as previous_log_loss,
+        {{ next_value('log_loss', 'step', 'run_id') }} as next_log_loss
+    from pass_{{ passes }}
+),
+
 baselines as (
     select
         run_id,
@@ -29,9 +38,17 @@ baselines as (
         exp(log_baseline) as loss_baseline,
         log_loss - log_baseline as log_residual,
         0.6745 * (log_loss - log_baseline) / greatest(coalesce(log_mad, 0), {{ threshold('spike_min_mad') }}) as robust_z,
-        is_outlier as is_loss_spike,
+        -- before spike_min_periods points there is no baseline; a spike there is an isolated excursion:
+        -- spike_isolated_ratio times both the loss logged before it and the one after it (never the first
+        -- log, whose fall to the second is the start of training, nor the last)
+        is_outlier or coalesce(
+            coalesce(baseline_points, 0) < {{ threshold('spike_min_periods') }}
+            and log_loss - previous_log_loss >= ln({{ threshold('spike_isolated_ratio') }})
+            and log_loss - next_log_loss >= ln({{ threshold('spike_isolated_ratio') }}),
+            false
+        ) as is_loss_spike,
         is_excluded_{{ passes - 1 }} as was_flagged_by_earlier_pass
-    from pass_{{ passes }}
+    from neighbours
 ),
 
 bars as (
