@@ -172,6 +172,15 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     assert chosen.columns["loss"] == "total_loss" and "loss" not in chosen.ambiguous
     # a total, when logged, wins over its terms
     assert assign(["epoch", "train/box_loss", "train/loss"]).columns["loss"] == "train/loss"
+    # beside two or more terms, a loss named by a word the table does not know is one more term
+    # (a YOLOv8 fork's dehazing head: train/dehaze_loss, val/dehaze_loss), never the total
+    names = ["epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "train/dehaze_loss"]
+    names += ["val/box_loss", "val/cls_loss", "val/dfl_loss", "val/dehaze_loss"]
+    chosen = assign(names)
+    assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("train/box_loss", "val/box_loss")
+    assert chosen.terms["loss"][-1] == "train/dehaze_loss"
+    # alone, or beside a single term, such a name is still read as the loss
+    assert assign(["epoch", "train/box_loss", "train/dehaze_loss"]).columns["loss"] == "train/dehaze_loss"
 
 
 def test_the_name_that_states_the_training_split_wins_a_tie() -> None:

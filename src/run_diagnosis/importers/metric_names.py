@@ -47,7 +47,9 @@ logged only as the task's terms of its sum (``Meaning.term``: components named b
 such as box, cls, dfl, recon, and by no auxiliary word such as aux or z; YOLO's results.csv has
 no total) is read from its first
 logged term, said in the notes: the terms share the run's course, and the first is the one a
-reader of the file compares first. When the
+reader of the file compares first; beside two or more such terms, a loss named by a word the
+table does not know (``Meaning.guessed``: ``dehaze_loss``, a research head's extra term) is one
+more term, not the total. When the
 best candidate of an evaluation field is labelled and other candidates of the same family and
 rank name other sets, the field is fed by several evaluation sets (``Assignment.sets``, in
 index order); ``aliases.evaluation_sets`` turns them into one series (their mean when all are
@@ -109,6 +111,7 @@ class Meaning:
     term: bool = (
         False  # a component only as one of the task's terms of a loss (box_loss, recon_loss): see assign
     )
+    guessed: bool = False  # its rank rests on a word the table does not know (a qualifier, a set label)
 
 
 # --------------------------------------------------------------------------- the word table
@@ -753,6 +756,7 @@ def resolve(name: str) -> Meaning:
         label=label,
         family=_family(words, label_positions),
         term=term and rank == COMPONENT,
+        guessed=label is not None or any(r.startswith("unknown word") for r in rank_reasons),
     )
 
 
@@ -958,8 +962,18 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         if field_name in result.columns:
             continue
         eligible = [n for n in options if n not in taken and result.meanings[n].rank < COMPONENT]
+        terms = [n for n in present if n in options and n not in taken and result.meanings[n].term]
+        if (
+            field_name in _LOSS_FIELDS
+            and len(terms) >= 2
+            and all(result.meanings[n].rank == VARIANT and result.meanings[n].guessed for n in eligible)
+        ):
+            # beside two or more of the task's terms, a loss named by a word the table does not know
+            # ('dehaze_loss' beside YOLO's box/cls/dfl: a research head's extra term) is one more term
+            # of the sum, not the total
+            terms = [n for n in present if n in terms or n in eligible]
+            eligible = []
         if not eligible:
-            terms = [n for n in present if n in options and n not in taken and result.meanings[n].term]
             if terms and field_name in _LOSS_FIELDS:
                 # a loss logged only as the terms of its sum (YOLO's box/cls/dfl, a VAE's recon/kl)
                 result.columns[field_name] = terms[0]
