@@ -165,6 +165,27 @@ def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path)
         generic_log.load(write(tmp_path, "counts.log", "\n".join(counts) + "\n"))
 
 
+def test_a_block_whose_loss_follows_a_component_of_it(tmp_path: Path) -> None:
+    # stable-baselines3 prints one table per iteration; its entropy_loss (a component) comes before
+    # its loss in the block, and must not shut the loss out of the record
+    blocks = []
+    for it in range(1, 13):
+        blocks += [
+            "-----------------------------------------",
+            "| time/                   |             |",
+            f"|    iterations           | {it:<11d} |",
+            f"|    total_timesteps      | {4192 * it:<11d} |",
+            "| train/                  |             |",
+            f"|    entropy_loss         | {-2.19 + 0.01 * it:<11.4g} |",
+            "|    learning_rate        | 0.0003      |",
+            f"|    loss                 | {loss_of(it):<11.4g} |",
+            f"|    value_loss           | {0.9 - 0.01 * it:<11.4g} |",
+        ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(blocks) + "\n"))
+    assert run.layout["fields"]["loss"] == "loss"
+    assert losses(run) == [float(f"{loss_of(it):.4g}") for it in range(1, 13)]
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

@@ -608,8 +608,9 @@ def _awaits_values(header: Record, record: Record) -> bool:
 
 
 def _fields(names: Iterable[str]) -> set[str]:
-    """The canonical fields some of these names stand for (a second val loss is no continuation)."""
-    found = {meaning(name).field for name in names}
+    """The canonical fields some of these names stand for (a second val loss is no continuation);
+    a component of a field (SB3's entropy_loss beside its loss) stands for none."""
+    found = {m.field for m in map(meaning, names) if m.rank < metric_names.COMPONENT}
     return {f for f in found if f is not None}
 
 

@@ -500,6 +500,9 @@ _LOSS_WORDS = ("loss", "perplexity", "bits")
 _PLURAL_COUNTS = {"steps", "iters", "iterations", "updates"}
 # ... except a running count ('num_updates' is fairseq's counter; 'n_steps' so far)
 _RUNNING = {"num", "n", "current"}
+# a loss name with a count word counts something (detectron2's FED_LOSS_NUM_CLASSES: 50, a tally of
+# NaN losses): a setting or a tally, never a loss value
+_COUNT_WORDS = {"num", "number", "count"}
 
 
 def tokens(name: str) -> list[str]:
@@ -736,6 +739,9 @@ def resolve(name: str) -> Meaning:
         reasons.append(
             "total/max with a counter: the planned number (total_steps, max_epochs), not the counter"
         )
+    if quantity in _LOSS_WORDS and field_name is not None and set(words) & _COUNT_WORDS:
+        field_name = None
+        reasons.append("a count word beside the loss: the number of something (a setting, a tally)")
     summary = [w for w in words if w in WORDS and WORDS[w].kind == SUMMARY]
     if summary:
         field_name = None
