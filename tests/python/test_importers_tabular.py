@@ -31,7 +31,13 @@ from run_diagnosis.importers import (
     wandb_history,
     wandb_run,
 )
-from run_diagnosis.importers.aliases import ENV_VAR, load_aliases, step_times_from_elapsed
+from run_diagnosis.importers.aliases import (
+    ENV_VAR,
+    UNREADABLE,
+    load_aliases,
+    python_literal,
+    step_times_from_elapsed,
+)
 from run_diagnosis.importers.canonical import (
     EVAL_COLUMNS,
     EVENT_COLUMNS,
@@ -1353,3 +1359,12 @@ def test_wandb_run_folder_with_only_its_summary_is_read_from_its_final_values(tm
     (files / "wandb-summary.json").write_text('{"_wandb": {"runtime": 40}}', encoding="utf-8")
     with pytest.raises(RunImportError):
         importers.load_run(folder)
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_printed_python_value_is_read_quietly() -> None:
+    # a logged dict whose string holds an invalid escape ('\d' in a regex argument) warns when
+    # parsed; the user reading the report must not see Python's warning, only the value
+    assert python_literal("{'pattern': '\\d+', 'lr': 3e-4}") == {"pattern": "\\d+", "lr": 3e-4}
+    assert python_literal("{'pattern': '\\d'}") == {"pattern": "\\d"}
+    assert python_literal("[1, 2") is UNREADABLE

@@ -17,7 +17,8 @@
    A key it cannot place or a non-string name is an error naming the file and the key.
 
 2. Cell parsing: ``to_float`` / ``to_step`` turn a cell (CSV text or a JSON value) into a
-   number, keeping ``nan``/``inf`` (a NaN loss is a finding, not a missing value), and
+   number, keeping ``nan``/``inf`` (a NaN loss is a finding, not a missing value);
+   ``python_literal`` reads a printed Python value (a dict, a list, True/None) quietly; and
    ``metric_column`` builds a column that keeps them visible after ``write_run`` (which
    writes a float NaN as an empty cell, the same as "not logged").
 
@@ -40,10 +41,12 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +140,22 @@ def column_map(names: Iterable[Any], aliases: dict[str, list[str]] | None = None
                 break
     assignment = assign(present, overrides)
     return ColumnMap(dict(assignment.columns), notes + assignment.notes(), assignment)
+
+
+# what python_literal returns for text that is no Python literal
+UNREADABLE: Any = object()
+
+
+def python_literal(text: str) -> Any:
+    """The value of a printed Python literal (numbers, strings, True/None, lists, dicts), else
+    UNREADABLE. Quiet: an invalid escape in a logged string is no warning for the user to read."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return UNREADABLE
 
 
 def to_float(value: Any) -> float | None:

@@ -41,7 +41,6 @@ fairseq's logging conventions, modelled
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import math
@@ -50,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import read_text, sniff_path
+from run_diagnosis.importers.aliases import UNREADABLE, python_literal, read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Conventions, Record, build_frames, number, single_file
 from run_diagnosis.run_files import INTERVAL_MEAN_KEY
@@ -199,9 +198,8 @@ def _config(line: str | None, notes: list[str]) -> tuple[dict[str, Any], dict[st
     args: dict[str, Any] = {}
     hydra = HYDRA_CONFIG.search(line)
     if hydra:
-        try:
-            document = ast.literal_eval(hydra.group("dict"))
-        except (ValueError, SyntaxError):
+        document = python_literal(hydra.group("dict"))
+        if document is UNREADABLE or not isinstance(document, dict):
             notes.append("the hydra config line could not be read as a Python literal: config unknown")
             return {}, {}
         for section in ("optimization", "lr_scheduler", "dataset", "checkpoint", "common"):
@@ -214,10 +212,8 @@ def _config(line: str | None, notes: list[str]) -> tuple[dict[str, Any], dict[st
         for key, value in re.findall(
             r"(\w+)=('[^']*'|\[[^\]]*\]|[^,]+)", found.group("args") if found else ""
         ):
-            try:
-                args[key] = ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                args[key] = value
+            parsed = python_literal(value)
+            args[key] = value if parsed is UNREADABLE else parsed
     lr = args.get("lr")
     peak = lr[0] if isinstance(lr, list | tuple) and lr else lr
     clip = args.get("clip_norm")

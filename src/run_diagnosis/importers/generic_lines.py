@@ -28,7 +28,6 @@ means: that is the metric-name resolver's job (``metric_names``), called by ``ge
 
 from __future__ import annotations
 
-import ast
 import calendar
 import csv
 import io
@@ -42,6 +41,7 @@ from functools import lru_cache
 from typing import Any
 
 from run_diagnosis.importers import metric_names
+from run_diagnosis.importers.aliases import UNREADABLE, python_literal
 
 EXAMPLES_KEPT = 2
 EXAMPLE_CHARS = 160
@@ -383,10 +383,8 @@ def literal(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+    value = python_literal(text)
+    return None if value is UNREADABLE else value
 
 
 def flat_numbers(document: dict[str, Any]) -> dict[str, tuple[float, str | None]]:

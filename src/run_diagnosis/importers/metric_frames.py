@@ -21,7 +21,6 @@ format means by its numbers (``Conventions``); this module does the rest the sam
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,11 +31,13 @@ import pandas as pd
 
 from run_diagnosis.importers import NoLossError, RunImportError, training_args
 from run_diagnosis.importers.aliases import (
+    UNREADABLE,
     column_map,
     evaluation_sets,
     files_to_read,
     load_aliases,
     metric_column,
+    python_literal,
     step_times_from_elapsed,
 )
 from run_diagnosis.importers.canonical import (
@@ -321,10 +322,10 @@ def _param_value(text: Any) -> Any:
     """A logged param (text) as the Python value it prints (numbers, booleans, lists), else text."""
     if not isinstance(text, str):
         return text
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    value = python_literal(text)
+    if value is UNREADABLE:
         return {"true": True, "false": False, "none": None}.get(text.strip().lower(), text)
+    return value
 
 
 def settings_from_params(

@@ -10,7 +10,6 @@ TensorBoard, Lightning and W&B importers.
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import math
@@ -22,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from run_diagnosis.importers.aliases import UNREADABLE, python_literal
 from run_diagnosis.importers.canonical import REQUIRED_SCHEDULE_KEYS, RunData
 from run_diagnosis.importers.reference_keys import read_side_document, unwrap_wandb_config
 
@@ -249,10 +249,8 @@ def parse_arguments_dump(text: str) -> dict[str, Any] | None:
 
 
 def _dump_value(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
+    value = python_literal(text)
+    return text if value is UNREADABLE else value
 
 
 def normalise_enum(key: str, value: Any) -> Any:
