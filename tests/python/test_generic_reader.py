@@ -186,6 +186,17 @@ def test_a_block_whose_loss_follows_a_component_of_it(tmp_path: Path) -> None:
     assert losses(run) == [float(f"{loss_of(it):.4g}") for it in range(1, 13)]
 
 
+def test_a_step_counter_that_never_moves_beside_an_epoch_that_does(tmp_path: Path) -> None:
+    # one line an epoch, printed at its first iteration: 'iter:0/18' on every line; the epoch counts
+    lines = [
+        f"[train] epoch:{e} iter:0/18 0.00% lr:0.001000 loss:{loss_of(e + 1):.6f} ETA:0.0min"
+        for e in range(30)
+    ]
+    run = generic_log.load(write(tmp_path, "train_log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [18 * e for e in range(30)]
+    assert losses(run) == [round(loss_of(e + 1), 6) for e in range(30)]
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

@@ -439,6 +439,11 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
     plain = Counting(
         "step", name, f"{name!r}", [int(v) for v in values], total, map_record=_int_counter(name)
     )
+    # a step counter that never moves beside an epoch that does ('epoch:3 iter:0/18' on the one
+    # line an epoch prints): each row starts the counter's cycle again
+    frozen = epoch is not None and len(values) > 1 and len(set(values)) == 1
+    if frozen:
+        drops = list(range(1, len(values)))
     if not drops:
         return plain
     if epoch is not None:
@@ -455,6 +460,8 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
                 return None if e is None or v is None else int((e - first) * period + v)
 
             return Counting("composite", name, detail, steps, None, map_record=mapped)
+    if frozen:
+        return plain
     cycle_length = _cycle_period(values, drops, total)
     if cycle_length:
         steps, cycle = [], 0
