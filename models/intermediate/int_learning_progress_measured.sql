@@ -327,6 +327,8 @@ joined as (
         -- log that stops early inside the warmup of a longer run
         coalesce(config.warmup_steps >= coalesce(config.total_steps, windows.last_step), false) as is_warmup_over_configured_run,
         coalesce(config.loss_objective = 'adversarial', false) as is_adversarial_loss,
+        -- the loss read is one term of a sum whose total is not logged (YOLO's box_loss, a VAE's recon)
+        coalesce(config.loss_objective = 'term', false) as is_term_loss,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
         coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end,
@@ -535,6 +537,10 @@ final as (
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not (a weak signal)
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'low'
+            -- flat, shallow, no gain or worse on one term of a sum whose total is not logged: terms trade off (YOLO's
+            -- box term rises through its warmup while the class term falls; a VAE's KL rises as its
+            -- reconstruction falls), so one term's course is a weak signal of the whole's
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse') and is_term_loss then 'low'
             when learning_verdict = 'flat' then 'high'
             -- validation never improved on its first value: high when an LR far outside its usual range
             -- explains it, medium when the training loss barely fell either

@@ -197,6 +197,20 @@ def test_a_step_counter_that_never_moves_beside_an_epoch_that_does(tmp_path: Pat
     assert losses(run) == [round(loss_of(e + 1), 6) for e in range(30)]
 
 
+def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Path) -> None:
+    # YOLOv8's results.csv logs box, cls and dfl terms, no total: the first stands in, and the config
+    # says so (loss_objective term), so the learning verdicts read it as a weak signal of the whole
+    header = "epoch,train/box_loss,train/cls_loss,train/dfl_loss,val/box_loss,val/cls_loss,val/dfl_loss"
+    rows = [f"{e},{1.0 + 0.02 * e},{3.0 - 0.1 * e},1.3,1.2,2.5,1.4" for e in range(10)]
+    run = generic_log.load(write(tmp_path, "results.csv", "\n".join([header, *rows]) + "\n"))
+    assert run.loss_name == "train/box_loss"
+    assert config_document(run)["loss_objective"] == "term"
+    # a logged total is the objective itself
+    whole = ["epoch,train/loss,val/loss", *(f"{e},{3.0 - 0.1 * e},2.9" for e in range(10))]
+    run = generic_log.load(write(tmp_path, "whole.csv", "\n".join(whole) + "\n"))
+    assert config_document(run).get("loss_objective") is None
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

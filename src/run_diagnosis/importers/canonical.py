@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from run_diagnosis.importers.metric_names import is_adversarial
+from run_diagnosis.importers.metric_names import is_adversarial, resolve
 from run_diagnosis.importers.reference_keys import reference_keys
 from run_diagnosis.run_files import (
     EVAL_COLUMNS,
@@ -224,6 +224,14 @@ def config_document(run: RunData) -> dict[str, Any]:
         document[LOSS_OBJECTIVE_KEY] = "adversarial"
         lifted_notes.append(
             f"{LOSS_OBJECTIVE_KEY} = adversarial: the loss read, {run.loss_name}, is a GAN player's"
+        )
+    elif (
+        run.loss_name is not None and resolve(run.loss_name).term and document.get(LOSS_OBJECTIVE_KEY) is None
+    ):
+        document[LOSS_OBJECTIVE_KEY] = "term"
+        lifted_notes.append(
+            f"{LOSS_OBJECTIVE_KEY} = term: the loss read, {run.loss_name}, is one term of a sum whose total "
+            "is not logged (its course can differ from the total's)"
         )
     unknown = [k for k in REQUIRED_SCHEDULE_KEYS if schedule[k] is None]
     unknown += [k for k in REQUIRED_TOP_KEYS if document[k] is None]
