@@ -52,22 +52,30 @@ positioned as (
         on scored.run_id = row_kinds.run_id
 ),
 
+sized as (
+    -- how many last rows make the end: progress_window_share of the run, at least 3
+    select
+        *,
+        greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }})) as end_points
+    from positioned
+),
+
 windows as (
     select
         run_id,
         max(n_steps) as n_steps,
         max(start_points) as start_points,
-        max(greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }}))) as end_points,
+        max(end_points) as end_points,
         min(step) as first_step,
         max(step) as last_step,
         percentile_cont(0.5) within group (order by case
             when position <= start_points then loss end)
             as start_loss,
         percentile_cont(0.5) within group (order by case
-            when position > n_steps - greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }})) then loss end)
+            when position > n_steps - end_points then loss end)
             as end_loss,
         percentile_cont(0.5) within group (order by case
-            when position > 0.75 * n_steps - greatest(3, ceiling(n_steps * {{ threshold('progress_window_share') }}))
+            when position > 0.75 * n_steps - end_points
                 and position <= 0.75 * n_steps then loss end)
             as three_quarter_loss,
         -- the median absolute change between consecutive logs over 0.6745 * sqrt(2): the standard
@@ -76,7 +84,7 @@ windows as (
         -- the range of the second half's losses: zero when the loss froze (is_frozen)
         max(case when position > n_steps / 2.0 then loss end) as late_max_loss,
         min(case when position > n_steps / 2.0 then loss end) as late_min_loss
-    from positioned
+    from sized
     group by run_id
 ),
 
@@ -98,7 +106,6 @@ recurring as (
     -- more), a value logged at an earlier step: the same weights on the same batch
     select
         run_id,
-        count(*) as n_points,
         sum(case when occurrence > 1
             and abs(scaled_loss - round(scaled_loss)) > {{ threshold('printed_digit_tolerance') }}
             then 1 else 0 end) as recurring_points
