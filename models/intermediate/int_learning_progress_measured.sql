@@ -508,6 +508,23 @@ judged as (
     from flagged
 ),
 
+weighed as (
+    -- why a failure-to-learn verdict is a weak signal, when it is (its severity is then low and the
+    -- learning_progress check says why):
+    select
+        *,
+        case
+            -- flat, shallow, no gain or worse on one term of a sum whose total is not logged: terms trade off
+            -- (YOLO's box term rises through its warmup while the class term falls; a VAE's KL rises as its
+            -- reconstruction falls), so one term's course is a weak signal of the whole's
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse') and is_term_loss then 'term_loss'
+            -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
+            -- learn is no evidence that it did not
+            when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'
+        end as lowered_by
+    from judged
+),
+
 final as (
     -- the finding a failure to learn is reported as, and its severity: the learning_progress check
     -- words it, and schedule_sanity raises the cause it names (learning_cause) to at least that severity
@@ -541,13 +558,8 @@ final as (
             -- included) has little left to learn (the format learned in its first steps, a continued stage):
             -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it
             when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null then 'low'
-            -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
-            -- learn is no evidence that it did not (a weak signal)
-            when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'low'
-            -- flat, shallow, no gain or worse on one term of a sum whose total is not logged: terms trade off (YOLO's
-            -- box term rises through its warmup while the class term falls; a VAE's KL rises as its
-            -- reconstruction falls), so one term's course is a weak signal of the whole's
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse') and is_term_loss then 'low'
+            -- a verdict that rests on a weak signal (lowered_by): low
+            when lowered_by is not null then 'low'
             when learning_verdict = 'flat' then 'high'
             -- validation never improved on its first value: high when an LR far outside its usual range
             -- explains it, medium when the training loss barely fell either
@@ -556,7 +568,7 @@ final as (
             when learning_verdict = 'got_worse' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
             else 'medium'
         end as verdict_severity
-    from judged
+    from weighed
 )
 
 select * from final

@@ -322,11 +322,10 @@ final as (
                 then '; too early to judge, so low: the log holds only the first ' || {{ fmt_int('progress.last_step') }}
                     || ' steps (under ' || {{ threshold('progress_early_steps') }} || ', where common recipes are still warming up)'
                     || ' and its loss still falls beyond its noise, not slowing down'
-                when progress.is_term_loss
-                    and unioned.finding_id in ('no_learning:run', 'underfitting:run', 'no_learning:no_val_gain', 'no_learning:got_worse')
+                when progress.lowered_by = 'term_loss' and unioned.finding_id = progress.verdict_finding_id
                 then '; low: the loss read is one term of a sum whose total is not logged (config loss_objective = term);'
                     || ' the terms trade off, so one term''s course is a weak sign of the whole''s'
-                when progress.is_noise_bound and unioned.finding_id in ('no_learning:run', 'underfitting:run')
+                when progress.lowered_by = 'noise_bound' and unioned.finding_id = progress.verdict_finding_id
                 then '; low: the log is too noisy to have shown a fall of ' || {{ fmt_pct(threshold('underfitting_max_drop'), 0) }}
                     || ' (log-to-log scatter ' || {{ fmt('progress.loss_scatter', 4) }} || ' against a start of '
                     || {{ fmt('progress.start_loss', 4) }} || ')' else '' end as evidence,
