@@ -181,6 +181,9 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     chosen = assign(names)
     assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("train/box_loss", "val/box_loss")
     assert chosen.terms["loss"][-1] == "train/dehaze_loss"
+    # logged first, such a name still does not stand in: a known term does (its meaning says term)
+    chosen = assign(["epoch", "train/dehaze_loss", "train/box_loss", "train/cls_loss"])
+    assert chosen.columns["loss"] == "train/box_loss" and resolve(chosen.columns["loss"]).term
     # alone, or beside a single term, such a name is still read as the loss
     assert assign(["epoch", "train/box_loss", "train/dehaze_loss"]).columns["loss"] == "train/dehaze_loss"
 

@@ -976,8 +976,9 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         ):
             # beside two or more of the task's terms, a loss named by a word the table does not know
             # ('dehaze_loss' beside YOLO's box/cls/dfl: a research head's extra term) is one more term
-            # of the sum, not the total
-            terms = [n for n in present if n in terms or n in eligible]
+            # of the sum, not the total; a known term stands in first, whatever the logged order,
+            # so the stand-in is always one the table names as a term (loss_objective: term)
+            terms = [*terms, *(n for n in present if n in eligible)]
             eligible = []
         if not eligible:
             if terms and field_name in _LOSS_FIELDS:
