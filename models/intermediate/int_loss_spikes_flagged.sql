@@ -1,5 +1,6 @@
--- Loss spikes grouped into events: consecutive spike steps (a gap of one clean
--- step does not split an event) form one event, described by its onset step,
+-- Loss spikes grouped into events: consecutive spike steps of the log (a gap of one clean
+-- logged step does not split an event; counted in logged rows, so a log written every 10th
+-- step groups as a per-step log does) form one event, described by its onset step,
 -- peak, duration, the shard and source it started on, whether grad_norm was at
 -- or above the clip limit at the onset, and the loss it cost above the baseline.
 -- A spike step must also exceed its baseline by spike_min_absolute_excess in
@@ -10,7 +11,9 @@ scored as (
     -- the loss baseline and the clip state of every counted step: one table (the wide model)
     select
         run_id, step, shard_id, loss, loss_baseline, robust_z, is_loss_spike,
-        spike_threshold_loss, spike_threshold_name, is_at_or_above_clip, ratio_to_clip
+        spike_threshold_loss, spike_threshold_name, is_at_or_above_clip, ratio_to_clip,
+        -- the row's place in the log: events are grouped by logged rows, not step numbers
+        row_number() over (partition by run_id order by step) as log_row
     from {{ run_ref('int_train_steps_measured') }}
 ),
 
@@ -27,7 +30,8 @@ spike_steps as (
         scored.loss_baseline,
         scored.robust_z,
         scored.loss - scored.loss_baseline as loss_excess,
-        {{ previous_value('scored.step', 'scored.step', 'scored.run_id') }} as previous_spike_step
+        scored.log_row,
+        {{ previous_value('scored.log_row', 'scored.step', 'scored.run_id') }} as previous_spike_row
     from scored
     where scored.is_loss_spike
         and scored.loss - scored.loss_baseline >= {{ threshold('spike_min_absolute_excess') }}
@@ -36,7 +40,7 @@ spike_steps as (
 event_starts as (
     select
         *,
-        case when previous_spike_step is null or step - previous_spike_step > 2 then 1 else 0 end as is_event_start
+        case when previous_spike_row is null or log_row - previous_spike_row > 2 then 1 else 0 end as is_event_start
     from spike_steps
 ),
 
@@ -55,6 +59,7 @@ events as (
         spike_event_number,
         min(step) as onset_step,
         max(step) as last_step,
+        max(log_row) as last_row,
         count(*) as spike_steps,
         max(loss) as peak_loss,
         max(loss / loss_baseline) as peak_ratio,
@@ -86,8 +91,29 @@ onsets as (
         and onset_row.shard_id = shards.shard_id
 ),
 
+settled as (
+    -- the spike_settle_rows logged losses after the event: did the loss come back under the bar
+    -- its onset cleared, or stay above it (a new level: the baseline caught up with the loss, the
+    -- loss did not come down to the baseline)?
+    {{ rows_after_above('onsets', ['run_id', 'spike_event_number'], 'scored', 'log_row', 'onsets.last_row',
+        threshold('spike_settle_rows'), 'loss', 'onsets.onset_threshold_loss', 'settle_rows', 'settle_rows_above') }}
+),
+
 final as (
-    select * from onsets
+    select
+        onsets.*,
+        settled.settle_rows,
+        settled.settle_rows_above,
+        case
+            when onsets.onset_threshold_loss is null then 'came_back'
+            when settled.settle_rows = 0 then 'log_end'
+            when 2 * settled.settle_rows_above > settled.settle_rows then 'new_level'
+            else 'came_back'
+        end as after_event
+    from onsets
+    inner join settled
+        on onsets.run_id = settled.run_id
+        and onsets.spike_event_number = settled.spike_event_number
 )
 
 select * from final

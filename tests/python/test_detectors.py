@@ -217,6 +217,26 @@ def test_loss_spikes(diagnosis: Diagnosis, at: int, length: int, factor: float) 
     only_expected_above_low(diagnosis, {"loss_spikes"})
 
 
+@fixture_run(
+    lambda: RunBuilder().plant_loss_spike(60, 5, 3.0).plant_level_jump(150, 2.5).plant_sparse_logging(2)
+)
+def test_spike_events_are_grouped_by_logged_rows_and_say_whether_the_loss_came_back(
+    diagnosis: Diagnosis,
+) -> None:
+    """A log written every 2nd step: a spike over three consecutive logged rows (steps 60-64) is
+    one event seen on 3 points, not three one-point blips (which could never be above low); a loss
+    that jumps 2.5x at step 150 and stays is one event that did not come back (a new level), with
+    its own advice."""
+    found = findings_of(diagnosis, "loss_spikes").set_index("finding_id")
+    assert sorted(found.index) == ["loss_spikes:150", "loss_spikes:60"], found["title"]
+    spike, shift = found.loc["loss_spikes:60"], found.loc["loss_spikes:150"]
+    assert spike["steps_affected"] == 3 and spike["detector_severity"] == "high"
+    assert "stayed high for 3 logged steps" in spike["title"]
+    assert "did not come back" in shift["title"] and "(a new level)" in shift["title"]
+    assert "check what changed at that step" in shift["recommendation"]
+    assert "the baseline caught up with the loss" in shift["evidence"]
+
+
 @fixture_run(lambda: RunBuilder().plant_bad_shard(2.5)[0])
 def test_bad_shard_is_the_cause_of_its_spikes(diagnosis: Diagnosis) -> None:
     _, shard = RunBuilder().plant_bad_shard(2.5)

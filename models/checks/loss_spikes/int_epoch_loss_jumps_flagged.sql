@@ -84,17 +84,9 @@ jumps as (
 ),
 
 after_jumps as (
-    select
-        jumps.run_id,
-        jumps.step,
-        count(later.step) as epochs_after,
-        sum(case when later.loss > jumps.previous_loss then 1 else 0 end) as epochs_still_above
-    from jumps
-    left join epoch_changes as later
-        on jumps.run_id = later.run_id
-        and later.epoch_position > jumps.epoch_position
-        and later.epoch_position <= jumps.epoch_position + {{ window }}
-    group by jumps.run_id, jumps.step
+    -- the window epochs after each jump: how many stayed above the loss before it
+    {{ rows_after_above('jumps', ['run_id', 'step'], 'epoch_changes', 'epoch_position', 'jumps.epoch_position',
+        window, 'loss', 'jumps.previous_loss', 'epochs_after', 'epochs_still_above') }}
 ),
 
 final as (

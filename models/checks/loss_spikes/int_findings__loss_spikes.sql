@@ -75,8 +75,16 @@ final as (
             || 'x its baseline ' || {{ fmt('spikes.onset_baseline', 3) }} || ') at step ' || {{ fmt_int('spikes.onset_step') }}
             -- the shard only when the log names one (a log without shard ids says nothing of it)
             || coalesce(' on shard ' || spikes.onset_shard_id || coalesce(' (' || spikes.onset_source || ')', ''), '')
-            || ' and stayed high for ' || {{ fmt_int('spikes.spike_steps') }}
-            || case when spikes.spike_steps = 1 then ' logged step.' else ' logged steps.' end as title,
+            || case spikes.after_event
+                when 'new_level' then ' and did not come back: high for ' || {{ fmt_int('spikes.spike_steps') }}
+                    || case when spikes.spike_steps = 1 then ' logged step, then ' else ' logged steps, then ' end
+                    || {{ fmt_int('spikes.settle_rows_above') }} || ' of the next ' || {{ fmt_int('spikes.settle_rows') }}
+                    || ' still above ' || {{ fmt('spikes.onset_threshold_loss', 3) }} || ' (a new level).'
+                when 'log_end' then ' and was still high when the log ended (' || {{ fmt_int('spikes.spike_steps') }}
+                    || case when spikes.spike_steps = 1 then ' logged step).' else ' logged steps).' end
+                else ' and stayed high for ' || {{ fmt_int('spikes.spike_steps') }}
+                    || case when spikes.spike_steps = 1 then ' logged step.' else ' logged steps.' end
+            end as title,
         'onset step ' || {{ fmt_int('spikes.onset_step') }} || ', last spike step ' || {{ fmt_int('spikes.last_step') }}
             || '; peak loss ' || {{ fmt('spikes.peak_loss', 4) }} || ' vs baseline ' || {{ fmt('spikes.onset_baseline', 4) }}
             || ' (median of the previous ' || {{ threshold('spike_window') }} || ' non-spike steps), robust z '
@@ -85,6 +93,12 @@ final as (
             || '; grad_norm at onset ' || case when spikes.is_grad_at_clip_at_onset then 'at or above the clip limit ('
                 || {{ fmt('spikes.grad_ratio_to_clip_at_onset', 2) }} || 'x)' else 'below the clip limit' end
             || '; loss above baseline summed over the spike: ' || {{ fmt('spikes.loss_excess_sum', 2) }}
+            || case spikes.after_event
+                when 'new_level' then '; after it ' || {{ fmt_int('spikes.settle_rows_above') }} || ' of the next '
+                    || {{ fmt_int('spikes.settle_rows') }} || ' logged losses stay above the onset''s bar '
+                    || {{ fmt('spikes.onset_threshold_loss', 4) }} || ': the baseline caught up with the loss, the loss did not come down'
+                when 'log_end' then '; the log ends inside the spike'
+                else '' end
             || case when val_impact.worst_val_after is not null and val_impact.best_val_before is not null
                 then '; validation loss rose to ' || {{ fmt('val_impact.worst_val_after', 4) }} || ' (best before the spike '
                     || {{ fmt('val_impact.best_val_before', 4) }} || ', +' || {{ fmt('val_impact.worst_val_after - val_impact.best_val_before', 4) }} || ')'
@@ -107,11 +121,17 @@ final as (
             coalesce(least(1.0, greatest(0, {{ safe_divide('val_impact.worst_val_after - val_impact.best_val_before', 'val_impact.best_val_before') }})), 0)
         ) as impact_score,
         case
-            when bad_shards.shard_id is not null then 'bad_data_shard:' || bad_shards.shard_id
+            -- a shard's spikes end when its batches do: a loss that stayed at a new level after the
+            -- event outlived the shard it started on, so the shard is not its cause
+            when bad_shards.shard_id is not null and spikes.after_event <> 'new_level' then 'bad_data_shard:' || bad_shards.shard_id
             when resume_jumps.resume_step is not null then 'loss_spikes:resume_' || {{ fmt_int('resume_jumps.resume_step') }}
         end as caused_by,
-        case when bad_shards.shard_id is not null
+        case when bad_shards.shard_id is not null and spikes.after_event <> 'new_level'
             then 'Fix or drop shard ' || bad_shards.shard_id || ' (see bad_data_shard); the spike follows its batches.'
+            when spikes.after_event = 'new_level'
+            then 'The loss moved to a new level at step ' || {{ fmt_int('spikes.onset_step') }} || ' and stayed there: check what changed at that step '
+                || '(a new training stage or loss term, a data-mix switch, a resumed checkpoint); if nothing did, the run diverged: '
+                || 'restart from a checkpoint before it with a lower LR or more warmup.'
             else 'Inspect the batches at steps ' || {{ fmt_int('spikes.onset_step - 1') }} || '-' || {{ fmt_int('spikes.onset_step') }}
                 || ' (outlier length, corrupted text, duplicated blocks); if the data is fine, lower the LR or add warmup.'
         end as recommendation

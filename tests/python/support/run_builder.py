@@ -311,6 +311,11 @@ class RunBuilder:
         self.config_overrides["step_time_is_interval_mean"] = declared
         return self
 
+    def plant_sparse_logging(self, interval: int) -> RunBuilder:
+        """Log every `interval`-th step only, each row that step's own values (logging_steps > 1)."""
+        self.train = self.train[self.train["step"] % interval == 0].reset_index(drop=True)
+        return self
+
     def plant_initial_loss(self, losses: list[float]) -> RunBuilder:
         """The first logged losses are `losses` (e.g. mis-scaled initial logits)."""
         self.train.loc[self.train.index[: len(losses)], "loss"] = losses
