@@ -853,6 +853,27 @@ def test_an_epoch_count_in_a_config_beside_the_metrics_plans_the_run(tmp_path: P
     assert again.config.get("num_epochs") is None and notes_with(again, "disagree")
 
 
+def test_an_hparams_file_of_python_assignments_is_read_and_one_of_anything_else_set_aside(
+    tmp_path: Path,
+) -> None:
+    """hparams.yaml holding a script's constants as 'NAME = value' lines (YAML reads them as one
+    string) gives its values; a file that is no mapping at all (a list) is set aside with a note,
+    never fatal: the metrics are the run."""
+    folder = tmp_path / "version_8"
+    folder.mkdir()
+    rows = [f"{s // 25},{s},{3.0 - s / 1000}" for s in range(100)]
+    (folder / "metrics.csv").write_text("epoch,step,train_loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text(
+        "EPOCHS = 20\nLEARNING_RATE = 0.001\nNAME = char model", encoding="utf-8"
+    )
+    run = lightning_csv.load(folder)
+    assert run.config["num_epochs"] == 20 and run.schedule["peak_lr"] == 0.001
+    (folder / "hparams.yaml").write_text("- 1\n- 2\n", encoding="utf-8")
+    again = lightning_csv.load(folder)
+    assert again.config.get("num_epochs") is None and notes_with(again, "hparams.yaml set aside")
+    assert len(again.train) == 100
+
+
 @pytest.mark.parametrize(
     ("key", "read"),
     [("train_epochs", True), ("total_epochs", True), ("nb_epochs", True), ("warmup_epochs", False)],

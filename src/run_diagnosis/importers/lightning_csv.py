@@ -59,7 +59,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError
-from run_diagnosis.importers.aliases import column_map, load_aliases, to_step
+from run_diagnosis.importers.aliases import UNREADABLE, column_map, load_aliases, python_literal, to_step
 from run_diagnosis.importers.canonical import (
     EPOCHS_UNFINISHED,
     RunData,
@@ -317,17 +317,38 @@ def _read_hparams(path: Path, notes: list[str]) -> dict[str, Any]:
         return {}
     try:
         # TolerantLoader is a SafeLoader: it builds plain data only, never Python objects
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=TolerantLoader)
+        text = path.read_text(encoding="utf-8")
+        document = yaml.load(text, Loader=TolerantLoader)
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise RunImportError(f"{path}: not readable as YAML: {error}") from error
     if document is None:
         notes.append(f"{HPARAMS_FILE} is empty")
         return {}
+    if isinstance(document, str):
+        # 'EMBEDDING_DIM = 32' lines: a script's constants written as Python assignments, which
+        # YAML reads as one string
+        document = _assignments(text) or document
     if not isinstance(document, dict):
-        raise RunImportError(
-            f"{path}: expected a mapping of hyperparameters; found a {type(document).__name__}"
+        # the log is still the run: the file is set aside, said in the notes, not fatal
+        notes.append(
+            f"{HPARAMS_FILE} set aside: expected a mapping of hyperparameters, found a "
+            f"{type(document).__name__}; learning rate, epochs and clipping unknown"
         )
+        return {}
     return {str(k): _json_safe(v) for k, v in document.items()}
+
+
+def _assignments(text: str) -> dict[str, Any]:
+    """{name: value} of text whose every line is 'NAME = value' (a value read as a Python
+    literal, else kept as text); {} when any line is something else."""
+    found: dict[str, Any] = {}
+    for line in filter(str.strip, text.splitlines()):
+        match = re.fullmatch(r"([A-Za-z_]\w*)\s*=\s*(.+?)\s*", line)
+        if match is None:
+            return {}
+        value = python_literal(match.group(2))
+        found[match.group(1)] = match.group(2) if value is UNREADABLE else value
+    return found
 
 
 def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
@@ -379,8 +400,13 @@ def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAM
     """The canonical values `hparams` give (HPARAM_KEYS, first key present wins), each reading
     noted; also used for DVCLive's params (`source`: the file named in the notes)."""
     picked: dict[str, Any] = {}
+    # a key in any case ('LEARNING_RATE', a script's constants): the exact spelling first
+    folded: dict[str, str] = {}
+    for name in hparams:
+        folded.setdefault(str(name).lower(), name)
     for target, keys in HPARAM_KEYS.items():
-        for key in keys:
+        for wanted in keys:
+            key = wanted if wanted in hparams else folded.get(wanted.lower(), wanted)
             number = as_number(hparams.get(key))
             if number is not None and target == "grad_clip_norm" and number <= 0:
                 notes.append(f"{source}: {key}={hparams[key]}: gradient clipping disabled")
