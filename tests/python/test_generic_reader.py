@@ -211,6 +211,27 @@ def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Pa
     assert config_document(run).get("loss_objective") is None
 
 
+def test_a_counter_that_stays_on_most_rows_is_the_outer_count_of_one_that_moves(tmp_path: Path) -> None:
+    # 'iteration:1 step:16/64': the iteration counts passes over the data (an epoch by another name),
+    # the step moves within it: step = (iteration - 1) x 64 + step, no restart at each pass
+    lines = [
+        f"INFO - iteration:{e} step:{s}/64, NER loss:{loss_of(e * 64 + s):.6f}"
+        for e in range(1, 5)
+        for s in range(4, 65, 16)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [(e - 1) * 64 + s for e in range(1, 5) for s in range(4, 65, 16)]
+    assert run.events.empty or not run.events["event"].str.contains("restart").any()
+
+
+def test_an_epoch_counter_with_a_total_on_every_row_plans_the_run(tmp_path: Path) -> None:
+    # 'Epoch [3/50], Loss: x' on each of an epoch's 10 rows, the log ending in epoch 6: planned
+    # 50 epochs of 10 rows, so the run stopped at 60 of 500 rows
+    lines = [f"Epoch [{e}/50], Loss: {loss_of(e * 10 + b)}" for e in range(1, 7) for b in range(10)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert run.config["total_steps"] == 500 and run.config["steps_per_epoch"] == 10
+
+
 def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> None:
     lines = [
         f"iter {s} || Loss: {loss_of(s)} || timer: 0.31 sec." for s in range(0, 200, 10) for _ in range(4)

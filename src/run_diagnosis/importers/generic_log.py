@@ -106,6 +106,9 @@ MIN_TRAIN_ROWS = 2
 FEW_ROWS = 10
 # an epoch counter is a per-epoch log when its value advances on most rows (not repeated per batch)
 EPOCH_ADVANCE_SHARE = 0.9
+# a counter that changes on fewer than this share of consecutive rows stays on most of them: beside
+# one that moves, it is an outer count (passes over the data), never the step (a step moves every row)
+STILL_COUNTER_SHARE = 0.5
 # a step counter's cycle: each reset returns to the first value and each cycle reaches the
 # same maximum within this share of it
 CYCLE_TOLERANCE = 0.02
@@ -331,6 +334,13 @@ def _value(record: Record, name: str) -> float | None:
     return record.counters.get(name)
 
 
+def _advancing_share(records: list[Record], name: str) -> float:
+    """The share of consecutive rows on which counter `name` changes (1.0 for a step counter)."""
+    values = [_value(r, name) for r in records]
+    pairs = list(itertools.pairwise(values))
+    return sum(a != b for a, b in pairs) / len(pairs) if pairs else 1.0
+
+
 def _drops(values: list[float]) -> list[int]:
     return [i for i in range(1, len(values)) if values[i] < values[i - 1]]
 
@@ -362,6 +372,13 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
     steps_like = [c for c in names if c not in ("index", "row counter") and counter_kind(c) == "step"]
     epochs_like = [c for c in names if counter_kind(c) == "epoch"]
     epoch = epochs_like[0] if epochs_like else None
+    if epoch is None and len(steps_like) > 1:
+        # two counters where one stays on most rows while another moves ('iteration:1 step:16/652':
+        # the iteration counts passes over the data): the still one is the outer count, an epoch
+        moving = [c for c in steps_like if _advancing_share(records, c) >= EPOCH_ADVANCE_SHARE]
+        still = [c for c in steps_like if _advancing_share(records, c) < STILL_COUNTER_SHARE]
+        if moving and still:
+            epoch, steps_like = still[0], moving
     if steps_like:
         name = min(
             steps_like, key=lambda c: (len(_drops([_value(r, c) or 0 for r in records])), names.index(c))
@@ -393,6 +410,14 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
             if whole
             else [None if v is None or not math.isfinite(v) else float(math.floor(v)) for v in values]
         )
+        planned = next((r.totals[epoch] for r in records if epoch in r.totals), None)
+        if whole and planned and counting.steps_per_epoch:
+            # 'Epoch [1/50]' on every row of an epoch: the plan is 50 epochs of that many rows
+            counting.total = planned * counting.steps_per_epoch
+            counting.detail += (
+                f"; {epoch!r} counts to {planned:g}: planned {planned:g} epochs of "
+                f"{counting.steps_per_epoch} rows = {counting.total:g} rows"
+            )
         return counting
     for name in ("row counter", "index"):
         if name in names:
