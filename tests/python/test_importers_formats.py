@@ -330,6 +330,22 @@ def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
     assert losses(from_json) == [3.0, 2.0, 1.5] and from_json.evals["val_loss"].tolist() == [3.1, 2.2, 1.9]
 
 
+def test_a_per_batch_table_with_an_epoch_column_is_no_csvlogger(tmp_path: Path) -> None:
+    """'epoch,batch,loss': the batch starts again each epoch (CSVLogger never writes a batch
+    counter): read as a table, step = epoch x 14 + batch, no restart at each epoch."""
+    rows = [f"{e},{b},{loss_at(e * 14 + b)}" for e in range(5) for b in range(14)]
+    table = tmp_path / "training_log.csv"
+    table.write_text("epoch,batch,loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert detect(table) != "keras"
+    run = importers.detect(table).load(table)
+    assert run.train["step"].tolist() == list(range(70))
+    assert any("starts again each 'epoch'" in n for n in run.notes)
+    # appended runs (the epoch goes back with the batch) keep their restart
+    table.write_text("epoch,batch,loss\n" + "\n".join(rows + rows[:14]) + "\n", encoding="utf-8")
+    again = importers.detect(table).load(table)
+    assert again.train["step"].tolist()[-14:] == list(range(14))
+
+
 # ------------------------------------------------------------------ YOLO results.txt
 
 

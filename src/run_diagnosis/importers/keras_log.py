@@ -37,6 +37,7 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
+from run_diagnosis.importers.metric_names import resolve
 
 FORMAT = "keras"
 DESCRIPTION = "Keras CSVLogger file (epoch,loss,val_loss,...) or History.history JSON; one row per epoch"
@@ -89,7 +90,9 @@ def _sniff_file(path: Path) -> bool:
     if found is None:
         return False
     columns = found[2]
-    return "loss" in columns and "step" not in columns and len(columns) > 2
+    # CSVLogger writes one row an epoch, the epoch and the logs' metrics: a batch or step counter
+    # beside the epoch ('epoch,batch,loss') is a per-batch table of another writer
+    return "loss" in columns and len(columns) > 2 and not any(resolve(c).field == "step" for c in columns)
 
 
 def sniff(path: Path) -> bool:

@@ -11,6 +11,7 @@ See ``wandb_history`` for what is read and what cannot be known.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -193,6 +194,15 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
                 "RUN_DIAGNOSIS_ALIASES, see importers/aliases.py)"
             )
     steps = _cells(table, step_column, to_step)
+    epoch_column = columns.get("epoch")
+    if epoch_column is not None and epoch_column != step_column:
+        composed = within_epoch_steps(steps, _cells(table, epoch_column, to_float))
+        if composed is not None:
+            steps, period = composed
+            notes.append(
+                f"{step_column!r} starts again each {epoch_column!r}: step = ({epoch_column} - first) "
+                f"x {period} + {step_column}"
+            )
     has_step = [s is not None for s in steps]
     if not all(has_step):
         notes.append(f"skipped {has_step.count(False)} rows without a step value")
@@ -259,7 +269,6 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         notes += set_notes
     notes.append("columns used: " + columns.used())
     notes += _missing_notes(columns, eval_rows)
-    epoch_column = columns.get("epoch")
     epochs = read("epoch", epoch_column) if epoch_column is not None and epoch_column != step_column else []
     events = events + epoch_fallback_events(epochs)
     counted_by_epoch = step_column != columns.get("step") and not train["step"].duplicated().any()
@@ -272,6 +281,38 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         columns.get("loss"),
         counted_by_epoch,
     )
+
+
+def within_epoch_steps(
+    steps: Sequence[int | None], epochs: Sequence[float | None]
+) -> tuple[list[int | None], int] | None:
+    """(steps, period) when the step counter counts within an epoch ('epoch,batch,loss': the
+    batch starts again at each epoch): it goes back, and only ever where the epoch advances, so
+    step = (epoch - first epoch) x period + counter, the period the counter's span plus its
+    interval; None otherwise (a counter that never goes back, or goes back without the epoch: an
+    appended restart, which must show)."""
+    rows = [
+        (i, s, e)
+        for i, (s, e) in enumerate(zip(steps, epochs, strict=True))
+        if s is not None and e is not None
+    ]
+    if len(rows) < 2 or any(e != int(e) for _, _, e in rows):
+        return None
+    drops = [(a, b) for a, b in itertools.pairwise(rows) if b[1] < a[1]]
+    if (
+        not drops
+        or any(b[2] <= a[2] for a, b in drops)
+        or any(b[2] < a[2] for a, b in itertools.pairwise(rows))
+    ):
+        return None
+    gaps = [b[1] - a[1] for a, b in itertools.pairwise(rows) if b[1] > a[1]]
+    values = [s for _, s, _ in rows]
+    period = max(values) - min(values) + (min(gaps) if gaps else 1)
+    first = min(e for _, _, e in rows)
+    composed: list[int | None] = [None] * len(steps)
+    for i, s, e in rows:
+        composed[i] = int((e - first) * period + s)
+    return composed, period
 
 
 def _not_understood(columns: ColumnMap) -> str:
