@@ -170,6 +170,10 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     # among equally plain names, the one that says it is the sum (detectron2's metrics.json)
     chosen = assign(["iteration", "loss_ce", "loss_dice", "total_loss"])
     assert chosen.columns["loss"] == "total_loss" and "loss" not in chosen.ambiguous
+    # the name that is the field's own: Keras' objective 'loss' beside its 'crossentropy' metric
+    chosen = assign(["epoch", "crossentropy", "loss", "val_crossentropy", "val_loss"])
+    assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("loss", "val_loss")
+    assert not chosen.ambiguous
     # a loss name with a count word counts something: a setting or a tally, not a loss
     assert resolve("FED_LOSS_NUM_CLASSES").field is None and resolve("loss_count").field is None
     # a total, when logged, wins over its terms

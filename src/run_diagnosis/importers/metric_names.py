@@ -996,9 +996,14 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         tied = [n for n in eligible if _order(result.meanings[n]) == best]
         totals = [n for n in tied if _TOTAL_WORDS & set(tokens(n))]
         own_split = [n for n in tied if result.meanings[n].split == _FIELD_SPLITS.get(field_name)]
+        own_name = [n for n in tied if tokens(n) == tokens(field_name)]
         if len(tied) > 1 and len(totals) == 1:
             # 'total_loss' beside 'loss_ce' (detectron2, mmdet): the name that says it is the sum
             result.columns[field_name] = totals[0]
+        elif len(tied) > 1 and len(own_name) == 1:
+            # 'loss' beside 'crossentropy' (Keras: the objective, with any regulariser, beside a
+            # metric of the same kind): the name that is the field's own
+            result.columns[field_name] = own_name[0]
         elif len(tied) > 1 and len(own_split) == 1:
             # 'train_loss' beside 'loss_mse' (a term of a combined loss, or of no stated split): the
             # name that says it is the field's own split
