@@ -233,6 +233,7 @@ def test_spike_events_are_grouped_by_logged_rows_and_say_whether_the_loss_came_b
     assert spike["steps_affected"] == 3 and spike["detector_severity"] == "high"
     assert "stayed high for 3 logged steps" in spike["title"]
     assert "did not come back" in shift["title"] and "(a new level)" in shift["title"]
+    assert shift["detector_severity"] == "medium"  # a divergence or a changed objective: medium at most
     assert "check what changed at that step" in shift["recommendation"]
     assert "the baseline caught up with the loss" in shift["evidence"]
 
@@ -414,12 +415,24 @@ def test_repetition_is_not_priced_on_an_evaluation_of_the_training_data(diagnosi
 # --- evaluation ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("best_at", "rise", "severity"), [(100, 0.08, "high"), (180, 0.015, "low")])
-@fixture_run(lambda best_at, rise: RunBuilder().plant_overfitting(best_at, rise))
-def test_overfitting(diagnosis: Diagnosis, best_at: int, rise: float, severity: str) -> None:
+@pytest.mark.parametrize(
+    ("best_at", "rise", "objective", "severity"),
+    [(100, 0.08, None, "high"), (180, 0.015, None, "low"), (100, 0.08, "term", "low")],
+)
+@fixture_run(
+    lambda best_at, rise, objective: (
+        RunBuilder().plant_overfitting(best_at, rise).plant_config(loss_objective=objective)
+    )
+)
+def test_overfitting(
+    diagnosis: Diagnosis, best_at: int, rise: float, objective: str | None, severity: str
+) -> None:
+    """An 8% rise from the minimum is high; a 1.5% one low; and low too when the validation loss
+    is one term of a sum whose total is not logged (loss_objective = term: terms trade off)."""
     found = findings_of(diagnosis, "overfitting")
     assert list(found["first_step"]) == [best_at]
     assert found.iloc[0]["severity"] == severity
+    assert ("one term of a sum" in found.iloc[0]["evidence"]) == (objective == "term")
     assert found.iloc[0]["estimated_cost"] > 0
     summary = diagnosis.table("run_summary").iloc[0]
     assert summary["best_eval_step"] == best_at

@@ -67,6 +67,9 @@ final as (
             when spikes.spike_steps < {{ threshold('spike_min_points_for_medium') }} then 'low'
             when spikes.spike_steps < {{ threshold('spike_min_points_for_high') }}
                 and spikes.last_step - spikes.onset_step + 1 < {{ threshold('spike_min_steps_for_medium') }} then 'low'
+            -- a loss that moved to a new level and stayed: a divergence, or a changed objective or stage
+            -- the log cannot tell apart from one: medium at most
+            when spikes.after_event = 'new_level' then 'medium'
             when spikes.peak_ratio >= {{ threshold('spike_high_ratio') }}
                 and spikes.spike_steps >= {{ threshold('spike_min_points_for_high') }} then 'high'
             else 'medium'

@@ -10,9 +10,25 @@
 -- (measured and decided in int_accuracy_gaps_measured).
 with
 
-assessed as (
+rises as (
     select * from {{ run_ref('int_validation_rises_measured') }}
     where is_overfitting
+),
+
+objectives as (
+    select run_id, loss_objective from {{ run_ref('stg_training__config') }}
+),
+
+assessed as (
+    -- a validation loss read from one term of a sum whose total is not logged (loss_objective = term:
+    -- YOLO's val/box_loss beside its class and DFL terms) trades off against the other terms: its
+    -- rise is not the held-out objective's
+    select
+        rises.*,
+        coalesce(objectives.loss_objective = 'term', false) as is_term_loss
+    from rises
+    left join objectives
+        on rises.run_id = objectives.run_id
 ),
 
 accuracy_gaps as (
@@ -61,6 +77,7 @@ final as (
         'overfitting' as category,
         case
             when is_sustained_mild_rise then 'low'
+            when is_term_loss then 'low'
             -- a rise of the level within the eval series' own noise, or in a validation series that is not on
             -- the training loss's scale (another quantity or set): low
             when not is_rise_beyond_noise or is_scale_mismatched then 'low'
@@ -119,6 +136,10 @@ final as (
                     || {{ fmt('lowest_of_last_evals - best_val_loss', 4) }} || ' above the minimum, '
                     || {{ fmt(safe_divide('lowest_of_last_evals - best_val_loss', 'eval_noise'), 1) }}
                     || 'x the eval-to-eval noise ' || {{ fmt('eval_noise', 4) }}
+                else '' end
+            || case when is_term_loss and not is_sustained_mild_rise
+                then '; low: the validation loss read is one term of a sum whose total is not logged (config loss_objective = term): '
+                    || 'terms trade off, so its rise need not be the held-out objective''s'
                 else '' end
             || case when is_without_val_gain
                 then '; validation never improved meaningfully on its first evaluation (step ' || {{ fmt_int('first_eval_step') }}
