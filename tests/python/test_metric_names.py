@@ -176,6 +176,10 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     assert not chosen.ambiguous
     # a loss name with a count word counts something: a setting or a tally, not a loss
     assert resolve("FED_LOSS_NUM_CLASSES").field is None and resolve("loss_count").field is None
+    # a loss name whose head word is a coefficient weighs a term: a setting (a config dump's
+    # RANGE_LOSS_WEIGHT, a VAE's kl_weight); a 'weight loss' (an L2 term) is a loss
+    assert resolve("RANGE_LOSS_WEIGHT").field is None and resolve("kl_weight").field is None
+    assert resolve("weight_loss").field == "loss" and resolve("weighted_loss").field == "loss"
     # a total, when logged, wins over its terms
     assert assign(["epoch", "train/box_loss", "train/loss"]).columns["loss"] == "train/loss"
     # beside two or more terms, a loss named by a word the table does not know is one more term

@@ -503,6 +503,10 @@ _RUNNING = {"num", "n", "current"}
 # a loss name with a count word counts something (detectron2's FED_LOSS_NUM_CLASSES: 50, a tally of
 # NaN losses): a setting or a tally, never a loss value
 _COUNT_WORDS = {"num", "number", "count"}
+# ... and one whose last word (the head of an English compound) is a coefficient weighs a loss term
+# (a config dump's RANGE_LOSS_WEIGHT: 1, a VAE's annealed kl_weight): a setting, never a loss value
+# ('weight_loss', an L2 term, and 'weighted_loss' are losses)
+_COEFFICIENT_WORDS = {"weight", "weights", "coef", "coeff", "coefficient", "lambda"}
 
 
 def tokens(name: str) -> list[str]:
@@ -742,6 +746,9 @@ def resolve(name: str) -> Meaning:
     if quantity in _LOSS_WORDS and field_name is not None and set(words) & _COUNT_WORDS:
         field_name = None
         reasons.append("a count word beside the loss: the number of something (a setting, a tally)")
+    elif quantity in _LOSS_WORDS and field_name is not None and words and words[-1] in _COEFFICIENT_WORDS:
+        field_name = None
+        reasons.append("a coefficient word beside the loss: the weight of a loss term (a setting)")
     summary = [w for w in words if w in WORDS and WORDS[w].kind == SUMMARY]
     if summary:
         field_name = None
