@@ -12,6 +12,7 @@ See ``wandb_history`` for what is read and what cannot be known.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -296,16 +297,13 @@ def within_epoch_steps(
         for i, (s, e) in enumerate(zip(steps, epochs, strict=True))
         if s is not None and e is not None
     ]
-    if len(rows) < 2 or any(e != int(e) for _, _, e in rows):
+    if len(rows) < 2 or not all(math.isfinite(e) and e == int(e) for _, _, e in rows):
         return None
-    drops = [(a, b) for a, b in itertools.pairwise(rows) if b[1] < a[1]]
-    if (
-        not drops
-        or any(b[2] <= a[2] for a, b in drops)
-        or any(b[2] < a[2] for a, b in itertools.pairwise(rows))
-    ):
+    neighbours = list(itertools.pairwise(rows))
+    drops = [(a, b) for a, b in neighbours if b[1] < a[1]]
+    if not drops or any(b[2] <= a[2] for a, b in drops) or any(b[2] < a[2] for a, b in neighbours):
         return None
-    gaps = [b[1] - a[1] for a, b in itertools.pairwise(rows) if b[1] > a[1]]
+    gaps = [b[1] - a[1] for a, b in neighbours if b[1] > a[1]]
     values = [s for _, s, _ in rows]
     period = max(values) - min(values) + (min(gaps) if gaps else 1)
     first = min(e for _, _, e in rows)
