@@ -341,6 +341,11 @@ def _advancing_share(records: list[Record], name: str) -> float:
     return sum(a != b for a, b in pairs) / len(pairs) if pairs else 1.0
 
 
+def _first_total(records: list[Record], name: str) -> float | None:
+    """The total counter `name` counts to ('step:16/652' -> 652), from the first row that prints one."""
+    return next((r.totals[name] for r in records if name in r.totals), None)
+
+
 def _drops(values: list[float]) -> list[int]:
     return [i for i in range(1, len(values)) if values[i] < values[i - 1]]
 
@@ -375,8 +380,9 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
     if epoch is None and len(steps_like) > 1:
         # two counters where one stays on most rows while another moves ('iteration:1 step:16/652':
         # the iteration counts passes over the data): the still one is the outer count, an epoch
-        moving = [c for c in steps_like if _advancing_share(records, c) >= EPOCH_ADVANCE_SHARE]
-        still = [c for c in steps_like if _advancing_share(records, c) < STILL_COUNTER_SHARE]
+        shares = {c: _advancing_share(records, c) for c in steps_like}
+        moving = [c for c in steps_like if shares[c] >= EPOCH_ADVANCE_SHARE]
+        still = [c for c in steps_like if shares[c] < STILL_COUNTER_SHARE]
         if moving and still:
             epoch, steps_like = still[0], moving
     if steps_like:
@@ -410,7 +416,7 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
             if whole
             else [None if v is None or not math.isfinite(v) else float(math.floor(v)) for v in values]
         )
-        planned = next((r.totals[epoch] for r in records if epoch in r.totals), None)
+        planned = _first_total(records, epoch)
         if whole and planned and counting.steps_per_epoch:
             # 'Epoch [1/50]' on every row of an epoch: the plan is 50 epochs of that many rows
             counting.total = planned * counting.steps_per_epoch
@@ -459,7 +465,7 @@ def _record_counting(records: list[Record], detail: str) -> Counting:
 
 def _step_counting(records: list[Record], name: str, epoch: str | None) -> Counting:
     values = [_value(r, name) or 0.0 for r in records]
-    total = next((r.totals[name] for r in records if name in r.totals), None)
+    total = _first_total(records, name)
     drops = _drops(values)
     plain = Counting(
         "step", name, f"{name!r}", [int(v) for v in values], total, map_record=_int_counter(name)
