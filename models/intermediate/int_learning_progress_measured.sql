@@ -242,7 +242,7 @@ lr_ranges as (
 ),
 
 config as (
-    select run_id, warmup_steps, total_steps, loss_objective, rows_are from {{ run_ref('stg_training__config') }}
+    select run_id, warmup_steps, total_steps, is_adversarial_loss, is_term_loss, rows_are from {{ run_ref('stg_training__config') }}
 ),
 
 lr_extent as (
@@ -333,9 +333,9 @@ joined as (
         -- the run as configured never leaves its warmup (a schedule that cannot work), as opposed to a
         -- log that stops early inside the warmup of a longer run
         coalesce(config.warmup_steps >= coalesce(config.total_steps, windows.last_step), false) as is_warmup_over_configured_run,
-        coalesce(config.loss_objective = 'adversarial', false) as is_adversarial_loss,
+        coalesce(config.is_adversarial_loss, false) as is_adversarial_loss,
         -- the loss read is one term of a sum whose total is not logged (YOLO's box_loss, a VAE's recon)
-        coalesce(config.loss_objective = 'term', false) as is_term_loss,
+        coalesce(config.is_term_loss, false) as is_term_loss,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
         coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end,

@@ -83,7 +83,11 @@ final as (
         -- required fields the file declares unknown (null): the checks needing them cannot run
         {%- set parts = ["''"] %}
         {%- for name in required %}{% do parts.append("case when " ~ name ~ " is null and ',' || impossible_fields || ',' not like '%," ~ name ~ ",%' then '," ~ name ~ "' else '' end") %}{% endfor %}
-        substring({{ dbt.concat(parts) }}, 2) as unknown_fields
+        substring({{ dbt.concat(parts) }}, 2) as unknown_fields,
+        -- what the loss read is, from loss_objective (set by the importers from the logged name): a
+        -- GAN player's, or one term of a sum whose total is not logged
+        coalesce(loss_objective = 'adversarial', false) as is_adversarial_loss,
+        coalesce(loss_objective = 'term', false) as is_term_loss
     from typed
 )
 

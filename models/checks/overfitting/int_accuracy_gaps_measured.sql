@@ -74,7 +74,7 @@ accuracy_evals as (
 ),
 
 objectives as (
-    select run_id, loss_objective from {{ run_ref('stg_training__config') }}
+    select run_id, is_adversarial_loss from {{ run_ref('stg_training__config') }}
 ),
 
 final as (
@@ -101,7 +101,7 @@ final as (
         -- differently from the accuracy (per token against per sequence)
         and accuracy_evals.step > 0
         and train_loss_floors.min_train_loss >= 0
-        and coalesce(objectives.loss_objective, 'cross_entropy') <> 'adversarial'
+        and not coalesce(objectives.is_adversarial_loss, false)
 )
 
 select * from final

@@ -16,7 +16,7 @@ rises as (
 ),
 
 objectives as (
-    select run_id, loss_objective from {{ run_ref('stg_training__config') }}
+    select run_id, is_term_loss from {{ run_ref('stg_training__config') }}
 ),
 
 assessed as (
@@ -25,7 +25,7 @@ assessed as (
     -- rise is not the held-out objective's
     select
         rises.*,
-        coalesce(objectives.loss_objective = 'term', false) as is_term_loss
+        coalesce(objectives.is_term_loss, false) as is_term_loss
     from rises
     left join objectives
         on rises.run_id = objectives.run_id
