@@ -194,6 +194,15 @@ def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     assert chosen.columns["loss"] == "train/box_loss" and resolve(chosen.columns["loss"]).term
     # alone, or beside a single term, such a name is still read as the loss
     assert assign(["epoch", "train/box_loss", "train/dehaze_loss"]).columns["loss"] == "train/dehaze_loss"
+    # YOLOv10's terms carry a head suffix and no 'loss' word (train/box_om: one-to-many, _oo: one-to-one):
+    # a detection head's term word under a split is a loss term; a score named by a term-like word is not
+    names = ["epoch", "train/box_om", "train/cls_om", "train/dfl_om", "train/box_oo"]
+    names += ["val/box_om", "val/cls_oo"]
+    chosen = assign(names)
+    assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("train/box_om", "val/box_om")
+    assert resolve("train/box_om").term and resolve("val/cls_oo").term
+    assert resolve("val/iou").field is None and resolve("train_dice").field is None
+    assert resolve("box").field is None  # no split: a column of boxes, not a loss
 
 
 def test_the_name_that_states_the_training_split_wins_a_tie() -> None:
