@@ -88,6 +88,71 @@ windows as (
     group by run_id
 ),
 
+file_rows as (
+    -- every logged loss with its attempt, the rows a later attempt superseded included (a log whose
+    -- counter went back, int_train_rows_resolved)
+    select run_id, step, attempt_number, file_row_number, is_counted, loss
+    from {{ run_ref('int_train_rows_resolved') }}
+    where resolution in ('counted', 'superseded') and loss is not null
+),
+
+attempt_positions as (
+    select
+        file_rows.*,
+        coalesce(row_kinds.start_points, {{ threshold('progress_start_points') }}) as start_points,
+        row_number() over (partition by file_rows.run_id, file_rows.attempt_number order by file_rows.file_row_number) as position_in_attempt,
+        count(*) over (partition by file_rows.run_id, file_rows.attempt_number) as attempt_rows
+    from file_rows
+    left join row_kinds
+        on file_rows.run_id = row_kinds.run_id
+),
+
+attempt_levels as (
+    -- each attempt's start and end level: the medians of its first and last start_points losses
+    select
+        run_id,
+        attempt_number,
+        percentile_cont(0.5) within group (order by case when position_in_attempt <= start_points then loss end)
+            as attempt_start_loss,
+        percentile_cont(0.5) within group (order by case when position_in_attempt > attempt_rows - start_points then loss end)
+            as attempt_end_loss
+    from attempt_positions
+    group by run_id, attempt_number
+),
+
+counted_start as (
+    -- the attempt the counted rows start in: past the first when a later attempt restarted at (or
+    -- before) the log's first step and superseded the whole of the attempts before it
+    select
+        file_rows.run_id,
+        max(file_rows.attempt_number) as counted_start_attempt
+    from file_rows
+    inner join (
+        select run_id, min(step) as first_counted_step from file_rows where is_counted group by run_id
+    ) as firsts
+        on file_rows.run_id = firsts.run_id
+        and file_rows.step = firsts.first_counted_step
+    where file_rows.is_counted
+    group by file_rows.run_id
+),
+
+carried as (
+    -- the log's own start (its first attempt's first losses) and the level the attempt before the
+    -- counted one ended at, for the runs whose counted rows start in a later attempt
+    select
+        counted_start.run_id,
+        first_attempt.attempt_start_loss as log_start_loss,
+        before_restart.attempt_end_loss as before_restart_loss
+    from counted_start
+    inner join attempt_levels as first_attempt
+        on counted_start.run_id = first_attempt.run_id
+        and first_attempt.attempt_number = 1
+    inner join attempt_levels as before_restart
+        on counted_start.run_id = before_restart.run_id
+        and before_restart.attempt_number = counted_start.counted_start_attempt - 1
+    where counted_start.counted_start_attempt > 1
+),
+
 recurrences as (
     -- each logged loss, whether the same value was logged at an earlier step, and the value scaled
     -- to frozen_repeat_min_significant_digits - 1 digits before the point (as repeated_evals)
@@ -267,6 +332,13 @@ lr_end as (
     group by lr_extent.run_id
 ),
 
+{#- the start the learning verdict measures from: the log's first losses for a relaunch that carried
+    its weights on (is_carried_relaunch below), else the counted rows' first losses #}
+{%- set learning_start -%}
+(case when abs(windows.start_loss - carried.before_restart_loss) < abs(windows.start_loss - carried.log_start_loss)
+            then carried.log_start_loss else windows.start_loss end)
+{%- endset %}
+
 joined as (
     select
         runs.run_id,
@@ -276,15 +348,24 @@ joined as (
         windows.last_step,
         windows.start_points,
         windows.end_points,
-        windows.start_loss,
+        -- the counter went back to the start but the loss did not: the relaunch carried the weights
+        -- on (its first losses lie nearer where the attempt before it ended than where the log
+        -- started: a Keras fit() called again on a CSVLogger in append mode), so the run learned from
+        -- the log's first losses, not from the relaunch's
+        coalesce(
+            abs(windows.start_loss - carried.before_restart_loss) < abs(windows.start_loss - carried.log_start_loss),
+            false
+        ) as is_carried_relaunch,
+        windows.start_loss as counted_start_loss,
+        {{ learning_start }} as start_loss,
         windows.end_loss,
         windows.three_quarter_loss,
-        1 - {{ safe_divide('windows.end_loss', 'windows.start_loss') }} as relative_drop,
+        1 - {{ safe_divide('windows.end_loss', learning_start) }} as relative_drop,
         1 - {{ safe_divide('windows.end_loss', 'windows.three_quarter_loss') }} as last_quarter_relative_drop,
         windows.loss_scatter,
         windows.late_max_loss,
         windows.late_min_loss,
-        windows.start_loss - windows.end_loss as level_change,
+        {{ learning_start }} - windows.end_loss as level_change,
         coalesce(zeros.logged_steps, 0) as logged_steps,
         coalesce(recurring.recurring_points, 0) as recurring_points,
         coalesce(zeros.zero_loss_steps, 0) as zero_loss_steps,
@@ -368,6 +449,8 @@ joined as (
         on runs.run_id = config.run_id
     left join lr_end
         on runs.run_id = lr_end.run_id
+    left join carried
+        on runs.run_id = carried.run_id
 ),
 
 flagged as (

@@ -492,10 +492,17 @@ def test_a_bare_label_map_is_told_from_a_stated_class_count(tmp_path) -> None:
 
     log = tmp_path / "trainer_state.json"
     default_map = {"0": "LABEL_0", "1": "LABEL_1"}
-    (tmp_path / "config.json").write_text(
-        json.dumps({"architectures": ["LlamaForCausalLM"], "id2label": default_map, "vocab_size": 32000})
-    )
+    (tmp_path / "config.json").write_text(json.dumps({"id2label": default_map, "vocab_size": 32000}))
     assert reference_keys({}, str(log))[0]["num_classes_basis"] == "label_map"
+    # beside a head that predicts tokens (a seq2seq model's config lists three LABEL_i), the map is
+    # no class count at all: the vocabulary is what the model predicts
+    for head in ("LlamaForCausalLM", "PegasusForConditionalGeneration", "GPT2LMHeadModel"):
+        (tmp_path / "config.json").write_text(
+            json.dumps({"architectures": [head], "id2label": default_map, "vocab_size": 96103})
+        )
+        lifted, notes = reference_keys({}, str(log))
+        assert "num_classes" not in lifted and lifted["vocab_size"] == 96103, head
+        assert any("not read as a class count" in note for note in notes)
     # the same map beside a classification head is the classifier's own
     (tmp_path / "config.json").write_text(
         json.dumps({"architectures": ["BertForSequenceClassification"], "id2label": default_map})
@@ -1038,3 +1045,45 @@ def test_a_zero_loss_with_a_zero_gradient_from_the_start_is_nothing_trained(diag
     assert "exactly 0 from the first log" in row["title"]
     coverage = diagnosis.query("select could_run from main.check_coverage where category = 'no_learning'")
     assert coverage["could_run"].all()
+
+
+# --- a relaunch whose counter went back to step 1 (int_learning_progress_measured) ----------
+
+
+def relaunched_at_step_one(carried: bool) -> RunBuilder:
+    """A log whose counter goes back to step 1 after 120 steps, as a second Keras fit() appends
+    to the same CSVLogger: the relaunch carried its weights on (its losses go on from where the
+    first attempt ended: the curve's steps 121-240, renumbered 1-120), or it started afresh and
+    stayed at the first loss (flat around the first attempt's first losses)."""
+    builder = RunBuilder()
+    first = builder.train[builder.train["step"] <= 120].copy()
+    if carried:
+        second = builder.train[builder.train["step"] > 120].copy()
+    else:
+        second = first.copy()
+        second["loss"] = float(first["loss"].iloc[:3].median()) * np.exp(
+            builder.rng.normal(0, 0.01, len(second))
+        )
+    second["step"] = np.arange(1, len(second) + 1)
+    builder.train = pd.concat([first, second], ignore_index=True)
+    builder.evals = builder.evals.iloc[0:0]
+    builder.events = builder.events[builder.events["step"] == 0]
+    return builder
+
+
+@fixture_run(lambda: relaunched_at_step_one(carried=True))
+def test_a_relaunch_that_carried_its_weights_on_is_judged_from_the_log_start(diagnosis: Diagnosis) -> None:
+    progress = diagnosis.query("select * from main.int_learning_progress_measured").iloc[0]
+    assert bool(progress["is_carried_relaunch"])
+    assert progress["start_loss"] > 1.5 * progress["counted_start_loss"]  # the log's first losses
+    assert progress["learning_verdict"] == "learned"
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+    assert ids_of(diagnosis, "run_restart")  # the counter still went back
+
+
+@fixture_run(lambda: relaunched_at_step_one(carried=False))
+def test_a_fresh_relaunch_that_stays_at_its_start_is_still_no_learning(diagnosis: Diagnosis) -> None:
+    progress = diagnosis.query("select * from main.int_learning_progress_measured").iloc[0]
+    assert not bool(progress["is_carried_relaunch"])
+    assert progress["learning_verdict"] == "flat"
+    assert finding(diagnosis, "no_learning:run")["severity"] == "high"

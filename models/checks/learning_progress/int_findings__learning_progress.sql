@@ -110,6 +110,8 @@ trend_findings as (
         end as title,
         case when start_points = 1 then 'loss of the first logged row ' else 'median loss of the first '
             || {{ fmt_int('start_points') }} || ' logged rows ' end || {{ fmt('start_loss', 4) }}
+            || case when is_carried_relaunch then ' (of the first attempt in the log: the counter went back to the start but the loss carried on from '
+                || {{ fmt('counted_start_loss', 4) }} || ', a relaunch that kept its weights)' else '' end
             || '; median of the last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' of the run ' || {{ fmt('end_loss', 4) }}
             || '; fall ' || {{ fmt('level_change', 4) }} || ' vs log-to-log scatter ' || {{ fmt('loss_scatter', 4) }}
             || case when learning_verdict = 'rose' then '' else '; relative drop ' || {{ fmt_pct('relative_drop') }}

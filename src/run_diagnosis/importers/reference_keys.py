@@ -62,6 +62,12 @@ CLASSES_BASIS_KEY = "num_classes_basis"
 # a label map (num_labels / id2label) is the task's own beside one of these: a classification
 # head in the architectures, a PEFT task type, a problem type, or labels that have names
 CLASSIFIER_ARCHITECTURE = re.compile(r"For(\w*Classification|MultipleChoice)$")
+# a head that predicts tokens over the vocabulary (a language model, seq2seq or masked LM): its
+# config's bare label map is a default Hugging Face carries (Pegasus and BART configs list three
+# LABEL_i), not what the model predicts, so it is no class count of the run
+GENERATOR_ARCHITECTURE = re.compile(
+    r"(For(CausalLM|ConditionalGeneration|MaskedLM|Seq2SeqLM|PreTraining)|LMHeadModel|WithLMHead)$"
+)
 CLASSIFIER_TASK_TYPES = frozenset({"SEQ_CLS", "TOKEN_CLS"})
 DEFAULT_LABEL = re.compile(r"^LABEL_\d+$")
 # files beside the source that hold model facts (small JSON documents)
@@ -201,6 +207,19 @@ def _is_classifier_sign(name: str, value: Any) -> bool:
     return False
 
 
+def predicts_tokens(key: str, document: Mapping[str, Any]) -> bool:
+    """A bare label map (``key``) in a document whose architectures name a token-predicting head
+    (GENERATOR_ARCHITECTURE) and no sign of a classifier."""
+    if classes_basis(key, document) != "label_map":
+        return False
+    return any(
+        name == "architectures"
+        and isinstance(value, list)
+        and any(isinstance(a, str) and GENERATOR_ARCHITECTURE.search(a) is not None for a in value)
+        for _, name, value in walk_keys(document)
+    )
+
+
 def classes_basis(key: str, document: Mapping[str, Any]) -> str:
     """How a class count found under key in document was stated: ``stated`` (a key naming the count,
     or a label map beside a sign of a classifier), else ``label_map``."""
@@ -249,6 +268,12 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
             continue
         for where, document in documents:
             hit = _first(document, keys, parse)
+            if hit is not None and canonical == "num_classes" and predicts_tokens(hit[1], document):
+                notes.append(
+                    f"{hit[1]} in {where} not read as a class count: its architectures predict tokens "
+                    "over the vocabulary (a default label map, not the task's)"
+                )
+                continue
             if hit is not None:
                 value, key = hit
                 lifted[canonical] = value
