@@ -57,7 +57,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from run_diagnosis.importers import RunImportError, metric_names, yolo_results
+from run_diagnosis.importers import RunImportError, metric_names, script_settings, yolo_results
 from run_diagnosis.importers.aliases import metric_column, step_times_from_elapsed
 from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
 from run_diagnosis.importers.generic_lines import (
@@ -1072,17 +1072,22 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
 
 def _planned_epochs(run: RunData, folder: Path) -> None:
     """A log of one row an epoch with no planned length of its own takes it from the Ultralytics
-    argument file beside it (args.yaml / opt.yaml: `epochs`), so a run that stopped before its plan
-    is told (run_ended_early); the counter's first value (0 or 1) says which row is the last."""
+    argument file beside it (args.yaml / opt.yaml: `epochs`), else from the training scripts
+    beside it (importers.script_settings: `epochs=50`, `EPOCHS = 100`), so a run that stopped
+    before its plan is told (run_ended_early); the counter's first value (0 or 1) says which row
+    is the last."""
     if (
         run.config.get(ROWS_ARE_KEY) != "epoch"
         or run.config.get("total_steps") is not None
         or run.train.empty
     ):
         return
-    planned = yolo_results.planned_epochs(folder)
     first = int(run.train["step"].min())
-    if planned is None or first not in (0, 1):
+    if first not in (0, 1):
+        return
+    logged = int(run.train["step"].max()) - first + 1
+    planned = yolo_results.planned_epochs(folder) or script_settings.planned_epochs(folder, run.notes, logged)
+    if planned is None:
         return
     epochs, name = planned
     last = first + epochs - 1

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers import RunImportError, script_settings
 from run_diagnosis.importers.aliases import read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
@@ -108,6 +108,13 @@ def load(path: Path) -> RunData:
         "epoch's batches, so a spike inside an epoch is invisible",
     ]
     config: dict[str, Any] = {"total_steps": None}
+    # the epochs a training script beside the log plans (model.fit(..., epochs=50)): step N is
+    # epoch N completed, so the plan's last step is its epoch count
+    logged = int(frames.train["step"].max()) if not frames.train.empty else 0
+    planned = script_settings.planned_epochs(source.parent, notes, logged)
+    if planned is not None:
+        config["total_steps"] = planned[0]
+        notes.append(f"total_steps = {planned[0]}: the planned epochs, from {planned[1]} beside the log")
     return frames.run(FORMAT, str(source), config=config, notes=notes)
 
 

@@ -58,7 +58,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers import RunImportError, script_settings
 from run_diagnosis.importers.aliases import UNREADABLE, column_map, load_aliases, python_literal, to_step
 from run_diagnosis.importers.canonical import (
     EPOCHS_UNFINISHED,
@@ -130,7 +130,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
     picked = pick_hparams(hparams, notes)
     if "num_epochs" not in picked and "total_steps" not in picked:
-        picked.update(_side_config_epochs(metrics.parent, notes))
+        picked.update(_side_config_epochs(metrics.parent, notes, _epochs_logged(table)))
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
@@ -351,7 +351,15 @@ def _assignments(text: str) -> dict[str, Any]:
     return found
 
 
-def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
+def _epochs_logged(table: Table) -> int:
+    """The epochs the CSV reached (its epoch counter counts from 0), 0 without one."""
+    if "epoch" not in table.frame.columns:
+        return 0
+    logged = [e for e in (as_number(v) for v in table.frame["epoch"]) if e is not None and math.isfinite(e)]
+    return int(max(logged)) + 1 if logged else 0
+
+
+def _side_config_epochs(folder: Path, notes: list[str], logged_epochs: int) -> dict[str, Any]:
     """The planned epoch count from the other small config files beside metrics.csv (a project's
     own config.json/default.yaml, at any depth), when hparams.yaml gives none: used only when the
     files name exactly one epoch count (two different ones may be two stages' plans)."""
@@ -362,11 +370,15 @@ def _side_config_epochs(folder: Path, notes: list[str]) -> dict[str, Any]:
             if epochs is not None:
                 found[f"{name}: {key}"] = (str(epochs), epochs)
     values = {text for text, _ in found.values()}
+    if not values:
+        # none in a config file: the training script beside it (pl.Trainer(max_epochs=35))
+        planned = script_settings.planned_epochs(folder, notes, logged_epochs)
+        if planned is not None:
+            notes.append(f"num_epochs = {planned[0]}, from {planned[1]} beside {METRICS_FILE}")
+            return {"num_epochs": planned[0]}
+        return {}
     if len(values) != 1:
-        if values:
-            notes.append(
-                f"epoch counts beside {METRICS_FILE} disagree ({', '.join(sorted(found))}): none used"
-            )
+        notes.append(f"epoch counts beside {METRICS_FILE} disagree ({', '.join(sorted(found))}): none used")
         return {}
     where, (_, epochs) = next(iter(found.items()))
     notes.append(f"num_epochs = {epochs}, from {where} beside {METRICS_FILE} (the only epoch count there)")

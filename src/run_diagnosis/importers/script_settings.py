@@ -1,0 +1,183 @@
+"""Whole-number settings a training script beside a log states: read from its syntax, never run.
+
+A run's planned length is often written nowhere but in the script that launched it:
+``pl.Trainer(max_epochs=35)``, ``model.fit(..., epochs=50)``, ``EPOCHS = 100`` in a ``config.py``,
+``parser.add_argument("--epochs", type=int, default=20)`` or absl's
+``flags.DEFINE_integer("max_epoch", 20, ...)``. ``script_settings`` parses every small ``*.py``
+beside the log with :mod:`ast` (nothing is imported or executed) and returns each whole-number
+literal so stated, with where it was found. The caller decides which keys it wants (the
+importers' own key tables, e.g. ``num_epochs``) and uses a key only when every script names the
+same value: two different values (a test call with ``epochs=1`` beside the real one, a script of
+another stage) say nothing.
+
+A script states what its author meant at the time it was committed; the run may have been
+launched with another value on the command line. So a plan read here only ever says a log
+ended before it (run_ended_early, a low finding), and the notes name the script and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPT_SUFFIX = ".py"
+SCRIPT_MAX_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One whole number a script states for a name."""
+
+    key: str  # the name: a keyword argument, an assigned variable, an option or flag name
+    value: int
+    where: str  # '<script>:<line> (<how>)'
+
+
+def _int(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _string(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _option_name(text: str) -> str:
+    return text.lstrip("-").replace("-", "_")
+
+
+def _call_settings(call: ast.Call) -> list[tuple[str, int, str]]:
+    """(key, value, how) a call states: its whole-number keywords, an argparse option's default,
+    an absl DEFINE_integer flag's default."""
+    found = []
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    options = [_string(arg) for arg in call.args]
+    keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
+    if method == "add_argument" and options and all(o and o.startswith("-") for o in options):
+        default = _int(keywords.get("default"))
+        if default is not None:
+            # the long option names the setting ('-e', '--epochs' -> epochs)
+            name = max((o for o in options if o), key=len)
+            found.append((_option_name(name), default, "argparse default"))
+        return found
+    if method is not None and method.startswith("DEFINE_") and len(call.args) >= 2 and options[0]:
+        default = _int(call.args[1])
+        if default is not None:
+            found.append((options[0], default, f"flags.{method} default"))
+        return found
+    for key, value in keywords.items():
+        number = _int(value)
+        if number is not None:
+            found.append((key, number, "keyword argument"))
+    return found
+
+
+def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            found += [(key, value, node.lineno, how) for key, value, how in _call_settings(node)]
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            number = _int(node.value)
+            if number is not None:
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                found += [(name, number, node.lineno, "assignment") for name in names]
+    return found
+
+
+def script_settings(folder: Path) -> list[Setting]:
+    """Every whole-number setting the small Python scripts in ``folder`` state, script by script
+    in name order; a script that does not parse is passed over."""
+    if not folder.is_dir():
+        return []
+    settings = []
+    for path in sorted(folder.iterdir()):
+        if path.suffix != SCRIPT_SUFFIX or not path.is_file() or path.stat().st_size > SCRIPT_MAX_BYTES:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=path.name)
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for key, value, line, how in _settings_of(tree):
+            settings.append(Setting(key, value, f"{path.name}:{line} ({how})"))
+    return settings
+
+
+def agreed_setting(settings: list[Setting], keys: tuple[str, ...]) -> tuple[int, Setting] | None:
+    """The value the settings named by any of ``keys`` (case-insensitive) all state, with the first
+    of them; None when none does or they disagree."""
+    wanted = {key.lower() for key in keys}
+    matching = [s for s in settings if s.key.lower() in wanted and s.value > 0]
+    values = {s.value for s in matching}
+    if len(values) != 1:
+        return None
+    return matching[0].value, matching[0]
+
+
+def disagreeing(settings: list[Setting], keys: tuple[str, ...]) -> list[Setting]:
+    """The settings named by ``keys`` when they state different values (for a note), else []."""
+    wanted = {key.lower() for key in keys}
+    matching = [s for s in settings if s.key.lower() in wanted and s.value > 0]
+    return matching if len({s.value for s in matching}) > 1 else []
+
+
+# the names a script gives its planned epoch count (Lightning's max_epochs, Keras' epochs, HF's
+# num_train_epochs, absl/TF1's max_epoch, old Keras' nb_epoch), matched in any case (EPOCHS = 100)
+PLANNED_EPOCH_KEYS = (
+    "epochs",
+    "num_epochs",
+    "max_epochs",
+    "max_epoch",
+    "n_epochs",
+    "n_epoch",
+    "nb_epoch",
+    "nb_epochs",
+    "num_epoch",
+    "num_train_epochs",
+    "total_epochs",
+    "train_epochs",
+    "epoch_num",
+)
+
+
+def planned_epochs(folder: Path, notes: list[str], logged_epochs: int) -> tuple[int, str] | None:
+    """The epoch count the scripts beside a log plan (every one that names it names the same
+    whole number), with where it is stated (the caller's note says it); None, with a note, when
+    they disagree or when the log already holds more epochs (``logged_epochs``) than the plan: the
+    run was launched with another value (a command-line option over the script's default)."""
+    settings = script_settings(folder)
+    agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
+    if agreed is None:
+        clash = disagreeing(settings, PLANNED_EPOCH_KEYS)
+        if clash:
+            shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
+            notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
+        return None
+    value, setting = agreed
+    # what the script stated when committed: a command line may have launched the run with another
+    where = f"{setting.key}={value} in the script {setting.where}"
+    if logged_epochs > value:
+        notes.append(f"{where} is not this run's plan: the log holds {logged_epochs} epochs")
+        return None
+    if EARLY_STOPPING.search(_script_text(folder)):
+        notes.append(
+            "a script beside the log configures early stopping: a run that ends before its planned "
+            "epochs may have stopped by design"
+        )
+    return value, where
+
+
+# a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)
+EARLY_STOPPING = re.compile(r"early_?stop|patience", re.IGNORECASE)
+
+
+def _script_text(folder: Path) -> str:
+    return "\n".join(
+        path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(folder.glob(f"*{SCRIPT_SUFFIX}"))
+        if path.is_file() and path.stat().st_size <= SCRIPT_MAX_BYTES
+    )

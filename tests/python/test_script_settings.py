@@ -1,0 +1,103 @@
+"""The planned length a training script beside a log states (importers/script_settings.py): read
+from the script's syntax (never run), used only when every script that names it agrees, and
+turned into each format's plan (Lightning num_epochs, a Keras log's total_steps, a per-epoch
+table's last step)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from run_diagnosis.importers import generic_log, keras_log, lightning_csv
+from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_epochs, script_settings
+
+
+@pytest.mark.parametrize(
+    ("script", "epochs"),
+    [
+        ("import pytorch_lightning as pl\ntrainer = pl.Trainer(max_epochs=35, log_every_n_steps=5)\n", 35),
+        ("model.fit(x, y, epochs=50, batch_size=32, callbacks=[logger])\n", 50),
+        ("EPOCHS = 100\nfor epoch in range(EPOCHS):\n    pass\n", 100),
+        ("p = argparse.ArgumentParser()\np.add_argument('-e', '--num-epochs', type=int, default=20)\n", 20),
+        ("flags.DEFINE_integer('max_epoch', 20, 'maximum training epochs')\n", 20),
+        ("args = TrainingArguments(output_dir='out', num_train_epochs=3)\n", 3),
+    ],
+)
+def test_the_planned_epochs_a_script_states(tmp_path: Path, script: str, epochs: int) -> None:
+    (tmp_path / "train.py").write_text(script)
+    notes: list[str] = []
+    planned = planned_epochs(tmp_path, notes, 1)
+    assert planned is not None and planned[0] == epochs
+    assert "train.py:" in planned[1] and not notes
+
+
+def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    # a script that would leave a mark if it were executed
+    (tmp_path / "a.py").write_text(f"open({str(marker)!r}, 'w').write('x')\nEPOCHS = 30\n")
+    assert planned_epochs(tmp_path, [], 1)[0] == 30 and not marker.exists()  # type: ignore[index]
+    # another script planning another count: two stages, or a quick test beside the real run
+    (tmp_path / "b.py").write_text("trainer.fit(model, epochs=1)\n")
+    notes: list[str] = []
+    assert planned_epochs(tmp_path, notes, 1) is None
+    assert notes and "plan different epoch counts" in notes[0]
+    (tmp_path / "b.py").write_text("def broken(:\n")  # does not parse: passed over
+    assert planned_epochs(tmp_path, [], 1)[0] == 30  # type: ignore[index]
+    # a setting named otherwise is no plan; flags and booleans are not counts
+    (tmp_path / "a.py").write_text("batch_size = 32\nSHUFFLE = True\nlr = 3\n")
+    assert planned_epochs(tmp_path, [], 1) is None
+    assert {s.key for s in script_settings(tmp_path)} == {"batch_size", "lr"}
+    assert "epochs" in PLANNED_EPOCH_KEYS
+    # a plan the log already went past is another launch's (a command line over the default)
+    (tmp_path / "a.py").write_text("parser.add_argument('--epochs', type=int, default=400)\n")
+    notes: list[str] = []
+    assert planned_epochs(tmp_path, notes, 634) is None and "not this run's plan" in notes[0]
+    # a script with early stopping: the plan stands, and a note says a shorter run may be by design
+    script = "cb = EarlyStopping(monitor='val_loss', patience=5)\nmodel.fit(x, epochs=80)\n"
+    (tmp_path / "a.py").write_text(script)
+    notes: list[str] = []
+    assert planned_epochs(tmp_path, notes, 12)[0] == 80  # type: ignore[index]
+    assert any("early stopping" in note for note in notes)
+
+
+def lightning_log(folder: Path, epochs_logged: int, steps_per_epoch: int = 10) -> Path:
+    lines = ["epoch,step,train_loss,val_loss"]
+    for epoch in range(epochs_logged):
+        for i in range(steps_per_epoch):
+            step = epoch * steps_per_epoch + i
+            lines.append(f"{epoch},{step},{2.0 - 0.01 * step:.4f},")
+        lines.append(f"{epoch},{(epoch + 1) * steps_per_epoch - 1},,{1.9 - 0.02 * epoch:.4f}")
+    (folder / "metrics.csv").write_text("\n".join(lines) + "\n")
+    (folder / "hparams.yaml").write_text("lr: 0.001\n")
+    return folder
+
+
+def test_a_lightning_log_takes_its_plan_from_the_trainer_call_beside_it(tmp_path: Path) -> None:
+    lightning_log(tmp_path, epochs_logged=4)
+    (tmp_path / "train.py").write_text("trainer = pl.Trainer(max_epochs=35)\ntrainer.fit(model)\n")
+    run = lightning_csv.load(tmp_path)
+    assert run.config["num_epochs"] == 35
+    assert any("max_epochs=35 in the script train.py:1" in note for note in run.notes)
+    # the plan a config file states wins; the script is read only when none does
+    (tmp_path / "hparams.yaml").write_text("lr: 0.001\nmax_epochs: 4\n")
+    assert lightning_csv.load(tmp_path).config["num_epochs"] == 4
+
+
+def test_a_keras_log_and_a_per_epoch_table_take_their_plan_from_the_script(tmp_path: Path) -> None:
+    keras = tmp_path / "keras"
+    keras.mkdir()
+    rows = "\n".join(f"{e},{1.0 - 0.05 * e:.3f},{1.1 - 0.04 * e:.3f}" for e in range(8))
+    (keras / "training_log.csv").write_text("epoch,loss,val_loss\n" + rows + "\n")
+    (keras / "train.py").write_text("history = model.fit(x, y, epochs=50)\n")
+    assert keras_log.load(keras / "training_log.csv").config["total_steps"] == 50
+    table = tmp_path / "table"
+    table.mkdir()
+    rows = "\n".join(f"{e},{1.0 - 0.05 * e:.3f},{1.1 - 0.04 * e:.3f}" for e in range(1, 9))
+    (table / "history.csv").write_text("epoch,train_loss,val_loss\n" + rows + "\n")
+    (table / "config.py").write_text("epochs = 100\n")
+    run = generic_log.load(table / "history.csv")
+    assert run.config["total_steps"] == 100  # the counter starts at 1: epoch 100 is the last row
+    # without the script: no plan
+    (table / "config.py").unlink()
+    assert generic_log.load(table / "history.csv").config.get("total_steps") is None
