@@ -101,3 +101,27 @@ def test_a_keras_log_and_a_per_epoch_table_take_their_plan_from_the_script(tmp_p
     # without the script: no plan
     (table / "config.py").unlink()
     assert generic_log.load(table / "history.csv").config.get("total_steps") is None
+
+
+def test_a_step_log_numbered_by_epochs_ends_before_the_scripts_plan(tmp_path: Path) -> None:
+    # 'iteration' counts epochs, 'step' restarts in each: three epochs logged of the 20 main.py plans
+    lines = [
+        f"2024-01-01 10:{e:02d}:{s:02d} INFO iteration:{e} step:{s * 10}/40, "
+        f"NER loss:{3.0 - 0.1 * e - 0.01 * s:.4f}"
+        for e in range(1, 4)
+        for s in range(1, 5)
+    ]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "main.py").write_text('flags.DEFINE_integer("max_epoch", 20, "maximum training epochs")\n')
+    run = generic_log.load(tmp_path / "train.log")
+    assert run.layout is not None and run.layout["train"]["epochs_logged"] == 3
+    ends = [e for e in run.events["event"] if e.startswith("epochs unfinished: ")]
+    assert ends == [
+        "epochs unfinished: the log ends in epoch 3 of the 20 planned "
+        "(max_epoch=20 in the script main.py:1 (flags.DEFINE_integer default))"
+    ]
+    # a plan the log reaches says nothing
+    (tmp_path / "main.py").write_text('flags.DEFINE_integer("max_epoch", 3, "maximum training epochs")\n')
+    assert not any(
+        e.startswith("epochs unfinished") for e in generic_log.load(tmp_path / "train.log").events["event"]
+    )

@@ -59,7 +59,13 @@ import yaml
 
 from run_diagnosis.importers import RunImportError, metric_names, script_settings, yolo_results
 from run_diagnosis.importers.aliases import metric_column, step_times_from_elapsed
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, TRAIN_COLUMNS, RunData, events_frame
+from run_diagnosis.importers.canonical import (
+    EVAL_COLUMNS,
+    TRAIN_COLUMNS,
+    RunData,
+    epochs_unfinished_event,
+    events_frame,
+)
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
     Record,
@@ -328,6 +334,7 @@ class Counting:
     total: float | None = None
     map_record: Callable[[Record], int | None] | None = None  # a step for another layout's record
     steps_per_epoch: int | None = None  # rows an epoch, when an epoch counter groups the rows
+    epochs_logged: int | None = None  # epochs the rows reach (begun), when an epoch counter numbers them
 
 
 def _value(record: Record, name: str) -> float | None:
@@ -409,6 +416,7 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
             )
         why = "fractional" if not whole else "repeated on consecutive lines"
         counting = _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
+        counting.epochs_logged = _epochs_begun([v for v in values if v is not None])
         # a whole epoch repeated on its rows, or a fractional one (HF's 'epoch': 0.43) whose whole
         # part does: the rows of each epoch
         counting.steps_per_epoch = _rows_per_epoch(
@@ -490,7 +498,9 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
                 e, v = _value(r, epoch), _value(r, name)
                 return None if e is None or v is None else int((e - first) * period + v)
 
-            return Counting("composite", name, detail, steps, None, map_record=mapped)
+            counting = Counting("composite", name, detail, steps, None, map_record=mapped)
+            counting.epochs_logged = _epochs_begun([e for e in epochs if e is not None])
+            return counting
     if frozen:
         return plain
     cycle_length = _cycle_period(values, drops, total)
@@ -523,7 +533,7 @@ def _inner_counting(records: list[Record], epoch: str) -> Counting:
         return None if e is None or r.inner is None else int((e - first) * period + r.inner[0])
 
     steps = [mapped(r) or 0 for r in records]
-    return Counting(
+    counting = Counting(
         "composite",
         epoch,
         f"{epoch!r} with an inner count of {period:g}: step = ({epoch} - {first:g}) x {period:g} + inner",
@@ -531,6 +541,19 @@ def _inner_counting(records: list[Record], epoch: str) -> Counting:
         None,
         map_record=mapped,
     )
+    counting.epochs_logged = _epochs_begun([v for v in (_value(r, epoch) for r in records) if v is not None])
+    return counting
+
+
+def _epochs_begun(epochs: list[float]) -> int | None:
+    """How many epochs a whole-number epoch counter (from its first value) or a fractional one
+    (epochs completed: 2.3 is in the third) reaches; None without finite values."""
+    finite = [e for e in epochs if math.isfinite(e)]
+    if not finite:
+        return None
+    if all(float(e).is_integer() for e in finite):
+        return int(max(finite) - min(finite)) + 1
+    return max(1, math.ceil(max(finite)))
 
 
 # --------------------------------------------------------------------------- assembling the run
@@ -972,6 +995,7 @@ def _layout(
             "first_line": train[0].line,
             "example": train[0].text[:160],
             "counter": {"kind": counting.kind, "name": counting.name, "how": counting.detail},
+            "epochs_logged": counting.epochs_logged,
             "steps": [steps[0], steps[-1]],
         },
         "eval": (
@@ -1070,17 +1094,30 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     return run
 
 
+def _script_plan_of_steps(run: RunData, folder: Path) -> None:
+    """Rows that are steps, numbered with an epoch counter (``iteration:3 step:16/652``, HF's
+    fractional epoch): the epochs a training script beside the log plans, when the log ends in an
+    earlier one, are an epochs_unfinished event at the last step (run_ended_early says so, low)."""
+    logged = ((run.layout or {}).get("train") or {}).get("epochs_logged")
+    if not logged:
+        return
+    planned = script_settings.planned_epochs(folder, run.notes, logged)
+    if planned is None or logged >= planned[0]:
+        return
+    event = epochs_unfinished_event(int(run.train["step"].max()), logged, planned[0], planned[1])
+    run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
+
+
 def _planned_epochs(run: RunData, folder: Path) -> None:
     """A log of one row an epoch with no planned length of its own takes it from the Ultralytics
     argument file beside it (args.yaml / opt.yaml: `epochs`), else from the training scripts
     beside it (importers.script_settings: `epochs=50`, `EPOCHS = 100`), so a run that stopped
     before its plan is told (run_ended_early); the counter's first value (0 or 1) says which row
     is the last."""
-    if (
-        run.config.get(ROWS_ARE_KEY) != "epoch"
-        or run.config.get("total_steps") is not None
-        or run.train.empty
-    ):
+    if run.config.get("total_steps") is not None or run.train.empty:
+        return
+    if run.config.get(ROWS_ARE_KEY) != "epoch":
+        _script_plan_of_steps(run, folder)
         return
     first = int(run.train["step"].min())
     if first not in (0, 1):
