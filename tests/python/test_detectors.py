@@ -217,6 +217,21 @@ def test_loss_spikes(diagnosis: Diagnosis, at: int, length: int, factor: float) 
     only_expected_above_low(diagnosis, {"loss_spikes"})
 
 
+@pytest.mark.parametrize(("objective", "severity"), [("adversarial", "low"), (None, "high")])
+@fixture_run(
+    lambda objective, severity: (
+        RunBuilder().plant_loss_spike(150, 3, 3.5).plant_config(loss_objective=objective)
+    )
+)
+def test_a_gan_players_spike_is_low(diagnosis: Diagnosis, objective: str | None, severity: str) -> None:
+    """A GAN player's loss (loss_objective adversarial) moves with the balance of the two players: a
+    discriminator's loss leaps when its generator catches up, by design, so its spike is low at most;
+    the same spike on a plain loss is high."""
+    found = findings_of(diagnosis, "loss_spikes").set_index("finding_id")
+    assert found.loc["loss_spikes:150", "detector_severity"] == severity
+    assert ("a GAN player's" in found.loc["loss_spikes:150", "evidence"]) == (objective is not None)
+
+
 @fixture_run(
     lambda: RunBuilder().plant_loss_spike(60, 5, 3.0).plant_level_jump(150, 2.5).plant_sparse_logging(2)
 )

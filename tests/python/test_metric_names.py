@@ -422,3 +422,18 @@ def test_a_test_split_stands_in_for_validation_only_when_no_validation_is_logged
 )
 def test_a_gan_players_loss_is_adversarial(name: str, adversarial: bool) -> None:
     assert is_adversarial(name) is adversarial
+
+
+def test_a_gan_player_named_by_its_role_alone_is_its_loss() -> None:
+    """pytorch-CycleGAN's loss_log: '(epoch: 1, iters: 100, time: 0.5, data: 0.1) D_A: 0.25 G_A: 0.91
+    cycle_A: 1.7 idt_A: 0.4 ...': D_A and G_A are the players' losses; the discriminator's stands in
+    (the GAN's learning shows there), and the name after the closing parenthesis is the pair's own."""
+    from run_diagnosis.importers.generic_lines import name_from
+
+    assert resolve("D_A").field == "loss" and resolve("G").field == "loss"
+    assert resolve("D_A").rank < resolve("G_A").rank  # the generator's is a component
+    # D(x) and D(G(z)) are the discriminator's outputs (probabilities), not losses
+    assert resolve("D(x)").field is None and resolve("D(G(z))").field is None
+    names = ["epoch", "iters", "D_A", "G_A", "cycle_A", "idt_A", "D_B", "G_B", "cycle_B", "idt_B"]
+    assert assign(names).columns["loss"] == "D_A" and is_adversarial("D_A")
+    assert name_from(") D_A") == "D_A" and name_from("x (loss") == "loss"

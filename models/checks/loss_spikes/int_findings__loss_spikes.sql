@@ -31,6 +31,11 @@ resume_jumps as (
     select * from {{ run_ref('int_resumes_checked') }} where is_loss_jump
 ),
 
+objectives as (
+    -- what the loss read is: a GAN player's loss rises and falls with the other player's progress
+    select run_id, is_adversarial_loss from {{ run_ref('stg_training__config') }}
+),
+
 next_onsets as (
     select
         run_id,
@@ -64,6 +69,9 @@ final as (
         -- one log point is a one-batch blip (or one noisy window average): low at most; so are two
         -- neighbouring points of a dense log (two noisy batches in a row), unless they span many steps
         case
+            -- a GAN player's loss (a discriminator's, a generator's) moves with the balance of the two
+            -- players: a discriminator's loss leaps when its generator catches up, by design: low at most
+            when coalesce(objectives.is_adversarial_loss, false) then 'low'
             when spikes.spike_steps < {{ threshold('spike_min_points_for_medium') }} then 'low'
             when spikes.spike_steps < {{ threshold('spike_min_points_for_high') }}
                 and spikes.last_step - spikes.onset_step + 1 < {{ threshold('spike_min_steps_for_medium') }} then 'low'
@@ -101,6 +109,9 @@ final as (
                     || {{ fmt_int('spikes.settle_rows') }} || ' logged losses stay above the onset''s bar '
                     || {{ fmt('spikes.onset_threshold_loss', 4) }} || ': the baseline caught up with the loss, the loss did not come down'
                 when 'log_end' then '; the log ends inside the spike'
+                else '' end
+            || case when coalesce(objectives.is_adversarial_loss, false)
+                then '; the loss is a GAN player''s: its level follows the balance of the two players (low at most)'
                 else '' end
             || case when val_impact.worst_val_after is not null and val_impact.best_val_before is not null
                 then '; validation loss rose to ' || {{ fmt('val_impact.worst_val_after', 4) }} || ' (best before the spike '
@@ -150,6 +161,8 @@ final as (
     left join resume_jumps
         on spikes.run_id = resume_jumps.run_id
         and spikes.onset_step between resume_jumps.resume_step and resume_jumps.jump_last_step
+    left join objectives
+        on spikes.run_id = objectives.run_id
 ),
 
 resume_findings as (

@@ -220,6 +220,8 @@ def name_from(text: str) -> str:
         name = name.rsplit(":", 1)[1].strip(NAME_STRIP) or name.strip(NAME_STRIP)
     if name.count("(") > name.count(")"):  # "(loss" of "x (loss 3.2" -> "loss"
         name = name.rsplit("(", 1)[1]
+    elif name.count(")") > name.count("("):  # ") D_A" after "(epoch: 1, iters: 100) D_A: 0.25" -> "D_A"
+        name = name.rsplit(")", 1)[1]
     name = name.strip(NAME_STRIP + "(")
     words = name.split()
     if len(words) > NAME_MAX_WORDS:

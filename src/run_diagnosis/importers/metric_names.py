@@ -611,12 +611,18 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     # train/box_om, val/cls_oo: one-to-many and one-to-one heads): the term is a loss; only the words
     # no score is named by (a box, class or objectness score is logged as mAP, precision, accuracy),
     # not iou, dice, mask or seg, which name scores as often as losses
+    # a GAN player named by its role letter alone (D, G, D_A, G_B: pytorch-CycleGAN's loss_log
+    # 'D_A: 0.25 G_A: 0.91 cycle_A: 1.7'): the loss that player is trained on; not D(x) or D(G(z)),
+    # the discriminator's outputs (probabilities), which carry parentheses
+    if _GAN_PLAYER.fullmatch(name.strip()):
+        return "loss", f"{name.strip()!r}: a GAN player named by its role alone"
     head_terms = [w for w in words if w in _HEAD_TERM_WORDS]
     if head_terms and any(w in kinds and kinds[w].kind == SPLIT for w in words):
         return "loss", f"{head_terms[0]} under a split (a detection head's loss term)"
     return None, ""
 
 
+_GAN_PLAYER = re.compile(r"[DG](?:_?[A-Za-z0-9])?")
 _HEAD_TERM_WORDS = frozenset({"box", "bbox", "cls", "dfl", "obj", "objectness", "rpn", "centerness"})
 
 
