@@ -125,3 +125,17 @@ def test_a_step_log_numbered_by_epochs_ends_before_the_scripts_plan(tmp_path: Pa
     assert not any(
         e.startswith("epochs unfinished") for e in generic_log.load(tmp_path / "train.log").events["event"]
     )
+
+
+def test_the_logs_own_settings_dump_plans_before_a_script(tmp_path: Path) -> None:
+    # an arguments dump before the first training row is the launched run's plan: it wins over
+    # the script's default beside the log; settings printed after the rows start are not read
+    header = ["Namespace(batch_size=32, epochs=30, lr=0.01)", "n_layers: 4"]
+    rows = [
+        f"Epoch {e} | train loss {1.0 - 0.05 * e:.3f} | val loss {1.1 - 0.04 * e:.3f}" for e in range(1, 6)
+    ]
+    (tmp_path / "train.log").write_text("\n".join([*header, *rows, "epochs: 99"]) + "\n")
+    (tmp_path / "train.py").write_text("parser.add_argument('--epochs', type=int, default=100)\n")
+    run = generic_log.load(tmp_path / "train.log")
+    assert run.config["total_steps"] == 30
+    assert any("epochs=30 at train.log:1 (the log's own settings)" in note for note in run.notes)

@@ -1089,26 +1089,29 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
             )
         file = readable[0]
     mapping = {**load_map(file), **dict(overrides or {})}
-    run = infer(parse_file(file), mapping)
-    _planned_epochs(run, file.parent)
+    parsed = parse_file(file)
+    run = infer(parsed, mapping)
+    first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
+    own = script_settings.logged_settings(file, first_row)
+    _planned_epochs(run, file.parent, own)
     return run
 
 
-def _script_plan_of_steps(run: RunData, folder: Path) -> None:
+def _script_plan_of_steps(run: RunData, folder: Path, own: list[script_settings.Setting]) -> None:
     """Rows that are steps, numbered with an epoch counter (``iteration:3 step:16/652``, HF's
     fractional epoch): the epochs a training script beside the log plans, when the log ends in an
     earlier one, are an epochs_unfinished event at the last step (run_ended_early says so, low)."""
     logged = ((run.layout or {}).get("train") or {}).get("epochs_logged")
     if not logged:
         return
-    planned = script_settings.planned_epochs(folder, run.notes, logged)
+    planned = script_settings.planned_epochs(folder, run.notes, logged, own)
     if planned is None or logged >= planned[0]:
         return
     event = epochs_unfinished_event(int(run.train["step"].max()), logged, planned[0], planned[1])
     run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
 
 
-def _planned_epochs(run: RunData, folder: Path) -> None:
+def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Setting]) -> None:
     """A log of one row an epoch with no planned length of its own takes it from the Ultralytics
     argument file beside it (args.yaml / opt.yaml: `epochs`), else from the training scripts
     beside it (importers.script_settings: `epochs=50`, `EPOCHS = 100`), so a run that stopped
@@ -1117,13 +1120,15 @@ def _planned_epochs(run: RunData, folder: Path) -> None:
     if run.config.get("total_steps") is not None or run.train.empty:
         return
     if run.config.get(ROWS_ARE_KEY) != "epoch":
-        _script_plan_of_steps(run, folder)
+        _script_plan_of_steps(run, folder, own)
         return
     first = int(run.train["step"].min())
     if first not in (0, 1):
         return
     logged = int(run.train["step"].max()) - first + 1
-    planned = yolo_results.planned_epochs(folder) or script_settings.planned_epochs(folder, run.notes, logged)
+    planned = yolo_results.planned_epochs(folder) or script_settings.planned_epochs(
+        folder, run.notes, logged, own
+    )
     if planned is None:
         return
     epochs, name = planned

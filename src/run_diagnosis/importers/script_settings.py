@@ -144,11 +144,43 @@ PLANNED_EPOCH_KEYS = (
 )
 
 
-def planned_epochs(folder: Path, notes: list[str], logged_epochs: int) -> tuple[int, str] | None:
+def logged_settings(path: Path, before_line: int) -> list[Setting]:
+    """The epoch counts a log prints about itself before its first training row (an options or
+    arguments dump: 'n_epochs: 100', 'Namespace(epochs=50, ...)', 'max_epochs = 20'), as settings."""
+    names = "|".join(sorted(PLANNED_EPOCH_KEYS, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.])({names})\s*[:=]\s*(\d+)(?![\w.])", re.IGNORECASE)
+    found = []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if number >= before_line:
+                    break
+                found += [
+                    Setting(m.group(1), int(m.group(2)), f"{path.name}:{number} (the log's own settings)")
+                    for m in pattern.finditer(line)
+                ]
+    except OSError:
+        return []
+    return found
+
+
+def planned_epochs(
+    folder: Path, notes: list[str], logged_epochs: int, own: list[Setting] | None = None
+) -> tuple[int, str] | None:
     """The epoch count the scripts beside a log plan (every one that names it names the same
     whole number), with where it is stated (the caller's note says it); None, with a note, when
     they disagree or when the log already holds more epochs (``logged_epochs``) than the plan: the
-    run was launched with another value (a command-line option over the script's default)."""
+    run was launched with another value (a command-line option over the script's default).
+    ``own``: the settings the log itself printed (an options dump), which win over the scripts:
+    they are the launched run's."""
+    own_plan = agreed_setting(own or [], PLANNED_EPOCH_KEYS)
+    if own_plan is not None:
+        value, setting = own_plan
+        where = f"{setting.key}={value} at {setting.where}"
+        if logged_epochs > value:
+            notes.append(f"{where} is not this run's plan: the log holds {logged_epochs} epochs")
+            return None
+        return value, where
     settings = script_settings(folder)
     agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
     if agreed is None:
