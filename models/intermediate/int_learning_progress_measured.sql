@@ -96,30 +96,6 @@ file_rows as (
     where resolution in ('counted', 'superseded') and loss is not null
 ),
 
-attempt_positions as (
-    select
-        file_rows.*,
-        coalesce(row_kinds.start_points, {{ threshold('progress_start_points') }}) as start_points,
-        row_number() over (partition by file_rows.run_id, file_rows.attempt_number order by file_rows.file_row_number) as position_in_attempt,
-        count(*) over (partition by file_rows.run_id, file_rows.attempt_number) as attempt_rows
-    from file_rows
-    left join row_kinds
-        on file_rows.run_id = row_kinds.run_id
-),
-
-attempt_levels as (
-    -- each attempt's start and end level: the medians of its first and last start_points losses
-    select
-        run_id,
-        attempt_number,
-        percentile_cont(0.5) within group (order by case when position_in_attempt <= start_points then loss end)
-            as attempt_start_loss,
-        percentile_cont(0.5) within group (order by case when position_in_attempt > attempt_rows - start_points then loss end)
-            as attempt_end_loss
-    from attempt_positions
-    group by run_id, attempt_number
-),
-
 counted_start as (
     -- the attempt the counted rows start in: past the first when a later attempt restarted at (or
     -- before) the log's first step and superseded the whole of the attempts before it
@@ -136,6 +112,38 @@ counted_start as (
     group by file_rows.run_id
 ),
 
+relaunched_positions as (
+    -- the rows of the runs whose counted rows start in a later attempt (most runs have one
+    -- attempt: nothing is windowed for them), numbered within their attempt
+    select
+        file_rows.run_id,
+        file_rows.attempt_number,
+        file_rows.loss,
+        coalesce(row_kinds.start_points, {{ threshold('progress_start_points') }}) as start_points,
+        row_number() over (partition by file_rows.run_id, file_rows.attempt_number order by file_rows.file_row_number) as position_in_attempt,
+        count(*) over (partition by file_rows.run_id, file_rows.attempt_number) as attempt_rows
+    from file_rows
+    inner join counted_start
+        on file_rows.run_id = counted_start.run_id
+        and counted_start.counted_start_attempt > 1
+        and file_rows.attempt_number < counted_start.counted_start_attempt
+    left join row_kinds
+        on file_rows.run_id = row_kinds.run_id
+),
+
+attempt_levels as (
+    -- each earlier attempt's start and end level: the medians of its first and last start_points losses
+    select
+        run_id,
+        attempt_number,
+        percentile_cont(0.5) within group (order by case when position_in_attempt <= start_points then loss end)
+            as attempt_start_loss,
+        percentile_cont(0.5) within group (order by case when position_in_attempt > attempt_rows - start_points then loss end)
+            as attempt_end_loss
+    from relaunched_positions
+    group by run_id, attempt_number
+),
+
 carried as (
     -- the log's own start (its first attempt's first losses) and the level the attempt before the
     -- counted one ended at, for the runs whose counted rows start in a later attempt
@@ -150,7 +158,6 @@ carried as (
     inner join attempt_levels as before_restart
         on counted_start.run_id = before_restart.run_id
         and before_restart.attempt_number = counted_start.counted_start_attempt - 1
-    where counted_start.counted_start_attempt > 1
 ),
 
 recurrences as (
@@ -332,11 +339,15 @@ lr_end as (
     group by lr_extent.run_id
 ),
 
-{#- the start the learning verdict measures from: the log's first losses for a relaunch that carried
-    its weights on (is_carried_relaunch below), else the counted rows' first losses #}
+{#- a relaunch that carried its weights on: its first losses lie nearer the level the attempt before
+    it ended at than the log's first losses (NULL without a relaunch) #}
+{%- set carried_relaunch -%}
+abs(windows.start_loss - carried.before_restart_loss) < abs(windows.start_loss - carried.log_start_loss)
+{%- endset %}
+{#- the start the learning verdict measures from: the log's first losses for such a relaunch, else
+    the counted rows' first losses #}
 {%- set learning_start -%}
-(case when abs(windows.start_loss - carried.before_restart_loss) < abs(windows.start_loss - carried.log_start_loss)
-            then carried.log_start_loss else windows.start_loss end)
+(case when {{ carried_relaunch }} then carried.log_start_loss else windows.start_loss end)
 {%- endset %}
 
 joined as (
@@ -352,10 +363,7 @@ joined as (
         -- on (its first losses lie nearer where the attempt before it ended than where the log
         -- started: a Keras fit() called again on a CSVLogger in append mode), so the run learned from
         -- the log's first losses, not from the relaunch's
-        coalesce(
-            abs(windows.start_loss - carried.before_restart_loss) < abs(windows.start_loss - carried.log_start_loss),
-            false
-        ) as is_carried_relaunch,
+        coalesce({{ carried_relaunch }}, false) as is_carried_relaunch,
         windows.start_loss as counted_start_loss,
         {{ learning_start }} as start_loss,
         windows.end_loss,
