@@ -95,6 +95,10 @@ TEST_PROBLEM_STATUSES = ("fail", "warn")
 COMPLETING_ENV_VAR = "RUN_DIAGNOSIS_COMPLETING"
 LOCK_SUFFIX = ".lock"  # <db>.lock beside the database: held while a build writes it
 UNREADABLE_SUFFIX = ".unreadable"  # where a database that cannot be opened is moved aside
+# a failed build whose folder has less free space than this failed for want of space, whatever
+# its error says: DuckDB reports a database file it could not finish writing on a full disk as
+# "not a valid DuckDB database file", with no word of the space
+FULL_FOLDER_FREE_BYTES = 1024 * 1024
 # what DuckDB says about a database file it cannot read (rebuilt), and about one open elsewhere
 UNREADABLE_DB_TEXTS = (
     "could not read enough bytes",
@@ -747,7 +751,7 @@ def build_run(
             reader.error_messages.clear()
             exit_code = invoke_dbt(arguments())
         completed = exit_code != 0 and complete and _complete(target_path, arguments, invoke_dbt, progress)
-    _refuse_on_folder_problem(reader.error_messages, db_path.parent)
+    _refuse_on_folder_problem(reader.error_messages, db_path.parent, failed=exit_code != 0)
     results = read_run_results(target_path)
     result = BuildResult(
         exit_code=exit_code,
@@ -826,11 +830,21 @@ def _set_aside(db_path: Path, reason: str, progress: Progress | None) -> None:
         )
 
 
-def _refuse_on_folder_problem(messages: Iterable[str], folder: Path) -> None:
+def _refuse_on_folder_problem(messages: Iterable[str], folder: Path, failed: bool) -> None:
     problem = folder_problem_in(" ".join(messages), folder)
+    if problem is None and failed and _free_bytes(folder) < FULL_FOLDER_FREE_BYTES:
+        problem = f"{folder} is full (no space left on its device)"
     if problem is not None:
         advice = "Free space or choose another folder, then build again."
         raise BuildRefused(f"{problem}: the build stopped. {advice}")
+
+
+def _free_bytes(folder: Path) -> float:
+    """Free bytes on the folder's device (infinite when it cannot be asked)."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return math.inf
 
 
 def _node_name(unique_id: str) -> str:

@@ -392,6 +392,26 @@ def small_tmpfs(folder: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+def test_a_failed_build_on_a_full_folder_is_refused_as_full_whatever_duckdb_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a full disk DuckDB can leave a database file it could not finish and report it as "not a
+    valid DuckDB database file", with no word of the space: a failed build whose folder has less
+    than FULL_FOLDER_FREE_BYTES free is refused as full (exit 2), not a tool failure (exit 1)."""
+    from run_diagnosis import dbt_runner
+
+    words = [
+        f'IO Error: The file "{tmp_path}/diagnosis.duckdb" exists, '
+        "but it is not a valid DuckDB database file!"
+    ]
+    monkeypatch.setattr(dbt_runner, "_free_bytes", lambda folder: 4096)
+    with pytest.raises(BuildRefused, match=re.escape(f"{tmp_path} is full (no space left on its device)")):
+        dbt_runner._refuse_on_folder_problem(words, tmp_path, failed=True)
+    dbt_runner._refuse_on_folder_problem(words, tmp_path, failed=False)  # a build that passed: nothing
+    monkeypatch.setattr(dbt_runner, "_free_bytes", lambda folder: 10 * dbt_runner.FULL_FOLDER_FREE_BYTES)
+    dbt_runner._refuse_on_folder_problem(words, tmp_path, failed=True)  # room left: the error stands
+
+
 def test_full_or_read_only_output_folder_is_exit_2_with_no_report(
     reference: Reference, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -11,8 +11,10 @@ same value: two different values (a test call with ``epochs=1`` beside the real 
 another stage) say nothing.
 
 A script states what its author meant at the time it was committed; the run may have been
-launched with another value on the command line. So a plan read here only ever says a log
-ended before it (run_ended_early, a low finding), and the notes name the script and line.
+launched with another value on the command line. So a plan the log already went past is not
+used, and the notes name the script and line; what such a plan changes is run_ended_early (a low
+finding) and the planned length the schedule checks compare against. A log's own settings dump
+(``logged_settings``) is the launched run's and wins over the scripts.
 """
 
 from __future__ import annotations
