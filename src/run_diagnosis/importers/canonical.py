@@ -108,6 +108,11 @@ def events_frame(events: Iterable[tuple[int, str]]) -> pd.DataFrame:
     return pd.DataFrame(ordered, columns=EVENT_COLUMNS)
 
 
+def add_event(run: RunData, event: tuple[int, str]) -> None:
+    """One more (step, event) pair in the run's events, kept in step order."""
+    run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
+
+
 def stitch_runs(
     parts: Sequence[tuple[str, RunData]],
     resumes: Sequence[tuple[int, str] | None],

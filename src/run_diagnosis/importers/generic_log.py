@@ -63,6 +63,7 @@ from run_diagnosis.importers.canonical import (
     EVAL_COLUMNS,
     TRAIN_COLUMNS,
     RunData,
+    add_event,
     epochs_unfinished_event,
     events_frame,
 )
@@ -1107,8 +1108,7 @@ def _script_plan_of_steps(run: RunData, folder: Path, own: list[script_settings.
     planned = script_settings.planned_epochs(folder, run.notes, logged, own)
     if planned is None or logged >= planned[0]:
         return
-    event = epochs_unfinished_event(int(run.train["step"].max()), logged, planned[0], planned[1])
-    run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
+    add_event(run, epochs_unfinished_event(int(run.train["step"].max()), logged, planned[0], planned[1]))
 
 
 def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Setting]) -> None:

@@ -63,8 +63,8 @@ from run_diagnosis.importers.aliases import UNREADABLE, column_map, load_aliases
 from run_diagnosis.importers.canonical import (
     EPOCHS_UNFINISHED,
     RunData,
+    add_event,
     epochs_unfinished_event,
-    events_frame,
     stitch_runs,
 )
 from run_diagnosis.importers.reference_keys import TolerantLoader, side_documents, walk_keys
@@ -129,8 +129,10 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         notes.append("epoch_time column (seconds per epoch, a custom metric) is not turned into step times")
     hparams = _read_hparams(metrics.parent / HPARAMS_FILE, notes)
     picked = pick_hparams(hparams, notes)
+    epochs_source = "num_epochs in the hparams"
     if "num_epochs" not in picked and "total_steps" not in picked:
-        picked.update(_side_config_epochs(metrics.parent, notes, _epochs_logged(table)))
+        side, epochs_source = _side_config_epochs(metrics.parent, notes, _epochs_logged(table))
+        picked.update(side)
     total_steps = positive_int(picked.get("total_steps"))
     if total_steps is None:
         total_steps = _total_from_epochs(table, picked.get("num_epochs"), notes)
@@ -158,7 +160,7 @@ def load(path: Path, aliases: Path | None = None) -> RunData:
         run.config["grad_norm_measured"] = grad_norm_measured_by_name(norm_name)
         run.notes.append(f"{norm_name} is Lightning's grad_norm() total, logged before clipping")
     _schedule_notes(run, picked)
-    _ended_early_note(run, table, picked.get("num_epochs"), total_steps)
+    _ended_early_note(run, table, picked.get("num_epochs"), total_steps, epochs_source)
     return run
 
 
@@ -359,10 +361,11 @@ def _epochs_logged(table: Table) -> int:
     return int(max(logged)) + 1 if logged else 0
 
 
-def _side_config_epochs(folder: Path, notes: list[str], logged_epochs: int) -> dict[str, Any]:
+def _side_config_epochs(folder: Path, notes: list[str], logged_epochs: int) -> tuple[dict[str, Any], str]:
     """The planned epoch count from the other small config files beside metrics.csv (a project's
     own config.json/default.yaml, at any depth), when hparams.yaml gives none: used only when the
-    files name exactly one epoch count (two different ones may be two stages' plans)."""
+    files name exactly one epoch count (two different ones may be two stages' plans); else from
+    the training script beside it (importers.script_settings). With where it was found."""
     found: dict[str, tuple[str, Any]] = {}
     for name, document in side_documents(folder, skip=(HPARAMS_FILE,)):
         for _, key, value in walk_keys(document):
@@ -373,16 +376,17 @@ def _side_config_epochs(folder: Path, notes: list[str], logged_epochs: int) -> d
     if not values:
         # none in a config file: the training script beside it (pl.Trainer(max_epochs=35))
         planned = script_settings.planned_epochs(folder, notes, logged_epochs)
-        if planned is not None:
-            notes.append(f"num_epochs = {planned[0]}, from {planned[1]} beside {METRICS_FILE}")
-            return {"num_epochs": planned[0]}
-        return {}
+        if planned is None:
+            return {}, ""
+        where = f"{planned[1]} beside {METRICS_FILE}"
+        notes.append(f"num_epochs = {planned[0]}, from {where}")
+        return {"num_epochs": planned[0]}, where
     if len(values) != 1:
         notes.append(f"epoch counts beside {METRICS_FILE} disagree ({', '.join(sorted(found))}): none used")
-        return {}
+        return {}, ""
     where, (_, epochs) = next(iter(found.items()))
     notes.append(f"num_epochs = {epochs}, from {where} beside {METRICS_FILE} (the only epoch count there)")
-    return {"num_epochs": epochs}
+    return {"num_epochs": epochs}, f"{where} beside {METRICS_FILE}"
 
 
 def _read_meta_tags(path: Path, notes: list[str]) -> dict[str, Any]:
@@ -525,24 +529,24 @@ def _schedule_notes(run: RunData, picked: dict[str, Any]) -> None:
         run.notes.append("no gradient_clip_val in hparams: grad_clip_norm unknown")
 
 
-def _ended_early_note(run: RunData, table: Table, num_epochs: Any, total_steps: int | None) -> None:
+def _ended_early_note(
+    run: RunData, table: Table, num_epochs: Any, total_steps: int | None, epochs_source: str
+) -> None:
     """Note a log that ends before its planned epochs; with no step count for the plan (no
     max_steps, no regular epoch length: e.g. no epoch ever ended) also log it as an event at the
-    last step, which int_run_ends_measured reads as an end of kind epochs_unfinished."""
+    last step, which int_run_ends_measured reads as an end of kind epochs_unfinished
+    (``epochs_source`` says where the plan was found)."""
     epochs = positive_int(num_epochs)
-    if epochs is None or "epoch" not in table.frame.columns:
+    logged = _epochs_logged(table)
+    if epochs is None or not logged or logged >= epochs:
         return
-    logged = [e for e in (as_number(v) for v in table.frame["epoch"]) if e is not None]
-    if logged and max(logged) + 1 < epochs:
-        run.notes.append(
-            f"the log ends in epoch {int(max(logged))} (counting from 0) of num_epochs {epochs}: "
-            "the run stopped early (pruned, early-stopped, or crashed: the CSV does not say which)"
-        )
-        steps = [*run.train["step"], *run.evals["step"]]
-        if total_steps is None and steps:
-            where = "num_epochs in the hparams"
-            event = epochs_unfinished_event(int(max(steps)), int(max(logged)) + 1, epochs, where)
-            run.events = events_frame([*run.events.itertuples(index=False, name=None), event])
+    run.notes.append(
+        f"the log ends in epoch {logged - 1} (counting from 0) of num_epochs {epochs}: "
+        "the run stopped early (pruned, early-stopped, or crashed: the CSV does not say which)"
+    )
+    steps = [*run.train["step"], *run.evals["step"]]
+    if total_steps is None and steps:
+        add_event(run, epochs_unfinished_event(int(max(steps)), logged, epochs, epochs_source))
 
 
 def _run_name(metrics: Path) -> str:

@@ -607,15 +607,15 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         return "other", "a gradient statistic that is not a norm"
     if present & {"kl", "kld"}:
         return "loss", "kl (a divergence term of a loss)"
-    # a detection head's term named with a split and a suffix of its own, no quantity word (YOLOv10's
-    # train/box_om, val/cls_oo: one-to-many and one-to-one heads): the term is a loss; only the words
-    # no score is named by (a box, class or objectness score is logged as mAP, precision, accuracy),
-    # not iou, dice, mask or seg, which name scores as often as losses
     # a GAN player named by its role letter alone (D, G, D_A, G_B: pytorch-CycleGAN's loss_log
     # 'D_A: 0.25 G_A: 0.91 cycle_A: 1.7'): the loss that player is trained on; not D(x) or D(G(z)),
     # the discriminator's outputs (probabilities), which carry parentheses
     if _GAN_PLAYER.fullmatch(name.strip()):
         return "loss", f"{name.strip()!r}: a GAN player named by its role alone"
+    # a detection head's term named with a split and a suffix of its own, no quantity word (YOLOv10's
+    # train/box_om, val/cls_oo: one-to-many and one-to-one heads): the term is a loss; only the words
+    # no score is named by (a box, class or objectness score is logged as mAP, precision, accuracy),
+    # not iou, dice, mask or seg, which name scores as often as losses
     head_terms = [w for w in words if w in _HEAD_TERM_WORDS]
     if head_terms and any(w in kinds and kinds[w].kind == SPLIT for w in words):
         return "loss", f"{head_terms[0]} under a split (a detection head's loss term)"

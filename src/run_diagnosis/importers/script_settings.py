@@ -91,39 +91,53 @@ def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
     return found
 
 
+def _scripts(folder: Path) -> list[tuple[str, str]]:
+    """(name, text) of the small Python scripts in ``folder``, in name order."""
+    if not folder.is_dir():
+        return []
+    return [
+        (path.name, path.read_text(encoding="utf-8", errors="replace"))
+        for path in sorted(folder.iterdir())
+        if path.suffix == SCRIPT_SUFFIX and path.is_file() and path.stat().st_size <= SCRIPT_MAX_BYTES
+    ]
+
+
+def _settings_in(scripts: list[tuple[str, str]]) -> list[Setting]:
+    settings = []
+    for name, text in scripts:
+        try:
+            tree = ast.parse(text, filename=name)
+        except (SyntaxError, ValueError):
+            continue  # a script that does not parse is passed over
+        for key, value, line, how in _settings_of(tree):
+            settings.append(Setting(key, value, f"{name}:{line} ({how})"))
+    return settings
+
+
 def script_settings(folder: Path) -> list[Setting]:
     """Every whole-number setting the small Python scripts in ``folder`` state, script by script
     in name order; a script that does not parse is passed over."""
-    if not folder.is_dir():
-        return []
-    settings = []
-    for path in sorted(folder.iterdir()):
-        if path.suffix != SCRIPT_SUFFIX or not path.is_file() or path.stat().st_size > SCRIPT_MAX_BYTES:
-            continue
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), filename=path.name)
-        except (SyntaxError, ValueError, OSError):
-            continue
-        for key, value, line, how in _settings_of(tree):
-            settings.append(Setting(key, value, f"{path.name}:{line} ({how})"))
-    return settings
+    return _settings_in(_scripts(folder))
+
+
+def _matching(settings: list[Setting], keys: tuple[str, ...]) -> list[Setting]:
+    """The settings named by any of ``keys`` (case-insensitive) with a positive value."""
+    wanted = {key.lower() for key in keys}
+    return [s for s in settings if s.key.lower() in wanted and s.value > 0]
 
 
 def agreed_setting(settings: list[Setting], keys: tuple[str, ...]) -> tuple[int, Setting] | None:
     """The value the settings named by any of ``keys`` (case-insensitive) all state, with the first
     of them; None when none does or they disagree."""
-    wanted = {key.lower() for key in keys}
-    matching = [s for s in settings if s.key.lower() in wanted and s.value > 0]
-    values = {s.value for s in matching}
-    if len(values) != 1:
+    matching = _matching(settings, keys)
+    if len({s.value for s in matching}) != 1:
         return None
     return matching[0].value, matching[0]
 
 
 def disagreeing(settings: list[Setting], keys: tuple[str, ...]) -> list[Setting]:
     """The settings named by ``keys`` when they state different values (for a note), else []."""
-    wanted = {key.lower() for key in keys}
-    matching = [s for s in settings if s.key.lower() in wanted and s.value > 0]
+    matching = _matching(settings, keys)
     return matching if len({s.value for s in matching}) > 1 else []
 
 
@@ -176,28 +190,27 @@ def planned_epochs(
     ``own``: the settings the log itself printed (an options dump), which win over the scripts:
     they are the launched run's."""
     own_plan = agreed_setting(own or [], PLANNED_EPOCH_KEYS)
+    scripts: list[tuple[str, str]] = []
     if own_plan is not None:
         value, setting = own_plan
         where = f"{setting.key}={value} at {setting.where}"
-        if logged_epochs > value:
-            notes.append(f"{where} is not this run's plan: the log holds {logged_epochs} epochs")
+    else:
+        scripts = _scripts(folder)
+        settings = _settings_in(scripts)
+        agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
+        if agreed is None:
+            clash = disagreeing(settings, PLANNED_EPOCH_KEYS)
+            if clash:
+                shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
+                notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
             return None
-        return value, where
-    settings = script_settings(folder)
-    agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
-    if agreed is None:
-        clash = disagreeing(settings, PLANNED_EPOCH_KEYS)
-        if clash:
-            shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
-            notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
-        return None
-    value, setting = agreed
-    # what the script stated when committed: a command line may have launched the run with another
-    where = f"{setting.key}={value} in the script {setting.where}"
+        value, setting = agreed
+        # what the script stated when committed: a command line may have launched the run with another
+        where = f"{setting.key}={value} in the script {setting.where}"
     if logged_epochs > value:
         notes.append(f"{where} is not this run's plan: the log holds {logged_epochs} epochs")
         return None
-    if EARLY_STOPPING.search(_script_text(folder)):
+    if any(EARLY_STOPPING.search(text) for _, text in scripts):
         notes.append(
             "a script beside the log configures early stopping: a run that ends before its planned "
             "epochs may have stopped by design"
@@ -207,11 +220,3 @@ def planned_epochs(
 
 # a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)
 EARLY_STOPPING = re.compile(r"early_?stop|patience", re.IGNORECASE)
-
-
-def _script_text(folder: Path) -> str:
-    return "\n".join(
-        path.read_text(encoding="utf-8", errors="replace")
-        for path in sorted(folder.glob(f"*{SCRIPT_SUFFIX}"))
-        if path.is_file() and path.stat().st_size <= SCRIPT_MAX_BYTES
-    )
