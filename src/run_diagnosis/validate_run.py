@@ -302,13 +302,35 @@ def validate_run(folder: Path, *, checked: Collection[str] = ()) -> None:
     validate_folder(folder, complete=True, checked=checked)
 
 
+def names_canonical_header(path: Path) -> bool:
+    """A train log whose header is ours, perhaps damaged: it names ``step`` or at least half of
+    the canonical train columns (a header that cannot be decoded counts: its check names why).
+    Another tool's log that happens to share the name (a Keras CSVLogger writing train_log.csv:
+    epoch,accuracy,loss,...) does not, and is left to the importers."""
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    encoding = wide_encoding(head)
+    if encoding is not None:
+        return True
+    first = head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    try:
+        line = first.split(b"\n", 1)[0].decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    names = {name.strip().lower() for name in line.strip().split(",")}
+    columns = CSV_FILES["train"][1]
+    return "step" in names or 2 * len(names & set(columns)) >= len(columns) or not line.strip()
+
+
 def validate_source(source: Path) -> None:
     """A source about to be imported: checks the canonical files it holds, if any (a folder, or
-    the folder of a canonical file); other formats are left to their importer."""
+    the folder of a canonical file, whose train log has a canonical header: names_canonical_header);
+    other formats are left to their importer."""
     folder = source if source.is_dir() else source.parent
     suffixes = [suffix for suffix, _ in CSV_FILES.values()] + [CONFIG_SUFFIX]
     canonical = source.is_dir() or any(source.name.endswith(suffix) for suffix in suffixes)
-    if canonical and find_file(folder, CSV_FILES["train"][0]) is not None:
+    train = find_file(folder, CSV_FILES["train"][0]) if canonical else None
+    if train is not None and names_canonical_header(train):
         validate_folder(folder, complete=False)
 
 

@@ -303,3 +303,24 @@ def test_a_dropped_column_is_refused_as_validate_run_refuses_it(
     for message in (refused, error):
         assert f"{train_log}: row 1 (header): missing column(s) grad_norm" in message
     assert not (tmp_path / "out" / "diagnosis.duckdb").exists()
+
+
+def test_another_tools_log_named_like_ours_is_read_by_its_importer(tmp_path: Path) -> None:
+    """A Keras CSVLogger (or any script) writing train_log.csv: its header names neither `step` nor
+    half the canonical columns, so it is not refused as a canonical file missing five columns but
+    read as what it is; a canonical header that lost one column (above) is still refused."""
+    lines = ["epoch,accuracy,loss,lr,val_accuracy,val_loss"]
+    lines += [f"{e},{0.5 + e / 40},{2.0 / (1 + e)},0.001,{0.45 + e / 40},{2.1 / (1 + e)}" for e in range(12)]
+    log = tmp_path / "run" / "train_log.csv"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert not validate_run.names_canonical_header(log)
+    run = diagnose.read_source(log, None)
+    assert [round(float(v), 6) for v in run.train["loss"]][:3] == [2.0, 1.0, round(2.0 / 3, 6)]
+    assert len(run.evals) == 12
+    for header in (
+        "step,shard_id,loss,learning_rate,step_time_sec",
+        "stpe,shard_id,loss,grad_norm,learning_rate",
+    ):
+        log.write_text(header + "\n", encoding="utf-8")
+        assert validate_run.names_canonical_header(log), header

@@ -706,3 +706,76 @@ def test_epoch_counter_repeated_on_batch_lines_gives_steps_per_epoch(tmp_path: P
         "steps_per_epoch"
         not in generic_log.load(write(tmp_path, "again.log", "\n".join(again) + "\n")).config
     )
+
+
+def keras_progress(epochs: int, batches: int, callbacks: bool) -> str:
+    """Keras 3 fit() captured to a file: each progress state on its own line (running values), the
+    last one of an epoch printed again with its validation values, callbacks' messages between."""
+    lines = []
+    for epoch in range(1, epochs + 1):
+        lines.append(f"Epoch {epoch}/{epochs + 10}")
+        for done in range(1, batches + 1):
+            running = round(loss_of(epoch) + 0.5 * (batches - done) / batches, 4)
+            lines.append(f"{done}/{batches} ━━━━━━━━━━ 2s 300ms/step - accuracy: 0.5 - loss: {running}")
+        if callbacks:
+            lines.append(f"Epoch {epoch}: val_loss improved from 9.9 to 0.{epoch}, saving model to best.h5")
+            lines.append(f"Epoch {epoch}: finished saving model to best.h5")
+        lines.append(
+            f"{batches}/{batches} ━━━━━━━━━━ 3s 300ms/step - accuracy: 0.5 - loss: {loss_of(epoch)} "
+            f"- val_accuracy: 0.4 - val_loss: {loss_of(epoch) + 0.1}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("callbacks", [False, True])
+def test_a_pass_takes_its_last_progress_state_not_its_first(tmp_path: Path, callbacks: bool) -> None:
+    # the running loss of the first batches is not the epoch's; the callbacks' own 'Epoch N: ...'
+    # messages inside the pass are no rows of their own (nothing lost: each is counted as skipped)
+    run = generic_log.load(write(tmp_path, "training_log.txt", keras_progress(6, 5, callbacks)))
+    assert steps(run.train) == list(range(1, 7))
+    assert losses(run) == [loss_of(e) for e in range(1, 7)]
+    assert [float(v) for v in run.evals["val_loss"]] == [loss_of(e) + 0.1 for e in range(1, 7)]
+    notes = " ".join(run.notes)
+    assert "progress state superseded by a later one of its pass" in notes
+    assert ("a callback's message inside a pass" in notes) is callbacks
+
+
+def test_a_line_opening_with_an_episode_number_is_counted_by_it(tmp_path: Path) -> None:
+    # a DQN loop: 'Episode 10/500 | Reward: ... | Loss: ...': the episode is the run's counter and its
+    # total the plan; an episode count among other metrics (SB3's time/episodes) stays a metric
+    lines = [
+        f"Episode {10 * i:4d}/300 | Reward: {-500 + i:8.1f} | Avg (10): {-600 + i:8.1f} | "
+        f"Loss: {loss_of(i)} | Epsilon: {0.99**i:.4f}"
+        for i in range(1, 31)
+    ]
+    run = generic_log.load(write(tmp_path, "training_log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [10 * i for i in range(1, 31)]
+    assert losses(run) == [loss_of(i) for i in range(1, 31)]
+    from run_diagnosis.importers.generic_lines import parse_pairs
+
+    record = parse_pairs(1, "time/episodes: 12 | loss: 3.1")
+    assert record is not None and not record.counters and "time/episodes" in record.metrics
+
+
+def test_a_non_finite_term_makes_the_stand_in_loss_non_finite(tmp_path: Path) -> None:
+    # YOLO's val/cls_loss = inf beside a finite val/box_loss: the sum, the validation loss, is inf
+    header = "epoch,train/box_loss,train/cls_loss,train/dfl_loss,val/box_loss,val/cls_loss,val/dfl_loss"
+    rows = [f"{e},{1.0 + 0.02 * e},{3.0 - 0.1 * e},1.3,1.2,{'inf' if e == 3 else 2.5},1.4" for e in range(10)]
+    run = generic_log.load(write(tmp_path, "results.csv", "\n".join([header, *rows]) + "\n"))
+    values = [float(v) for v in run.evals["val_loss"]]
+    assert math.isinf(values[3]) and all(math.isfinite(v) for i, v in enumerate(values) if i != 3)
+    assert any("non-finite on 1 row(s) where another term" in note for note in run.notes)
+
+
+def test_a_headerless_first_column_of_fractions_is_no_counter(tmp_path: Path) -> None:
+    # 'epoch_avg_loss,epoch_time_s' appended without a header: the first column is the loss the file
+    # is named for, not a counter; a headerless column of whole numbers still counts the rows
+    rows = [f"{loss_of(e) * 10:.6f},{0.4 + e / 100:.6f}" for e in range(40)]
+    run = generic_log.load(write(tmp_path, "loss_log.txt", "\n".join(rows) + "\n"))
+    assert losses(run) == [round(loss_of(e) * 10, 6) for e in range(40)]
+    assert steps(run.train) == list(range(1, 41))
+    counted = [f"{e},{loss_of(e)}" for e in range(0, 400, 10)]
+    run = generic_log.load(write(tmp_path, "loss_log.csv", "\n".join(counted) + "\n"))
+    assert steps(run.train) == list(range(0, 400, 10)) and losses(run) == [
+        loss_of(e) for e in range(0, 400, 10)
+    ]

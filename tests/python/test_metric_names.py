@@ -437,3 +437,21 @@ def test_a_gan_player_named_by_its_role_alone_is_its_loss() -> None:
     names = ["epoch", "iters", "D_A", "G_A", "cycle_A", "idt_A", "D_B", "G_B", "cycle_B", "idt_B"]
     assert assign(names).columns["loss"] == "D_A" and is_adversarial("D_A")
     assert name_from(") D_A") == "D_A" and name_from("x (loss") == "loss"
+
+
+def test_a_gan_players_term_is_a_term_of_its_loss() -> None:
+    """pix2pix / pix2pixHD loss_log: 'G_GAN: 1.08 G_L1: 15.1 D_real: 0.43 D_fake: 0.66' (G_GAN_Feat,
+    G_VGG): a capital role letter, an underscore and a term name no other quantity owns is a term of
+    that player's loss; a name for a sampled input (D_x, D_G_z1: the discriminator's outputs on x and
+    G(z)) is none, and a quantity word keeps its own meaning (G_lr, D_acc)."""
+    for name in ("G_GAN", "G_L1", "G_VGG", "G_GAN_Feat", "D_real", "D_fake", "D_A_real"):
+        assert resolve(name).field == "loss", name
+        assert is_adversarial(name), name
+    for name in ("D_x", "D_G_z1", "D_G_z", "d_model"):
+        assert resolve(name).field is None, name
+    assert resolve("G_lr").field == "learning_rate"
+    assert resolve("D_acc").field == "train_accuracy"
+    assert assign(["epoch", "iters", "G_GAN", "G_L1", "D_real", "D_fake"]).columns["loss"] in (
+        "D_real",
+        "D_fake",
+    )

@@ -15,6 +15,10 @@ rank, a split word such as ``valid`` written outside the names). Four sources gi
   counter continues the record just above it (a block: ``[step=10/100]`` then one
   ``name=value`` line per metric, or ``Validation perplexity: 5.4`` after a step line); a
   counter line with no metric yet (``Epoch 15/100``) takes the next metrics line however far;
+  a pass's progress states after such a line (Keras ``3/9 ━━━ 2s - loss: 0.41``, a running value
+  printed as the pass goes) are superseded by its last (``9/9 ... - loss: 0.38 - val_loss: 0.44``:
+  the pass's values), and the callbacks' messages inside it (``Epoch 3: val_loss improved ...``)
+  are no record;
 * delimited tables (``table_records``): CSV/TSV with a header (repeated headers dropped) or a
   headerless counter,value table, whose value is then named by the file name (``loss_log``);
 * JSON documents (``json_records``): ``{name: [values]}`` columns, a list of objects, or a list
@@ -48,6 +52,14 @@ EXAMPLE_CHARS = 160
 # a counterless metrics line continues the record above it when at most this many lines lie
 # between them (block layouts print one metric a line; a status line may sit in between)
 CONTINUATION_GAP = 3
+# a headerless two-column table's first column is its counter when these first rows hold whole numbers
+COUNTER_PROBE_ROWS = 200
+# a pass header alone on its line (``Epoch 3/50``: Keras, and loops printing as it does)
+PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
+# a progress state inside a pass: an unnamed done/total first on the line, then values
+PROGRESS_STATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)(?![\d.:=/])")
+# a callback's message inside a pass (Keras ModelCheckpoint, ReduceLROnPlateau, EarlyStopping)
+CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
 # a line with more characters than this is not a log line (a minified document); its head is read
 LINE_CHARS = 20000
 
@@ -235,6 +247,19 @@ def is_counter(name: str) -> bool:
     if meaning(name).quantity != "counter" or "/" in name:
         return False
     return not COUNTER_WORDS_EXCLUDED & set(name_tokens(name))
+
+
+def is_leading_episode(name: str, value: float, record: Record) -> bool:
+    """A line that opens with an episode number (``Episode 10/500 | Reward: -483 | Loss: 24.1``): a
+    reinforcement-learning loop's progress counter. Only first on its line (an episode count among
+    other metrics, SB3's ``time/episodes``, stays a metric)."""
+    return (
+        name_tokens(name) in {("episode",), ("episodes",)}
+        and not record.counters
+        and not record.metrics
+        and value >= 0
+        and float(value).is_integer()
+    )
 
 
 def counter_kind(name: str) -> str:
@@ -499,7 +524,11 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if not name:
                 continue
             named_any = True
-            if is_counter(name) and math.isfinite(value) and unit is None:
+            if (
+                (is_counter(name) or is_leading_episode(name, value, record))
+                and math.isfinite(value)
+                and unit is None
+            ):
                 record.counters.setdefault(name, value)
                 if total is not None:
                     record.totals[name] = float(total)
@@ -549,6 +578,8 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     records: list[Record] = []
     numbered = numbered_rank_prefixes([text for _, text in lines])
     in_traceback = False
+    in_pass: Record | None = None  # the record of the pass header whose progress states follow
+    pass_state: tuple[int, str] | None = None  # its latest progress state (line, text)
     for number, raw in lines:
         if not raw.strip():
             continue
@@ -567,7 +598,21 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             cleaned.bar.rank = cleaned.rank
             records.append(cleaned.bar)
             continue
+        if in_pass is not None and CALLBACK_MESSAGE.match(cleaned.text):
+            skipped.add(
+                "a callback's message inside a pass (checkpoint, LR reduction, stopping)", number, raw
+            )
+            continue
         record = parse_pairs(number, cleaned.text) if cleaned.text else None
+        in_state = in_pass is not None and record is not None and PROGRESS_STATE.match(cleaned.text)
+        if in_pass is not None and record is not None and in_state and not record.counters and record.metrics:
+            # the pass's values so far: each state replaces the one before; the last holds the pass's
+            if pass_state is not None:
+                skipped.add("progress state superseded by a later one of its pass", *pass_state)
+            pass_state = (number, raw)
+            in_pass.metrics.update(record.metrics)
+            in_pass.last_line = number
+            continue
         if record is None:
             reason = (
                 "warning"
@@ -583,6 +628,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
         record.clock = cleaned.clock
         if record.counters:
             records.append(record)
+            in_pass, pass_state = (record if PASS_HEADER.match(cleaned.text) else None), None
             continue
         above = records[-1] if records else None
         if (
@@ -652,6 +698,10 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         header, body = first, rows[1:]
     elif len(first) == 2 and all(cell_value(c) is not None for c in first):
         header, body, named_by_file = ["row counter", stem], rows, True
+        if not _whole_numbers([cells[0] for _, cells in rows[:COUNTER_PROBE_ROWS] if cells]):
+            # a first column that is not whole numbers counts nothing ('685.15,3.62': an epoch's loss,
+            # then its seconds): the first value is the one the file is named for, rows in file order
+            header = [stem, "column 2"]
     else:
         return None
     cells_read = [cell_value(c) is not None for _, cells in body[:50] for c in cells]
@@ -670,7 +720,7 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         shown = ", ".join(f"{h}={c}" for h, c in zip(header, cells, strict=True))
         record = Record(line=number, source="row", text=shown, last_line=number)
         first_cell = cell_value(cells[0])
-        if named_by_file and first_cell is not None:
+        if named_by_file and header[0] == "row counter" and first_cell is not None:
             record.counters[header[0]] = first_cell[0]
         if filled(
             record,
@@ -680,6 +730,12 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         else:
             skipped.add("row without numbers", number, delimiter.join(cells))
     return Table(records, header, named_by_file) if records else None
+
+
+def _whole_numbers(cells: list[str]) -> bool:
+    """Every cell a finite whole number (what a counter of steps or epochs writes)."""
+    values = [cell_value(c) for c in cells]
+    return all(v is not None and math.isfinite(v[0]) and float(v[0]).is_integer() for v in values)
 
 
 def _csv_rows(lines: list[tuple[int, str]], delimiter: str) -> Iterator[tuple[int, list[str]]]:

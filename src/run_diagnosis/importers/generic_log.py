@@ -49,7 +49,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,8 +241,13 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
         table = table_records(lines, delimiter, stem, skipped) if delimiter else None
         if table is not None:
             kind, records = ("tsv" if delimiter == "\t" else "csv"), table.records
-            if table.named_by_file:
+            if table.named_by_file and table.header[0] == "row counter":
                 notes.append(f"no header row: the value column is named after the file ({stem!r})")
+            elif table.named_by_file:
+                notes.append(
+                    f"no header row and a first column of fractions (no counter): it is named after the file "
+                    f"({stem!r}), the second column is left unnamed, and the rows are numbered in file order"
+                )
     markdown = False
     if records is None:
         markdown = looks_like_markdown(nonblank)
@@ -641,18 +646,33 @@ def _convert_loss(value: float, unit: str | None) -> float:
 
 
 def _field_values(
-    rows: list[Record], name: str | None, field_name: str, notes: list[str]
+    rows: list[Record], name: str | None, field_name: str, notes: list[str], terms: Sequence[str] = ()
 ) -> list[float | None]:
+    """The values of a field's source name on each row; ``terms``: the field is logged only as the
+    terms of a sum and ``name`` stands in for it: a row where another term is NaN or infinite has
+    a non-finite sum, and the stand-in takes that value (YOLO's val/cls_loss = inf beside a finite
+    val/box_loss is a non-finite validation loss)."""
     if name is None:
         return [None] * len(rows)
     read = meaning(name)
     values: list[float | None] = []
+    carried = 0
     for record in rows:
         entry = record.named.get(name)
         if entry is None:
             values.append(None)
             continue
         value, unit = entry
+        broken = next(
+            (
+                record.named[term][0]
+                for term in terms
+                if term != name and term in record.named and not math.isfinite(record.named[term][0])
+            ),
+            None,
+        )
+        if broken is not None and math.isfinite(value):
+            value, unit, carried = broken, None, carried + 1
         if field_name in ("loss", "val_loss"):
             value = _convert_loss(value, read.unit if read.unit in ("bits", "perplexity") else None)
         elif field_name == "step_time_sec":
@@ -664,6 +684,11 @@ def _field_values(
         values.append(value)
     if field_name in ("loss", "val_loss") and read.unit in ("bits", "perplexity"):
         notes.append(f"{name!r} is in {read.unit}: converted to nats")
+    if carried:
+        notes.append(
+            f"{field_name} <- {name!r} is non-finite on {carried} row(s) where another term of the sum is "
+            "(NaN or inf): the sum, the loss, is non-finite there"
+        )
     if field_name == "val_accuracy" and any(v is not None and not 0 <= v <= 1 for v in values):
         notes.append(f"{name!r} has values outside 0..1 and no % sign: val_accuracy left empty")
         return [None] * len(rows)
@@ -765,7 +790,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     evals, _ = _largest(with_metrics, val, loss_names) if val else ([], [])
     eval_steps = _eval_steps(evals, train, train_steps, counting)
     train_frame = _train_frame(train, train_steps, assignment, loss, notes)
-    eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes)
+    eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes, val_field)
     restarts = _restart_events(train, train_steps, counting)
     events = restarts + _ending_traceback(train, train_steps, skipped)
     chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
@@ -873,7 +898,7 @@ def _train_frame(
         if column == "step_time_sec" and sources.get(column) is None:
             data[column] = metric_column(_times_from_clock(rows, steps, notes))
             continue
-        values = _field_values(rows, sources.get(column), column, notes)
+        values = _field_values(rows, sources.get(column), column, notes, assignment.terms.get(column, ()))
         if column == "step_time_sec" and _is_elapsed(values):
             values, _ = step_times_from_elapsed(steps, values)
             notes.append(
@@ -917,6 +942,7 @@ def _eval_frame(
     assignment: metric_names.Assignment,
     val: str | None,
     notes: list[str],
+    val_field: str = "val_loss",
 ) -> pd.DataFrame:
     if not rows or val is None:
         return pd.DataFrame(columns=EVAL_COLUMNS)
@@ -924,7 +950,9 @@ def _eval_frame(
     return pd.DataFrame(
         {
             "step": pd.Series(steps, dtype="int64"),
-            "val_loss": metric_column(_field_values(rows, val, "val_loss", notes)),
+            "val_loss": metric_column(
+                _field_values(rows, val, "val_loss", notes, assignment.terms.get(val_field, ()))
+            ),
             "val_accuracy": metric_column(_field_values(rows, accuracy, "val_accuracy", notes)),
         },
         columns=EVAL_COLUMNS,

@@ -609,9 +609,16 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         return "loss", "kl (a divergence term of a loss)"
     # a GAN player named by its role letter alone (D, G, D_A, G_B: pytorch-CycleGAN's loss_log
     # 'D_A: 0.25 G_A: 0.91 cycle_A: 1.7'): the loss that player is trained on; not D(x) or D(G(z)),
-    # the discriminator's outputs (probabilities), which carry parentheses
-    if _GAN_PLAYER.fullmatch(name.strip()):
+    # the discriminator's outputs (probabilities), which carry parentheses, nor D_x, D_G_z1 (the same
+    # outputs as variable names: a part naming a sampled input)
+    sampled_input = any(_SAMPLED_INPUT.fullmatch(part) for part in name.strip().split("_")[1:])
+    if _GAN_PLAYER.fullmatch(name.strip()) and not sampled_input:
         return "loss", f"{name.strip()!r}: a GAN player named by its role alone"
+    # a GAN player's term: its capital role letter joined to a term by an underscore, the term no other
+    # quantity (pix2pix / pix2pixHD / SPADE loss_log 'G_GAN: 1.08 G_L1: 15.1 D_real: 0.43 D_fake: 0.66',
+    # G_GAN_Feat, G_VGG, D_gp): a term of the loss that player is trained on (G_lr, D_acc resolve before)
+    if _GAN_TERM.fullmatch(name.strip()) and not sampled_input:
+        return "loss", f"{name.strip()!r}: a term of a GAN player's loss (its role letter, then the term)"
     # a detection head's term named with a split and a suffix of its own, no quantity word (YOLOv10's
     # train/box_om, val/cls_oo: one-to-many and one-to-one heads): the term is a loss; only the words
     # no score is named by (a box, class or objectness score is logged as mAP, precision, accuracy),
@@ -623,6 +630,9 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
 
 
 _GAN_PLAYER = re.compile(r"[DG](?:_?[A-Za-z0-9])?")
+_GAN_TERM = re.compile(r"[DG](?:_[A-Z0-9])?_[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+# a part naming a sampled input (D_G_z1: the discriminator's output on G(z), D_x: on x): no loss term
+_SAMPLED_INPUT = re.compile(r"[a-z]\d*")
 _HEAD_TERM_WORDS = frozenset({"box", "bbox", "cls", "dfl", "obj", "objectness", "rpn", "centerness"})
 
 
