@@ -97,10 +97,19 @@ ends as (
         train_steps.first_step,
         train_steps.last_train_step,
         -- where the run got to: the last train line, the last evaluation or a run-end event
-        -- (a log written every N steps can end up to N - 1 steps before the true end)
+        -- (a log written every N steps can end up to N - 1 steps before the true end); after a
+        -- restart, an evaluation further than the last counted train line by more than a logging
+        -- interval was logged by an attempt the restart superseded (its train rows are set aside by
+        -- int_train_steps_resolved): it is not where the run got to
         greatest(
             train_steps.last_train_step,
-            coalesce(last_evals.last_eval_step, train_steps.last_train_step),
+            coalesce(
+                case when event_steps.last_restart_step is null
+                    or last_evals.last_eval_step <= train_steps.last_train_step
+                        + greatest(coalesce(train_steps.logging_interval, 1), 1)
+                    then last_evals.last_eval_step end,
+                train_steps.last_train_step
+            ),
             coalesce(event_steps.run_end_step, train_steps.last_train_step)
         ) as last_step,
         coalesce(train_steps.rows_counted, 0) as rows_counted,

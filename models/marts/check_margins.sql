@@ -29,8 +29,9 @@
      'limit_name': 'overfit_sustained_noise_multiple', 'pattern': 'overfitting:%'},
     {'check': 'overfitting', 'statistic': 'accuracy_gap_to_training', 'limit': threshold('overfit_accuracy_gap_min'),
      'limit_name': 'overfit_accuracy_gap_min', 'pattern': 'overfitting:%'},
-    {'check': 'nan_loss', 'statistic': 'non_finite_steps', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
-    {'check': 'nan_loss', 'statistic': 'loss_scale_overflow_events', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:%'},
+    {'check': 'nan_loss', 'statistic': 'non_finite_steps', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:run'},
+    {'check': 'nan_loss', 'statistic': 'loss_scale_overflow_events', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:run'},
+    {'check': 'nan_loss', 'statistic': 'non_finite_eval_losses', 'limit': '1', 'limit_name': none, 'pattern': 'nan_loss:eval'},
     {'check': 'step_sequence', 'statistic': 'replayed_rows', 'limit': '1', 'limit_name': none,
      'pattern': 'step_sequence:replayed'},
     {'check': 'step_sequence', 'statistic': 'exact_duplicate_rows', 'limit': '1', 'limit_name': none,
@@ -158,6 +159,25 @@ non_finite_steps as (
         max(case when is_loss_non_finite or is_grad_norm_non_finite then 1 else 0 end) as fired_flag
     from {{ run_ref('int_train_steps_resolved') }}
     group by run_id
+),
+
+non_finite_eval_losses as (
+    -- validation losses NaN/inf (the staged rows, duplicates aside); nan_loss:eval fires on them only
+    -- in a run whose counted training losses are all finite
+    select
+        evals.run_id,
+        cast(sum(case when evals.is_val_loss_non_finite then 1 else 0 end) as {{ type_double() }}) as observed_value,
+        max(case when evals.is_val_loss_non_finite and coalesce(train_losses.non_finite_losses, 0) = 0
+            then 1 else 0 end) as fired_flag
+    from {{ run_ref('stg_training__evals') }} as evals
+    left join (
+        select run_id, sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_losses
+        from {{ run_ref('int_train_steps_resolved') }}
+        group by run_id
+    ) as train_losses
+        on evals.run_id = train_losses.run_id
+    where evals.step is not null and not evals.is_exact_duplicate
+    group by evals.run_id
 ),
 
 {#- events counted per run, each row one event: a run fires from its first one -#}

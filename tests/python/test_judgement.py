@@ -203,7 +203,19 @@ def test_classifier_memorising_while_validation_stays_at_chance_is_not_overfitti
 
 @fixture_run(lambda: classifier(0.3, 0.5))
 def test_classifier_that_learns(diagnosis: Diagnosis) -> None:
+    # (the control of the one below too: its validation loss goes under ln 2)
     assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+
+
+@fixture_run(lambda: RunBuilder().plant_loss_curve(1.5, 0.3, 0.712, 0.697))
+def test_validation_that_never_beats_a_coin_flip_is_no_learning(diagnosis: Diagnosis) -> None:
+    """No class count is known, the first evaluation (0.712) is not at a uniform guess, and the training
+    loss falls to 0.3, but the validation loss never goes under ln 2 (0.6931): a two-class model at
+    chance on held-out data (medium: another task can sit near 0.693 by coincidence), not overfitting."""
+    row = finding(diagnosis, "no_learning:chance_val_loss")
+    assert row["severity"] == "medium"
+    assert row["observed_value"] == pytest.approx(0.696, abs=0.002)
+    assert not ids_of(diagnosis, "overfitting")
 
 
 @fixture_run(

@@ -35,6 +35,7 @@ STATISTICS = {
     "overfitting:accuracy_gap_to_training",
     "nan_loss:non_finite_steps",
     "nan_loss:loss_scale_overflow_events",
+    "nan_loss:non_finite_eval_losses",
     "step_sequence:replayed_rows",
     "step_sequence:exact_duplicate_rows",
     "step_sequence:out_of_order_rows",

@@ -1,5 +1,5 @@
 -- Findings no_learning (loss flat from the start, collapsed to exactly zero,
--- settled flat at ln 2, or validation accuracy stuck at a chance rate) and underfitting (loss falls a little
+-- settled flat at ln 2, a validation loss never below ln 2, or validation accuracy stuck at a chance rate) and underfitting (loss falls a little
 -- and flattens high). Flat means the fall from the first steps to the end of the
 -- run is within the log-to-log scatter (no_learning_scatter_factor x it) or below
 -- no_learning_max_drop: high, since a slow but real trend can hide in noisy short
@@ -8,6 +8,15 @@
 -- a reward) is no likelihood: its relative drop means nothing; only a rise above its start is
 -- reported, low (no_learning:loss_rose). A run that learned and then stopped (its last evaluations
 -- repeat one value to the last digit: no_learning:stopped) is medium: it cost the updates after it.
+{#- a run no other verdict already calls at chance, and whose loss was not zeroed -#}
+{%- set no_other_chance_verdict -%}
+learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
+{%- endset %}
+{#- the training loss ended flat at ln 2 (a two-class model predicting the class prior) -#}
+{%- set training_settled_at_ln_2 -%}
+abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
+        and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}
+{%- endset %}
 with
 
 progress as (
@@ -288,16 +297,53 @@ chance_loss_findings as (
         'Check the accuracy: if it sits at the majority rate, lower the LR or change the optimizer; check that labels reach the loss.'
             as recommendation
     from progress
-    where learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen')
-        and zero_loss_steps = 0
-        and abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
-        and abs(last_quarter_relative_drop) < {{ threshold('progress_tail_max_drop') }}
+    where {{ no_other_chance_verdict }} and {{ training_settled_at_ln_2 }}
+),
+
+chance_val_loss_findings as (
+    -- the validation loss of a two-class model that never beat a coin flip: its best evaluation at ln 2
+    -- (every evaluation at or above it, within the tolerance), whatever the training loss did (a model
+    -- that fits its training set but predicts the class prior on held-out data learned nothing usable);
+    -- medium, as for the training loss: another task can sit near 0.693 by coincidence
+    select
+        run_id,
+        'no_learning:chance_val_loss' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'Validation loss never went below ' || {{ fmt('best_val_loss', 4) }} || ', ln 2 (' || {{ fmt('ln(2.0)', 4) }}
+            || '), on ' || {{ fmt_int('n_evals') }} || ' evaluations: a two-class model at chance on held-out data.' as title,
+        'best validation loss ' || {{ fmt('best_val_loss', 4) }} || ' within ' || {{ threshold('chance_loss_tolerance') }}
+            || ' of ln 2 over ' || {{ fmt_int('n_evals') }} || ' evaluations (first ' || {{ fmt('first_val_loss', 4) }}
+            || '); training loss ' || {{ fmt('start_loss', 4) }} || ' at the start, ' || {{ fmt('end_loss', 4) }}
+            || ' at the end; a loss of another task can sit near 0.693 by coincidence, so medium' as evidence,
+        first_step,
+        last_step,
+        n_evals as steps_affected,
+        best_val_loss as observed_value,
+        ln(2.0) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'a model at the chance rate on held-out data has learned nothing usable' as cost_method,
+        0.7 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check that labels and inputs line up in the validation set, that the features carry signal (a shuffled-label run should do as well), and lower the LR.'
+            as recommendation
+    from progress
+    where {{ no_other_chance_verdict }}
+        and n_evals >= {{ threshold('chance_val_min_evals') }}
+        and abs(best_val_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
+        -- the training loss settled at ln 2 too: no_learning:chance_loss says it
+        and not ({{ training_settled_at_ln_2 }})
 ),
 
 unioned as (
     select * from trend_findings
     union all
     select * from chance_loss_findings
+    union all
+    select * from chance_val_loss_findings
     union all
     select * from zero_findings
     union all

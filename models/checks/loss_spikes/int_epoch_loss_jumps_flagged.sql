@@ -3,7 +3,8 @@
 -- from a harder source) is far too high for it; a jump here is one epoch's mean above the
 -- previous epoch's by epoch_jump_min_rise or more, epoch_jump_noise_multiple times the largest
 -- epoch-to-epoch rise of the epoch_jump_noise_window epochs before it (a noisy per-epoch series
--- moves up and down routinely), past the first epoch_jump_window epochs, with the learning rate not
+-- moves up and down routinely), past the first epoch_jump_window epochs (before them only a mean
+-- grown by epoch_jump_early_min_rise with the LR logged: no warmup explains it), with the learning rate not
 -- rising at it at all (a warm restart or a warmup raises the loss by design), and no resume in the
 -- epoch_jump_window epochs up to it (the resume check judges those); a loss with negative values
 -- has no ratio scale and is not judged. One row per jump, with
@@ -76,11 +77,18 @@ jumps as (
         learning_rate,
         previous_learning_rate
     from recent_rises
-    where epoch_position > {{ window }} + 1
-        and is_after_resume_flag = 0
+    where is_after_resume_flag = 0
         and rise >= {{ threshold('epoch_jump_min_rise') }}
         and rise >= {{ threshold('epoch_jump_noise_multiple') }} * greatest(coalesce(largest_recent_rise, 0), 0)
         and coalesce(learning_rate <= previous_learning_rate * (1 + {{ threshold('epoch_jump_lr_rise_tolerance') }}), true)
+        and (
+            epoch_position > {{ window }} + 1
+            -- in the first epochs, only a mean that grew by epoch_jump_early_min_rise, with the LR logged
+            -- and not rising at it (no warmup explains it): a whole dataset's mean loss does not double by noise
+            or (epoch_position > 1
+                and rise >= {{ threshold('epoch_jump_early_min_rise') }}
+                and learning_rate is not null and previous_learning_rate is not null)
+        )
 ),
 
 after_jumps as (
