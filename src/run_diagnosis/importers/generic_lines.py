@@ -57,7 +57,7 @@ COUNTER_PROBE_ROWS = 200
 # a pass header alone on its line (``Epoch 3/50``: Keras, and loops printing as it does)
 PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
 # a progress state inside a pass: an unnamed done/total first on the line, then values
-PROGRESS_STATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)(?![\d.:=/])")
+PROGRESS_STATE = re.compile(r"^\s*\d+\s*/\s*\d+(?![\d.:=/])")
 # a callback's message inside a pass (Keras ModelCheckpoint, ReduceLROnPlateau, EarlyStopping)
 CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
 # a line with more characters than this is not a log line (a minified document); its head is read
@@ -604,8 +604,13 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             )
             continue
         record = parse_pairs(number, cleaned.text) if cleaned.text else None
-        in_state = in_pass is not None and record is not None and PROGRESS_STATE.match(cleaned.text)
-        if in_pass is not None and record is not None and in_state and not record.counters and record.metrics:
+        if (
+            in_pass is not None
+            and record is not None
+            and PROGRESS_STATE.match(cleaned.text)
+            and not record.counters
+            and record.metrics
+        ):
             # the pass's values so far: each state replaces the one before; the last holds the pass's
             if pass_state is not None:
                 skipped.add("progress state superseded by a later one of its pass", *pass_state)
