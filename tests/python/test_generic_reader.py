@@ -779,3 +779,14 @@ def test_a_headerless_first_column_of_fractions_is_no_counter(tmp_path: Path) ->
     assert steps(run.train) == list(range(0, 400, 10)) and losses(run) == [
         loss_of(e) for e in range(0, 400, 10)
     ]
+
+
+def test_a_pass_the_log_ends_inside_is_no_row(tmp_path: Path) -> None:
+    # the capture stops at 2/5 of epoch 7: its running loss is of part of the epoch, not the epoch's
+    text = keras_progress(6, 5, callbacks=False)
+    text += "Epoch 7/16\n1/5 ━━━━━━━━━━ 2s 300ms/step - accuracy: 0.5 - loss: 0.9\n"
+    text += "2/5 ━━━━━━━━━━ 2s 300ms/step - accuracy: 0.5 - loss: 0.8\n"
+    run = generic_log.load(write(tmp_path, "training_log.txt", text))
+    assert steps(run.train) == list(range(1, 7))
+    assert losses(run) == [loss_of(e) for e in range(1, 7)]
+    assert "a pass that never finished" in " ".join(run.notes)

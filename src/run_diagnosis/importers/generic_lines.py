@@ -57,7 +57,7 @@ COUNTER_PROBE_ROWS = 200
 # a pass header alone on its line (``Epoch 3/50``: Keras, and loops printing as it does)
 PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
 # a progress state inside a pass: an unnamed done/total first on the line, then values
-PROGRESS_STATE = re.compile(r"^\s*\d+\s*/\s*\d+(?![\d.:=/])")
+PROGRESS_STATE = re.compile(r"^\s*(?P<done>\d+)\s*/\s*(?P<total>\d+)(?![\d.:=/])")
 # a callback's message inside a pass (Keras ModelCheckpoint, ReduceLROnPlateau, EarlyStopping)
 CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
 # a line with more characters than this is not a log line (a minified document); its head is read
@@ -580,6 +580,17 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     in_traceback = False
     in_pass: Record | None = None  # the record of the pass header whose progress states follow
     pass_state: tuple[int, str] | None = None  # its latest progress state (line, text)
+    pass_finished = True  # whether that state reached its total (done == total)
+
+    def close_pass() -> None:
+        # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a
+        # running value over part of the epoch, not the epoch's: no row (its state counted as skipped)
+        if in_pass is not None and pass_state is not None and not pass_finished:
+            in_pass.metrics.clear()
+            skipped.add(
+                "progress state of a pass that never finished (a running value of part of it)", *pass_state
+            )
+
     for number, raw in lines:
         if not raw.strip():
             continue
@@ -604,17 +615,12 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             )
             continue
         record = parse_pairs(number, cleaned.text) if cleaned.text else None
-        if (
-            in_pass is not None
-            and record is not None
-            and PROGRESS_STATE.match(cleaned.text)
-            and not record.counters
-            and record.metrics
-        ):
+        state = PROGRESS_STATE.match(cleaned.text) if in_pass is not None else None
+        if in_pass is not None and record is not None and state and not record.counters and record.metrics:
             # the pass's values so far: each state replaces the one before; the last holds the pass's
             if pass_state is not None:
                 skipped.add("progress state superseded by a later one of its pass", *pass_state)
-            pass_state = (number, raw)
+            pass_state, pass_finished = (number, raw), int(state["done"]) >= int(state["total"])
             in_pass.metrics.update(record.metrics)
             in_pass.last_line = number
             continue
@@ -632,6 +638,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
         record.own = record.names
         record.clock = cleaned.clock
         if record.counters:
+            close_pass()
             records.append(record)
             in_pass, pass_state = (record if PASS_HEADER.match(cleaned.text) else None), None
             continue
@@ -648,6 +655,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             above.last_line = number
             continue
         skipped.add("numbers without a counter (settings, summaries)", number, raw)
+    close_pass()
     return records
 
 
