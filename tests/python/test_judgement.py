@@ -218,6 +218,14 @@ def test_validation_that_never_beats_a_coin_flip_is_no_learning(diagnosis: Diagn
     assert not ids_of(diagnosis, "overfitting")
 
 
+@fixture_run(lambda: RunBuilder().plant_loss_curve(1.5, 0.3, 2.0, 0.693))
+def test_validation_that_came_down_to_ln_2_learned(diagnosis: Diagnosis) -> None:
+    """Its control: a validation loss that fell from 2.0 to 0.693 learned (an LM fine-tune can end
+    there); only one that sat near ln 2 from its first evaluation never beat a coin flip."""
+    assert "no_learning:chance_val_loss" not in set(diagnosis.findings()["finding_id"])
+    assert not ids_of(diagnosis, "no_learning")
+
+
 @fixture_run(
     lambda: classifier(math.log(4) * 0.98, math.log(4) * 0.985).plant_config(num_classes=4, vocab_size=30522)
 )

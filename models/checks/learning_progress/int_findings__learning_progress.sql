@@ -301,8 +301,8 @@ chance_loss_findings as (
 ),
 
 chance_val_loss_findings as (
-    -- the validation loss of a two-class model that never beat a coin flip: its best evaluation at ln 2
-    -- (every evaluation at or above it, within the tolerance), whatever the training loss did (a model
+    -- the validation loss of a two-class model that never beat a coin flip: its first evaluation near ln 2
+    -- and its best at it (every evaluation at or above it, within the tolerance), whatever the training loss did (a model
     -- that fits its training set but predicts the class prior on held-out data learned nothing usable);
     -- medium, as for the training loss: another task can sit near 0.693 by coincidence
     select
@@ -334,6 +334,8 @@ chance_val_loss_findings as (
     where {{ no_other_chance_verdict }}
         and n_evals >= {{ threshold('chance_val_min_evals') }}
         and abs(best_val_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
+        -- at a coin flip from its first evaluation: a loss that came down to ln 2 from far above it learned
+        and first_val_loss <= (1 + {{ threshold('chance_val_start_share') }}) * ln(2.0)
         -- the training loss settled at ln 2 too: no_learning:chance_loss says it
         and not ({{ training_settled_at_ln_2 }})
 ),
