@@ -162,22 +162,12 @@ non_finite_steps as (
 ),
 
 non_finite_eval_losses as (
-    -- validation losses NaN/inf (the staged rows, duplicates aside); nan_loss:eval fires on them only
-    -- in a run whose counted training losses are all finite
+    -- validation losses NaN/inf; nan_loss:eval fires on them only beside finite training losses
     select
-        evals.run_id,
-        cast(sum(case when evals.is_val_loss_non_finite then 1 else 0 end) as {{ type_double() }}) as observed_value,
-        max(case when evals.is_val_loss_non_finite and coalesce(train_losses.non_finite_losses, 0) = 0
-            then 1 else 0 end) as fired_flag
-    from {{ run_ref('stg_training__evals') }} as evals
-    left join (
-        select run_id, sum(case when is_loss_non_finite then 1 else 0 end) as non_finite_losses
-        from {{ run_ref('int_train_steps_resolved') }}
-        group by run_id
-    ) as train_losses
-        on evals.run_id = train_losses.run_id
-    where evals.step is not null and not evals.is_exact_duplicate
-    group by evals.run_id
+        run_id,
+        cast(non_finite_evals as {{ type_double() }}) as observed_value,
+        case when is_flagged then 1 else 0 end as fired_flag
+    from {{ run_ref('int_eval_losses_checked') }}
 ),
 
 {#- events counted per run, each row one event: a run fires from its first one -#}

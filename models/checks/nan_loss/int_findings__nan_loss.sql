@@ -78,44 +78,23 @@ overflows as (
     group by runs.run_id
 ),
 
-non_finite_evals as (
-    -- evaluations whose validation loss is NaN/inf, in runs whose counted training losses are all finite:
-    -- the model's outputs overflowed on held-out data at those checkpoints (an fp16/AMP evaluation, a
-    -- short-lived collapse); with a non-finite training loss, the run finding above says it
-    select
-        evals.run_id,
-        count(*) as evals_logged,
-        sum(case when evals.is_val_loss_non_finite then 1 else 0 end) as non_finite_evals,
-        min(case when evals.is_val_loss_non_finite then evals.step end) as first_step,
-        max(case when evals.is_val_loss_non_finite then evals.step end) as last_step,
-        max(evals.step) as final_eval_step
-    -- the staged rows: int_evals_resolved keeps only readable losses, and a NaN is none
-    from {{ run_ref('stg_training__evals') }} as evals
-    left join nan_steps_by_run
-        on evals.run_id = nan_steps_by_run.run_id
-    where evals.step is not null and not evals.is_exact_duplicate
-        and coalesce(nan_steps_by_run.non_finite_loss_steps, 0) = 0
-    group by evals.run_id
-    having sum(case when evals.is_val_loss_non_finite then 1 else 0 end) > 0
-),
-
 eval_findings as (
     select
         run_id,
         'nan_loss:eval' as finding_id,
         'nan_loss' as category,
         -- the last evaluation non-finite: the run's final model gives no finite held-out loss
-        case when last_step = final_eval_step then 'medium' else 'low' end as severity,
+        case when last_non_finite_step = final_eval_step then 'medium' else 'low' end as severity,
         'Validation loss was NaN/inf at ' || {{ fmt_int('non_finite_evals') }} || ' of ' || {{ fmt_int('evals_logged') }}
-            || ' evaluations (first at step ' || {{ fmt_int('first_step') }} || ') while the training loss stayed finite: '
-            || case when last_step = final_eval_step
+            || ' evaluations (first at step ' || {{ fmt_int('first_non_finite_step') }} || ') while the training loss stayed finite: '
+            || case when last_non_finite_step = final_eval_step
                 then 'the final model''s outputs overflow on held-out data.'
                 else 'the model''s outputs overflowed on held-out data at those checkpoints, then recovered.' end as title,
-        'non-finite validation losses: ' || {{ fmt_int('non_finite_evals') }} || ' (steps ' || {{ fmt_int('first_step') }} || '-'
-            || {{ fmt_int('last_step') }} || '); evaluations: ' || {{ fmt_int('evals_logged') }} || ', the last at step '
+        'non-finite validation losses: ' || {{ fmt_int('non_finite_evals') }} || ' (steps ' || {{ fmt_int('first_non_finite_step') }} || '-'
+            || {{ fmt_int('last_non_finite_step') }} || '); evaluations: ' || {{ fmt_int('evals_logged') }} || ', the last at step '
             || {{ fmt_int('final_eval_step') }} || '; every counted training loss finite' as evidence,
-        first_step,
-        last_step,
+        first_non_finite_step as first_step,
+        last_non_finite_step as last_step,
         non_finite_evals as steps_affected,
         cast(non_finite_evals as {{ type_double() }}) as observed_value,
         cast(0 as {{ type_double() }}) as expected_value,
@@ -124,11 +103,13 @@ eval_findings as (
         cast(null as {{ type_double() }}) as estimated_cost,
         'none' as cost_unit,
         'no cost of its own: the checkpoints at those evaluations are unusable; training went on' as cost_method,
-        case when last_step = final_eval_step then 1.0 else {{ safe_divide('non_finite_evals', 'evals_logged') }} end as impact_score,
+        case when last_non_finite_step = final_eval_step then 1.0 else {{ safe_divide('non_finite_evals', 'evals_logged') }} end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Do not keep a checkpoint whose evaluation was non-finite; evaluate it again in fp32 (an fp16/AMP overflow in the evaluation'
             || ' pass, or logits that blew up): if it stays non-finite, the weights had diverged there.' as recommendation
-    from non_finite_evals
+    -- a NaN/inf validation loss beside finite training losses (int_eval_losses_checked)
+    from {{ run_ref('int_eval_losses_checked') }}
+    where is_flagged
 ),
 
 run_findings as (
