@@ -54,6 +54,7 @@ EXAMPLE_CHARS = 160
 CONTINUATION_GAP = 3
 # a headerless two-column table's first column is its counter when these first rows hold whole numbers
 COUNTER_PROBE_ROWS = 200
+ROW_COUNTER = "row counter"  # the name such a first column is given
 # a pass header alone on its line (``Epoch 3/50``: Keras, and loops printing as it does)
 PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
 # a progress state inside a pass: an unnamed done/total first on the line, then values
@@ -696,7 +697,16 @@ def sniff_delimiter(lines: list[str]) -> str | None:
 class Table:
     records: list[Record]
     header: list[str]
-    named_by_file: bool  # a headerless counter,value table: the value is named after the file
+    named_by_file: bool  # a headerless two-column table: a value is named after the file
+
+    @property
+    def counted_by_first_column(self) -> bool:
+        return _counted_by_first_column(self.header, self.named_by_file)
+
+
+def _counted_by_first_column(header: list[str], named_by_file: bool) -> bool:
+    """A headerless counter,value table (not one whose first column holds fractions)."""
+    return named_by_file and header[0] == ROW_COUNTER
 
 
 def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipped: Skipped) -> Table | None:
@@ -710,7 +720,7 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
     if numeric_first == 0:
         header, body = first, rows[1:]
     elif len(first) == 2 and all(cell_value(c) is not None for c in first):
-        header, body, named_by_file = ["row counter", stem], rows, True
+        header, body, named_by_file = [ROW_COUNTER, stem], rows, True
         if not _whole_numbers([cells[0] for _, cells in rows[:COUNTER_PROBE_ROWS] if cells]):
             # a first column that is not whole numbers counts nothing ('685.15,3.62': an epoch's loss,
             # then its seconds): the first value is the one the file is named for, rows in file order
@@ -722,6 +732,7 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         return None  # "step 710|loss 4.3" lines: a console log that uses the delimiter, not a table
     if len(set(header)) < len(header) or not all(header):
         header = [h or f"column {i + 1}" for i, h in enumerate(header)]
+    counted = _counted_by_first_column(header, named_by_file)
     records = []
     for number, cells in body:
         if cells == header:
@@ -733,7 +744,7 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         shown = ", ".join(f"{h}={c}" for h, c in zip(header, cells, strict=True))
         record = Record(line=number, source="row", text=shown, last_line=number)
         first_cell = cell_value(cells[0])
-        if named_by_file and header[0] == "row counter" and first_cell is not None:
+        if counted and first_cell is not None:
             record.counters[header[0]] = first_cell[0]
         if filled(
             record,

@@ -69,6 +69,7 @@ from run_diagnosis.importers.canonical import (
 )
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
+    ROW_COUNTER,
     Record,
     Skipped,
     console_records,
@@ -241,7 +242,7 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
         table = table_records(lines, delimiter, stem, skipped) if delimiter else None
         if table is not None:
             kind, records = ("tsv" if delimiter == "\t" else "csv"), table.records
-            if table.named_by_file and table.header[0] == "row counter":
+            if table.counted_by_first_column:
                 notes.append(f"no header row: the value column is named after the file ({stem!r})")
             elif table.named_by_file:
                 notes.append(
@@ -387,7 +388,7 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
     names = [name for name, k in present.items() if k >= 0.9 * n]
     if step_override and step_override in present:
         names = [step_override]
-    steps_like = [c for c in names if c not in ("index", "row counter") and counter_kind(c) == "step"]
+    steps_like = [c for c in names if c not in ("index", ROW_COUNTER) and counter_kind(c) == "step"]
     epochs_like = [c for c in names if counter_kind(c) == "epoch"]
     epoch = epochs_like[0] if epochs_like else None
     if epoch is None and len(steps_like) > 1:
@@ -439,10 +440,10 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
                 f"{counting.steps_per_epoch} rows = {counting.total:g} rows"
             )
         return counting
-    for name in ("row counter", "index"):
+    for name in (ROW_COUNTER, "index"):
         if name in names:
             steps = [int(_value(r, name) or 0) for r in records]
-            what = "the first column (no header)" if name == "row counter" else "the position in the arrays"
+            what = "the first column (no header)" if name == ROW_COUNTER else "the position in the arrays"
             return Counting(
                 "index",
                 name,
