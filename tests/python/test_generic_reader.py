@@ -790,3 +790,45 @@ def test_a_pass_the_log_ends_inside_is_no_row(tmp_path: Path) -> None:
     assert steps(run.train) == list(range(1, 7))
     assert losses(run) == [loss_of(e) for e in range(1, 7)]
     assert "a pass that never finished" in " ".join(run.notes)
+
+
+def test_glog_prefix_after_progress_dots(tmp_path: Path) -> None:
+    """PaddlePaddle prints progress dots without a newline (--dot_period), so its next glog line
+    ('I0305 23:00:29.745251    35 TrainerInternal.cpp:182]') opens after them; the prefix is
+    stripped all the same."""
+    glog = "I0305 23:00:29.745251    35 TrainerInternal.cpp:182]"
+    lines = [f"{'.' * (s % 7)}{glog}  Iteration={s} AvgLoss={loss_of(s)}" for s in range(10, 110, 10)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(10, 110, 10))
+    assert losses(run) == [loss_of(s) for s in range(10, 110, 10)]
+    assert not any("I0305" in note for note in run.notes)
+
+
+def test_a_cost_written_in_seconds_is_a_duration_not_the_loss(tmp_path: Path) -> None:
+    """'cost' is the objective in TF1 and PaddlePaddle logs ('Epoch 3 cost=0.41'), but a value
+    written with a time unit ('Cost: 715.7 sec', what the epoch cost) is a duration: the loss is
+    the name that is one (here a loss function's name, mse, the only other candidate)."""
+    lines = [f"Epoch {e} Train, mse:{loss_of(e)}, Cost: {700 + e}.5 sec" for e in range(1, 11)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert losses(run) == [loss_of(e) for e in range(1, 11)]
+    costs = [f"Epoch {e} cost={loss_of(e)}" for e in range(1, 11)]
+    assert losses(generic_log.load(write(tmp_path, "tf1.log", "\n".join(costs) + "\n"))) == [
+        loss_of(e) for e in range(1, 11)
+    ]
+
+
+def test_a_tqdm_bar_that_starts_again_after_its_total_is_the_next_pass(tmp_path: Path) -> None:
+    """A console capture of a per-epoch tqdm bar (a W&B output.log, a nohup log) keeps a few of
+    each pass's redrawn states: the log may open at the end of the first pass, a pass may show only
+    its end, and a pass's '0/100' (its postfix already the first batch's) follows the last pass's
+    '100/100'. A count that goes back after reaching its total is the next pass, not a restart."""
+
+    def bar(n: int, value: float) -> str:
+        return f"{n}%|##| {n}/100 [00:{n // 10:02d}<00:10, 9.9it/s, loss={value}]"
+
+    states = [(100, 0.9), (12, 0.85), (100, 0.8), (100, 0.7), (0, 0.72), (50, 0.65), (100, 0.6)]
+    lines = ["Epoch 1/20", *(bar(n, v) for n, v in states)]
+    run = generic_log.load(write(tmp_path, "output.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [100, 112, 200, 300, 301, 350, 400]
+    assert losses(run) == [v for _, v in states]
+    assert run.events.empty

@@ -455,3 +455,32 @@ def test_a_gan_players_term_is_a_term_of_its_loss() -> None:
         "D_real",
         "D_fake",
     )
+
+
+def test_a_loss_named_by_its_function_stands_in_only_without_a_loss() -> None:
+    # MXNet's Module.fit prints its metrics by their class names: the box-regression loss of an SSD
+    # is 'Train-SmoothL1' (smooth + L1 joined into one word), and nothing else is a loss
+    assert (resolve("Train-SmoothL1").field, resolve("Validation-SmoothL1").field) == ("loss", "val_loss")
+    assert assign(["Epoch", "Batch", "Train-Acc", "Train-SmoothL1"]).columns["loss"] == "Train-SmoothL1"
+    # Keras logs compiled metrics by their function names: 'mse' beside 'loss' is a metric
+    chosen = assign(["epoch", "loss", "mae", "mse", "val_loss", "val_mae", "val_mse"])
+    assert (chosen.columns["loss"], chosen.columns["val_loss"]) == ("loss", "val_loss")
+    assert resolve("mse").rank > resolve("loss").rank
+    # RMSE is reported as a metric (the loss is its square): never the loss
+    assert resolve("rmse").field is None
+
+
+def test_cost_is_a_loss_pass_an_epoch_and_a_function_name_a_metric_beside_a_loss() -> None:
+    # TF1 tutorials and PaddlePaddle print the objective as 'cost' ('Pass=3 Batch=1472 AvgCost=10.0',
+    # 'Test samples=91292 cost=10.59'); Paddle counts epochs as passes
+    assert (resolve("AvgCost").field, resolve("Test cost").field) == ("loss", "test_loss")
+    assert resolve("Pass").field == "epoch"
+    # what an epoch cost in time is a duration, not a loss (MXNet's 'Epoch[3] Time cost=106.6')
+    assert resolve("Time cost").quantity == "step_time" and resolve("cost_time").field != "loss"
+    # a log that names its loss logs the other loss functions as metrics: a final 'Test MAE' after
+    # 'Train Loss' (an MSE) is no test loss; with no loss named, the function names stand in
+    chosen = assign(["Epoch", "Train Loss", "Train RMSE", "Val RMSE", "Test RMSE", "Test MAE"])
+    assert "test_loss" not in chosen.columns and "val_loss" not in chosen.columns
+    assert assign(["epoch", "mse", "val_mse"]).columns["val_loss"] == "val_mse"
+    # two functions side by side (a counting model's error metrics): at least one is no objective
+    assert "loss" not in assign(["epoch", "reg", "mae", "mse"]).columns

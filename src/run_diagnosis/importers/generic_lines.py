@@ -77,7 +77,9 @@ DATED_STAMP = re.compile(
 )
 # a whole number in brackets opening a line of name=value metrics: the step (clu's metric writer)
 LEADING_STEP = re.compile(r"^\s*\[(\d+)\]\s+(?=[A-Za-z_][\w/.\-]*\s*=)")
-GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
+# glog's prefix (Caffe, PaddlePaddle, MXNet's and TensorFlow's C++ side), after any progress dots the
+# trainer printed without a newline before it (Paddle's --dot_period: '......I0305 23:00:29.74 ...')
+GLOG_PREFIX = re.compile(r"^\.*[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
 LEVEL = re.compile(r"^(.{0,80}?)\b(INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE)\b[\]\s:|\-]*")
 LOGGER_GLUED = re.compile(r"^[\w.<>]+:(?=[^\s\d])")  # "__main__:Epoch", "tensorflow:loss"
 LOGGER_DASHED = re.compile(r"^[\w.<>]*[._:][\w.<>:]*\s+-\s+")  # "yolox.core.trainer:after_iter:246 - "

@@ -70,6 +70,7 @@ from run_diagnosis.importers.canonical import (
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
     ROW_COUNTER,
+    TIME_UNITS,
     Record,
     Skipped,
     console_records,
@@ -306,6 +307,18 @@ def _whole_number_losses(records: list[Record], on_lines: Counter[str], mapped: 
     return found
 
 
+def _timed_losses(records: list[Record], on_lines: Counter[str], mapped: set[str]) -> list[str]:
+    """Names the resolver reads as a loss whose every value is written with a time unit
+    ('Cost: 715.7 sec'): what a pass cost in time, not a loss."""
+    return [
+        name
+        for name in on_lines
+        if name not in mapped
+        and meaning(name).quantity == "loss"
+        and all(r.named[name][1] in TIME_UNITS.values() for r in records if name in r.named)
+    ]
+
+
 def _choose(
     field_name: str, assignment: metric_names.Assignment, on_lines: Counter[str], doubts: list[str]
 ) -> str | None:
@@ -372,10 +385,13 @@ def _cycle_period(values: list[float], drops: list[int], total: float | None) ->
     starts = [values[i] for i in drops]
     peaks = [values[i - 1] for i in drops]
     interval = _interval(values)
+    if total and all(p >= 0.9 * (total - 1) - 1 for p in peaks):
+        # every drop follows a pass that reached its total (a tqdm bar's N/M at M): the next pass,
+        # wherever its first kept state lands (a console capture of a redrawn bar keeps a few states
+        # of each pass, '12/1541' or '2/1541'; the log may open at the end of the first pass)
+        return total
     if any(abs(s - start) > max(2 * interval, 0.01 * max(peaks)) for s in starts):
         return None
-    if total and all(p >= 0.9 * (total - 1) - 1 for p in peaks):
-        return total
     if len(drops) >= 2 and max(peaks) - min(peaks) <= CYCLE_TOLERANCE * max(peaks):
         return max(peaks) + interval - start
     return None
@@ -512,12 +528,26 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
         return plain
     cycle_length = _cycle_period(values, drops, total)
     if cycle_length:
+        # a bar that shows both 0/M and M/M (tqdm: 0 before the pass's first update, whose postfix already
+        # carries that batch's values) puts a pass's 0 where the pass before it ended: it is its first batch
+        first_batch = 1 if cycle_length == total and min(values) == 0 and max(values) >= cycle_length else 0
         steps, cycle = [], 0
         for i, v in enumerate(values):
-            cycle += i in drops
-            steps.append(int(cycle * cycle_length + v))
+            # a pass's end state after the end state of the pass before (no state of the pass between
+            # them kept) is the next pass too; the same state printed twice (the same values) is not
+            again = (
+                cycle_length == total
+                and i > 0
+                and v >= cycle_length
+                and values[i - 1] >= cycle_length
+                and records[i].metrics != records[i - 1].metrics
+            )
+            cycle += i in drops or again
+            # (unless the pass's '1/M' follows: then its '0/M' shows the values before it, and keeps 0)
+            before_one = i + 1 < len(values) and values[i + 1] == 1
+            steps.append(int(cycle * cycle_length + (v or (0 if before_one else first_batch))))
         detail = (
-            f"{name!r} runs the same cycle of {cycle_length:g} again ({len(drops) + 1} cycles): "
+            f"{name!r} runs the same cycle of {cycle_length:g} again ({cycle + 1} cycles): "
             f"step = cycle x {cycle_length:g} + {name}"
         )
         return Counting("composite", name, detail, steps, None)
@@ -762,7 +792,13 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"{', '.join(repr(c) for c in counts)}: whole numbers only, a count and not a loss (a mean "
             "loss is not a whole number on every line): not read as a loss"
         )
-    assignment = metric_names.assign([n for n in on_lines if n not in counts], overrides)
+    timed = _timed_losses(with_metrics, on_lines, set(overrides.values()))
+    if timed:
+        notes.append(
+            f"{', '.join(repr(t) for t in timed)}: every value written with a time unit, a duration "
+            "and not a loss: not read as a loss"
+        )
+    assignment = metric_names.assign([n for n in on_lines if n not in counts and n not in timed], overrides)
     doubts: list[str] = []
     loss = _choose("loss", assignment, on_lines, doubts)
     if loss is None:

@@ -176,8 +176,8 @@ WORDS: dict[str, Word] = _table(
         (
             QUANTITY,
             "loss",
-            "a training objective (cross-entropy and its spellings)",
-            "loss losses nll ce xent crossentropy objective",
+            "a training objective (cross-entropy and its spellings; 'cost' as TF1 and PaddlePaddle print it)",
+            "loss losses nll ce xent crossentropy objective cost",
         ),
         (
             QUANTITY,
@@ -260,8 +260,9 @@ WORDS: dict[str, Word] = _table(
         (
             QUANTITY,
             "epoch",
-            "the epoch counter (or, after another quantity, a per-epoch aggregate)",
-            "epoch epochs ep",
+            "the epoch counter (or, after another quantity, a per-epoch aggregate); 'pass' as PaddlePaddle "
+            "counts them",
+            "epoch epochs ep pass",
         ),
         (
             QUANTITY,
@@ -427,6 +428,7 @@ COMPOUNDS: dict[tuple[str, str], str] = {
     ("adam", "w"): "adamw",
     ("l", "2"): "l2",
     ("l", "1"): "l1",
+    ("smooth", "l1"): "smoothl1",
     ("top", "1"): "top1",
     ("top", "3"): "top3",
     ("top", "5"): "top5",
@@ -515,10 +517,10 @@ def tokens(name: str) -> list[str]:
     raw = [t.lower() for t in _TOKEN.findall(_CAPS_PLURAL.sub(lambda m: m.group(1) + "S", name))]
     out: list[str] = []
     for token in raw:
-        if out and (out[-1], token) in COMPOUNDS:
-            out[-1] = COMPOUNDS[(out[-1], token)]
-        else:
-            out.append(token)
+        out.append(token)
+        # a compound may join the word before it ('smooth' + 'l' '1' -> 'smooth' 'l1' -> 'smoothl1')
+        while len(out) > 1 and (out[-2], out[-1]) in COMPOUNDS:
+            out[-2:] = [COMPOUNDS[(out[-2], out[-1])]]
     return out
 
 
@@ -546,7 +548,13 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     if after_per & _THROUGHPUT_PER or counted_per or re.search(r"/s(ec)?\b", name.lower()):
         return "throughput", "per second"
     loss_words = [
-        w for w in words if w in kinds and kinds[w].kind == QUANTITY and kinds[w].value in _LOSS_WORDS
+        w
+        for w in words
+        if w in kinds
+        and kinds[w].kind == QUANTITY
+        and kinds[w].value in _LOSS_WORDS
+        # 'Time cost', 'cost_time': what an epoch cost in seconds, not a loss
+        and not (w == "cost" and values & {"time", "dt", "elapsed", "timestamp"})
     ]
     if ("scale" in values and (loss_words or "grad" in values)) or "scaler" in present:
         return "loss_scale", "loss/grad + scale"
@@ -626,7 +634,17 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     head_terms = [w for w in words if w in _HEAD_TERM_WORDS]
     if head_terms and any(w in kinds and kinds[w].kind == SPLIT for w in words):
         return "loss", f"{head_terms[0]} under a split (a detection head's loss term)"
+    # a loss function named without the word loss (MXNet's 'Train-SmoothL1', Keras's 'mse' when it
+    # is compiled as the loss): the loss it computes, ranked below any series named a loss (resolve)
+    functions = [w for w in words if w in _LOSS_FUNCTIONS]
+    if functions:
+        return "loss", f"{functions[0]}{_LOSS_FUNCTION_NAMED}"
     return None, ""
+
+
+# the standard losses' names; a name whose only quantity is one of them is that loss
+_LOSS_FUNCTIONS = frozenset({"mse", "mae", "smoothl1", "huber", "bce", "hinge"})
+_LOSS_FUNCTION_NAMED = " (a loss function's name, not the word loss)"
 
 
 _GAN_PLAYER = re.compile(r"[DG](?:_?[A-Za-z0-9])?")
@@ -746,6 +764,11 @@ def resolve(name: str) -> Meaning:
     if label is not None:
         rank, index = max(rank, VARIANT), label_index
         rank_reasons.append(f"evaluation set {label!r} (one set of possibly several)")
+    if _LOSS_FUNCTION_NAMED in decided and rank == PLAIN:
+        # 'mse' beside 'loss' is a metric (Keras logs its compiled metrics by their function names):
+        # it stands in only for a log with no series named a loss
+        rank = VARIANT
+        rank_reasons.append("named by its function alone: it stands in when no series is named a loss")
     meaningful = sum(1 for w in words if not w.isdigit())
     reasons += rank_reasons
     base = "loss" if quantity in ("loss", "perplexity") else quantity
@@ -987,6 +1010,26 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
             result.not_understood.append(name)
         elif meaning.field is not None:
             result.candidates.setdefault(meaning.field, []).append(name)
+    named_by_function = [
+        n
+        for f in _LOSS_FIELDS
+        for n in result.candidates.get(f, [])
+        if _LOSS_FUNCTION_NAMED in result.meanings[n].why
+    ]
+    functions = {w for n in named_by_function for w in tokens(n) if w in _LOSS_FUNCTIONS}
+    if len(functions) > 1 or any(
+        field_name in _LOSS_FIELDS and _LOSS_FUNCTION_NAMED not in result.meanings[n].why
+        for field_name, names_of in result.candidates.items()
+        for n in names_of
+    ):
+        # a log that names a loss logs its other loss-function names as metrics (Keras's 'mae' beside
+        # 'loss', a 'Test MAE' after 'Train Loss'): they stand in for no loss field; nor do two functions
+        # logged side by side (a counting model's 'mae' and 'mse': a trainer minimises one objective, so
+        # at least one is a metric, and the log does not say which)
+        for field_name in set(_LOSS_FIELDS) & set(result.candidates):
+            result.candidates[field_name] = [
+                n for n in result.candidates[field_name] if _LOSS_FUNCTION_NAMED not in result.meanings[n].why
+            ]
     for name_list in result.candidates.values():
         name_list.sort(key=lambda n: _order(result.meanings[n]))
     taken: set[str] = set()
