@@ -270,7 +270,8 @@ def test_bad_shard_is_the_cause_of_its_spikes(diagnosis: Diagnosis) -> None:
 def test_nan_loss(diagnosis: Diagnosis, steps: list[int]) -> None:
     found = findings_of(diagnosis, "nan_loss").iloc[0]
     assert found["first_step"] == steps[0]
-    assert found["detector_severity"] == ("critical" if steps[-1] == 240 else "high")
+    # one non-finite loss with finite ones after it: the run recovered (medium); to the end: critical
+    assert found["detector_severity"] == ("critical" if steps[-1] == 240 else "medium")
     if steps[-1] == 240:  # never recovered: not a few skipped updates, the law does not price it
         assert (found["cost_estimator"], found["severity"]) == ("none", "critical")
     else:  # one skipped update, then finite losses: its LR area, within noise

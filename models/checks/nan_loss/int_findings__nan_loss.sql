@@ -119,6 +119,11 @@ run_findings as (
         'nan_loss' as category,
         case
             when nan_steps.non_finite_loss_steps > 0 and nan_steps.last_step = nan_steps.final_step then 'critical'
+            -- fewer non-finite losses than nan_high_min_loss_steps, with finite losses after them: the run
+            -- recovered (an update whose gradients were non-finite would have poisoned every later loss),
+            -- so the bad batch's update was skipped or harmless: worth a look, not high
+            when nan_steps.non_finite_loss_steps > 0
+                and nan_steps.non_finite_loss_steps < {{ threshold('nan_high_min_loss_steps') }} then 'medium'
             when nan_steps.non_finite_loss_steps > 0 then 'high'
             when {{ safe_divide('coalesce(overflows.late_overflow_events, 0) + nan_steps.late_grad_skip_steps', 'nan_steps.spanned_steps') }}
                 > {{ threshold('overflow_medium_share') }} then 'medium'
