@@ -832,3 +832,19 @@ def test_a_tqdm_bar_that_starts_again_after_its_total_is_the_next_pass(tmp_path:
     assert steps(run.train) == [100, 112, 200, 300, 301, 350, 400]
     assert losses(run) == [v for _, v in states]
     assert run.events.empty
+
+
+def test_a_split_word_then_an_unnamed_count_of_passes(tmp_path: Path) -> None:
+    """A course template many student repositories keep prints '[ Train | 001/100 ] loss = 1.9,
+    acc = 0.3' and '[ Valid | 001/100 ] ...': the split word names the line's split and the
+    unnamed N/M after it counts that split's passes, M the planned number."""
+    lines = []
+    for e in range(1, 21):
+        lines.append(f"[ Train | {e:03d}/100 ] loss = {loss_of(e * 10):.5f}, acc = {0.3 + e / 100:.5f}")
+        lines.append(
+            f"[ Valid | {e:03d}/100 ] loss = {loss_of(e * 10) + 0.2:.5f}, acc = {0.28 + e / 100:.5f}"
+        )
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 21)) and steps(run.evals) == list(range(1, 21))
+    assert losses(run) == [round(loss_of(e * 10), 5) for e in range(1, 21)]
+    assert run.config["total_steps"] == 100

@@ -439,14 +439,14 @@ def is_bare_inner(segment: str, found: re.Match[str], value: float, previous_cou
 
 
 def is_split_counter(name: str, segment: str, found: re.Match[str], value: float, record: Record) -> bool:
-    """A line that opens with a split word and a whole number alone in its segment (``Train 3,``):
-    the number counts that split's passes; only before any other counter or metric of the line."""
+    """A line that opens with a split word and a whole number alone in its segment (``Train 3,``,
+    ``[ Train | 001/100 ]``): the number counts that split's passes (the ``/M``, when written, their
+    planned total); only before any other counter or metric of the line."""
     return (
         bool(name)
         and not record.counters
         and not record.metrics
         and found.group("unit") is None
-        and found.group("total") is None
         and split_word(name) is not None
         and meaning(name).quantity is None
         and segment.strip() == f"{segment[: found.start()].strip()} {found.group(0).strip()}".strip()
@@ -517,6 +517,8 @@ def parse_pairs(number: int, text: str) -> Record | None:
                 # "Train 3, loss: 0.52" / "Test 3, loss: 0.61" (DGCNN, PointNet ports): the split
                 # word names the line's split, the whole number after it is its counter
                 record.counters["step"] = value
+                if total is not None:
+                    record.totals["step"] = float(total)
                 record.split = split_word(name)
                 previous_counter = "step"
                 named_any = True
