@@ -848,3 +848,15 @@ def test_a_split_word_then_an_unnamed_count_of_passes(tmp_path: Path) -> None:
     assert steps(run.train) == list(range(1, 21)) and steps(run.evals) == list(range(1, 21))
     assert losses(run) == [round(loss_of(e * 10), 5) for e in range(1, 21)]
     assert run.config["total_steps"] == 100
+
+
+def test_of_two_layouts_as_frequent_the_one_whose_counter_moves(tmp_path: Path) -> None:
+    """PaddlePaddle prints a running cost every 1000 batches ('Batch=1000 AvgCost=11.56') and one at
+    each pass's end ('Pass=3 Batch=1472 AvgCost=10.01'): as many lines each, but the first layout's
+    counter is 1000 on every row and orders nothing; the pass ends are the training rows."""
+    lines = []
+    for p in range(10):
+        lines.append(f"Batch=1000 samples=128000 AvgLoss={loss_of(p * 10 + 5)}")
+        lines.append(f"Pass={p} Batch=1472 samples=188399 AvgLoss={loss_of(p * 10 + 9)}")
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert losses(run) == [loss_of(p * 10 + 9) for p in range(10)]

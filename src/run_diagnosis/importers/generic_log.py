@@ -617,7 +617,13 @@ def _largest(records: list[Record], name: str, loss_names: set[str]) -> tuple[li
     for record in records:
         if name in record.named:
             groups.setdefault(_layout_key(record, loss_names), []).append(record)
-    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    # among layouts with as many records, the one whose counters order its rows (more distinct
+    # values): a layout whose counter is the same on every row ('Batch=1000' printed mid-pass beside
+    # 'Pass=3 Batch=1472' at each pass's end) carries no order
+    ordered = sorted(
+        groups.items(),
+        key=lambda item: (-len(item[1]), -len({tuple(sorted(r.counters.items())) for r in item[1]})),
+    )
     if not ordered:
         return [], []
     return ordered[0][1], [Layout(k, v) for k, v in ordered[1:]]
