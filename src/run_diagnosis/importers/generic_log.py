@@ -288,16 +288,26 @@ def _named(record: Record) -> dict[str, tuple[float, str | None]]:
 FLOAT32_WHOLE_FROM = 2.0**24
 
 
-def _whole_number_losses(records: list[Record], on_lines: Counter[str], mapped: set[str]) -> list[str]:
-    """Names the resolver reads as a loss whose values are all whole numbers (with at least
-    two different ones): token or example counts, not a mean loss. Not when every value is at
-    least FLOAT32_WHOLE_FROM: a float32 loss that large (a mean squared error of unscaled prices,
+def _logged_losses(
+    records: list[Record], on_lines: Counter[str], mapped: set[str]
+) -> dict[str, list[tuple[float, str | None]]]:
+    """The (value, unit) pairs logged under each name the resolver reads as a loss and no
+    override maps: what _whole_number_losses and _timed_losses judge."""
+    return {
+        name: [r.named[name] for r in records if name in r.named]
+        for name in on_lines
+        if name not in mapped and meaning(name).quantity == "loss"
+    }
+
+
+def _whole_number_losses(logged: dict[str, list[tuple[float, str | None]]]) -> list[str]:
+    """Names read as a loss whose values are all whole numbers (with at least two different
+    ones): token or example counts, not a mean loss. Not when every value is at least
+    FLOAT32_WHOLE_FROM: a float32 loss that large (a mean squared error of unscaled prices,
     6.1e11) prints whole whatever it measures."""
     found = []
-    for name in on_lines:
-        if name in mapped or meaning(name).quantity != "loss":
-            continue
-        values = {r.named[name][0] for r in records if name in r.named}
+    for name, pairs in logged.items():
+        values = {value for value, _ in pairs}
         if (
             len(values) > 1
             and all(math.isfinite(v) and float(v).is_integer() for v in values)
@@ -307,16 +317,10 @@ def _whole_number_losses(records: list[Record], on_lines: Counter[str], mapped: 
     return found
 
 
-def _timed_losses(records: list[Record], on_lines: Counter[str], mapped: set[str]) -> list[str]:
-    """Names the resolver reads as a loss whose every value is written with a time unit
-    ('Cost: 715.7 sec'): what a pass cost in time, not a loss."""
-    return [
-        name
-        for name in on_lines
-        if name not in mapped
-        and meaning(name).quantity == "loss"
-        and all(r.named[name][1] in TIME_UNITS.values() for r in records if name in r.named)
-    ]
+def _timed_losses(logged: dict[str, list[tuple[float, str | None]]]) -> list[str]:
+    """Names read as a loss whose every value is written with a time unit ('Cost: 715.7 sec'):
+    what a pass cost in time, not a loss."""
+    return [name for name, pairs in logged.items() if all(unit in TIME_UNITS.values() for _, unit in pairs)]
 
 
 def _choose(
@@ -530,13 +534,14 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
     if cycle_length:
         # a bar that shows both 0/M and M/M (tqdm: 0 before the pass's first update, whose postfix already
         # carries that batch's values) puts a pass's 0 where the pass before it ended: it is its first batch
-        first_batch = 1 if cycle_length == total and min(values) == 0 and max(values) >= cycle_length else 0
+        counted_to_total = cycle_length == total  # a cycle the counter's /M states, not one inferred
+        first_batch = 1 if counted_to_total and min(values) == 0 and max(values) >= cycle_length else 0
         steps, cycle = [], 0
         for i, v in enumerate(values):
             # a pass's end state after the end state of the pass before (no state of the pass between
             # them kept) is the next pass too; the same state printed twice (the same values) is not
             again = (
-                cycle_length == total
+                counted_to_total
                 and i > 0
                 and v >= cycle_length
                 and values[i - 1] >= cycle_length
@@ -792,13 +797,14 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     overrides = dict(overrides or {})
     step_override = overrides.pop("step", None) or overrides.pop("epoch", None)
     notes: list[str] = list(parsed.notes)
-    counts = _whole_number_losses(with_metrics, on_lines, set(overrides.values()))
+    logged = _logged_losses(with_metrics, on_lines, set(overrides.values()))
+    counts = _whole_number_losses(logged)
     if counts:
         notes.append(
             f"{', '.join(repr(c) for c in counts)}: whole numbers only, a count and not a loss (a mean "
             "loss is not a whole number on every line): not read as a loss"
         )
-    timed = _timed_losses(with_metrics, on_lines, set(overrides.values()))
+    timed = _timed_losses(logged)
     if timed:
         notes.append(
             f"{', '.join(repr(t) for t in timed)}: every value written with a time unit, a duration "

@@ -112,6 +112,8 @@ class Meaning:
         False  # a component only as one of the task's terms of a loss (box_loss, recon_loss): see assign
     )
     guessed: bool = False  # its rank rests on a word the table does not know (a qualifier, a set label)
+    # the loss functions that name it when no loss word does ('mse', 'Train-SmoothL1'): see assign
+    loss_functions: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- the word table
@@ -764,7 +766,10 @@ def resolve(name: str) -> Meaning:
     if label is not None:
         rank, index = max(rank, VARIANT), label_index
         rank_reasons.append(f"evaluation set {label!r} (one set of possibly several)")
-    if _LOSS_FUNCTION_NAMED in decided and rank == PLAIN:
+    loss_functions = (
+        tuple(w for w in words if w in _LOSS_FUNCTIONS) if _LOSS_FUNCTION_NAMED in decided else ()
+    )
+    if loss_functions and rank == PLAIN:
         # 'mse' beside 'loss' is a metric (Keras logs its compiled metrics by their function names):
         # it stands in only for a log with no series named a loss
         rank = VARIANT
@@ -819,6 +824,7 @@ def resolve(name: str) -> Meaning:
         family=_family(words, label_positions),
         term=term and rank == COMPONENT,
         guessed=label is not None or any(r.startswith("unknown word") for r in rank_reasons),
+        loss_functions=loss_functions,
     )
 
 
@@ -1010,25 +1016,16 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
             result.not_understood.append(name)
         elif meaning.field is not None:
             result.candidates.setdefault(meaning.field, []).append(name)
-    named_by_function = [
-        n
-        for f in _LOSS_FIELDS
-        for n in result.candidates.get(f, [])
-        if _LOSS_FUNCTION_NAMED in result.meanings[n].why
-    ]
-    functions = {w for n in named_by_function for w in tokens(n) if w in _LOSS_FUNCTIONS}
-    if len(functions) > 1 or any(
-        field_name in _LOSS_FIELDS and _LOSS_FUNCTION_NAMED not in result.meanings[n].why
-        for field_name, names_of in result.candidates.items()
-        for n in names_of
-    ):
+    loss_candidates = [result.meanings[n] for f in _LOSS_FIELDS for n in result.candidates.get(f, [])]
+    functions = {w for meaning in loss_candidates for w in meaning.loss_functions}
+    if len(functions) > 1 or any(not meaning.loss_functions for meaning in loss_candidates):
         # a log that names a loss logs its other loss-function names as metrics (Keras's 'mae' beside
         # 'loss', a 'Test MAE' after 'Train Loss'): they stand in for no loss field; nor do two functions
         # logged side by side (a counting model's 'mae' and 'mse': a trainer minimises one objective, so
         # at least one is a metric, and the log does not say which)
         for field_name in set(_LOSS_FIELDS) & set(result.candidates):
             result.candidates[field_name] = [
-                n for n in result.candidates[field_name] if _LOSS_FUNCTION_NAMED not in result.meanings[n].why
+                n for n in result.candidates[field_name] if not result.meanings[n].loss_functions
             ]
     for name_list in result.candidates.values():
         name_list.sort(key=lambda n: _order(result.meanings[n]))
