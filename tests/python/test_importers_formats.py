@@ -304,6 +304,77 @@ def test_wide_parquet_of_one_run(tmp_path: Path) -> None:
     assert len(run.train) == 49 and run.train["learning_rate"].iloc[0] == pytest.approx(1e-3)
 
 
+# ------------------------------------------------------------------ long CSV tables
+
+
+def test_mlflow_metric_download_is_read_as_a_long_table(tmp_path: Path) -> None:
+    """MLflow's UI downloads a metric history as 'Run, Run ID, metric, step, timestamp, value'
+    (quoted, milliseconds): a long table, one run per run id, step times from the timestamps."""
+    lines = ['"Run","Run ID","metric","step","timestamp","value"']
+    for step in range(10, 310, 10):
+        when = 1761884192934 + step * 5300
+        lines.append(f'"snake-57","f8bb","loss","{step}","{when}","{loss_at(step / 10)}"')
+        if step % 100 == 0:
+            lines.append(f'"snake-57","f8bb","eval_loss","{step}","{when}","{loss_at(step / 10) + 0.2}"')
+    (tmp_path / "loss.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "lora_ft.py").write_text("print('the script beside it')\n", encoding="utf-8")
+    assert detect(tmp_path) == "long_csv" and detect(tmp_path / "loss.csv") == "long_csv"
+    run = importers.by_format("long_csv").load(tmp_path)
+    assert run.train["step"].tolist() == list(range(10, 310, 10)) and len(run.evals) == 3
+    assert run.train["loss"].iloc[0] == pytest.approx(loss_at(1.0))
+    assert run.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(5.3)  # ms deltas / 10 steps
+
+
+def test_long_csv_of_two_runs_is_two_runs_and_a_summary_table_is_not_a_history(tmp_path: Path) -> None:
+    """tbparse's scalars (step, tag, value) with a run column: one report per run; a long table
+    without a step column holds final values only and is left to the other readers."""
+    rows = ["run,step,tag,value"] + [
+        f"{run},{step},train/loss,{loss_at(step) + offset}"
+        for run, offset in (("a", 0.0), ("b", 0.5))
+        for step in range(1, 41)
+    ]
+    table = tmp_path / "scalars.csv"
+    table.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    found = multi_run.find_runs(table)
+    assert [r.name for r in found] == ["a", "b"]
+    assert found[1].load().train["loss"].iloc[0] == pytest.approx(loss_at(1) + 0.5)
+    summary = tmp_path / "summary"
+    summary.mkdir()
+    (summary / "final.csv").write_text("metric,value\nloss,0.31\nacc,0.9\n", encoding="utf-8")
+    assert not importers.by_format("long_csv").sniff(summary / "final.csv")
+
+
+# ------------------------------------------------------------------ bare columns named by their files
+
+
+def test_keras_history_saved_with_savetxt_is_read_by_file_name(tmp_path: Path) -> None:
+    """np.savetxt of each Keras history key: headerless columns named by their files; a validation
+    loss as long as the loss makes the rows epochs; a column of another length is not joined."""
+    for name, offset in (("loss", 0.0), ("val_loss", 0.3), ("acc", None), ("val_acc", None)):
+        values = [0.5 + e / 100 if offset is None else loss_at(e) + offset for e in range(12)]
+        (tmp_path / f"{name}.csv").write_text("".join(f"{v:.18e}\n" for v in values), encoding="utf-8")
+    batches = "".join(f"{loss_at(b / 10)}\n" for b in range(120))
+    (tmp_path / "batch_loss.txt").write_text(batches, encoding="utf-8")
+    assert detect(tmp_path) == "column_files"
+    run = importers.by_format("column_files").load(tmp_path)
+    assert run.train["step"].tolist() == list(range(1, 13)) and run.config["rows_are"] == "epoch"
+    assert run.evals["val_loss"].iloc[0] == pytest.approx(loss_at(0) + 0.3)
+    assert run.evals["val_accuracy"].iloc[-1] == pytest.approx(0.61)
+    assert any("batch_loss.txt (120 rows)" in n and "not joined" in n for n in run.notes)
+
+
+def test_a_lone_column_of_losses_is_steps_and_a_table_is_no_column(tmp_path: Path) -> None:
+    steps = "".join(f"{loss_at(s)}\n" for s in range(30))
+    (tmp_path / "train_losses.txt").write_text(steps, encoding="utf-8")
+    run = importers.by_format("column_files").load(tmp_path / "train_losses.txt")
+    assert len(run.train) == 30 and "rows_are" not in run.config
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "loss.csv").write_text("epoch,loss\n1,2.0\n2,1.5\n", encoding="utf-8")
+    (other / "accuracy.txt").write_text("0.5\n0.6\n0.7\n", encoding="utf-8")  # no loss among the columns
+    assert not importers.by_format("column_files").sniff(other)
+
+
 # ------------------------------------------------------------------ Keras
 
 

@@ -17,7 +17,7 @@ The registry below is the one list of importers; order is the sniffing order
 metrics table -> canonical frames), ``text_log_core`` and the ``text_log_<family>`` modules
 (the shapes ``text_logs`` reads), ``metric_names`` (the metric-name resolver), ``metric_frames``
 (logged records -> canonical frames through the resolver, for the formats of issue 25) and
-``tracker_exports`` (a tracked run's rows -> RunData, for Trackio and Parquet).
+``tracker_exports`` (a tracked run's rows -> RunData, for Trackio, Parquet and long CSV tables).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.mlflow_store",
     "run_diagnosis.importers.trackio_store",
     "run_diagnosis.importers.parquet_export",
+    # a long metric table as CSV/TSV (an MLflow download): its header names step, metric and value
+    "run_diagnosis.importers.long_csv",
     # a DVCLive folder (per-metric TSV histories) before the CSV/TSV readers
     "run_diagnosis.importers.dvclive_log",
     # a CSV whose first column is `epoch` (before the wide-table readers)
@@ -65,6 +67,9 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.text_logs",
     # after text_logs: Megatron-DeepSpeed stdout also prints DeepSpeed's `steps: N loss: X` lines
     "run_diagnosis.importers.trainer_stdout",
+    # bare columns of numbers named by their files (np.savetxt of a Keras history): after the text
+    # readers, so a folder holding a log beside a stray column is read from its log
+    "run_diagnosis.importers.column_files",
     # last: it infers the layout of any line-oriented log, so it only reads what the others decline
     "run_diagnosis.importers.generic_log",
 ]

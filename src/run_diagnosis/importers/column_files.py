@@ -1,0 +1,129 @@
+"""Metric histories saved one per file as a bare column of numbers, each file named by its metric.
+
+What is read
+------------
+A folder (or one file) of headerless text files (``.csv``, ``.txt``, ``.tsv``, ``.dat``), each
+holding one number per line and nothing else, named by the metric it holds: what
+``np.savetxt('loss.csv', history.history['loss'])`` writes for each key of a Keras history
+(``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), or a training loop's
+``np.savetxt('train_losses.txt', losses)``. The file's stem is the metric's name and goes through
+the metric-name resolver (names it cannot place are named in a "not understood" note); line i of
+a file is its i-th logged value.
+
+Conventions, modelled
+---------------------
+* **No counter**: the rows are numbered from 1 in file order, in every file alike. A row is an
+  epoch when a validation loss is saved beside the training loss with as many rows (Keras logs
+  both once an epoch: rows_are = epoch); otherwise what a row is (an epoch, a batch) is unknown
+  and the rows are read as steps.
+* **Only columns as long as the training loss are joined** to it: a file of another length was
+  logged at another rate (per batch beside per epoch) and row i of it is no row i of the loss; it
+  is named in a note and not used.
+* A file with any line that is not one number (a header, two columns) is not such a column: the
+  other readers take it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.metric_frames import Record, build_frames, number
+from run_diagnosis.importers.metric_names import assign
+from run_diagnosis.run_files import ROWS_ARE_KEY
+
+FORMAT = "column_files"
+DESCRIPTION = (
+    "one bare column of numbers per file, each file named by its metric (np.savetxt of a Keras history)"
+)
+
+SUFFIXES = (".csv", ".txt", ".tsv", ".dat")
+MAX_BYTES = 16 * 1024 * 1024  # a column of numbers larger than this is no saved history
+MIN_ROWS = 2  # one value is a summary, not a series
+
+
+def column(path: Path) -> list[float] | None:
+    """The numbers of a bare-column file (one per non-blank line), None when it is not one (read
+    until its first line that is not one number)."""
+    if not path.is_file() or path.suffix.lower() not in SUFFIXES:
+        return None
+    if path.stat().st_size > MAX_BYTES:
+        return None
+    values = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            value = number(line) if "," not in line else None
+            if value is None:
+                return None
+            values.append(value)
+    return values if len(values) >= MIN_ROWS else None
+
+
+def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
+    """The bare columns ``path`` is or holds, by metric name (the file's stem)."""
+    if path.is_file():
+        files = [path]
+    else:
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
+    found: dict[str, tuple[Path, list[float]]] = {}
+    for file in files:
+        values = column(file)
+        if values is not None and file.stem not in found:
+            found[file.stem] = (file, values)
+    return found
+
+
+def _training_loss(names: list[str]) -> str | None:
+    """The name among ``names`` the resolver chooses as the training loss, if one."""
+    return assign(names).columns.get("loss") if names else None
+
+
+def sniff(path: Path) -> bool:
+    try:
+        return _training_loss(list(_columns(path))) is not None
+    except OSError:
+        return False
+
+
+def load(path: Path) -> RunData:
+    if not path.exists():
+        raise RunImportError(f"{path}: no such file or folder")
+    columns = _columns(path)
+    loss = _training_loss(list(columns))
+    if loss is None:
+        names = ", ".join(columns) or "none"
+        raise RunImportError(
+            f"{path}: expected one bare column of numbers named as a training loss (loss.csv, "
+            f"train_loss.txt); bare columns found: {names}"
+        )
+    rows = len(columns[loss][1])
+    joined = {name: values for name, (_, values) in columns.items() if len(values) == rows}
+    notes = [
+        f"bare columns of numbers, one per file, named by their files: {', '.join(joined)} "
+        f"({rows} rows each, numbered from 1 in file order: no counter is logged)"
+    ]
+    apart = [f"{columns[n][0].name} ({len(v)} rows)" for n, (_, v) in columns.items() if n not in joined]
+    if apart:
+        notes.append(
+            f"not joined to the {rows} rows of {columns[loss][0].name}: {', '.join(apart)} "
+            "(another length: logged at another rate)"
+        )
+    records = [
+        Record(index + 1, {name: values[index] for name, values in joined.items()}, f"row {index + 1}")
+        for index in range(rows)
+    ]
+    source = str(columns[loss][0].parent if path.is_dir() else path)
+    frames = build_frames(records, source)
+    config: dict[str, object] = {}
+    if "val_loss" in frames.assignment.columns:
+        config[ROWS_ARE_KEY] = "epoch"
+        notes.append(
+            "a validation loss saved beside the training loss with as many rows: each row is an epoch "
+            "(the checks needing steps say they could not run)"
+        )
+    else:
+        notes.append("what a row is (an epoch, a batch) is not logged: the rows are read as steps")
+    return frames.run(FORMAT, source, run_name=Path(source).name, config=config, notes=notes)

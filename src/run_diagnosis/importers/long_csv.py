@@ -1,0 +1,124 @@
+"""Long metric tables as CSV or TSV: one row per (run, step, metric, value), as trackers export them.
+
+What is read
+------------
+A ``.csv`` / ``.tsv`` file, or a folder holding exactly one such table, whose header names a
+metric column (``metric``, ``key``, ``tag``, ``name``, ``attribute_path``), a value column
+(``value``, ``float_value``) and a ``step`` column; header names are matched without case and with
+spaces and dashes read as underscores (``Run ID`` is ``run_id``). Such tables are:
+
+* the metric history MLflow's UI downloads (``Run, Run ID, metric, step, timestamp, value``), or
+  ``MlflowClient.get_metric_history`` written out;
+* tbparse's ``SummaryReader(logdir).scalars`` (``step, tag, value``) saved as CSV;
+* any tracker's history melted to long form (one row per metric and step).
+
+The table is read with DuckDB's CSV reader (delimiter, quoting and types sniffed) and its rows go
+the way of a Parquet export's long table (``tracker_exports``, shared with ``parquet_export``): a
+run column (``run_name``, ``run_id``, ``run``) with several values is several runs, one report
+each; the metric names go through the resolver (names it cannot place are named in a "not
+understood" note); timestamps (seconds or milliseconds since the epoch) give the step times.
+
+Conventions, modelled
+---------------------
+* A step column is required: a long table without one (``metric, value``) is a summary of final
+  values, not a history, and is left to the other readers.
+* A fractional step is no optimizer step: such a row is refused with its metric and step named.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.tracker_exports import (
+    NAME_COLUMNS,
+    VALUE_COLUMNS,
+    Loader,
+    only_run,
+    table_runs,
+)
+
+FORMAT = "long_csv"
+DESCRIPTION = (
+    "long metric table as CSV/TSV: one row per (run, step, metric, value) (MLflow download, tbparse)"
+)
+
+SUFFIXES = (".csv", ".tsv")
+HEADER_BYTES = 8192  # the header line is read from the file's start
+SEPARATORS = re.compile(r"[\s\-]+")
+
+
+def _normalised(name: str) -> str:
+    return SEPARATORS.sub("_", name.strip().lower())
+
+
+def _header(path: Path) -> list[str]:
+    """The header cells of a CSV/TSV file, normalised; [] when it has none readable."""
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            first = handle.read(HEADER_BYTES).splitlines()
+    except OSError:
+        return []
+    if not first:
+        return []
+    delimiter = "\t" if "\t" in first[0] else ","
+    return [_normalised(cell) for cell in next(csv.reader([first[0]], delimiter=delimiter), [])]
+
+
+def _is_long(path: Path) -> bool:
+    if not path.is_file() or path.suffix.lower() not in SUFFIXES:
+        return False
+    header = _header(path)
+    return (
+        "step" in header
+        and any(c in header for c in NAME_COLUMNS)
+        and any(c in header for c in VALUE_COLUMNS)
+    )
+
+
+def _table_file(path: Path) -> Path | None:
+    """The long table ``path`` is, or the one such table a folder holds (None otherwise)."""
+    if path.is_file():
+        return path if _is_long(path) else None
+    if not path.is_dir():
+        return None
+    found = [p for p in sorted(path.iterdir()) if _is_long(p)]
+    return found[0] if len(found) == 1 else None
+
+
+def sniff(path: Path) -> bool:
+    try:
+        return _table_file(path) is not None
+    except OSError:
+        return False
+
+
+def _table(path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
+    try:
+        with duckdb.connect() as con:
+            cursor = con.execute("select * from read_csv(?, header = true)", [str(path)])
+            columns = [_normalised(d[0]) for d in cursor.description]
+            return columns, cursor.fetchall()
+    except duckdb.Error as error:
+        raise RunImportError(f"{path}: not readable as a CSV table: {error}") from error
+
+
+def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
+    table = _table_file(path)
+    if table is None:
+        raise RunImportError(
+            f"{path}: no long metric table (a CSV/TSV whose header names a step column, a metric column "
+            f"({'/'.join(NAME_COLUMNS)}) and a value column ({'/'.join(VALUE_COLUMNS)}))"
+        )
+    columns, rows = _table(table)
+    return table_runs(FORMAT, table, columns, rows, "CSV")
+
+
+def load(path: Path) -> RunData:
+    return only_run(path, list_runs(path))
