@@ -491,6 +491,65 @@ def test_an_ultralytics_argument_file_gives_the_planned_epochs(
     assert any(f"planned length from {args_file}" in note for note in run.notes) == (planned is not None)
 
 
+YOLO_LR_HEADER = "epoch,train/box_loss,val/box_loss,x/lr0,x/lr1,x/lr2\n"
+
+
+def yolo_lr_rows(epochs: int, bias_group: int) -> str:
+    """YOLOv5 results.csv rows: two groups warm up from 0 to lr0 0.01 over 3 epochs and decay, the
+    bias group (`bias_group`) warms down from warmup_bias_lr 0.1 to the same curve."""
+    rows = []
+    for e in range(epochs):
+        weights = 0.01 * min(1.0, (e + 1) / 3) * (1 - e / epochs)
+        bias = weights if e >= 3 else 0.1 - (0.1 - weights) * (e + 1) / 3
+        groups = [weights, weights, weights]
+        groups[bias_group] = bias
+        rows.append(f"{e},{3.0 - e / 10},{2.9 - e / 10}," + ",".join(f"{g:.6g}" for g in groups))
+    return YOLO_LR_HEADER + "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("bias_group", [0, 2])
+def test_the_lr_is_the_schedule_most_parameter_groups_share(tmp_path: Path, bias_group: int) -> None:
+    """YOLOv5 logs three parameter groups' LRs; the biases warm down from 0.1 while the weights warm
+    up from 0, and the bias group is x/lr0 in some versions, x/lr2 in others: the run's LR is the
+    curve the other two share, never the bias group's 0.1 (above the configured lr0 0.01)."""
+    run = generic_log.load(write(tmp_path, "results.csv", yolo_lr_rows(10, bias_group)))
+    assert run.train["learning_rate"].max() <= 0.01
+    shared = [n for n in run.notes if "the schedule most of the parameter groups share" in n]
+    assert bool(shared) == (bias_group == 0)  # x/lr0 is chosen first anyway when it is shared
+
+
+@pytest.mark.parametrize(
+    ("files", "peak", "optimizer"),
+    [
+        (
+            {
+                "opt.yaml": "weights: yolov5s.pt\nepochs: 10\nadam: false\n",
+                "hyp.yaml": "lr0: 0.01\nlrf: 0.1\n",
+            },
+            0.01,
+            "SGD",
+        ),
+        (
+            {"opt.yaml": "weights: yolov5s.pt\nepochs: 10\noptimizer: AdamW\nhyp: {lr0: 0.002}\n"},
+            0.002,
+            "AdamW",
+        ),
+        ({"args.yaml": "model: yolov8n.pt\nepochs: 10\noptimizer: SGD\nlr0: 0.02\n"}, 0.02, "SGD"),
+        # YOLOv8's default: Ultralytics ignores lr0 and picks the optimizer and its LR itself
+        ({"args.yaml": "model: yolov8n.pt\nepochs: 10\noptimizer: auto\nlr0: 0.01\n"}, None, None),
+        ({}, None, None),
+    ],
+)
+def test_an_ultralytics_run_states_its_peak_lr(
+    tmp_path: Path, files: dict[str, str], peak: float | None, optimizer: str | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    run = generic_log.load(write(tmp_path, "results.csv", yolo_lr_rows(10, 2)))
+    assert run.schedule.get("peak_lr") == peak
+    assert (run.config.get("optimizer") or {}).get("name") == optimizer
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

@@ -917,6 +917,43 @@ def test_a_warmup_over_most_of_the_run_is_a_low_note(
         assert "the LR peaks at step 150 of 240" in row["title"]
 
 
+@pytest.mark.parametrize(("factor", "found"), [(0.04, True), (0.9, False)])
+@fixture_run(lambda factor, found: schedule_unknown(RunBuilder(min_lr=0.0).plant_lr_scale(factor)))
+def test_an_lr_that_never_came_near_its_configured_peak_is_medium(
+    diagnosis: Diagnosis, factor: float, found: bool
+) -> None:
+    # only the peak is configured (an Ultralytics lr0): the logged LR rises and falls at 4% of it (a
+    # warmup longer than the run's updates); at 90% of it (a sparse log's maximum) nothing is said
+    ids = ids_of(diagnosis, "schedule_sanity", "lr_schedule_mismatch")
+    assert ("schedule_sanity:peak_never_reached" in ids) == found, ids
+    if found:
+        row = finding(diagnosis, "schedule_sanity:peak_never_reached")
+        assert row["severity"] == "medium"
+        assert "4.0% of peak_lr" in row["title"] and "fell after it" in row["evidence"]
+
+
+def slowly_rising_lr(builder: RunBuilder) -> RunBuilder:
+    """The logged LR creeps up from 4.0% to 4.03% of the configured peak to the last step: a long
+    one-cycle warmup the log stopped early in (a run stopped in its first epoch)."""
+    builder.train["learning_rate"] = np.linspace(0.04, 0.0403, len(builder.train)) * builder.peak_lr
+    return builder
+
+
+@fixture_run(lambda: slowly_rising_lr(schedule_unknown(RunBuilder(min_lr=0.0))))
+def test_an_lr_still_rising_far_below_its_peak_at_the_end_is_not_a_missed_peak(diagnosis: Diagnosis) -> None:
+    # cut off on its way up, however slowly it rose (the warmup checks say it), not an LR that turned
+    # below its peak: a first version of the rule read a rise within lr_relative_tolerance as flat
+    assert "schedule_sanity:peak_never_reached" not in ids_of(diagnosis, "schedule_sanity")
+
+
+@fixture_run(lambda: RunBuilder(min_lr=0.0).plant_lr_scale(0.04))
+def test_a_scaled_peak_against_a_known_schedule_is_the_schedule_checks_alone(diagnosis: Diagnosis) -> None:
+    # with the whole schedule configured every step is compared: lr_schedule_mismatch names the scaled
+    # peak, and the peak alone is not said twice
+    ids = ids_of(diagnosis, "schedule_sanity", "lr_schedule_mismatch")
+    assert "lr_schedule_mismatch:scaled_peak" in ids and "schedule_sanity:peak_never_reached" not in ids
+
+
 @fixture_run(lambda: RunBuilder(total_steps=2400).plant_early_stop(200))
 def test_run_stopped_at_a_small_share_of_its_schedule_never_annealed_low(diagnosis: Diagnosis) -> None:
     # a cosine over 2400 steps, the log stops at 200 with the LR at 98% of its peak: the final loss is

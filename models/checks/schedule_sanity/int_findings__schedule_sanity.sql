@@ -3,7 +3,8 @@
 -- never_anneals_decay_factor x the run or more, or the logged LR at the end is
 -- still never_anneals_end_lr_share of its peak), warmup covers the whole run (or the
 -- logged run never left its warmup, when that is named as the cause of a failure to
--- learn), a warmup over most of the run (low), min_lr above peak_lr, and an LR far outside the range usual for how the run
+-- learn), a warmup over most of the run (low), a logged LR that never came near its configured peak,
+-- min_lr above peak_lr, and an LR far outside the range usual for how the run
 -- was trained and its optimizer (int_learning_rates_ranged), reported when a failure to
 -- learn names it as its cause. A cause is at least as severe as the symptoms it explains
 -- (the learning-progress findings that name it in caused_by). Evidence: the config
@@ -19,6 +20,7 @@ lr_by_step as (
         run_id,
         step,
         learning_rate,
+        expected_learning_rate,
         row_number() over (partition by run_id order by step desc rows between unbounded preceding and current row) as from_end,
         row_number() over (partition by run_id order by step rows between unbounded preceding and current row) as from_start,
         max(learning_rate) over (partition by run_id) as run_peak_lr
@@ -35,7 +37,9 @@ logged_by_run as (
         max(case when from_start = 1 then learning_rate end) as first_lr,
         -- the first step the logged LR reached its peak: the end of the warmup as logged
         min(case when learning_rate >= run_peak_lr then step end) as peak_step,
-        count(*) as logged_steps
+        count(*) as logged_steps,
+        -- steps the configured schedule could be rebuilt at (lr_schedule_mismatch compares those)
+        count(expected_learning_rate) as scheduled_steps
     from lr_by_step
     group by run_id
 ),
@@ -49,7 +53,8 @@ logged as (
         logged_by_run.end_step,
         logged_by_run.peak_step,
         logged_by_run.first_lr,
-        coalesce(logged_by_run.logged_steps, 0) as logged_steps
+        coalesce(logged_by_run.logged_steps, 0) as logged_steps,
+        coalesce(logged_by_run.scheduled_steps, 0) as scheduled_steps
     from config
     left join logged_by_run
         on config.run_id = logged_by_run.run_id
@@ -70,6 +75,7 @@ assessed as (
         logged.peak_step,
         logged.first_lr,
         logged.logged_steps,
+        logged.scheduled_steps,
         coalesce(config.total_steps, logged.end_step) as run_steps,
         -- the length a warmup is held against: the configured one, else the logged LR's or the training log's end
         coalesce(config.total_steps, logged.end_step, run_ends.last_train_step) as warmup_run_steps,
@@ -261,6 +267,53 @@ checks as (
             and peak_step < end_step
             and first_lr < (1 - {{ threshold('lr_relative_tolerance') }}) * logged_peak_lr
             and logged_steps >= {{ threshold('warmup_unfinished_min_lr_values') }})
+
+    union all
+
+    select
+        run_id,
+        'peak_never_reached' as check_key,
+        -- a logged LR that turned (or stayed flat) far below the configured peak trained the whole run
+        -- at a fraction of the LR it was set to: a warmup longer than the run's updates (YOLO's
+        -- minimum warmup iterations on a tiny dataset), a scheduler stepped per epoch where it was
+        -- sized in steps, an LR scaled down by a wrapper
+        'medium' as severity,
+        'The learning rate never came near its configured peak: it peaked at ' || {{ fmt('logged_peak_lr', 8) }}
+            || ' (step ' || {{ fmt_int('peak_step') }} || '), ' || {{ fmt_pct(safe_divide('logged_peak_lr', 'peak_lr'), 1) }}
+            || ' of peak_lr ' || {{ fmt('peak_lr', 6) }} || '.' as title,
+        'peak_lr (config) = ' || {{ fmt('peak_lr', 6) }} || '; the logged LR ' || {{ fmt('first_lr', 8) }} || ' at its first value, '
+            || {{ fmt('logged_peak_lr', 8) }} || ' at its maximum (step ' || {{ fmt_int('peak_step') }} || '), '
+            || {{ fmt('end_lr', 8) }} || ' at its last (step ' || {{ fmt_int('end_step') }} || '), over ' || {{ fmt_int('logged_steps') }}
+            || ' logged values: the maximum is under ' || {{ fmt_pct(threshold('lr_peak_reached_min_share'), 0) }}
+            || ' of the configured peak, and the LR ' || case when end_lr < (1 - {{ threshold('lr_relative_tolerance') }}) * logged_peak_lr
+                then 'fell after it' else 'stayed at it' end
+            || coalesce('; warmup_steps (config) = ' || {{ fmt_int('warmup_steps') }}, '; no warmup length configured') as evidence,
+        cast(1 as {{ dbt.type_bigint() }}) as first_step,
+        end_step as last_step,
+        logged_steps as steps_affected,
+        logged_peak_lr as observed_value,
+        peak_lr as expected_value,
+        {{ threshold('lr_peak_reached_min_share') }} * peak_lr as threshold_value,
+        'lr_peak_reached_min_share' as threshold_name,
+        cast(null as {{ type_double() }}) as estimated_cost,
+        'none' as cost_unit,
+        'no cost estimate: the run has no stretch at its configured LR to compare with' as cost_method,
+        0.5 as impact_score,
+        'Check what sets the LR: a warmup longer than the run''s updates (count the optimizer steps, not the epochs), '
+            || 'a scheduler stepped at another rate than it was sized for, or an LR scaled by a wrapper.' as recommendation
+    from assessed
+    -- the logged maximum is far under the configured peak, and reached before the last logged value
+    -- (the LR fell after it, or stayed at it from the start): it was not cut off on its way up (a log
+    -- stopped inside its warmup is warmup_covers_run's and run_ended_early's), and a configured warmup
+    -- as long as the run is
+    -- warmup_covers_run's; only a peak without the schedule around it (no type, warmup or decay to
+    -- rebuild the curve at each step from): with one, lr_schedule_mismatch compares every step and
+    -- names a scaled peak itself
+    where logged_peak_lr < {{ threshold('lr_peak_reached_min_share') }} * peak_lr
+        and scheduled_steps = 0
+        and logged_steps >= {{ threshold('lr_peak_reached_min_lr_values') }}
+        and peak_step < end_step
+        and not coalesce(warmup_steps >= warmup_run_steps, false)
 
     union all
 

@@ -838,6 +838,14 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         notes.append(f"the held-out loss is named a test loss ({val!r}): it is used as the validation loss")
     evals, _ = _largest(with_metrics, val, loss_names) if val else ([], [])
     eval_steps = _eval_steps(evals, train, train_steps, counting)
+    shared = assignment.shared_by_most(
+        "learning_rate", lambda name: [(r.named.get(name) or (None, None))[0] for r in train]
+    )
+    if shared:
+        notes.append(
+            f"learning_rate <- {shared!r}: the schedule most of the parameter groups share at every row "
+            "(a group apart, as YOLO's biases warmed down from warmup_bias_lr, is not the run's)"
+        )
     train_frame = _train_frame(train, train_steps, assignment, loss, notes)
     eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes, val_field)
     restarts = _restart_events(train, train_steps, counting)
@@ -1194,7 +1202,10 @@ def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Settin
     beside it (importers.script_settings: `epochs=50`, `EPOCHS = 100`), so a run that stopped
     before its plan is told (run_ended_early); the counter's first value (0 or 1) says which row
     is the last."""
-    if run.config.get("total_steps") is not None or run.train.empty:
+    if run.train.empty:
+        return
+    _configured_lr(run, folder)
+    if run.config.get("total_steps") is not None:
         return
     if run.config.get(ROWS_ARE_KEY) != "epoch":
         _script_plan_of_steps(run, folder, own)
@@ -1215,3 +1226,18 @@ def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Settin
         f"planned length from {name} beside the log: epochs {epochs} (the last epoch is step {last}, "
         f"the counter starting at {first})"
     )
+
+
+def _configured_lr(run: RunData, folder: Path) -> None:
+    """The peak LR and optimizer of an Ultralytics run from its argument files beside the log
+    (``yolo_results.configured_lr``: lr0, unless its optimizer is 'auto'), so the logged LR can be
+    held against what was configured."""
+    if run.schedule.get("peak_lr") is not None or "learning_rate" not in (run.layout or {}).get("fields", {}):
+        return
+    configured = yolo_results.configured_lr(folder)
+    if configured is None:
+        return
+    lr0, optimizer, source = configured
+    run.schedule["peak_lr"] = lr0
+    run.config.setdefault("optimizer", {"name": optimizer})
+    run.notes.append(f"peak_lr = lr0 {lr0:g} and optimizer {optimizer} from {source} (the run's arguments)")

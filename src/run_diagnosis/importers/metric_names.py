@@ -63,8 +63,9 @@ and add the name that needs it to ``corpus/metric_names.csv`` (see docs/metric-n
 from __future__ import annotations
 
 import itertools
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 FIELDS = (
@@ -949,6 +950,39 @@ class Assignment:
     def get(self, name: str) -> str | None:
         return self.columns.get(name)
 
+    def shared_by_most(self, name: str, values_of: Callable[[str], Sequence[float | None]]) -> str | None:
+        """Of the numbered parameter groups logged for ``name`` (x/lr0, x/lr1, x/lr2; lr/pg0 ..
+        lr/pg2: the chosen name and its candidates that differ from it in their numbers only), the
+        one whose logged values most other groups share at every row, made the choice; None when
+        none is shared (each group on a schedule of its own: the choice stays). Most groups of an
+        optimizer share one schedule; a group apart is a special one (YOLO warms its biases down
+        from warmup_bias_lr 0.1 while the weights warm up from 0), and its curve is not the run's.
+        Returns the name chosen when it changed the choice."""
+        chosen = self.columns.get(name)
+        if chosen is None or name in self.overridden:
+            return None
+        numbered = _NUMBERS.sub("#", chosen)
+        options = [c for c in self.candidates.get(name, []) if _NUMBERS.sub("#", c) == numbered]
+        if chosen not in options or len(options) < 2:
+            return None
+        series = {
+            option: [None if v is None or math.isnan(v) else v for v in values_of(option)]
+            for option in options
+        }
+
+        def sharing(option: str) -> int:
+            return sum(
+                1 for other in options if other != option and _same_series(series[option], series[other])
+            )
+
+        best = max(options, key=lambda option: (sharing(option), option == chosen, -options.index(option)))
+        if sharing(best) == 0 or best == chosen:
+            return None
+        self.columns[name] = best
+        if name in self.ambiguous:
+            self.ambiguous[name] = [best, *(o for o in self.ambiguous[name] if o != best)]
+        return best
+
     def notes(self) -> list[str]:
         """One grouped "not understood" line, one line per ambiguity, per stand-in (a variant used
         because no plain series was logged) and per override that names no column."""
@@ -982,6 +1016,18 @@ class Assignment:
                 f"override {name}={source}: no such name in this log; resolved from the names instead"
             )
         return lines
+
+
+_NUMBERS = re.compile(r"\d+")  # a parameter group's number in its name
+
+
+def _same_series(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
+    """Two logged series equal at every row (to a relative 1e-6: printed with different digits)."""
+    return len(a) == len(b) and all(
+        (x is None and y is None)
+        or (x is not None and y is not None and abs(x - y) <= 1e-6 * max(abs(x), abs(y)))
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 # words that say a series is the sum of the others: among equally plain candidates, it is the one

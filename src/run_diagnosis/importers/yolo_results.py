@@ -39,6 +39,8 @@ from run_diagnosis.importers.metric_frames import Record, build_frames, number, 
 # the run's arguments Ultralytics saves beside its results (args.yaml from YOLOv8 on, opt.yaml in
 # YOLOv3/v5/v7): `epochs` is the planned length of a log whose rows are epochs
 ARGS_FILES = ("args.yaml", "opt.yaml")
+# YOLOv5/v7 save the hyperparameters (lr0, lrf, warmup_epochs ...) apart, in hyp.yaml
+HYP_FILE = "hyp.yaml"
 
 FORMAT = "yolo_results_txt"
 DESCRIPTION = (
@@ -175,3 +177,47 @@ def planned_epochs(folder: Path) -> tuple[int, str] | None:
         ):
             return epochs, name
     return None
+
+
+def _yaml_mapping(path: Path) -> dict[str, object] | None:
+    if not path.is_file():
+        return None
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def configured_lr(folder: Path) -> tuple[float, str, str] | None:
+    """The initial learning rate an Ultralytics run was configured with (``lr0``, the peak its
+    warmup rises to), its optimizer, and the files that say so; None when unknown.
+
+    ``lr0`` is in args.yaml (YOLOv8 on) or in hyp.yaml beside opt.yaml (YOLOv5/v7; opt.yaml's
+    ``hyp`` may also hold the mapping itself). With ``optimizer: auto`` (YOLOv8's default)
+    Ultralytics ignores lr0 and picks the optimizer and its LR from the dataset's size, so no peak
+    is known. The optimizer is opt.yaml's ``optimizer`` or, in older YOLOv5, ``adam: true``
+    (Adam; SGD otherwise)."""
+    args_name = next((name for name in ARGS_FILES if _yaml_mapping(folder / name) is not None), None)
+    if args_name is None:
+        return None
+    args = _yaml_mapping(folder / args_name) or {}
+    inline = args.get("hyp")
+    hyp = inline if isinstance(inline, dict) else _yaml_mapping(folder / HYP_FILE) or {}
+    if "lr0" in args:
+        source = args_name
+    else:
+        source = f"{args_name} (its hyp)" if isinstance(inline, dict) else f"{HYP_FILE} beside {args_name}"
+    lr0 = args.get("lr0", hyp.get("lr0"))
+    optimizer = args.get("optimizer")
+    if optimizer is None and isinstance(args.get("adam"), bool):
+        optimizer = "Adam" if args["adam"] else "SGD"
+    if (
+        not isinstance(lr0, int | float)
+        or isinstance(lr0, bool)
+        or lr0 <= 0
+        or not isinstance(optimizer, str)
+        or optimizer.lower() == "auto"
+    ):
+        return None
+    return float(lr0), optimizer, source
