@@ -550,6 +550,18 @@ def test_an_ultralytics_run_states_its_peak_lr(
     assert (run.config.get("optimizer") or {}).get("name") == optimizer
 
 
+def test_a_word_repeated_before_each_value_names_it(tmp_path: Path) -> None:
+    """'Loss, 10.43' on every row (an epoch loop printing to a file): the word names the number, the
+    rows are numbered in file order; a first row whose word does not repeat is a header, and two
+    different words on the rows are no such column."""
+    lines = "".join(f"Loss, {loss_of(e):.6f}\n" for e in range(1, 31))
+    run = generic_log.load(write(tmp_path, "loss.csv", lines))
+    assert steps(run.train) == list(range(1, 31)) and losses(run)[0] == pytest.approx(loss_of(1), abs=1e-6)
+    mixed = "".join(f"{'Loss' if e % 2 else 'Acc'}, {loss_of(e):.6f}\n" for e in range(1, 31))
+    with pytest.raises(RunImportError):
+        generic_log.load(write(tmp_path, "mixed.csv", mixed))
+
+
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:
     first = [f"step {s} loss {loss_of(s)}" for s in range(0, 110, 10)]
     second = [

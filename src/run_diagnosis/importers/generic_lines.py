@@ -112,6 +112,7 @@ RATE_AFTER = re.compile(r"^\s*(?P<rate>[A-Za-z][\w]*(?:/[A-Za-z]+)+|[A-Za-z]+/[\
 SEGMENT_SPLIT = re.compile(r"\s*(?:\|\|?|;|\t|\s-\s|[\[\]{}]|,(?!\d{3}(?!\d))|\s{3,})\s*")
 NAME_STRIP = " \t:=@#>-~*'\"`"
 NAME_MAX_WORDS = 5
+LABEL_COLUMN = "label"  # the header given to a column that repeats one word naming the values beside it
 COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
 PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
 
@@ -729,6 +730,10 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
             # a first column that is not whole numbers counts nothing ('685.15,3.62': an epoch's loss,
             # then its seconds): the first value is the one the file is named for, rows in file order
             header = [stem, "column 2"]
+    elif _labelled_values(rows[:COUNTER_PROBE_ROWS]):
+        # 'Loss, 10.43' on every row (print('Loss,', loss, file=f) each epoch): the word names the
+        # number beside it; no header and no counter, so the rows are numbered in file order
+        header, body = [LABEL_COLUMN, first[0]], rows
     else:
         return None
     cells_read = [cell_value(c) is not None for _, cells in body[:50] for c in cells]
@@ -758,6 +763,18 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         else:
             skipped.add("row without numbers", number, delimiter.join(cells))
     return Table(records, header, named_by_file) if records else None
+
+
+def _labelled_values(rows: list[tuple[int, list[str]]]) -> bool:
+    """Rows of two cells, the first one same word on every row, the second a number."""
+    words = {cells[0] for _, cells in rows if len(cells) == 2}
+    return (
+        len(rows) >= 2
+        and all(len(cells) == 2 and cell_value(cells[1]) is not None for _, cells in rows)
+        and len(words) == 1
+        and cell_value(next(iter(words))) is None
+        and bool(next(iter(words)).strip())
+    )
 
 
 def _whole_numbers(cells: list[str]) -> bool:
