@@ -368,10 +368,15 @@ def test_a_lone_column_of_losses_is_steps_and_a_table_is_no_column(tmp_path: Pat
     (tmp_path / "train_losses.txt").write_text(steps, encoding="utf-8")
     run = importers.by_format("column_files").load(tmp_path / "train_losses.txt")
     assert len(run.train) == 30 and "rows_are" not in run.config
+    pandas = tmp_path / "pandas"
+    pandas.mkdir()  # pd.DataFrame({"train_loss": losses}).to_csv(index=False): one header line names it
+    (pandas / "history.csv").write_text("train_loss\n" + steps, encoding="utf-8")
+    assert len(importers.by_format("column_files").load(pandas).train) == 30
     other = tmp_path / "other"
     other.mkdir()
     (other / "loss.csv").write_text("epoch,loss\n1,2.0\n2,1.5\n", encoding="utf-8")
     (other / "accuracy.txt").write_text("0.5\n0.6\n0.7\n", encoding="utf-8")  # no loss among the columns
+    (other / "losses.txt").write_text("loss\n0.5\nepoch 2\n0.4\n", encoding="utf-8")  # text between numbers
     assert not importers.by_format("column_files").sniff(other)
 
 

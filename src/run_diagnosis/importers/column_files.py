@@ -2,13 +2,15 @@
 
 What is read
 ------------
-A folder (or one file) of headerless text files (``.csv``, ``.txt``, ``.tsv``, ``.dat``), each
-holding one number per line and nothing else, named by the metric it holds: what
+A folder (or one file) of text files (``.csv``, ``.txt``, ``.tsv``, ``.dat``), each holding one
+number per line and nothing else but, at most, one header line naming it: what
 ``np.savetxt('loss.csv', history.history['loss'])`` writes for each key of a Keras history
-(``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), or a training loop's
-``np.savetxt('train_losses.txt', losses)``. The file's stem is the metric's name and goes through
-the metric-name resolver (names it cannot place are named in a "not understood" note); line i of
-a file is its i-th logged value.
+(``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), a training loop's
+``np.savetxt('train_losses.txt', losses)``, or one series written by pandas
+(``pd.DataFrame({'loss': losses}).to_csv('loss.csv', index=False)``: a ``loss`` header line).
+The header, or else the file's stem, is the metric's name and goes through the metric-name
+resolver (names it cannot place are named in a "not understood" note); the i-th number of a file
+is its i-th logged value.
 
 Conventions, modelled
 ---------------------
@@ -19,12 +21,13 @@ Conventions, modelled
 * **Only columns as long as the training loss are joined** to it: a file of another length was
   logged at another rate (per batch beside per epoch) and row i of it is no row i of the loss; it
   is named in a note and not used.
-* A file with any line that is not one number (a header, two columns) is not such a column: the
-  other readers take it.
+* A file with any other line (two columns, a second header, text between the numbers) is not
+  such a column: the other readers take it.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from run_diagnosis.importers import RunImportError
@@ -41,38 +44,46 @@ DESCRIPTION = (
 SUFFIXES = (".csv", ".txt", ".tsv", ".dat")
 MAX_BYTES = 16 * 1024 * 1024  # a column of numbers larger than this is no saved history
 MIN_ROWS = 2  # one value is a summary, not a series
+# a header line naming the column: one name (pandas' to_csv(index=False) of one series, np.savetxt's
+# header='loss' written as '# loss'), no delimiter, no spaces inside
+HEADER = re.compile(r"[A-Za-z_][\w./-]*")
 
 
-def column(path: Path) -> list[float] | None:
-    """The numbers of a bare-column file (one per non-blank line), None when it is not one (read
-    until its first line that is not one number)."""
+def column(path: Path) -> tuple[str, list[float]] | None:
+    """The metric name and numbers of a bare-column file (one number per non-blank line, after
+    one header line naming it or none: then the file's stem names it), None when it is not one
+    (read until its first line that is neither)."""
     if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         return None
     if path.stat().st_size > MAX_BYTES:
         return None
-    values = []
+    name, values = path.stem, list[float]()
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.strip():
                 continue
-            value = number(line) if "," not in line else None
+            value = number(line) if "," not in line and "\t" not in line else None
             if value is None:
-                return None
+                header = line.strip().lstrip("#").strip().strip("'\"")
+                if values or name != path.stem or not HEADER.fullmatch(header):
+                    return None
+                name = header
+                continue
             values.append(value)
-    return values if len(values) >= MIN_ROWS else None
+    return (name, values) if len(values) >= MIN_ROWS else None
 
 
 def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
-    """The bare columns ``path`` is or holds, by metric name (the file's stem)."""
+    """The bare columns ``path`` is or holds, by metric name (the header's, or the file's stem)."""
     if path.is_file():
         files = [path]
     else:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
     found: dict[str, tuple[Path, list[float]]] = {}
     for file in files:
-        values = column(file)
-        if values is not None and file.stem not in found:
-            found[file.stem] = (file, values)
+        read = column(file)
+        if read is not None and read[0] not in found:
+            found[read[0]] = (file, read[1])
     return found
 
 
@@ -102,7 +113,7 @@ def load(path: Path) -> RunData:
     rows = len(columns[loss][1])
     joined = {name: values for name, (_, values) in columns.items() if len(values) == rows}
     notes = [
-        f"bare columns of numbers, one per file, named by their files: {', '.join(joined)} "
+        f"bare columns of numbers, one per file, named by their headers or files: {', '.join(joined)} "
         f"({rows} rows each, numbered from 1 in file order: no counter is logged)"
     ]
     apart = [f"{columns[n][0].name} ({len(v)} rows)" for n, (_, v) in columns.items() if n not in joined]
