@@ -372,6 +372,10 @@ def test_a_lone_column_of_losses_is_steps_and_a_table_is_no_column(tmp_path: Pat
     pandas.mkdir()  # pd.DataFrame({"train_loss": losses}).to_csv(index=False): one header line names it
     (pandas / "history.csv").write_text("train_loss\n" + steps, encoding="utf-8")
     assert len(importers.by_format("column_files").load(pandas).train) == 30
+    unnamed = tmp_path / "train_loss.csv"  # an unnamed column: pandas' label 0 heads it, named by the file
+    unnamed.write_text("0\n" + steps, encoding="utf-8")
+    first = importers.by_format("column_files").load(unnamed).train["loss"].iloc[0]
+    assert first == pytest.approx(loss_at(0))
     other = tmp_path / "other"
     other.mkdir()
     (other / "loss.csv").write_text("epoch,loss\n1,2.0\n2,1.5\n", encoding="utf-8")

@@ -7,7 +7,9 @@ number per line and nothing else but, at most, one header line naming it: what
 ``np.savetxt('loss.csv', history.history['loss'])`` writes for each key of a Keras history
 (``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), a training loop's
 ``np.savetxt('train_losses.txt', losses)``, or one series written by pandas
-(``pd.DataFrame({'loss': losses}).to_csv('loss.csv', index=False)``: a ``loss`` header line).
+(``pd.DataFrame({'loss': losses}).to_csv('loss.csv', index=False)``: a ``loss`` header line; an
+unnamed column's header line is pandas' default label ``0``, not a logged value, when the numbers
+under it are not whole numbers).
 The header, or else the file's stem, is the metric's name and goes through the metric-name
 resolver (names it cannot place are named in a "not understood" note); the i-th number of a file
 is its i-th logged value.
@@ -47,6 +49,8 @@ MIN_ROWS = 2  # one value is a summary, not a series
 # a header line naming the column: one name (pandas' to_csv(index=False) of one series, np.savetxt's
 # header='loss' written as '# loss'), no delimiter, no spaces inside
 HEADER = re.compile(r"[A-Za-z_][\w./-]*")
+# the header line pandas writes for an unnamed column (pd.DataFrame(losses).to_csv(index=False))
+PANDAS_DEFAULT_LABEL = "0"
 
 
 def column(path: Path) -> tuple[str, list[float]] | None:
@@ -57,11 +61,12 @@ def column(path: Path) -> tuple[str, list[float]] | None:
         return None
     if path.stat().st_size > MAX_BYTES:
         return None
-    name, values = path.stem, list[float]()
+    name, values, first = path.stem, list[float](), None
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.strip():
                 continue
+            first = line.strip() if first is None else first
             value = number(line) if "," not in line and "\t" not in line else None
             if value is None:
                 header = line.strip().lstrip("#").strip().strip("'\"")
@@ -70,6 +75,9 @@ def column(path: Path) -> tuple[str, list[float]] | None:
                 name = header
                 continue
             values.append(value)
+    if first == PANDAS_DEFAULT_LABEL and values[1:] and not all(v.is_integer() for v in values[1:]):
+        # pandas writes an unnamed column's label, 0, as its header line: not a logged value
+        values = values[1:]
     return (name, values) if len(values) >= MIN_ROWS else None
 
 
