@@ -344,6 +344,34 @@ def test_long_csv_of_two_runs_is_two_runs_and_a_summary_table_is_not_a_history(t
     assert not importers.by_format("long_csv").sniff(summary / "final.csv")
 
 
+def write_scalar_download(folder: Path, run: str, tag: str, offset: float, steps: int = 20) -> Path:
+    """TensorBoard's 'Download CSV' of one scalar: 'Wall time,Step,Value', named run-<run>-tag-<tag>."""
+    rows = [f"{1_700_000_000 + s * 30.5},{s},{loss_at(s) + offset}" for s in range(steps)]
+    path = folder / f"run-{run}-tag-{tag}.csv"
+    path.write_text("Wall time,Step,Value\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_tensorboard_scalar_downloads_are_named_by_their_files(tmp_path: Path) -> None:
+    """Keras' train and validation writers downloaded from TensorBoard: one run whose loss is
+    train/epoch_loss and validation loss validation/epoch_loss, step times from the wall time; two
+    experiments' downloads of one tag are two runs."""
+    keras = tmp_path / "keras"
+    keras.mkdir()
+    write_scalar_download(keras, "train", "epoch_loss", 0.0)
+    write_scalar_download(keras, "validation", "epoch_loss", 0.2)
+    assert detect(keras) == "long_csv"
+    run = importers.by_format("long_csv").load(keras)
+    assert run.run_name == "keras" and len(run.train) == 20 and len(run.evals) == 20
+    assert run.evals["val_loss"].iloc[0] == pytest.approx(loss_at(0) + 0.2)
+    assert run.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(30.5)
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    write_scalar_download(sweep, "lr_1e-3", "train_loss", 0.0)
+    write_scalar_download(sweep, "lr_1e-2", "train_loss", 0.5)
+    assert [r.name for r in multi_run.find_runs(sweep)] == ["lr_1e-2", "lr_1e-3"]
+
+
 # ------------------------------------------------------------------ bare columns named by their files
 
 

@@ -10,7 +10,13 @@ spaces and dashes read as underscores (``Run ID`` is ``run_id``). Such tables ar
 * the metric history MLflow's UI downloads (``Run, Run ID, metric, step, timestamp, value``), or
   ``MlflowClient.get_metric_history`` written out;
 * tbparse's ``SummaryReader(logdir).scalars`` (``step, tag, value``) saved as CSV;
-* any tracker's history melted to long form (one row per metric and step).
+* any tracker's history melted to long form (one row per metric and step);
+* TensorBoard's own "Download CSV" of a scalar: ``Wall time,Step,Value``, one tag per file named
+  ``run-<run>-tag-<tag>.csv`` (a ``/`` in either written as ``_``). The file name says which
+  metric the values are: a file or a folder of them is read as one long table whose metric is the
+  tag, ``<run>/<tag>`` when the runs are splits (Keras' ``train`` and ``validation`` writers: the
+  resolver reads ``validation/epoch_loss`` as the validation loss), and whose other run names are
+  several runs; ``Wall time`` (seconds since the epoch) gives the step times.
 
 The table is read with DuckDB's CSV reader (delimiter, quoting and types sniffed) and its rows go
 the way of a Parquet export's long table (``tracker_exports``, shared with ``parquet_export``): a
@@ -36,6 +42,7 @@ import duckdb
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.generic_lines import split_word
 from run_diagnosis.importers.tracker_exports import (
     NAME_COLUMNS,
     VALUE_COLUMNS,
@@ -52,6 +59,9 @@ DESCRIPTION = (
 SUFFIXES = (".csv", ".tsv")
 HEADER_BYTES = 8192  # the header line is read from the file's start
 SEPARATORS = re.compile(r"[\s\-]+")
+# TensorBoard's "Download CSV" of one scalar: its header, and its file name run-<run>-tag-<tag>
+DOWNLOAD_HEADER = ["wall_time", "step", "value"]
+DOWNLOAD_NAME = re.compile(r"run[-_](?P<run>.*?)-tag-(?P<tag>.+)")
 
 
 def _normalised(name: str) -> str:
@@ -82,6 +92,11 @@ def _is_long(path: Path) -> bool:
     )
 
 
+def _is_scalar_download(path: Path) -> bool:
+    """TensorBoard's CSV download of one scalar: a .csv headed 'Wall time,Step,Value'."""
+    return path.is_file() and path.suffix.lower() == ".csv" and _header(path) == DOWNLOAD_HEADER
+
+
 def _table_file(path: Path) -> Path | None:
     """The long table ``path`` is, or the one such table a folder holds (None otherwise)."""
     if path.is_file():
@@ -92,11 +107,44 @@ def _table_file(path: Path) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
+def _downloads(path: Path) -> list[Path]:
+    """TensorBoard scalar downloads: ``path`` itself, or those a folder holds."""
+    if path.is_file():
+        return [path] if _is_scalar_download(path) else []
+    return [p for p in sorted(path.iterdir()) if _is_scalar_download(p)] if path.is_dir() else []
+
+
 def sniff(path: Path) -> bool:
     try:
-        return _table_file(path) is not None
+        return _table_file(path) is not None or bool(_downloads(path))
     except OSError:
         return False
+
+
+def _run_and_tag(stem: str) -> tuple[str, str]:
+    """('train', 'epoch_loss') of 'run-train-tag-epoch_loss'; ('', stem) of a file renamed."""
+    named = DOWNLOAD_NAME.fullmatch(stem)
+    return (named.group("run"), named.group("tag")) if named else ("", stem)
+
+
+def _download_table(files: list[Path], label: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The scalar downloads as one long table: (run, step, metric, value, timestamp) rows. Runs
+    that are splits (train, validation) are one run's series, the split prefixed to the tag, and
+    that run is named ``label``, as is the one run of downloads that name a single one ('.', the
+    log folder's root, or any); downloads of several other runs are several runs, named by them."""
+    named = [(_run_and_tag(f.stem), f) for f in files]
+    runs = {run for (run, _), _ in named}
+    splits = all(split_word(run) for run in runs) if len(runs) > 1 else False
+    several = len(runs) > 1 and not splits  # several experiments, one report each
+    rows: list[tuple[Any, ...]] = []
+    for (run, tag), file in named:
+        columns, values = _table(file)
+        metric = f"{run}/{tag}" if splits else tag
+        index = {name: columns.index(name) for name in DOWNLOAD_HEADER}
+        owner = run if several else label
+        step, value, wall = index["step"], index["value"], index["wall_time"]
+        rows += [(owner, row[step], metric, row[value], row[wall]) for row in values]
+    return ["run", "step", "metric", "value", "timestamp"], rows
 
 
 def _table(path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -111,6 +159,11 @@ def _table(path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
 
 def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
     table = _table_file(path)
+    downloads = _downloads(path) if table is None else []
+    if downloads:
+        source = path if path.is_dir() else downloads[0]
+        columns, rows = _download_table(downloads, source.stem)
+        return table_runs(FORMAT, source, columns, rows, "CSV (TensorBoard scalar downloads)")
     if table is None:
         raise RunImportError(
             f"{path}: no long metric table (a CSV/TSV whose header names a step column, a metric column "
