@@ -326,10 +326,10 @@ def test_mlflow_metric_download_is_read_as_a_long_table(tmp_path: Path) -> None:
 
 
 def test_long_csv_of_two_runs_is_two_runs_and_a_summary_table_is_not_a_history(tmp_path: Path) -> None:
-    """tbparse's scalars (step, tag, value) with a run column: one report per run; a long table
+    """tbparse's scalars (wall_time, step, tag, value) with a run column: one report per run; a long table
     without a step column holds final values only and is left to the other readers."""
-    rows = ["run,step,tag,value"] + [
-        f"{run},{step},train/loss,{loss_at(step) + offset}"
+    rows = ["run,wall_time,step,tag,value"] + [
+        f"{run},{1_700_000_000 + 2.5 * step},{step},train/loss,{loss_at(step) + offset}"
         for run, offset in (("a", 0.0), ("b", 0.5))
         for step in range(1, 41)
     ]
@@ -337,7 +337,9 @@ def test_long_csv_of_two_runs_is_two_runs_and_a_summary_table_is_not_a_history(t
     table.write_text("\n".join(rows) + "\n", encoding="utf-8")
     found = multi_run.find_runs(table)
     assert [r.name for r in found] == ["a", "b"]
-    assert found[1].load().train["loss"].iloc[0] == pytest.approx(loss_at(1) + 0.5)
+    second = found[1].load()
+    assert second.train["loss"].iloc[0] == pytest.approx(loss_at(1) + 0.5)
+    assert second.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(2.5)  # from the wall time
     summary = tmp_path / "summary"
     summary.mkdir()
     (summary / "final.csv").write_text("metric,value\nloss,0.31\nacc,0.9\n", encoding="utf-8")

@@ -60,7 +60,7 @@ SUFFIXES = (".csv", ".tsv")
 HEADER_BYTES = 8192  # the header line is read from the file's start
 SEPARATORS = re.compile(r"[\s\-]+")
 # TensorBoard's "Download CSV" of one scalar: its header, and its file name run-<run>-tag-<tag>
-DOWNLOAD_HEADER = ["wall_time", "step", "value"]
+DOWNLOAD_HEADER = ["wall_time", "step", "value"]  # as the header reads; _table calls wall_time timestamp
 DOWNLOAD_NAME = re.compile(r"run[-_](?P<run>.*?)-tag-(?P<tag>.+)")
 
 
@@ -140,9 +140,9 @@ def _download_table(files: list[Path], label: str) -> tuple[list[str], list[tupl
     for (run, tag), file in named:
         columns, values = _table(file)
         metric = f"{run}/{tag}" if splits else tag
-        index = {name: columns.index(name) for name in DOWNLOAD_HEADER}
+        index = {name: columns.index(name) for name in ("timestamp", "step", "value")}
         owner = run if several else label
-        step, value, wall = index["step"], index["value"], index["wall_time"]
+        step, value, wall = index["step"], index["value"], index["timestamp"]
         rows += [(owner, row[step], metric, row[value], row[wall]) for row in values]
     return ["run", "step", "metric", "value", "timestamp"], rows
 
@@ -152,6 +152,9 @@ def _table(path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
         with duckdb.connect() as con:
             cursor = con.execute("select * from read_csv(?, header = true)", [str(path)])
             columns = [_normalised(d[0]) for d in cursor.description]
+            if "timestamp" not in columns and "wall_time" in columns:
+                # tbparse's and TensorBoard's wall time: seconds since the epoch, the rows' timestamps
+                columns[columns.index("wall_time")] = "timestamp"
             return columns, cursor.fetchall()
     except duckdb.Error as error:
         raise RunImportError(f"{path}: not readable as a CSV table: {error}") from error
