@@ -390,7 +390,20 @@ def test_keras_history_saved_with_savetxt_is_read_by_file_name(tmp_path: Path) -
     assert run.train["step"].tolist() == list(range(1, 13)) and run.config["rows_are"] == "epoch"
     assert run.evals["val_loss"].iloc[0] == pytest.approx(loss_at(0) + 0.3)
     assert run.evals["val_accuracy"].iloc[-1] == pytest.approx(0.61)
-    assert any("batch_loss.txt (120 rows)" in n and "not joined" in n for n in run.notes)
+    assert any("batch_loss.txt (120 rows)" in n and "not used" in n for n in run.notes)
+
+
+def test_the_training_loss_column_is_the_one_a_validation_loss_pairs_with(tmp_path: Path) -> None:
+    """loss.csv of 5 rows (another experiment's) beside train_loss.csv and val_loss.csv of 20: the
+    resolver's first choice, 'loss', has no validation partner; train_loss, logged with val_loss, is
+    the run's training loss."""
+    columns = {"loss": [2000.0 + e for e in range(5)], "train_loss": [loss_at(e) for e in range(20)]}
+    columns["val_loss"] = [loss_at(e) + 0.3 for e in range(20)]
+    for name, values in columns.items():
+        (tmp_path / f"{name}.csv").write_text("".join(f"{v:.18e}\n" for v in values), encoding="utf-8")
+    run = importers.by_format("column_files").load(tmp_path)
+    assert len(run.train) == 20 and run.train["loss"].iloc[0] == pytest.approx(loss_at(0))
+    assert len(run.evals) == 20 and any("not used: loss.csv (5 rows)" in n for n in run.notes)
 
 
 def test_a_lone_column_of_losses_is_steps_and_a_table_is_no_column(tmp_path: Path) -> None:

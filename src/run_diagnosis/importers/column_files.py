@@ -20,6 +20,10 @@ Conventions, modelled
   epoch when a validation loss is saved beside the training loss with as many rows (Keras logs
   both once an epoch: rows_are = epoch); otherwise what a row is (an epoch, a batch) is unknown
   and the rows are read as steps.
+* **The training loss is the column the resolver chooses**, or, when several read as one and the
+  first has no validation loss as long as it beside it, the first that has (``train_loss.csv`` and
+  ``val_loss.csv`` of 20 rows beside another experiment's ``loss.csv`` of 5: a history's pair is
+  logged together); the others are named as not used.
 * **Only columns as long as the training loss are joined** to it: a file of another length was
   logged at another rate (per batch beside per epoch) and row i of it is no row i of the loss; it
   is named in a note and not used.
@@ -95,14 +99,22 @@ def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
     return found
 
 
-def _training_loss(names: list[str]) -> str | None:
-    """The name among ``names`` the resolver chooses as the training loss, if one."""
-    return assign(names).columns.get("loss") if names else None
+def _training_loss(columns: dict[str, tuple[Path, list[float]]]) -> str | None:
+    """The column the resolver chooses as the training loss, if one; of several it reads as the
+    training loss, the first with a validation loss as long as it beside it (a Keras history's
+    loss/val_loss pair, logged together) when the resolver's first choice has none."""
+    if not columns:
+        return None
+    assignment = assign(list(columns))
+    lengths = {len(columns[name][1]) for name in assignment.candidates.get("val_loss", [])}
+    paired = [name for name in assignment.candidates.get("loss", []) if len(columns[name][1]) in lengths]
+    chosen = assignment.columns.get("loss")
+    return paired[0] if paired and chosen not in paired else chosen
 
 
 def sniff(path: Path) -> bool:
     try:
-        return _training_loss(list(_columns(path))) is not None
+        return _training_loss(_columns(path)) is not None
     except OSError:
         return False
 
@@ -111,7 +123,7 @@ def load(path: Path) -> RunData:
     if not path.exists():
         raise RunImportError(f"{path}: no such file or folder")
     columns = _columns(path)
-    loss = _training_loss(list(columns))
+    loss = _training_loss(columns)
     if loss is None:
         names = ", ".join(columns) or "none"
         raise RunImportError(
@@ -119,16 +131,28 @@ def load(path: Path) -> RunData:
             f"train_loss.txt); bare columns found: {names}"
         )
     rows = len(columns[loss][1])
-    joined = {name: values for name, (_, values) in columns.items() if len(values) == rows}
+    # the chosen loss and the columns as long as it; another training-loss column is left out (the
+    # resolver would take it in the chosen one's place)
+    others = set(assign(list(columns)).candidates.get("loss", [])) - {loss}
+    joined = {n: values for n, (_, values) in columns.items() if len(values) == rows and n not in others}
     notes = [
         f"bare columns of numbers, one per file, named by their headers or files: {', '.join(joined)} "
         f"({rows} rows each, numbered from 1 in file order: no counter is logged)"
     ]
-    apart = [f"{columns[n][0].name} ({len(v)} rows)" for n, (_, v) in columns.items() if n not in joined]
+
+    def shown(name: str) -> str:
+        return f"{columns[name][0].name} ({len(columns[name][1])} rows)"
+
+    apart = [shown(n) for n in columns if n not in joined and n not in others]
     if apart:
         notes.append(
             f"not joined to the {rows} rows of {columns[loss][0].name}: {', '.join(apart)} "
             "(another length: logged at another rate)"
+        )
+    if others:
+        notes.append(
+            f"the training loss is {columns[loss][0].name}, chosen among the columns read as one; "
+            f"not used: {', '.join(shown(n) for n in sorted(others))}"
         )
     records = [
         Record(index + 1, {name: values[index] for name, values in joined.items()}, f"row {index + 1}")
