@@ -99,22 +99,23 @@ def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
     return found
 
 
-def _training_loss(columns: dict[str, tuple[Path, list[float]]]) -> str | None:
-    """The column the resolver chooses as the training loss, if one; of several it reads as the
-    training loss, the first with a validation loss as long as it beside it (a Keras history's
+def _training_loss(columns: dict[str, tuple[Path, list[float]]]) -> tuple[str | None, list[str]]:
+    """The column the resolver chooses as the training loss, if one, and every column it reads as
+    one; of several, the first with a validation loss as long as it beside it (a Keras history's
     loss/val_loss pair, logged together) when the resolver's first choice has none."""
     if not columns:
-        return None
+        return None, []
     assignment = assign(list(columns))
+    candidates = assignment.candidates.get("loss", [])
     lengths = {len(columns[name][1]) for name in assignment.candidates.get("val_loss", [])}
-    paired = [name for name in assignment.candidates.get("loss", []) if len(columns[name][1]) in lengths]
+    paired = [name for name in candidates if len(columns[name][1]) in lengths]
     chosen = assignment.columns.get("loss")
-    return paired[0] if paired and chosen not in paired else chosen
+    return (paired[0] if paired and chosen not in paired else chosen), candidates
 
 
 def sniff(path: Path) -> bool:
     try:
-        return _training_loss(_columns(path)) is not None
+        return _training_loss(_columns(path))[0] is not None
     except OSError:
         return False
 
@@ -123,7 +124,7 @@ def load(path: Path) -> RunData:
     if not path.exists():
         raise RunImportError(f"{path}: no such file or folder")
     columns = _columns(path)
-    loss = _training_loss(columns)
+    loss, candidates = _training_loss(columns)
     if loss is None:
         names = ", ".join(columns) or "none"
         raise RunImportError(
@@ -133,7 +134,7 @@ def load(path: Path) -> RunData:
     rows = len(columns[loss][1])
     # the chosen loss and the columns as long as it; another training-loss column is left out (the
     # resolver would take it in the chosen one's place)
-    others = set(assign(list(columns)).candidates.get("loss", [])) - {loss}
+    others = set(candidates) - {loss}
     joined = {n: values for n, (_, values) in columns.items() if len(values) == rows and n not in others}
     notes = [
         f"bare columns of numbers, one per file, named by their headers or files: {', '.join(joined)} "

@@ -1180,6 +1180,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
     own = script_settings.logged_settings(file, first_row)
     _planned_epochs(run, file.parent, own)
+    _configured_lr(run, file.parent)
     return run
 
 
@@ -1202,10 +1203,7 @@ def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Settin
     beside it (importers.script_settings: `epochs=50`, `EPOCHS = 100`), so a run that stopped
     before its plan is told (run_ended_early); the counter's first value (0 or 1) says which row
     is the last."""
-    if run.train.empty:
-        return
-    _configured_lr(run, folder)
-    if run.config.get("total_steps") is not None:
+    if run.config.get("total_steps") is not None or run.train.empty:
         return
     if run.config.get(ROWS_ARE_KEY) != "epoch":
         _script_plan_of_steps(run, folder, own)

@@ -81,10 +81,8 @@ def _header(path: Path) -> list[str]:
     return [_normalised(cell) for cell in next(csv.reader([first[0]], delimiter=delimiter), [])]
 
 
-def _is_long(path: Path) -> bool:
-    if not path.is_file() or path.suffix.lower() not in SUFFIXES:
-        return False
-    header = _header(path)
+def _is_long(header: list[str]) -> bool:
+    """A long table's header: a step column, a metric-name column and a value column."""
     return (
         "step" in header
         and any(c in header for c in NAME_COLUMNS)
@@ -92,33 +90,30 @@ def _is_long(path: Path) -> bool:
     )
 
 
-def _is_scalar_download(path: Path) -> bool:
+def _is_scalar_download(path: Path, header: list[str]) -> bool:
     """TensorBoard's CSV download of one scalar: a .csv headed 'Wall time,Step,Value'."""
-    return path.is_file() and path.suffix.lower() == ".csv" and _header(path) == DOWNLOAD_HEADER
+    return path.suffix.lower() == ".csv" and header == DOWNLOAD_HEADER
 
 
-def _table_file(path: Path) -> Path | None:
-    """The long table ``path`` is, or the one such table a folder holds (None otherwise)."""
+def _tables(path: Path) -> tuple[Path | None, list[Path]]:
+    """The long table ``path`` is, or the one such table a folder holds (None otherwise), and the
+    TensorBoard scalar downloads it is or holds: each file's header read once."""
     if path.is_file():
-        return path if _is_long(path) else None
-    if not path.is_dir():
-        return None
-    found = [p for p in sorted(path.iterdir()) if _is_long(p)]
-    return found[0] if len(found) == 1 else None
-
-
-def _downloads(path: Path) -> list[Path]:
-    """TensorBoard scalar downloads: ``path`` itself, or those a folder holds."""
-    if path.is_file():
-        return [path] if _is_scalar_download(path) else []
-    return [p for p in sorted(path.iterdir()) if _is_scalar_download(p)] if path.is_dir() else []
+        files = [path]
+    else:
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
+    headers = {file: _header(file) for file in files if file.suffix.lower() in SUFFIXES}
+    long = [file for file, header in headers.items() if _is_long(header)]
+    downloads = [file for file, header in headers.items() if _is_scalar_download(file, header)]
+    return (long[0] if len(long) == 1 else None), downloads
 
 
 def sniff(path: Path) -> bool:
     try:
-        return _table_file(path) is not None or bool(_downloads(path))
+        table, downloads = _tables(path)
     except OSError:
         return False
+    return table is not None or bool(downloads)
 
 
 def _run_and_tag(stem: str) -> tuple[str, str]:
@@ -140,9 +135,8 @@ def _download_table(files: list[Path], label: str) -> tuple[list[str], list[tupl
     for (run, tag), file in named:
         columns, values = _table(file)
         metric = f"{run}/{tag}" if splits else tag
-        index = {name: columns.index(name) for name in ("timestamp", "step", "value")}
         owner = run if several else label
-        step, value, wall = index["step"], index["value"], index["timestamp"]
+        step, value, wall = (columns.index(name) for name in ("step", "value", "timestamp"))
         rows += [(owner, row[step], metric, row[value], row[wall]) for row in values]
     return ["run", "step", "metric", "value", "timestamp"], rows
 
@@ -161,9 +155,8 @@ def _table(path: Path) -> tuple[list[str], list[tuple[Any, ...]]]:
 
 
 def list_runs(path: Path) -> list[tuple[str, str, Loader]]:
-    table = _table_file(path)
-    downloads = _downloads(path) if table is None else []
-    if downloads:
+    table, downloads = _tables(path)
+    if table is None and downloads:
         source = path if path.is_dir() else downloads[0]
         columns, rows = _download_table(downloads, source.stem)
         return table_runs(FORMAT, source, columns, rows, "CSV (TensorBoard scalar downloads)")

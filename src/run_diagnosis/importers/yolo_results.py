@@ -159,15 +159,8 @@ def explain(path: Path) -> str | None:
 def planned_epochs(folder: Path) -> tuple[int, str] | None:
     """The epochs an Ultralytics run planned (``epochs`` of its args.yaml / opt.yaml in ``folder``)
     and the file that says so; None without such a file or a positive whole number there."""
-    for name in ARGS_FILES:
-        path = folder / name
-        if not path.is_file():
-            continue
-        try:
-            args = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, yaml.YAMLError):
-            continue
-        epochs = args.get("epochs") if isinstance(args, dict) else None
+    for name, args in _arguments(folder):
+        epochs = args.get("epochs")
         # an Ultralytics argument file also names its model or its initial LR (lr0)
         if (
             isinstance(epochs, int)
@@ -177,6 +170,12 @@ def planned_epochs(folder: Path) -> tuple[int, str] | None:
         ):
             return epochs, name
     return None
+
+
+def _arguments(folder: Path) -> list[tuple[str, dict[str, object]]]:
+    """The Ultralytics argument files in ``folder`` that parse as a mapping, in ARGS_FILES order."""
+    found = [(name, _yaml_mapping(folder / name)) for name in ARGS_FILES]
+    return [(name, args) for name, args in found if args is not None]
 
 
 def _yaml_mapping(path: Path) -> dict[str, object] | None:
@@ -198,10 +197,10 @@ def configured_lr(folder: Path) -> tuple[float, str, str] | None:
     Ultralytics ignores lr0 and picks the optimizer and its LR from the dataset's size, so no peak
     is known. The optimizer is opt.yaml's ``optimizer`` or, in older YOLOv5, ``adam: true``
     (Adam; SGD otherwise)."""
-    args_name = next((name for name in ARGS_FILES if _yaml_mapping(folder / name) is not None), None)
-    if args_name is None:
+    arguments = _arguments(folder)
+    if not arguments:
         return None
-    args = _yaml_mapping(folder / args_name) or {}
+    args_name, args = arguments[0]
     inline = args.get("hyp")
     hyp = inline if isinstance(inline, dict) else _yaml_mapping(folder / HYP_FILE) or {}
     if "lr0" in args:
