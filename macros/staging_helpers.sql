@@ -70,6 +70,7 @@
     ('baseline_run_id', '$.baseline_run_id', 'name', false),
     ('num_classes', '$.num_classes', 'integer', false),
     ('num_classes_basis', '$.num_classes_basis', 'text', false),
+    ('output_head', '$.output_head', 'text', false),
     ('model_name', '$.model_name', 'text', false),
     ('tokenizer_name', '$.tokenizer_name', 'text', false),
     ('optimizer_name', '$.optimizer.name', 'text', false),

@@ -13,6 +13,8 @@
 --   vocab_size    ln(vocabulary) from the config (high)
 --   tokenizer or model name   ln(vocabulary) of the family the seed tokenizer_vocab_sizes
 --                 matches (medium: a family's variants differ, by up to 13% in ln V)
+--                 (neither for a classifier, output_head = classifier: its new head predicts
+--                 classes, not the tokens of the backbone the vocabulary and names describe)
 --   start_at_ln_classes   ln k when the run's start lies within reference_start_class_tolerance
 --                 of ln k for a small k (2 .. reference_start_max_classes): a fresh k-class head
 --                 (medium: the level is exact, the class count inferred from the start)
@@ -24,12 +26,13 @@
 --                 predictions that carry information raise the accuracy above e^-loss (medium)
 --   first_loss    the first loss itself, when it lies between ln(reference_min_vocab_size)
 --                 and ln(initial_loss_max_vocab_size): a randomly initialised language model
---                 starts at about ln V (low: the first logged loss may come after some steps)
+--                 starts at about ln V (low: the first logged loss may come after some steps);
+--                 not for a classifier, whose fresh head starts near ln(classes)
 with
 
 config as (
     -- one row per run: the run spine
-    select run_id, vocab_size, num_classes, num_classes_basis, tokenizer_name, model_name
+    select run_id, vocab_size, num_classes, num_classes_basis, output_head, tokenizer_name, model_name
     from {{ run_ref('stg_training__config') }}
 ),
 
@@ -122,6 +125,7 @@ joined as (
         config.vocab_size,
         config.num_classes,
         config.num_classes_basis,
+        coalesce(config.output_head = 'classifier', false) as is_classifier_head,
         named.reference_name,
         named.name_key,
         name_matches.vocab_size as name_vocab_size,
@@ -202,11 +206,11 @@ sourced as (
                 and (coalesce(num_classes_basis, 'stated') <> 'label_map'
                     or coalesce(judged_start_loss, 0) <= {{ threshold('reference_class_max_start_ratio') }} * ln(cast(num_classes as {{ type_double() }})))
                 then 'num_classes'
-            when vocab_size >= 2 then 'vocab_size'
-            when name_vocab_size is not null then name_key
+            when vocab_size >= 2 and not is_classifier_head then 'vocab_size'
+            when name_vocab_size is not null and not is_classifier_head then name_key
             when start_classes is not null then 'start_at_ln_classes'
             when is_first_eval_uniform then 'first_eval_uniform'
-            when first_loss >= ln({{ threshold('reference_min_vocab_size') }}.0)
+            when first_loss >= ln({{ threshold('reference_min_vocab_size') }}.0) and not is_classifier_head
                 and first_loss <= ln({{ threshold('initial_loss_max_vocab_size') }}.0) then 'first_loss'
         end as chance_basis
     from eval_matched
@@ -270,6 +274,7 @@ final as (
         chance_detail,
         vocab_size,
         num_classes,
+        is_classifier_head,
         reference_name,
         name_vocab_size,
         first_train_step,

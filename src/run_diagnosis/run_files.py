@@ -74,6 +74,7 @@ CONFIG_TYPES = {
     "vocab_size": "integer",
     "num_classes": "integer",
     "num_classes_basis": "text",
+    "output_head": "text",
     "model_name": "text",
     "tokenizer_name": "text",
     "optimizer.name": "text",

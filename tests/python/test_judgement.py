@@ -501,6 +501,7 @@ def test_reference_keys_come_from_the_config_then_the_files_beside_the_log(tmp_p
         "num_classes": 2,
         "num_classes_basis": "stated",  # the labels have names: the model's own classes
         "model_name": "meta-llama/Llama-2-7b-hf",
+        "output_head": "classifier",  # ... which makes the head a classifier's
     }
     assert any("from id2label in config.json" in note for note in notes)
     # a key the config already sets at the top level is kept as it is
@@ -532,6 +533,54 @@ def test_a_bare_label_map_is_told_from_a_stated_class_count(tmp_path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"num_labels": 2, "task_type": "SEQ_CLS"}))
     assert reference_keys({}, str(log))[0]["num_classes_basis"] == "stated"
     assert reference_keys({"hparams": {"num_classes": 5}}, str(log))[0]["num_classes_basis"] == "stated"
+
+
+def test_the_head_a_config_names_is_a_classifier_or_a_generator(tmp_path) -> None:
+    from run_diagnosis.importers.reference_keys import reference_keys
+
+    log = tmp_path / "trainer_state.json"
+    assert "output_head" not in reference_keys({}, str(log))[0]  # nothing says
+    adapter = tmp_path / "adapter_config.json"
+    heads = (("SEQ_CLS", "classifier"), ("TOKEN_CLS", "classifier"), ("CAUSAL_LM", "generator"))
+    for task_type, head in heads:
+        adapter.write_text(json.dumps({"base_model_name_or_path": "bloom-1b7", "task_type": task_type}))
+        lifted, notes = reference_keys({}, str(log))
+        assert lifted["output_head"] == head, task_type
+        assert any("from task_type in adapter_config.json" in note for note in notes)
+    # a causal LM's config beside a classification adapter: the classifier's head is what is trained
+    adapter.write_text(json.dumps({"task_type": "SEQ_CLS"}))
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["BloomForCausalLM"]}))
+    assert reference_keys({}, str(log))[0]["output_head"] == "classifier"
+    adapter.unlink()
+    assert reference_keys({}, str(log))[0]["output_head"] == "generator"
+    # the run's own config wins
+    assert "output_head" not in reference_keys({"output_head": "classifier"}, str(log))[0]
+
+
+def classifier_adapter_with_a_start(start: float) -> RunBuilder:
+    """A LoRA classifier (output_head classifier, its base model's name known: BLOOM, ln V = 12.4)
+    whose loss starts at `start` and falls to 0.4 in its first tenth, then learns slowly."""
+    builder = RunBuilder().plant_config(model_name="bigscience/bloom-1b7", output_head="classifier")
+    return builder.plant_loss_curve(start, 0.4, start, 0.3)
+
+
+@fixture_run(lambda: classifier_adapter_with_a_start(11.3))
+def test_a_classifier_is_not_judged_against_its_backbones_vocabulary(diagnosis: Diagnosis) -> None:
+    """A classifier's head predicts classes: a start at 11.3, under BLOOM's ln V (12.4) but above
+    ln 21,843 (9.99, the largest label set in common use), is a mis-scaled head (low: the class
+    count is not known); the backbone's vocabulary is never its chance level."""
+    ref = reference(diagnosis)
+    assert pd.isna(ref["chance_basis"]) and ref["is_classifier_head"]
+    row = finding(diagnosis, "initial_loss_too_high:start")
+    assert row["severity"] == "low"
+    assert "largest label set in common use" in row["title"]
+
+
+@fixture_run(lambda: classifier_adapter_with_a_start(math.log(3) * 1.02))
+def test_a_classifier_starting_near_ln_k_has_no_start_finding(diagnosis: Diagnosis) -> None:
+    """The control: the same classifier starting near ln 3 (a fresh head) raises nothing about its start."""
+    assert not ids_of(diagnosis, "initial_loss_too_high")
+    assert bool(reference(diagnosis)["is_classifier_head"])
 
 
 def test_a_count_in_the_projects_own_config_beside_the_log(tmp_path) -> None:

@@ -19,7 +19,7 @@ with
 
 referenced as (
     -- one row per run: the run spine, with its chance level
-    select run_id, chance_loss, chance_basis, chance_confidence, chance_detail
+    select run_id, chance_loss, chance_basis, chance_confidence, chance_detail, is_classifier_head
     from {{ run_ref('int_runs_referenced') }}
 ),
 
@@ -28,8 +28,11 @@ ceilings as (
         run_id,
         -- a level known from the config or matched by name; a level inferred from the first loss is no ceiling
         coalesce(chance_confidence in ('high', 'medium'), false) as is_ceiling_known,
+        -- unknown: the largest label set in common use for a classifier's head, else the largest vocabulary
         case when chance_confidence in ('high', 'medium') then chance_loss
+            when is_classifier_head then ln(cast({{ threshold('initial_loss_max_classes') }} as {{ type_double() }}))
             else ln(cast({{ threshold('initial_loss_max_vocab_size') }} as {{ type_double() }})) end as chance_loss,
+        coalesce(is_classifier_head, false) as is_classifier_head,
         case when chance_confidence in ('high', 'medium') then chance_detail end as ceiling_detail,
         -- a level over a vocabulary: a language model's output layer, which pretraining trains (a new
         -- classification head is not: its first losses scatter around ln k whatever the backbone)
@@ -46,6 +49,7 @@ losses as (
         ceilings.chance_loss,
         ceilings.ceiling_detail,
         ceilings.is_vocabulary_level,
+        ceilings.is_classifier_head,
         row_number() over (partition by resolved.run_id order by resolved.step) as position,
         -- how many logged losses so far were at or under the ceiling: 0 on the abnormal start
         sum(case when resolved.loss <= ceilings.chance_loss then 1 else 0 end) over (
@@ -65,6 +69,7 @@ measured as (
         max(chance_loss) as chance_loss,
         max(ceiling_detail) as ceiling_detail,
         max(case when is_vocabulary_level then 1 else 0 end) = 1 as is_vocabulary_level,
+        max(case when is_classifier_head then 1 else 0 end) = 1 as is_classifier_head,
         count(*) as n_losses,
         min(case when position = 1 then step end) as first_step,
         max(case when position = 1 then loss end) as first_loss,
@@ -137,6 +142,8 @@ final as (
             || {{ threshold('initial_loss_start_points') }} || ' logged losses) is '
             || {{ fmt('first_ratio', 2) }} || 'x the loss of a uniform guess'
             || case when is_ceiling_known then ' (' || {{ fmt('chance_loss', 2) }} || ')'
+                when is_classifier_head then ' over the largest label set in common use (ln ' || {{ fmt_int(threshold('initial_loss_max_classes')) }} || ' = '
+                    || {{ fmt('chance_loss', 2) }} || ')'
                 else ' over the largest vocabulary in common use (ln ' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }} || ' = '
                     || {{ fmt('chance_loss', 2) }} || ')' end
             || ': the initial logits are mis-scaled or the loss is mis-reduced.' as title,
@@ -145,8 +152,11 @@ final as (
             || '; ' || {{ fmt_int('points_above') }} || ' logged loss(es) at the start above the ceiling'
             || coalesce(', under it from step ' || {{ fmt_int('first_step_under') }}, '')
             || '; ceiling ' || {{ fmt('chance_loss', 3) }} || ' nats = '
-            || coalesce(ceiling_detail, 'ln(' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}
-                || ') (the largest vocabulary in common use; no vocabulary or class count is known)')
+            || coalesce(ceiling_detail, case when is_classifier_head
+                then 'ln(' || {{ fmt_int(threshold('initial_loss_max_classes')) }}
+                    || ') (a classifier''s head, by its config; the largest label set in common use: no class count is known)'
+                else 'ln(' || {{ fmt_int(threshold('initial_loss_max_vocab_size')) }}
+                    || ') (the largest vocabulary in common use; no vocabulary or class count is known)' end)
             || '; run median loss ' || {{ fmt('median_loss', 4) }}
             || case when median_loss > 0 then ', above 0 and under the ceiling' else ' (the losses after the start are 0)' end
             || case when is_pretrained_start then '; the run''s first losses are otherwise far below the ceiling (a pretrained model), which no fresh start would be, so any start above it is a broken one' else '' end
@@ -154,6 +164,8 @@ final as (
                 else '; low: ' || case
                     when median_loss = 0
                         then 'the run''s median loss is 0, which no per-token cross-entropy reaches, so the loss''s scale cannot be confirmed (no_learning says what the zeros mean)'
+                    when not is_ceiling_known and is_classifier_head
+                        then 'the class count is not known, so the ceiling is only the largest label set in common use, and a loss summed over several outputs (tokens, labels) would explain the start too'
                     when not is_ceiling_known
                         then 'the vocabulary is not known, so the ceiling is only the largest in common use, and a loss summed over several outputs (draft positions, heads) would explain the start too'
                     when first_ratio < {{ threshold('initial_loss_medium_ratio') }}

@@ -19,6 +19,14 @@ head (``architectures`` ``...ForSequenceClassification``, a PEFT ``task_type`` `
 ``problem_type``, labels with names) is the task's own; a bare ``num_labels``/``id2label`` is in
 every Hugging Face config (two labels by default), classifier or not, so the diagnosis uses it
 only when the run's start agrees with it (``int_runs_referenced``).
+
+The head the model predicts with is said too (``output_head``): ``classifier`` when a document
+carries a sign of a classifier (a classification architecture, a PEFT ``task_type`` ``SEQ_CLS`` or
+``TOKEN_CLS``, a problem type, labels with names), ``generator`` when it names a head that predicts
+tokens (a ``...ForCausalLM`` architecture, a PEFT ``CAUSAL_LM``/``SEQ_2_SEQ_LM`` task type). A
+classifier's uniform guess is ln(classes), never ln(vocabulary) of the backbone its name matches: a
+LoRA adapter for sequence classification names its base language model, whose vocabulary the new
+head does not predict over.
 """
 
 from __future__ import annotations
@@ -69,6 +77,8 @@ GENERATOR_ARCHITECTURE = re.compile(
     r"(For(CausalLM|ConditionalGeneration|MaskedLM|Seq2SeqLM|PreTraining)|LMHeadModel|WithLMHead)$"
 )
 CLASSIFIER_TASK_TYPES = frozenset({"SEQ_CLS", "TOKEN_CLS"})
+GENERATOR_TASK_TYPES = frozenset({"CAUSAL_LM", "SEQ_2_SEQ_LM"})
+HEAD_KEY = "output_head"
 DEFAULT_LABEL = re.compile(r"^LABEL_\d+$")
 # files beside the source that hold model facts (small JSON documents)
 SIBLING_FILES = ("config.json", "adapter_config.json", "tokenizer_config.json")
@@ -207,6 +217,26 @@ def _is_classifier_sign(name: str, value: Any) -> bool:
     return False
 
 
+def _is_generator_sign(name: str, value: Any) -> bool:
+    """One key of a config that says the model predicts tokens (GENERATOR_ARCHITECTURE...)."""
+    if name == "architectures" and isinstance(value, list):
+        return any(isinstance(a, str) and GENERATOR_ARCHITECTURE.search(a) is not None for a in value)
+    return name == "task_type" and value in GENERATOR_TASK_TYPES
+
+
+def output_head(documents: list[tuple[str, Mapping[str, Any]]]) -> tuple[str, str] | None:
+    """(head, where): ``classifier`` when any document carries a sign of a classifier, else
+    ``generator`` when one names a token-predicting head; None when none says."""
+    generator: str | None = None
+    for where, document in documents:
+        for _, name, value in walk_keys(document):
+            if _is_classifier_sign(name, value):
+                return "classifier", f"{name} in {where}"
+            if generator is None and _is_generator_sign(name, value):
+                generator = f"{name} in {where}"
+    return ("generator", generator) if generator is not None else None
+
+
 def predicts_tokens(key: str, document: Mapping[str, Any]) -> bool:
     """A bare label map (``key``) in a document whose architectures name a token-predicting head
     (GENERATOR_ARCHITECTURE) and no sign of a classifier."""
@@ -295,6 +325,13 @@ def reference_keys(config: Mapping[str, Any], source_path: str) -> tuple[dict[st
                 notes.append(f"{canonical} = {value!r}, from {where} (for the uniform-guess loss level)")
                 if canonical == "num_classes":
                     lifted[CLASSES_BASIS_KEY] = classes_basis(key, document)
+    if config.get(HEAD_KEY) is None:
+        head = output_head(documents)
+        if head is not None:
+            lifted[HEAD_KEY] = head[0]
+            notes.append(
+                f"{HEAD_KEY} = {head[0]!r}, from {head[1]} (a classifier is judged against ln(classes))"
+            )
     if config.get("num_classes") is not None and config.get(CLASSES_BASIS_KEY) is None:
         lifted[CLASSES_BASIS_KEY] = "stated"  # the run's own config names it at the top level
     return lifted, notes
