@@ -126,7 +126,7 @@ final as (
                     || ' (an eval-set or data change, or a lucky stretch: check what changed at step ' || {{ fmt_int('best_step') }} || ')'
                 when is_step_rise then '; low: a step, not a drift: ' || {{ fmt('largest_eval_rise', 4) }}
                     || ' of the level''s rise of ' || {{ fmt('val_level_at_end - val_level_at_best', 4) }}
-                    || ' came between two consecutive evaluations, and validation did not go on rising after it'
+                    || ' came between two consecutive evaluations and held at the next, and validation did not go on rising after it'
                     || ' (memorisation widens the gap a little at every evaluation; a jump is an event: check whether the eval set or the data changed after step '
                     || {{ fmt_int('best_step') }} || ')'
                 else '' end

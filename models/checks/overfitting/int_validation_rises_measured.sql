@@ -42,17 +42,30 @@ last_eval as (
 
 from_best as (
     -- the evaluations from the minimum on (the minimum included), each with its change from the one before
+    -- and the one after
     select
         evals.run_id,
         evals.val_loss,
         evals.eval_index,
         evals.eval_count,
         evals.step > best.best_step as is_after_best,
-        evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as eval_rise
+        evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as eval_rise,
+        {{ next_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as next_val_loss
     from evals
     inner join best
         on evals.run_id = best.run_id
         and evals.step >= best.best_step
+),
+
+held_rises as (
+    -- the rise into each evaluation that the next one kept: from the evaluation before it to the lower of
+    -- it and the next (null at the last evaluation: nothing shows whether it held). A level that shifted
+    -- at one interval keeps its rise; one noisy evaluation above its neighbours does not
+    select
+        *,
+        case when next_val_loss is not null
+            then least(val_loss, next_val_loss) - (val_loss - eval_rise) end as held_rise
+    from from_best
 ),
 
 after_best as (
@@ -64,11 +77,12 @@ after_best as (
         sum(case when is_after_best then 1 else 0 end) as evals_after_best,
         max(case when is_after_best then val_loss end) as worst_after_best,
         percentile_cont(0.5) within group (order by abs(eval_rise)) as eval_noise,
-        -- the largest rise from one evaluation to the next after the minimum (a step, or a drift's part)
-        max(eval_rise) as largest_eval_rise,
+        -- the largest rise from one evaluation to the next after the minimum that the evaluation after
+        -- it kept (a step, or a drift's part; not one noisy evaluation)
+        max(case when is_after_best then held_rise end) as largest_eval_rise,
         min(case when eval_index > eval_count - {{ threshold('overfit_sustained_min_evals') }} then val_loss end)
             as lowest_of_last_evals
-    from from_best
+    from held_rises
     group by run_id
 ),
 
