@@ -399,6 +399,28 @@ def test_one_drop_among_several_epoch_boundaries_is_no_staircase(diagnosis: Diag
     assert "no staircase" in found["title"], found["title"]
 
 
+def two_drops_among_thirteen_boundaries() -> RunBuilder:
+    """Fourteen epochs of 88 steps; the loss drops 15% at two boundaries (epochs 4 and 9) beside its
+    early fall."""
+    builder = RunBuilder(total_steps=1200).plant_epochs(13)
+    for epoch in (3, 8):
+        builder.train.loc[builder.train["step"] > epoch * 88, "loss"] *= 0.85
+    return builder
+
+
+@fixture_run(two_drops_among_thirteen_boundaries)
+def test_two_drops_among_many_boundaries_are_what_noise_gives(diagnosis: Diagnosis) -> None:
+    """Under noise each boundary beats the 90th percentile of the changes inside epochs one time in
+    ten: among 13 boundaries three such drops are what chance gives (1.3 expected, 1.1 standard
+    deviations above), so no staircase (a fixed count of two called it one); two of two boundaries
+    is (test_epochs_with_staircase)."""
+    found = findings_of(diagnosis, "data_repetition").iloc[0]
+    assert found["observed_value"] == 14
+    assert found["detector_severity"] == "low"
+    # the two planted drops and the run's early fall crossing the first boundary
+    assert "the loss drops at 3 of 13 epoch boundaries" in found["title"], found["title"]
+
+
 @fixture_run(lambda: RunBuilder().plant_epochs(2))
 def test_epochs_without_staircase_is_low(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "data_repetition").iloc[0]

@@ -72,7 +72,7 @@ changes as (
 typical_by_run as (
     select
         run_id,
-        percentile_cont(0.9) within group (order by abs(relative_drop)) as typical_abs_change
+        percentile_cont({{ threshold('staircase_typical_percentile') }}) within group (order by abs(relative_drop)) as typical_abs_change
     from changes
     where is_inside_epoch and relative_drop is not null
     group by run_id

@@ -56,11 +56,18 @@ boundary_text as (
             ~ " || case when is_staircase_step then ' staircase drop' else '' end",
             "'; '", "order by boundary_step") }} as boundary_list,
         max(typical_abs_change) as typical_abs_change,
-        -- a staircase: drops at staircase_min_boundaries boundaries or more (at the only one, in a run of two
-        -- epochs): each boundary beats the 90th percentile of the changes inside epochs by chance one
-        -- time in ten, so one drop among several boundaries is what noise gives
-        sum(case when is_staircase_step then 1 else 0 end)
-            >= least({{ threshold('staircase_min_boundaries') }}, count(*)) as is_staircase
+        -- a staircase: drops at more boundaries than noise gives. Each boundary beats the
+        -- staircase_typical_percentile of the changes inside epochs by chance with probability
+        -- p = 1 - that percentile, so the count of such drops among n boundaries is binomial(n, p) under
+        -- noise alone: the count observed is a staircase when it lies staircase_min_z standard deviations
+        -- or more above n p (normal approximation, with continuity correction). Among 49 boundaries, 7 drops
+        -- are what noise gives; among 2, 2 are not; at the only one of a two-epoch run, one drop is
+        -- (1 - 0.5 - p) / sqrt(p (1 - p)) = 1.33 standard deviations above
+        sum(case when is_staircase_step then 1 else 0 end) > 0
+            and sum(case when is_staircase_step then 1 else 0 end) - 0.5
+                - count(*) * (1 - {{ threshold('staircase_typical_percentile') }})
+                >= {{ threshold('staircase_min_z') }} * sqrt(count(*) * (1 - {{ threshold('staircase_typical_percentile') }})
+                    * {{ threshold('staircase_typical_percentile') }}) as is_staircase
     from boundaries
     group by run_id
 ),
