@@ -427,6 +427,57 @@ def test_a_lone_column_of_losses_is_steps_and_a_table_is_no_column(tmp_path: Pat
     assert not importers.by_format("column_files").sniff(other)
 
 
+def test_one_line_of_numbers_is_a_series_written_across(tmp_path: Path) -> None:
+    """A callback appending ',<loss>' to one line each epoch: one row of numbers, a leading empty
+    field no value, read in order and named by the file; two numbers on a line are no series."""
+    across = tmp_path / "losses.csv"
+    across.write_text("".join(f",{loss_at(e)}" for e in range(67)), encoding="utf-8")
+    assert detect(across) == "column_files"
+    run = importers.by_format("column_files").load(across)
+    assert run.train["step"].tolist() == list(range(1, 68))
+    assert run.train["loss"].iloc[-1] == pytest.approx(loss_at(66))
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "loss.csv").write_text("0.52,0.61\n", encoding="utf-8")  # one record of two metrics
+    assert not importers.by_format("column_files").sniff(two)
+
+
+def test_split_columns_are_the_quantity_their_file_is_named_for(tmp_path: Path) -> None:
+    """pandas' to_csv of a DataFrame(train=..., valid=...) into losses.csv: the columns name only
+    the split, the file names the quantity (losses); in accuracy.csv the same columns are
+    accuracies (no loss: refused), and in a file named for nothing they stay unread."""
+    rows = [f"{e},{loss_at(e)},{loss_at(e) + 0.3}" for e in range(30)]
+    body = "\n".join([",train,valid", *rows]) + "\n"
+    losses_csv = tmp_path / "losses.csv"
+    losses_csv.write_text(body, encoding="utf-8")
+    run = importers.detect(losses_csv).load(losses_csv)
+    assert len(run.train) == 30 and run.train["loss"].iloc[0] == pytest.approx(loss_at(0))
+    assert run.evals["val_loss"].iloc[0] == pytest.approx(loss_at(0) + 0.3)
+    for name in ("accuracy.csv", "log.csv"):
+        other = tmp_path / name.replace(".csv", "")
+        other.mkdir()
+        (other / name).write_text(body, encoding="utf-8")
+        with pytest.raises(importers.RunImportError):
+            importers.detect(other / name).load(other / name)
+
+
+def test_an_elapsed_clock_in_hours_and_one_printed_too_coarse(tmp_path: Path) -> None:
+    """A live metrics CSV whose clock is elapsed_hours: 0.0025 h per 10 steps is 0.9 s a step (the
+    unit is the name's); the same clock printed to one decimal (six minutes) stands still between
+    most rows, so it measures no step: no step time, and a note says why."""
+    rows = [(10 * (i + 1), loss_at(i / 10), 0.0025 * (i + 1)) for i in range(200)]
+    for name, digits in (("fine", 4), ("coarse", 1)):
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = ["step,loss,elapsed_hours"] + [f"{s},{v},{h:.{digits}f}" for s, v, h in rows]
+        (folder / "metrics.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fine = importers.detect(tmp_path / "fine").load(tmp_path / "fine")
+    assert fine.train["step_time_sec"].dropna().median() == pytest.approx(0.9, rel=1e-3)
+    coarse = importers.detect(tmp_path / "coarse").load(tmp_path / "coarse")
+    assert coarse.train["step_time_sec"].isna().all()
+    assert any("'elapsed_hours' stood still between" in n for n in coarse.notes)
+
+
 # ------------------------------------------------------------------ Keras
 
 

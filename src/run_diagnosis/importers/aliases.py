@@ -214,8 +214,18 @@ def _text(value: float) -> str:
     return f"{value:.10g}"
 
 
+# an elapsed clock that did not move between this share of the rows whose step advanced is coarser
+# than the logging interval (a real clock in seconds moves between any two logged steps); among at
+# least this many rows
+COARSE_CLOCK_STILL_SHARE = 0.2
+COARSE_CLOCK_MIN_ROWS = 5
+
+
 def step_times_from_elapsed(
-    steps: Sequence[int], elapsed: Sequence[float | None]
+    steps: Sequence[int],
+    elapsed: Sequence[float | None],
+    notes: list[str] | None = None,
+    name: str = "the clock",
 ) -> tuple[list[float | None], list[int]]:
     """Seconds per step for each logged row, from an elapsed-time counter.
 
@@ -225,6 +235,10 @@ def step_times_from_elapsed(
     over the logging interval, including any checkpoint save in that interval. The first
     row, rows without a counter and rows whose step does not advance get None. Returns the
     values and the steps at which the counter went backwards (a new process: a resume).
+    A clock printed coarser than the logging interval (it stands still between at least
+    COARSE_CLOCK_STILL_SHARE of the rows whose step advanced: ``elapsed_hours`` to one decimal,
+    six minutes, over rows a minute apart) measures no step: its differences are 0 or one
+    quantum, so every value is None and ``notes`` (when given) says why.
     """
     times: list[float | None] = []
     resets: list[int] = []
@@ -238,6 +252,16 @@ def step_times_from_elapsed(
                 value = (seconds - previous[1]) / (step - previous[0])
             previous = (step, seconds)
         times.append(value)
+    measured = [t for t in times if t is not None]
+    still = sum(1 for t in measured if t == 0)
+    if len(measured) >= COARSE_CLOCK_MIN_ROWS and still >= COARSE_CLOCK_STILL_SHARE * len(measured):
+        if notes is not None:
+            notes.append(
+                f"{name} stood still between {still} of {len(measured)} logged rows whose step advanced: "
+                "it is printed coarser than the logging interval, so its differences (0 or one quantum) "
+                "measure no step: step_time_sec is left empty"
+            )
+        return [None] * len(times), resets
     return times, resets
 
 

@@ -3,7 +3,9 @@
 What is read
 ------------
 A folder (or one file) of text files (``.csv``, ``.txt``, ``.tsv``, ``.dat``), each holding one
-number per line and nothing else but, at most, one header line naming it: what
+number per line and nothing else but, at most, one header line naming it (or one line of numbers
+and nothing else: a series written across, as a callback appending ``',<loss>'`` each epoch writes
+it, read in order): what
 ``np.savetxt('loss.csv', history.history['loss'])`` writes for each key of a Keras history
 (``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), a training loop's
 ``np.savetxt('train_losses.txt', losses)``, or one series written by pandas
@@ -53,6 +55,10 @@ MIN_ROWS = 2  # one value is a summary, not a series
 # a header line naming the column: one name (pandas' to_csv(index=False) of one series, np.savetxt's
 # header='loss' written as '# loss'), no delimiter, no spaces inside
 HEADER = re.compile(r"[A-Za-z_][\w./-]*")
+# one line of numbers is a series written across (a history appended to one line): its delimiter,
+# and the fewest values that make it a series rather than one record of a few metrics
+ROW_DELIMITER = re.compile(r"[,;\t]")
+MIN_ROW_VALUES = 3
 # the header line pandas writes for an unnamed column (pd.DataFrame(losses).to_csv(index=False))
 PANDAS_DEFAULT_LABEL = "0"
 
@@ -65,6 +71,9 @@ def column(path: Path) -> tuple[str, list[float]] | None:
         return None
     if path.stat().st_size > MAX_BYTES:
         return None
+    row = _row(path)
+    if row is not None:
+        return path.stem, row
     name, values, first = path.stem, list[float](), None
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -83,6 +92,30 @@ def column(path: Path) -> tuple[str, list[float]] | None:
         # pandas writes an unnamed column's label, 0, as its header line: not a logged value
         values = values[1:]
     return (name, values) if len(values) >= MIN_ROWS else None
+
+
+def _row(path: Path) -> list[float] | None:
+    """The numbers of a file that is one line of them, in order (a callback appending ',<loss>' to
+    one line each epoch: a leading or trailing empty field is no value); None when it is not."""
+    line = None
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for text in handle:
+            if not text.strip():
+                continue
+            if line is not None:
+                return None  # a second line: not one row
+            line = text
+    if line is None or not ROW_DELIMITER.search(line):
+        return None
+    cells = ROW_DELIMITER.split(line.strip())
+    while cells and not cells[0].strip():
+        cells = cells[1:]
+    while cells and not cells[-1].strip():
+        cells = cells[:-1]
+    values = [number(cell) for cell in cells]
+    if len(values) < MIN_ROW_VALUES or any(value is None for value in values):
+        return None
+    return [value for value in values if value is not None]
 
 
 def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:

@@ -741,6 +741,7 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         return None  # "step 710|loss 4.3" lines: a console log that uses the delimiter, not a table
     if len(set(header)) < len(header) or not all(header):
         header = [h or f"column {i + 1}" for i, h in enumerate(header)]
+    header = _qualified_by_file(header, stem)
     counted = _counted_by_first_column(header, named_by_file)
     records = []
     for number, cells in body:
@@ -763,6 +764,16 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         else:
             skipped.add("row without numbers", number, delimiter.join(cells))
     return Table(records, header, named_by_file) if records else None
+
+
+def _qualified_by_file(header: list[str], stem: str) -> list[str]:
+    """A header whose columns only name splits (``train``, ``valid``) in a file named for what they
+    hold (``losses.csv``, ``accuracy.csv``): each such column is that quantity of its split
+    ('losses train', 'losses valid'); a file named for nothing (``log.csv``) leaves them as they are."""
+    meaning = metric_names.resolve(stem)
+    if meaning.quantity is None or meaning.split is not None:
+        return header
+    return [f"{stem} {h}" if metric_names.names_split_only(h) else h for h in header]
 
 
 def _labelled_values(rows: list[tuple[int, list[str]]]) -> bool:

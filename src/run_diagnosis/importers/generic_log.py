@@ -84,7 +84,7 @@ from run_diagnosis.importers.generic_lines import (
     sniff_delimiter,
     table_records,
 )
-from run_diagnosis.importers.units import UnitError, accuracy_to_share, loss_to_nats
+from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
 from run_diagnosis.run_files import ROWS_ARE_KEY
 
 FORMAT = "generic"
@@ -131,8 +131,6 @@ ETA_MIN_STEPS_LEFT = 2
 # the records is repeated: a process per GPU writing every line repeats every record; a lower
 # share is a few lines logged twice, a defect of the log that the checks report
 REPEATED_WRITERS_SHARE = 0.5
-
-STEP_TIME_SECONDS = {"ms": 1e-3, "us": 1e-6, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 # --------------------------------------------------------------------------- reading the file
@@ -718,7 +716,7 @@ def _field_values(
         if field_name in ("loss", "val_loss"):
             value = _convert_loss(value, read.unit if read.unit in ("bits", "perplexity") else None)
         elif field_name == "step_time_sec":
-            scale = STEP_TIME_SECONDS.get(unit or read.unit or "s", 1.0)
+            scale = SECONDS_PER_TIME_UNIT.get(unit or read.unit or "s", 1.0)
             value = value * scale
         elif field_name == "val_accuracy":
             percent = unit == "%" or read.unit == "percent"
@@ -957,11 +955,12 @@ def _train_frame(
             continue
         values = _field_values(rows, sources.get(column), column, notes, assignment.terms.get(column, ()))
         if column == "step_time_sec" and _is_elapsed(values):
-            values, _ = step_times_from_elapsed(steps, values)
-            notes.append(
-                f"step_time_sec <- {sources.get(column)!r} read as elapsed time (it only grows, "
-                f"{ELAPSED_MIN_GROWTH:g}x or more over the run): seconds per step from its differences"
-            )
+            values, _ = step_times_from_elapsed(steps, values, notes, repr(sources.get(column)))
+            if any(v is not None for v in values):
+                notes.append(
+                    f"step_time_sec <- {sources.get(column)!r} read as elapsed time (it only grows, "
+                    f"{ELAPSED_MIN_GROWTH:g}x or more over the run): seconds per step from its differences"
+                )
         data[column] = metric_column(values)
     return pd.DataFrame(data, columns=TRAIN_COLUMNS)
 
@@ -985,11 +984,13 @@ def _times_from_clock(rows: list[Record], steps: list[int], notes: list[str]) ->
     clocks = [r.clock for r in rows]
     if sum(c is not None for c in clocks) < MIN_TRAIN_ROWS:
         return [None] * len(rows)
-    times, _ = step_times_from_elapsed(steps, clocks)
-    notes.append(
-        "step_time_sec from the training lines' timestamps: the seconds between consecutive training lines "
-        "over the steps between them (whatever else ran in between, an evaluation or a checkpoint, included)"
-    )
+    times, _ = step_times_from_elapsed(steps, clocks, notes, "the lines' timestamps")
+    if any(t is not None for t in times):
+        notes.append(
+            "step_time_sec from the training lines' timestamps: the seconds between consecutive training "
+            "lines over the steps between them (whatever else ran in between, an evaluation or a "
+            "checkpoint, included)"
+        )
     return times
 
 

@@ -48,9 +48,7 @@ from run_diagnosis.importers.canonical import (
     events_frame,
 )
 from run_diagnosis.importers.metric_names import Assignment, resolve
-from run_diagnosis.importers.units import UnitError, convert
-
-TIME_UNITS = {"ms": 1e-3, "s": 1.0, None: 1.0}
+from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, convert
 
 
 @dataclass
@@ -120,9 +118,9 @@ def _converted(name: str, fieldname: str, value: float | None, conventions: Conv
     if fieldname in ("loss", "val_loss") and unit in (None, "nats"):
         unit = conventions.loss_unit
     if fieldname == "step_time_sec":
-        return value * TIME_UNITS.get(unit or conventions.step_time_unit, 1.0)
+        return value * SECONDS_PER_TIME_UNIT.get(unit or conventions.step_time_unit, 1.0)
     if fieldname in ("elapsed_sec", "timestamp_sec"):
-        scale = TIME_UNITS.get(
+        scale = SECONDS_PER_TIME_UNIT.get(
             unit or (conventions.timestamp_unit if fieldname == "timestamp_sec" else None), 1.0
         )
         return value * scale
@@ -229,13 +227,14 @@ def _step_times(
         return [None] * len(train_rows), []
     with_time = [r for r in records if value(r, counter) is not None]
     times, resets = step_times_from_elapsed(
-        [r.step for r in with_time], [value(r, counter) for r in with_time]
+        [r.step for r in with_time], [value(r, counter) for r in with_time], notes, repr(columns[counter])
     )
     by_record = {id(r): t for r, t in zip(with_time, times, strict=True)}
-    notes.append(
-        f"step_time_sec from {columns[counter]!r} deltas / step deltas between consecutive records: "
-        "the average over each logging interval (a checkpoint or an evaluation inside it included)"
-    )
+    if any(t is not None for t in times):
+        notes.append(
+            f"step_time_sec from {columns[counter]!r} deltas / step deltas between consecutive records: "
+            "the average over each logging interval (a checkpoint or an evaluation inside it included)"
+        )
     events = [(step, f"run resumed: {columns[counter]} went backwards (a new process)") for step in resets]
     return [by_record.get(id(r)) for r in train_rows], events
 

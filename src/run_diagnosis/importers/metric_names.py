@@ -293,6 +293,18 @@ WORDS: dict[str, Word] = _table(
         ),
         (
             UNIT,
+            "min",
+            "minutes (an elapsed clock kept in minutes: elapsed_minutes)",
+            "minutes minute mins",
+        ),
+        (
+            UNIT,
+            "h",
+            "hours (an elapsed clock kept in hours: elapsed_hours, train_hours)",
+            "hours hour hrs hr",
+        ),
+        (
+            UNIT,
             "bits",
             "a loss in bits: x ln 2 to nats",
             "bits bit",
@@ -746,6 +758,13 @@ def _family(words: list[str], label_positions: set[int]) -> str:
     return " ".join(out)
 
 
+def names_split_only(name: str) -> bool:
+    """Every word of ``name`` is a split word ('train', 'valid', 'val_'): a column that says which
+    split its numbers are of, not what they are (a table ``losses.csv`` of columns train, valid)."""
+    words = tokens(name)
+    return bool(words) and all(w in WORDS and WORDS[w].kind == SPLIT for w in words)
+
+
 def resolve(name: str) -> Meaning:
     """What the logged ``name`` means (see the module docstring)."""
     words = tokens(name)
@@ -840,7 +859,7 @@ def _unit(words: list[str], quantity: str) -> str | None:
     if quantity == "accuracy":
         return "percent" if "percent" in units else None
     if quantity in ("step_time", "elapsed", "time_part"):
-        return "ms" if "ms" in units else "s" if "s" in units else None
+        return next((u for u in ("ms", "s", "min", "h") if u in units), None)
     return None
 
 

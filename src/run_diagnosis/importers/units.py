@@ -53,6 +53,17 @@ _COLUMN_UNIT = re.compile(
 )
 
 
+# seconds per unit of a time the logs keep (a step's duration, an elapsed clock); None: seconds
+SECONDS_PER_TIME_UNIT: dict[str | None, float] = {
+    None: 1.0,
+    "us": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+}
+
+
 class UnitError(ValueError):
     """A unit that this module does not know, or a value that cannot carry it."""
 

@@ -40,8 +40,9 @@ from run_diagnosis.importers.canonical import (
     RunData,
     events_frame,
 )
+from run_diagnosis.importers.metric_names import resolve
 from run_diagnosis.importers.training_args import epoch_fallback_events
-from run_diagnosis.importers.units import cell_parser, column_unit, split_cell
+from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, cell_parser, column_unit, split_cell
 
 # names the resolver reads as each field, for messages
 EXAMPLES = {
@@ -389,14 +390,17 @@ def _step_times(
         notes.append("no step-time or elapsed-time column (e.g. _runtime): step_time_sec is empty")
         return [None] * len(train_rows), []
     key = "elapsed_sec" if columns.get("elapsed_sec") else "timestamp_sec"
-    elapsed = _cells(table, columns.get(key), to_float)
+    # a clock kept in another unit than seconds says so in its name (elapsed_hours, elapsed_ms)
+    scale = SECONDS_PER_TIME_UNIT.get(resolve(counter).unit, 1.0)
+    elapsed = [None if v is None else v * scale for v in _cells(table, columns.get(key), to_float)]
     row_steps = [step for i in rows if (step := steps[i]) is not None]  # rows: those with a step
-    times, resets = step_times_from_elapsed(row_steps, [elapsed[i] for i in rows])
+    times, resets = step_times_from_elapsed(row_steps, [elapsed[i] for i in rows], notes, repr(counter))
     by_row = dict(zip(rows, times, strict=True))
-    notes.append(
-        f"step_time_sec from {counter!r} deltas / step deltas between consecutive logged rows: "
-        "the average over each logging interval; the first row has no earlier time"
-    )
+    if any(t is not None for t in times):
+        notes.append(
+            f"step_time_sec from {counter!r} deltas / step deltas between consecutive logged rows: "
+            "the average over each logging interval; the first row has no earlier time"
+        )
     events = [(step, f"run resumed: {counter} restarted (a new process)") for step in resets]
     return [by_row[i] for i in train_rows], events
 
