@@ -177,14 +177,17 @@ class _Record:
             raise RunImportError(f"{path}, line {self.number}, key {key!r}: {error}") from error
 
 
-def _step_times(records: list[_Record]) -> tuple[list[float | None], list[tuple[int, str]]]:
-    times, resets = step_times_from_elapsed([r.step for r in records], [r.elapsed for r in records])
+def _step_times(records: list[_Record], notes: list[str]) -> tuple[list[float | None], list[tuple[int, str]]]:
+    times, resets = step_times_from_elapsed(
+        [r.step for r in records], [r.elapsed for r in records], notes, f"{LOG_FILE}'s elapsed_time"
+    )
     events = [(step, "run resumed: elapsed_time restarted (a new training process)") for step in resets]
     return times, events
 
 
 def _merged(folder: Path, records: list[_Record], keys: ColumnMap) -> RunData:
-    times, resume_events = _step_times(records)
+    clock_notes: list[str] = []
+    times, resume_events = _step_times(records, clock_notes)
     by_step: dict[int, float] = {}
     repeated = 0
     for record, seconds in zip(records, times, strict=True):
@@ -200,6 +203,7 @@ def _merged(folder: Path, records: list[_Record], keys: ColumnMap) -> RunData:
     run.notes.insert(
         0, f"train/eval rows, grad_norm and config from {STATE_FILE}; step times from {LOG_FILE}"
     )
+    run.notes.extend(clock_notes)
     logged = {r.step for r in records if r.has(keys, "loss")}
     absent = int(run.train["step"].map(lambda s: int(s) not in logged).sum())
     if absent:
@@ -212,7 +216,7 @@ def _merged(folder: Path, records: list[_Record], keys: ColumnMap) -> RunData:
 
 def _standalone(path: Path, log_path: Path, records: list[_Record], keys: ColumnMap) -> RunData:
     notes: list[str] = list(keys.notes)
-    times, events = _step_times(records)
+    times, events = _step_times(records, notes)
     train_rows = [(r, t) for r, t in zip(records, times, strict=True) if r.has(keys, "loss")]
     if not train_rows:
         raise RunImportError(

@@ -243,10 +243,7 @@ def predicts_tokens(key: str, document: Mapping[str, Any]) -> bool:
     if classes_basis(key, document) != "label_map":
         return False
     return any(
-        name == "architectures"
-        and isinstance(value, list)
-        and any(isinstance(a, str) and GENERATOR_ARCHITECTURE.search(a) is not None for a in value)
-        for _, name, value in walk_keys(document)
+        name == "architectures" and _is_generator_sign(name, value) for _, name, value in walk_keys(document)
     )
 
 
