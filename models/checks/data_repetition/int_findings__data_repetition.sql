@@ -55,7 +55,14 @@ boundary_text as (
             ~ " || " ~ fmt('median_before', 3) ~ " || ' -> ' || " ~ fmt('median_after', 3)
             ~ " || case when is_staircase_step then ' staircase drop' else '' end",
             "'; '", "order by boundary_step") }} as boundary_list,
-        max(typical_abs_change) as typical_abs_change,
+        max(typical_abs_change) as typical_abs_change
+    from boundaries
+    group by run_id
+),
+
+boundary_counts as (
+    select
+        *,
         -- a staircase: drops at more boundaries than noise gives. Each boundary beats the
         -- staircase_typical_percentile of the changes inside epochs by chance with probability
         -- p = 1 - that percentile, so the count of such drops among n boundaries is binomial(n, p) under
@@ -63,13 +70,11 @@ boundary_text as (
         -- or more above n p (normal approximation, with continuity correction). Among 49 boundaries, 7 drops
         -- are what noise gives; among 2, 2 are not; at the only one of a two-epoch run, one drop is
         -- (1 - 0.5 - p) / sqrt(p (1 - p)) = 1.33 standard deviations above
-        sum(case when is_staircase_step then 1 else 0 end) > 0
-            and sum(case when is_staircase_step then 1 else 0 end) - 0.5
-                - count(*) * (1 - {{ threshold('staircase_typical_percentile') }})
-                >= {{ threshold('staircase_min_z') }} * sqrt(count(*) * (1 - {{ threshold('staircase_typical_percentile') }})
+        staircase_steps > 0
+            and staircase_steps - 0.5 - boundaries * (1 - {{ threshold('staircase_typical_percentile') }})
+                >= {{ threshold('staircase_min_z') }} * sqrt(boundaries * (1 - {{ threshold('staircase_typical_percentile') }})
                     * {{ threshold('staircase_typical_percentile') }}) as is_staircase
-    from boundaries
-    group by run_id
+    from boundary_text
 ),
 
 run_finding as (
@@ -77,7 +82,7 @@ run_finding as (
         summary.run_id,
         'data_repetition:run' as finding_id,
         'data_repetition' as category,
-        case when coalesce(boundary_text.is_staircase, false) then 'medium' else 'low' end as severity,
+        case when coalesce(boundary_counts.is_staircase, false) then 'medium' else 'low' end as severity,
         case
             -- passes from the first epoch's rows when the epochs are the shard visits; from the steps per
             -- epoch, the epochs started (a log every few steps puts fewer rows in its first epoch)
@@ -89,10 +94,10 @@ run_finding as (
             || {{ fmt_int('summary.first_repeat_step') }} || '-' || {{ fmt_int('summary.last_step') }}
             || ' re-read examples already seen (' || {{ fmt_int('summary.repeated_steps') }} || ' of ' || {{ fmt_int('summary.counted_steps') }}
             || ' logged rows)'
-            || case when coalesce(boundary_text.is_staircase, false)
-                then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' epoch boundaries.'
-                when boundary_text.staircase_steps > 0
-                then '; the loss drops at ' || {{ fmt_int('boundary_text.staircase_steps') }} || ' of ' || {{ fmt_int('boundary_text.boundaries') }}
+            || case when coalesce(boundary_counts.is_staircase, false)
+                then ', and the loss drops in a staircase at ' || {{ fmt_int('boundary_counts.staircase_steps') }} || ' epoch boundaries.'
+                when boundary_counts.staircase_steps > 0
+                then '; the loss drops at ' || {{ fmt_int('boundary_counts.staircase_steps') }} || ' of ' || {{ fmt_int('boundary_counts.boundaries') }}
                     || ' epoch boundaries, as often as the noise inside epochs would: no staircase.'
                 else '; no loss staircase at the epoch boundaries.' end as title,
         'epochs found from ' || case summary.epoch_basis
@@ -105,8 +110,8 @@ run_finding as (
                 then ' (' || {{ fmt_int('shards.shard_count') }} || ' shards, ' || {{ fmt_int('shards.total_examples') }}
                     || ' examples; batch_size ' || {{ fmt_int('config.batch_size') }} || ')'
                 else '' end
-            || '; epoch boundaries: ' || coalesce(boundary_text.boundary_list, 'none')
-            || '; the usual change between neighbouring windows is ' || {{ fmt_pct('boundary_text.typical_abs_change') }}
+            || '; epoch boundaries: ' || coalesce(boundary_counts.boundary_list, 'none')
+            || '; the usual change between neighbouring windows is ' || {{ fmt_pct('boundary_counts.typical_abs_change') }}
             as evidence,
         summary.first_repeat_step as first_step,
         summary.last_step,
@@ -119,16 +124,16 @@ run_finding as (
         'share_of_updates' as cost_unit,
         'share of counted steps spent on examples the model had already trained on' as cost_method,
         {{ safe_divide('summary.repeated_steps', 'summary.counted_steps') }}
-            * case when coalesce(boundary_text.is_staircase, false) then 0.5 else 0.1 end as impact_score,
+            * case when coalesce(boundary_counts.is_staircase, false) then 0.5 else 0.1 end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when coalesce(boundary_text.is_staircase, false)
+        case when coalesce(boundary_counts.is_staircase, false)
             then 'The model is memorising repeated examples: train on more unique data (or fewer epochs) and watch validation loss from the first repeat.'
             else 'Repetition is by design here, but plan the large run with enough unique data (one epoch or less) and keep an eye on validation loss after each boundary.'
         end as recommendation
     from summary
     -- a run without epoch boundaries or shard rows keeps its finding (the whole-log aggregates gave one row)
-    left join boundary_text
-        on summary.run_id = boundary_text.run_id
+    left join boundary_counts
+        on summary.run_id = boundary_counts.run_id
     inner join config
         on summary.run_id = config.run_id
     left join shards

@@ -41,15 +41,14 @@ last_eval as (
 ),
 
 from_best as (
-    -- the evaluations from the minimum on (the minimum included), each with its change from the one before
-    -- and the one after
+    -- the evaluations from the minimum on (the minimum included), each with the one before and the one after
     select
         evals.run_id,
         evals.val_loss,
         evals.eval_index,
         evals.eval_count,
         evals.step > best.best_step as is_after_best,
-        evals.val_loss - {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as eval_rise,
+        {{ previous_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as previous_val_loss,
         {{ next_value('evals.val_loss', 'evals.step', 'evals.run_id') }} as next_val_loss
     from evals
     inner join best
@@ -58,13 +57,15 @@ from_best as (
 ),
 
 held_rises as (
-    -- the rise into each evaluation that the next one kept: from the evaluation before it to the lower of
-    -- it and the next (null at the last evaluation: nothing shows whether it held). A level that shifted
-    -- at one interval keeps its rise; one noisy evaluation above its neighbours does not
+    -- each evaluation's change from the one before, and the rise into it that the next one kept: from the
+    -- evaluation before it to the lower of it and the next (null at the last evaluation: nothing shows
+    -- whether it held). A level that shifted at one interval keeps its rise; one noisy evaluation above
+    -- its neighbours does not
     select
         *,
+        val_loss - previous_val_loss as eval_rise,
         case when next_val_loss is not null
-            then least(val_loss, next_val_loss) - (val_loss - eval_rise) end as held_rise
+            then least(val_loss, next_val_loss) - previous_val_loss end as held_rise
     from from_best
 ),
 
