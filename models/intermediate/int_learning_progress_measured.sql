@@ -314,7 +314,7 @@ lr_ranges as (
 ),
 
 config as (
-    select run_id, warmup_steps, total_steps, is_adversarial_loss, is_term_loss, rows_are from {{ run_ref('stg_training__config') }}
+    select run_id, warmup_steps, total_steps, is_adversarial_loss, is_term_loss, is_reinforcement_loss, rows_are from {{ run_ref('stg_training__config') }}
 ),
 
 lr_extent as (
@@ -425,6 +425,7 @@ joined as (
         coalesce(config.is_adversarial_loss, false) as is_adversarial_loss,
         -- the loss read is one term of a sum whose total is not logged (YOLO's box_loss, a VAE's recon)
         coalesce(config.is_term_loss, false) as is_term_loss,
+        coalesce(config.is_reinforcement_loss, false) as is_reinforcement_loss,
         -- too early to judge: the log stops inside the warmup well before the configured end
         -- (early_end_medium_share, as config_mismatch: a log that did not reach its end)
         coalesce(windows.last_step < {{ threshold('early_end_medium_share') }} * config.total_steps, false) as is_log_short_of_configured_end,
@@ -609,6 +610,10 @@ weighed as (
             -- (YOLO's box term rises through its warmup while the class term falls; a VAE's KL rises as its
             -- reconstruction falls), so one term's course is a weak signal of the whole's
             when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse') and is_term_loss then 'term_loss'
+            -- any verdict on a reinforcement-learning loss (a value, policy or TD loss): its targets move with
+            -- the policy (a value loss grows as the returns it predicts grow), so its course is a weak signal of
+            -- whether the agent learns; the return shows that
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose') and is_reinforcement_loss then 'reinforcement'
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'

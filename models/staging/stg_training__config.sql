@@ -85,9 +85,10 @@ final as (
         {%- for name in required %}{% do parts.append("case when " ~ name ~ " is null and ',' || impossible_fields || ',' not like '%," ~ name ~ ",%' then '," ~ name ~ "' else '' end") %}{% endfor %}
         substring({{ dbt.concat(parts) }}, 2) as unknown_fields,
         -- what the loss read is, from loss_objective (set by the importers from the logged name): a
-        -- GAN player's, or one term of a sum whose total is not logged
+        -- GAN player's, one term of a sum whose total is not logged, or a reinforcement-learning loss
         coalesce(loss_objective = 'adversarial', false) as is_adversarial_loss,
-        coalesce(loss_objective = 'term', false) as is_term_loss
+        coalesce(loss_objective = 'term', false) as is_term_loss,
+        coalesce(loss_objective = 'reinforcement', false) as is_reinforcement_loss
     from typed
 )
 

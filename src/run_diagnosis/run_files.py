@@ -46,7 +46,9 @@ ROWS_ARE_KEY = "rows_are"
 
 # the config field set to "adversarial" when the training loss read is a GAN player's (a
 # discriminator/critic's or a generator's, metric_names.is_adversarial): its level follows the
-# balance of the two players, so learning_progress does not read a rise of it as no learning
+# balance of the two players, so learning_progress does not read a rise of it as no learning; to
+# "reinforcement" for a value, policy or TD loss (metric_names.is_reinforcement), "term" for one term
+# of a sum whose total is not logged
 LOSS_OBJECTIVE_KEY = "loss_objective"
 
 # config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)

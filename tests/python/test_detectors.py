@@ -217,7 +217,9 @@ def test_loss_spikes(diagnosis: Diagnosis, at: int, length: int, factor: float) 
     only_expected_above_low(diagnosis, {"loss_spikes"})
 
 
-@pytest.mark.parametrize(("objective", "severity"), [("adversarial", "low"), (None, "high")])
+@pytest.mark.parametrize(
+    ("objective", "severity"), [("adversarial", "low"), ("reinforcement", "low"), (None, "high")]
+)
 @fixture_run(
     lambda objective, severity: (
         RunBuilder().plant_loss_spike(150, 3, 3.5).plant_config(loss_objective=objective)
@@ -226,10 +228,13 @@ def test_loss_spikes(diagnosis: Diagnosis, at: int, length: int, factor: float) 
 def test_a_gan_players_spike_is_low(diagnosis: Diagnosis, objective: str | None, severity: str) -> None:
     """A GAN player's loss (loss_objective adversarial) moves with the balance of the two players: a
     discriminator's loss leaps when its generator catches up, by design, so its spike is low at most;
-    the same spike on a plain loss is high."""
+    so does a reinforcement-learning value loss when its policy reaches new returns; the same spike on
+    a plain loss is high."""
     found = findings_of(diagnosis, "loss_spikes").set_index("finding_id")
     assert found.loc["loss_spikes:150", "detector_severity"] == severity
-    assert ("a GAN player's" in found.loc["loss_spikes:150", "evidence"]) == (objective is not None)
+    evidence = found.loc["loss_spikes:150", "evidence"]
+    assert ("a GAN player's" in evidence) == (objective == "adversarial")
+    assert ("a reinforcement-learning loss" in evidence) == (objective == "reinforcement")
 
 
 @fixture_run(
@@ -299,6 +304,16 @@ def test_gradient_overflow_with_finite_loss_is_a_skipped_update(
 def test_no_learning(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "no_learning")["severity"]) == ["high"]
     assert "loss_flat_from_start" in diagnosis.failing_tests()
+
+
+@fixture_run(lambda: RunBuilder().plant_flat_loss().plant_config(loss_objective="reinforcement"))
+def test_a_flat_reinforcement_learning_loss_is_low(diagnosis: Diagnosis) -> None:
+    """A value, policy or TD loss chases targets that move with the policy (a value loss grows with
+    the returns it predicts): flat or rising, it says little about whether the agent learns, so the
+    same flat series that is high on a plain loss is low, and the evidence says why."""
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    assert found.loc["no_learning:run", "severity"] == "low"
+    assert "a reinforcement-learning loss" in found.loc["no_learning:run", "evidence"]
 
 
 @fixture_run(lambda: RunBuilder().plant_frozen_loss(from_step=100, level=4.2117))

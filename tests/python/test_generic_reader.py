@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from run_diagnosis import diagnose, importers
-from run_diagnosis.importers import RunImportError, generic_log
+from run_diagnosis.importers import RunImportError, generic_log, metric_names
 from run_diagnosis.importers.canonical import config_document, write_run
 from run_diagnosis.report_layout import layout_lines
 from support.dbt_session import Diagnosis, fixture_run
@@ -209,6 +209,63 @@ def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Pa
     whole = ["epoch,train/loss,val/loss", *(f"{e},{3.0 - 0.1 * e},2.9" for e in range(10))]
     run = generic_log.load(write(tmp_path, "whole.csv", "\n".join(whole) + "\n"))
     assert config_document(run).get("loss_objective") is None
+
+
+def test_a_reinforcement_learning_loss_stands_in_before_a_divergence_and_is_marked(tmp_path: Path) -> None:
+    # a PPO table: a return, the value-function loss (the only loss logged), the policy's entropy and
+    # KL; the KL is a diagnostic the loop prints, not what it minimises, so the named loss stands in,
+    # and the config says it is a reinforcement-learning loss (its targets move with the policy)
+    header = "steps,iteration,mean_reward,vf_loss,entropy,kl"
+    rows = [
+        f"{2048 * (i + 1)},{i + 1},{-100 + 5 * i},{3.0 + 0.5 * i},{41.0 - 0.01 * i},0.004" for i in range(40)
+    ]
+    run = generic_log.load(write(tmp_path, "train.csv", "\n".join([header, *rows]) + "\n"))
+    assert run.loss_name == "vf_loss"
+    assert config_document(run)["loss_objective"] == "reinforcement"
+    assert metric_names.is_reinforcement("train/policy_gradient_loss")
+    assert metric_names.is_reinforcement("td_loss") and metric_names.is_reinforcement("value_loss")
+    # a loss's value is no value loss; a plain or a GAN loss is none either
+    assert not any(metric_names.is_reinforcement(n) for n in ("loss value", "train_loss", "d_loss", "kl"))
+
+
+def test_the_whole_runs_loss_before_one_numbered_groups(tmp_path: Path) -> None:
+    # group DRO's table: one loss per data group (avg_loss_group:0 .. :3) beside the run's own
+    # (avg_actual_loss): the group's is a part; alone, numbered losses still read (sets of a family)
+    parts = [f"avg_loss_group:{g}" for g in range(4)]
+    names = ["epoch", "batch", *parts, "avg_actual_loss", "avg_acc"]
+    assert metric_names.assign(names).columns["loss"] == "avg_actual_loss"
+    assert metric_names.assign(["epoch", *parts]).columns["loss"] == "avg_loss_group:0"
+    # no number, no family: two losses named apart are not parts of one
+    assert metric_names.assign(["epoch", "loss", "lm loss"]).columns["loss"] in ("loss", "lm loss")
+
+
+def test_one_run_written_per_split_is_read_as_one_run(tmp_path: Path) -> None:
+    # train_losses.csv and test_losses.csv, each 'epoch,avg_loss': the file names say which split;
+    # train.csv and val.csv beside a console log.txt: the tables are read, the log passed over (a note)
+    rows = [f"{e},{loss_of(e + 1):.4f}" for e in range(20)]
+    held = [f"{e},{loss_of(e + 1) + 0.2:.4f}" for e in range(20)]
+    glow = tmp_path / "glow"
+    glow.mkdir()
+    write(glow, "train_losses.csv", "\n".join(["epoch,avg_loss", *rows]) + "\n")
+    write(glow, "test_losses.csv", "\n".join(["epoch,avg_loss", *held]) + "\n")
+    run = importers.detect(glow).load(glow)
+    assert steps(run.train) == list(range(20)) and losses(run) == [float(r.split(",")[1]) for r in rows]
+    assert list(run.evals["step"]) == list(range(20))
+    assert list(run.evals["val_loss"]) == [float(r.split(",")[1]) for r in held]
+    assert any("one run written per split" in note for note in run.notes)
+    dro = tmp_path / "dro"
+    dro.mkdir()
+    write(dro, "train.csv", "\n".join(["epoch,loss", *rows]) + "\n")
+    write(dro, "val.csv", "\n".join(["epoch,loss", *held]) + "\n")
+    write(dro, "log.txt", "\n".join(f"Epoch {e}: loss {loss_of(e + 1):.4f}" for e in range(20)) + "\n")
+    run = importers.detect(dro).load(dro)
+    assert len(run.train) == 20 and len(run.evals) == 20
+    assert any("not used: log.txt" in note for note in run.notes)
+    # two files of the training split (two runs?) make no family: refused as before
+    write(dro, "train_2.csv", "\n".join(["epoch,loss", *rows]) + "\n")
+    write(dro, "training.csv", "\n".join(["epoch,loss", *rows]) + "\n")
+    with pytest.raises(importers.RunImportError, match="expected one training log"):
+        generic_log.load(dro)
 
 
 def test_a_counter_that_stays_on_most_rows_is_the_outer_count_of_one_that_moves(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ table's last step)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,44 @@ def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothi
     assert any("early stopping" in note for note in notes)
 
 
+def notebook(cells: list[tuple[str, str]]) -> str:
+    """A Jupyter notebook's JSON of (cell type, source) cells, as nbformat 4 writes it."""
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True)}
+                | ({"outputs": [], "execution_count": None} if kind == "code" else {})
+                for kind, text in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_a_notebooks_code_cells_are_scripts(tmp_path: Path) -> None:
+    # the plan in a notebook's code cell, beside magics and shell escapes that are no Python and a
+    # Markdown cell that names another number: read from the code, the cell named in the note
+    cells = [
+        ("markdown", "We train for epochs = 10 first, then more."),
+        ("code", "%matplotlib inline\n!pip install lightning\nimport lightning as L"),
+        ("code", "trainer = L.Trainer(\n    max_epochs=50,\n    accelerator='gpu',\n)\ntrainer.fit(model)"),
+    ]
+    (tmp_path / "train.ipynb").write_text(notebook(cells))
+    notes: list[str] = []
+    planned = planned_epochs(tmp_path, notes, 2)
+    assert planned is not None and planned[0] == 50
+    assert "train.ipynb cell 3:1" in planned[1]  # the line of the call, in its cell
+    # two cells planning two counts (a quick test, then the run) say nothing; nor does a file that
+    # is not a notebook's JSON
+    cells.append(("code", "trainer = L.Trainer(max_epochs=1)"))
+    (tmp_path / "train.ipynb").write_text(notebook(cells))
+    assert planned_epochs(tmp_path, [], 2) is None
+    (tmp_path / "train.ipynb").write_text("max_epochs = 50\n")
+    assert planned_epochs(tmp_path, [], 2) is None
+
+
 def lightning_log(folder: Path, epochs_logged: int, steps_per_epoch: int = 10) -> Path:
     lines = ["epoch,step,train_loss,val_loss"]
     for epoch in range(epochs_logged):
@@ -82,6 +121,18 @@ def test_a_lightning_log_takes_its_plan_from_the_trainer_call_beside_it(tmp_path
     # the plan a config file states wins; the script is read only when none does
     (tmp_path / "hparams.yaml").write_text("lr: 0.001\nmax_epochs: 4\n")
     assert lightning_csv.load(tmp_path).config["num_epochs"] == 4
+
+
+def test_a_log_sparser_than_its_epochs_gives_no_epoch_length_from_its_rows(tmp_path: Path) -> None:
+    # Lightning's default log_every_n_steps=50 over 2-step epochs: the rows hold epochs 24, 49, 74 ..
+    # at steps 49, 99, 149 ..; a row is not where its epoch ended, so 50 steps an epoch is no length
+    # (x 2000 planned epochs it made 100,000 planned steps of a run that had finished at 4,000)
+    rows = [f"{0.8 - 0.0001 * s:.5f},{(s + 1) // 2 - 1},{s}" for s in range(49, 4000, 50)]
+    (tmp_path / "metrics.csv").write_text("train_loss,epoch,step\n" + "\n".join(rows) + "\n")
+    (tmp_path / "train.py").write_text("trainer = L.Trainer(max_epochs=2000)\n")
+    run = lightning_csv.load(tmp_path)
+    assert run.config["num_epochs"] == 2000 and run.config["total_steps"] is None
+    assert run.config["steps_per_epoch"] == 2
 
 
 def test_a_keras_log_and_a_per_epoch_table_take_their_plan_from_the_script(tmp_path: Path) -> None:

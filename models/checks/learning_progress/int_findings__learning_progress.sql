@@ -103,7 +103,10 @@ trend_findings as (
             when 'stopped' then 'Learning stopped at step ' || {{ fmt_int('repeated_from_step') }} || ': the last '
                 || {{ fmt_int('repeated_evals') }} || ' evaluations are all ' || {{ fmt('repeated_val_loss', 6) }}
                 || ', to the last digit, so the ' || {{ fmt_pct('stopped_share', 0) }} || ' of the run after it changed nothing.'
-            when 'flat' then 'Training loss did not move beyond its noise: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
+            when 'flat' then case when level_change < -{{ threshold('no_learning_scatter_factor') }} * loss_scatter
+                then 'Training loss ended above where it started, beyond its noise: '
+                else 'Training loss did not move beyond its noise: ' end
+                || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end (' || {{ fmt_pct('relative_drop') }} || ').'
             when 'got_worse' then 'The run got worse after its first evaluation: validation loss ' || {{ fmt('first_val_loss', 4) }}
                 || ' at step ' || {{ fmt_int('first_eval_step') }} || ' (its best), ' || {{ fmt('val_level_after_first', 4) }}
@@ -375,6 +378,10 @@ final as (
                 when progress.lowered_by = 'term_loss' and unioned.finding_id = progress.verdict_finding_id
                 then '; low: the loss read is one term of a sum whose total is not logged (config loss_objective = term);'
                     || ' the terms trade off, so one term''s course is a weak sign of the whole''s'
+                when progress.lowered_by = 'reinforcement' and unioned.finding_id = progress.verdict_finding_id
+                then '; low: the loss read is a reinforcement-learning loss (config loss_objective = reinforcement: a value,'
+                    || ' policy or TD loss); its targets move with the policy (a value loss grows with the returns it'
+                    || ' predicts), so its course is a weak sign of whether the agent learns: its return shows that'
                 when progress.lowered_by = 'noise_bound' and unioned.finding_id = progress.verdict_finding_id
                 then '; low: the log is too noisy to have shown a fall of ' || {{ fmt_pct(threshold('underfitting_max_drop'), 0) }}
                     || ' (log-to-log scatter ' || {{ fmt('progress.loss_scatter', 4) }} || ' against a start of '

@@ -32,8 +32,9 @@ resume_jumps as (
 ),
 
 objectives as (
-    -- what the loss read is: a GAN player's loss rises and falls with the other player's progress
-    select run_id, is_adversarial_loss from {{ run_ref('stg_training__config') }}
+    -- what the loss read is: a GAN player's loss rises and falls with the other player's progress; a
+    -- reinforcement-learning loss (a value, policy or TD loss) with the returns its policy reaches
+    select run_id, is_adversarial_loss, is_reinforcement_loss from {{ run_ref('stg_training__config') }}
 ),
 
 next_onsets as (
@@ -72,6 +73,8 @@ final as (
             -- a GAN player's loss (a discriminator's, a generator's) moves with the balance of the two
             -- players: a discriminator's loss leaps when its generator catches up, by design: low at most
             when coalesce(objectives.is_adversarial_loss, false) then 'low'
+            -- a value or TD loss jumps when the policy reaches new returns (new states, larger targets): low at most
+            when coalesce(objectives.is_reinforcement_loss, false) then 'low'
             when spikes.spike_steps < {{ threshold('spike_min_points_for_medium') }} then 'low'
             when spikes.spike_steps < {{ threshold('spike_min_points_for_high') }}
                 and spikes.last_step - spikes.onset_step + 1 < {{ threshold('spike_min_steps_for_medium') }} then 'low'
@@ -112,6 +115,8 @@ final as (
                 else '' end
             || case when coalesce(objectives.is_adversarial_loss, false)
                 then '; the loss is a GAN player''s: its level follows the balance of the two players (low at most)'
+                when coalesce(objectives.is_reinforcement_loss, false)
+                then '; the loss is a reinforcement-learning loss (a value, policy or TD loss): it jumps when the policy reaches new returns (low at most)'
                 else '' end
             || case when val_impact.worst_val_after is not null and val_impact.best_val_before is not null
                 then '; validation loss rose to ' || {{ fmt('val_impact.worst_val_after', 4) }} || ' (best before the spike '

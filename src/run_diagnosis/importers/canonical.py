@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from run_diagnosis.importers.metric_names import is_adversarial, resolve
+from run_diagnosis.importers.metric_names import is_adversarial, is_reinforcement, resolve
 from run_diagnosis.importers.reference_keys import reference_keys
 from run_diagnosis.run_files import (
     EVAL_COLUMNS,
@@ -229,6 +229,17 @@ def config_document(run: RunData) -> dict[str, Any]:
         document[LOSS_OBJECTIVE_KEY] = "adversarial"
         lifted_notes.append(
             f"{LOSS_OBJECTIVE_KEY} = adversarial: the loss read, {run.loss_name}, is a GAN player's"
+        )
+    elif (
+        run.loss_name is not None
+        and is_reinforcement(run.loss_name)
+        and document.get(LOSS_OBJECTIVE_KEY) is None
+    ):
+        document[LOSS_OBJECTIVE_KEY] = "reinforcement"
+        lifted_notes.append(
+            f"{LOSS_OBJECTIVE_KEY} = reinforcement: the loss read, {run.loss_name}, is a reinforcement-"
+            "learning loss (a value, policy or TD loss): its targets move with the policy, so its level is "
+            "no measure of learning"
         )
     elif (
         run.loss_name is not None and resolve(run.loss_name).term and document.get(LOSS_OBJECTIVE_KEY) is None

@@ -334,7 +334,9 @@ def _choose(
     if chosen is None:
         parts = [n for n in assignment.candidates.get(field_name, []) if assignment.meanings[n].rank == 2]
         if parts:
-            chosen = max(parts, key=lambda n: (on_lines[n], -parts.index(n)))
+            # a component named a loss ('vf_loss') before one named by its term alone ('kl', which a
+            # PPO or distillation log prints as a diagnostic beside its losses), then the fuller series
+            chosen = max(parts, key=lambda n: (metric_names.says_loss(n), on_lines[n], -parts.index(n)))
             doubts.append(
                 f"no total {field_name} is logged: {chosen!r}, one of its components "
                 f"({', '.join(parts)}), stands in for it"
@@ -1127,6 +1129,69 @@ def _candidates(folder: Path) -> list[Path]:
     )
 
 
+@dataclass
+class SplitFamily:
+    """Files of one run cut by split: one named for training, the others for a held-out split, the
+    rest of their names alike (train.csv and val.csv; train_losses.csv and test_losses.csv)."""
+
+    train: Path
+    held_out: list[tuple[Path, str]]  # (file, the split word its name carries)
+    passed_over: list[Path]  # other files read as logs beside them
+
+
+def _split_family(readable: list[Path]) -> SplitFamily | None:
+    """The split family among the files of a folder that each read as a log, or None: exactly one
+    file whose name carries the training split, at least one whose name carries a held-out split
+    (validation or test), the words of their names other than the split alike. Such files are
+    one run written per split, each holding the split's numbers under the same names ('avg_loss')."""
+    by_words: dict[tuple[str, ...], list[tuple[Path, str, str]]] = {}
+    for file in readable:
+        words = name_tokens(file.stem)
+        splits = [(w, metric_names.WORDS[w].value) for w in words if metric_names.is_split_word(w)]
+        if len(splits) != 1:
+            continue
+        rest = tuple(w for w in words if w != splits[0][0])
+        by_words.setdefault(rest, []).append((file, splits[0][0], splits[0][1]))
+    families: list[tuple[Path, list[tuple[Path, str]]]] = []
+    for members in by_words.values():
+        trains = [f for f, _, split in members if split == "train"]
+        held = [(f, word) for f, word, split in members if split in ("validation", "test")]
+        if len(trains) == 1 and held:
+            families.append((trains[0], held))
+    if len(families) != 1:
+        return None
+    train, held_out = families[0]
+    named = {train, *(f for f, _ in held_out)}
+    return SplitFamily(train, held_out, [f for f in readable if f not in named])
+
+
+def _family_parsed(family: SplitFamily) -> Parsed:
+    """The training file's records followed by each held-out file's, the latter marked with the split
+    their file names (as a split word written outside the names: 'avg_loss' of test_losses.csv is
+    'test avg_loss'), numbered after the training file's lines so each keeps its own rows."""
+    parsed = parse_file(family.train)
+    offset = parsed.n_lines
+    for file, word in family.held_out:
+        held = parse_file(file)
+        for record in held.records:
+            record.split = record.split or word
+            record.line += offset
+            record.last_line += offset
+        parsed.records.extend(held.records)
+        offset += held.n_lines
+    shown = ", ".join(f"{f.name} ({word})" for f, word in family.held_out)
+    parsed.notes.append(
+        f"one run written per split: the training rows from {family.train.name}, the held-out ones from "
+        f"{shown}, each file's numbers under its split (the names say what, the file names say which split)"
+    )
+    if family.passed_over:
+        parsed.notes.append(
+            f"also read as logs but not used: {', '.join(f.name for f in family.passed_over)} "
+            "(the files written per split are the run's tables)"
+        )
+    return parsed
+
+
 def _readable(path: Path, limit: int | None) -> bool:
     try:
         infer(parse_file(path, limit), load_map(path))
@@ -1140,7 +1205,8 @@ def sniff(path: Path) -> bool:
     folder holding exactly one such file."""
     try:
         if path.is_dir():
-            return sum(1 for p in _candidates(path) if _readable(p, SNIFF_BYTES)) == 1
+            readable = [p for p in _candidates(path) if _readable(p, SNIFF_BYTES)]
+            return len(readable) == 1 or _split_family(readable) is not None
         return path.is_file() and _readable(path, SNIFF_BYTES)
     except OSError:
         return False
@@ -1164,19 +1230,20 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     (field -> name, from --map) win over the map file beside the log, which wins over inference."""
     if not path.exists():
         raise RunImportError(f"{path}: no such file or folder")
-    file = path
+    file, family = path, None
     if path.is_dir():
         readable = [p for p in _candidates(path) if _readable(p, None)]
-        if len(readable) != 1:
+        family = _split_family(readable) if len(readable) > 1 else None
+        if len(readable) != 1 and family is None:
             looked = ", ".join(p.name for p in _candidates(path)) or "no text files"
             found = "none" if not readable else ", ".join(p.name for p in readable)
             raise RunImportError(
                 f"{path}: expected one training log in this folder; read as logs: {found} "
                 f"(looked at: {looked}). Pass the file itself."
             )
-        file = readable[0]
+        file = family.train if family is not None else readable[0]
     mapping = {**load_map(file), **dict(overrides or {})}
-    parsed = parse_file(file)
+    parsed = parse_file(file) if family is None else _family_parsed(family)
     run = infer(parsed, mapping)
     first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
     own = script_settings.logged_settings(file, first_row)

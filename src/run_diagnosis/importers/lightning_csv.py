@@ -447,7 +447,9 @@ def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAM
 
 
 def _epoch_ends(table: Table) -> list[int]:
-    """The last logged step of each epoch, for the epochs before the last one."""
+    """The last logged step of each epoch, for the epochs before the last one; none when the log
+    skips an epoch number (a log written every 50 steps of a 2-step epoch holds epochs 24, 49, 74:
+    the last row of an epoch it holds is not where that epoch ended)."""
     if "epoch" not in table.frame.columns or "step" not in table.frame.columns:
         return []
     last: dict[int, int] = {}
@@ -458,7 +460,10 @@ def _epoch_ends(table: Table) -> list[int]:
             return []
         if e is not None and s is not None:
             last[e] = max(s, last.get(e, s))
-    return [last[e] for e in sorted(last)[:-1]]
+    epochs = sorted(last)
+    if any(b - a != 1 for a, b in itertools.pairwise(epochs)):
+        return []
+    return [last[e] for e in epochs[:-1]]
 
 
 def _regular_epoch_length(ends: list[int]) -> int | None:

@@ -65,6 +65,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -539,6 +540,34 @@ def tokens(name: str) -> list[str]:
     return out
 
 
+def says_loss(name: str) -> bool:
+    """True when a word of ``name`` names a loss ('vf_loss', 'nll loss'), not only a term of one
+    ('kl' alone: a divergence that PPO and distillation logs also print as a diagnostic)."""
+    return any(
+        w in WORDS and WORDS[w].kind == QUANTITY and WORDS[w].value in _LOSS_WORDS for w in tokens(name)
+    )
+
+
+# the words a reinforcement-learning loss is named by, before its loss word: PPO/A2C's value function
+# (value_loss, vf_loss) and policy (policy_loss, pg_loss), DQN's temporal-difference or Q loss (td_loss,
+# q_loss), an actor-critic's actor (actor_loss); a critic's is a GAN's word too (is_adversarial)
+_REINFORCEMENT_WORDS = {"value", "vf", "policy", "pg", "td", "q", "qf", "qf1", "qf2", "actor"}
+
+
+def is_reinforcement(name: str) -> bool:
+    """True for a reinforcement-learning loss ('value_loss', 'train/policy_gradient_loss', 'td_loss'):
+    its targets move with the policy (a value loss grows with the returns it learns to predict), so its
+    level says little about whether the agent learns; its return does. The RL word comes before the
+    loss word ('loss value' is a loss's value, not a value loss)."""
+    words = tokens(name)
+    loss_at = [
+        i
+        for i, w in enumerate(words)
+        if w in WORDS and WORDS[w].kind == QUANTITY and WORDS[w].value == "loss"
+    ]
+    return bool(loss_at) and any(w in _REINFORCEMENT_WORDS for w in words[: loss_at[0]])
+
+
 def is_adversarial(name: str) -> bool:
     """True for a GAN player's loss (a discriminator/critic's or a generator's): its level follows
     the balance of the two players, not how much one model has learned."""
@@ -758,11 +787,16 @@ def _family(words: list[str], label_positions: set[int]) -> str:
     return " ".join(out)
 
 
+def is_split_word(word: str) -> bool:
+    """True for a word that names a data split ('train', 'valid', 'test'; WORDS[word].value says which)."""
+    return word in WORDS and WORDS[word].kind == SPLIT
+
+
 def names_split_only(name: str) -> bool:
     """Every word of ``name`` is a split word ('train', 'valid', 'val_'): a column that says which
     split its numbers are of, not what they are (a table ``losses.csv`` of columns train, valid)."""
     words = tokens(name)
-    return bool(words) and all(w in WORDS and WORDS[w].kind == SPLIT for w in words)
+    return bool(words) and all(is_split_word(w) for w in words)
 
 
 def resolve(name: str) -> Meaning:
@@ -1106,6 +1140,8 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         if field_name in result.columns:
             continue
         eligible = [n for n in options if n not in taken and result.meanings[n].rank < COMPONENT]
+        if field_name in _LOSS_FIELDS:
+            eligible = _whole_before_parts(eligible, present)
         terms = [n for n in present if n in options and n not in taken and result.meanings[n].term]
         if (
             field_name in _LOSS_FIELDS
@@ -1154,6 +1190,28 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         if val_field not in result.columns and test_field in result.columns:
             result.columns[val_field] = result.held_out_as_test[val_field] = result.columns[test_field]
     return result
+
+
+def _numbered_parts(names: Iterable[str]) -> set[str]:
+    """The names that are one numbered member of a family logged side by side: the same words but a
+    number ('avg_loss_group:0', 'avg_loss_group:1': one group's loss each; 'loss_0', 'loss_1')."""
+    pattern: dict[str, tuple[str, ...]] = {}
+    for name in names:
+        words = tokens(name)
+        if any(w.isdigit() for w in words):
+            pattern[name] = tuple("#" if w.isdigit() else w for w in words)
+    counts = Counter(pattern.values())
+    return {name for name, p in pattern.items() if counts[p] >= 2}
+
+
+def _whole_before_parts(eligible: list[str], present: list[str]) -> list[str]:
+    """The candidates of a loss field less the numbered parts of a family (one data group's, one
+    head's loss: ``_numbered_parts``) when a candidate that is no such part is logged beside them
+    (group DRO's 'avg_actual_loss' beside 'avg_loss_group:0' .. ':3'): the whole run's loss is the
+    one that names no part. With parts only, they stay (a family of evaluation sets is read as such)."""
+    parts = _numbered_parts(present)
+    whole = [n for n in eligible if n not in parts]
+    return whole if whole and len(whole) < len(eligible) else eligible
 
 
 def _evaluation_sets(eligible: list[str], meanings: Mapping[str, Meaning]) -> list[str]:

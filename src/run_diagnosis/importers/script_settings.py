@@ -3,12 +3,12 @@
 A run's planned length is often written nowhere but in the script that launched it:
 ``pl.Trainer(max_epochs=35)``, ``model.fit(..., epochs=50)``, ``EPOCHS = 100`` in a ``config.py``,
 ``parser.add_argument("--epochs", type=int, default=20)`` or absl's
-``flags.DEFINE_integer("max_epoch", 20, ...)``. ``script_settings`` parses every small ``*.py``
-beside the log with :mod:`ast` (nothing is imported or executed) and returns each whole-number
-literal so stated, with where it was found. The caller decides which keys it wants (the
-importers' own key tables, e.g. ``num_epochs``) and uses a key only when every script names the
-same value: two different values (a test call with ``epochs=1`` beside the real one, a script of
-another stage) say nothing.
+``flags.DEFINE_integer("max_epoch", 20, ...)``. ``script_settings`` parses every small ``*.py`` beside
+the log, and each code cell of a Jupyter notebook there, with :mod:`ast` (nothing is imported or
+executed) and returns each whole-number literal so stated, with where it was found. The caller
+decides which keys it wants (the importers' own key tables, e.g. ``num_epochs``) and uses a key
+only when every script names the same value: two different values (a test call with
+``epochs=1`` beside the real one, a script of another stage) say nothing.
 
 A script states what its author meant at the time it was committed; the run may have been
 launched with another value on the command line. So a plan the log already went past is not
@@ -20,12 +20,18 @@ finding) and the planned length the schedule checks compare against. A log's own
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 SCRIPT_SUFFIX = ".py"
+NOTEBOOK_SUFFIX = ".ipynb"
 SCRIPT_MAX_BYTES = 1_000_000
+# a notebook holds its outputs (plots as base64) beside its code: a larger file is still read
+NOTEBOOK_MAX_BYTES = 20_000_000
+# an IPython line that is no Python: a magic (%matplotlib, %%time) or a shell escape (!pip install)
+IPYTHON_LINE = re.compile(r"^\s*[%!]")
 
 
 @dataclass(frozen=True)
@@ -92,14 +98,38 @@ def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
 
 
 def _scripts(folder: Path) -> list[tuple[str, str]]:
-    """(name, text) of the small Python scripts in ``folder``, in name order."""
+    """(name, text) of the small Python scripts in ``folder``, in name order; a Jupyter notebook
+    gives one entry per code cell (``train.ipynb cell 4``), its magics and shell escapes blanked."""
     if not folder.is_dir():
         return []
-    return [
-        (path.name, path.read_text(encoding="utf-8", errors="replace"))
-        for path in sorted(folder.iterdir())
-        if path.suffix == SCRIPT_SUFFIX and path.is_file() and path.stat().st_size <= SCRIPT_MAX_BYTES
-    ]
+    scripts = []
+    for path in sorted(folder.iterdir()):
+        if not path.is_file():
+            continue
+        if path.suffix == SCRIPT_SUFFIX and path.stat().st_size <= SCRIPT_MAX_BYTES:
+            scripts.append((path.name, path.read_text(encoding="utf-8", errors="replace")))
+        elif path.suffix == NOTEBOOK_SUFFIX and path.stat().st_size <= NOTEBOOK_MAX_BYTES:
+            scripts += _notebook_cells(path)
+    return scripts
+
+
+def _notebook_cells(path: Path) -> list[tuple[str, str]]:
+    """The code cells of a Jupyter notebook as (name, text); none when it is not a notebook's JSON."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return []
+    cells = document.get("cells") if isinstance(document, dict) else None
+    found = []
+    for number, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        # a blanked line keeps the cell's line numbers for the note that cites one
+        lines = ["" if IPYTHON_LINE.match(line) else line for line in text.split("\n")]
+        found.append((f"{path.name} cell {number}", "\n".join(lines)))
+    return found
 
 
 def _settings_in(scripts: list[tuple[str, str]]) -> list[Setting]:
