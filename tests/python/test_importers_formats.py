@@ -849,3 +849,37 @@ def test_real_public_files_are_diagnosed_end_to_end(tmp_path: Path) -> None:
             if f["category"] in case["must_not"] and f["severity"] in SERIOUS
         ]
         assert not false, (run_dir.name, false)
+
+
+def test_histories_written_across_are_one_run_a_row(tmp_path: Path) -> None:
+    """pandas' DataFrame of per-fold Keras histories saved with to_csv: one row a fold, one column an
+    epoch (the header 1..N), one file a metric (train_losses.csv, val_losses.csv); a fold that stopped
+    early leaves its last cells empty. Each row is a run (one report each); one row is one run."""
+    folds = {0: 30, 1: 30, 2: 24}  # fold 2 stopped early
+    header = "," + ",".join(str(e) for e in range(1, 31))
+    for name, shift in (("train_losses", 0.0), ("val_losses", 0.2), ("train_accuracies", None)):
+        lines = [header]
+        for fold, epochs in folds.items():
+            cells = [
+                f"{loss_at(e) + fold * 0.01 + shift:.4f}" if shift is not None else f"{0.5 + e / 100:.3f}"
+                for e in range(1, epochs + 1)
+            ]
+            lines.append(",".join([str(fold), *cells, *[""] * (30 - epochs)]))
+        (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    runs = multi_run.find_runs(tmp_path)
+    assert [r.name for r in runs] == ["row 0", "row 1", "row 2"]
+    run = runs[2].load()
+    assert list(run.train["step"]) == list(range(1, 25)) and run.config["rows_are"] == "epoch"
+    assert run.train["loss"].iloc[0] == pytest.approx(loss_at(1) + 0.02, abs=1e-4)
+    assert run.evals["val_loss"].iloc[-1] == pytest.approx(loss_at(24) + 0.02 + 0.2, abs=1e-4)
+    with pytest.raises(importers.RunImportError, match="holds 3 runs"):
+        importers.by_format("runs_across").load(tmp_path)
+    # one fold is one run; a header that skips an epoch, or text between the numbers, is no such table
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "train_losses.csv").write_text(f"{header}\n0,{','.join('0.5' for _ in range(30))}\n")
+    assert importers.by_format("runs_across").load(one).run_name == "one"
+    (one / "train_losses.csv").write_text(",1,2,4\n0,0.5,0.4,0.3\n")
+    assert not importers.by_format("runs_across").sniff(one)
+    (one / "train_losses.csv").write_text(",1,2,3\n0,0.5,n/a,0.3\n")
+    assert not importers.by_format("runs_across").sniff(one)

@@ -67,6 +67,9 @@ IMPORTER_MODULES = [
     "run_diagnosis.importers.text_logs",
     # after text_logs: Megatron-DeepSpeed stdout also prints DeepSpeed's `steps: N loss: X` lines
     "run_diagnosis.importers.trainer_stdout",
+    # per-run histories written across (one row a fold or seed, one column an epoch), named by their
+    # files: a header of consecutive whole numbers no other reader takes
+    "run_diagnosis.importers.runs_across",
     # bare columns of numbers named by their files (np.savetxt of a Keras history): after the text
     # readers, so a folder holding a log beside a stray column is read from its log
     "run_diagnosis.importers.column_files",

@@ -199,7 +199,7 @@ WORDS: dict[str, Word] = _table(
             QUANTITY,
             "accuracy",
             "share of correct predictions",
-            "acc accuracy top1 correct",
+            "acc accuracy accuracies top1 correct",
         ),
         (
             QUANTITY,
