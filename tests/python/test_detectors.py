@@ -93,6 +93,28 @@ def test_lr_schedule_mismatch_kinds(diagnosis: Diagnosis, plant, kind: str) -> N
     assert "learning_rate_departs_from_configured_schedule" in diagnosis.failing_tests()
 
 
+@pytest.mark.parametrize(("min_lr", "halvings_from", "found"), [(3e-4, 40, True), (0.0, None, False)])
+@fixture_run(
+    lambda min_lr, halvings_from, found: (
+        RunBuilder(min_lr=min_lr).plant_lr_halvings(halvings_from, 8)
+        if halvings_from
+        else RunBuilder(min_lr=min_lr).plant_decay_length(240)
+    )
+)
+def test_an_lr_that_collapsed_for_good_is_a_schedule_that_cannot_work(
+    diagnosis: Diagnosis, min_lr: float, halvings_from: int | None, found: bool
+) -> None:
+    """An LR halved every 8 steps from step 40 is under a ten-thousandth of its peak from about step
+    150 to the end of 240: a third of the run at next to no LR, medium, costed as that share of the
+    updates; a cosine decay to exactly zero is that low only over its last steps: nothing."""
+    collapsed = findings_of(diagnosis, "schedule_sanity").set_index("finding_id")
+    assert ("schedule_sanity:lr_collapsed" in collapsed.index) == found
+    if found:
+        row = collapsed.loc["schedule_sanity:lr_collapsed"]
+        assert row["detector_severity"] == "medium" and row["cost_unit"] == "share_of_updates"
+        assert 0.25 <= row["estimated_cost"] <= 0.45
+
+
 @fixture_run(lambda: RunBuilder().plant_no_decay())
 def test_a_warmup_that_ran_and_a_decay_that_never_came_is_a_constant_lr(diagnosis: Diagnosis) -> None:
     # the mismatches lie after the warmup, so not a skipped warmup: the LR stayed at its peak

@@ -4,7 +4,8 @@
 -- still never_anneals_end_lr_share of its peak), warmup covers the whole run (or the
 -- logged run never left its warmup, when that is named as the cause of a failure to
 -- learn), a warmup over most of the run (low), a logged LR that never came near its configured peak,
--- min_lr above peak_lr, and an LR far outside the range usual for how the run
+-- min_lr above peak_lr, a logged LR that collapsed to next to nothing for the last part of the run,
+-- and an LR far outside the range usual for how the run
 -- was trained and its optimizer (int_learning_rates_ranged), reported when a failure to
 -- learn names it as its cause. A cause is at least as severe as the symptoms it explains
 -- (the learning-progress findings that name it in caused_by). Evidence: the config
@@ -28,6 +29,16 @@ lr_by_step as (
     where learning_rate is not null
 ),
 
+lr_live as (
+    -- the last step the logged LR was above lr_collapsed_share of its peak: after it the LR stayed at next to
+    -- nothing to the end of the log
+    select
+        *,
+        max(case when learning_rate > {{ threshold('lr_collapsed_share') }} * run_peak_lr then step end)
+            over (partition by run_id) as last_live_step
+    from lr_by_step
+),
+
 logged_by_run as (
     select
         run_id,
@@ -39,8 +50,14 @@ logged_by_run as (
         min(case when learning_rate >= run_peak_lr then step end) as peak_step,
         count(*) as logged_steps,
         -- steps the configured schedule could be rebuilt at (lr_schedule_mismatch compares those)
-        count(expected_learning_rate) as scheduled_steps
-    from lr_by_step
+        count(expected_learning_rate) as scheduled_steps,
+        min(step) as first_lr_step,
+        max(last_live_step) as last_live_step,
+        -- the first logged step of the final stretch at next to no LR, and its LR (the highest in it)
+        min(case when step > last_live_step then step end) as collapsed_from_step,
+        max(case when step > last_live_step then learning_rate end) as collapsed_lr,
+        count(case when step > last_live_step then 1 end) as collapsed_steps
+    from lr_live
     group by run_id
 ),
 
@@ -54,7 +71,12 @@ logged as (
         logged_by_run.peak_step,
         logged_by_run.first_lr,
         coalesce(logged_by_run.logged_steps, 0) as logged_steps,
-        coalesce(logged_by_run.scheduled_steps, 0) as scheduled_steps
+        coalesce(logged_by_run.scheduled_steps, 0) as scheduled_steps,
+        logged_by_run.first_lr_step,
+        logged_by_run.last_live_step,
+        logged_by_run.collapsed_from_step,
+        logged_by_run.collapsed_lr,
+        coalesce(logged_by_run.collapsed_steps, 0) as collapsed_steps
     from config
     left join logged_by_run
         on config.run_id = logged_by_run.run_id
@@ -76,6 +98,12 @@ assessed as (
         logged.first_lr,
         logged.logged_steps,
         logged.scheduled_steps,
+        logged.last_live_step,
+        logged.collapsed_from_step,
+        logged.collapsed_lr,
+        logged.collapsed_steps,
+        -- the share of the logged run (first to last logged LR) after the LR collapsed
+        {{ safe_divide('logged.end_step - logged.last_live_step', 'logged.end_step - logged.first_lr_step') }} as collapsed_share,
         coalesce(config.total_steps, logged.end_step) as run_steps,
         -- the length a warmup is held against: the configured one, else the logged LR's or the training log's end
         coalesce(config.total_steps, logged.end_step, run_ends.last_train_step) as warmup_run_steps,
@@ -314,6 +342,46 @@ checks as (
         and logged_steps >= {{ threshold('lr_peak_reached_min_lr_values') }}
         and peak_step < end_step
         and not coalesce(warmup_steps >= warmup_run_steps, false)
+
+    union all
+
+    select
+        run_id,
+        'lr_collapsed' as check_key,
+        -- updates at under lr_collapsed_share of the peak LR move the weights by next to nothing: the compute after
+        -- the collapse is spent: medium (what it cost is compute, as for a run that stopped learning, not the model
+        -- the run had reached)
+        'medium' as severity,
+        'The learning rate collapsed to ' || {{ fmt('collapsed_lr', 8) }} || ' (' || {{ fmt_pct(safe_divide('collapsed_lr', 'logged_peak_lr'), 4) }}
+            || ' of its peak ' || {{ fmt('logged_peak_lr', 8) }} || ') from step ' || {{ fmt_int('collapsed_from_step') }}
+            || ' and stayed there: the last ' || {{ fmt_pct('collapsed_share', 0) }} || ' of the run changed next to nothing.' as title,
+        'logged LR peak ' || {{ fmt('logged_peak_lr', 8) }} || '; above ' || {{ fmt_pct(threshold('lr_collapsed_share'), 2) }}
+            || ' of it for the last time at step ' || {{ fmt_int('last_live_step') }} || ', at most ' || {{ fmt('collapsed_lr', 8) }}
+            || ' on the ' || {{ fmt_int('collapsed_steps') }} || ' logged values after it, to the last (step ' || {{ fmt_int('end_step') }}
+            || '): ' || {{ fmt_pct('collapsed_share', 0) }} || ' of the logged run (at least ' || {{ fmt_pct(threshold('lr_collapsed_min_share'), 0) }}
+            || '); a cosine or linear decay to zero spends under 2% of a run that low'
+            || coalesce('; schedule ' || schedule_type, '') as evidence,
+        collapsed_from_step as first_step,
+        end_step as last_step,
+        collapsed_steps as steps_affected,
+        collapsed_lr as observed_value,
+        logged_peak_lr as expected_value,
+        {{ threshold('lr_collapsed_share') }} * logged_peak_lr as threshold_value,
+        'lr_collapsed_share' as threshold_name,
+        collapsed_share as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'the share of the logged run after the LR fell under lr_collapsed_share of its peak for good: updates that changed next to nothing'
+            as cost_method,
+        collapsed_share as impact_score,
+        'Find what cut the LR: a plateau scheduler halving it again and again (set its min_lr, or stop the run when it '
+            || 'stops improving), an exponential or step decay sized for a shorter run; end the run where learning stops, '
+            || 'or keep the LR above a floor.' as recommendation
+    from assessed
+    -- the LR was above the floor once and fell under it for good, over the last lr_collapsed_min_share or more of
+    -- the logged run, on enough logged values to show it
+    where collapsed_share >= {{ threshold('lr_collapsed_min_share') }}
+        and collapsed_steps >= {{ threshold('lr_peak_reached_min_lr_values') }}
+        and logged_peak_lr > 0
 
     union all
 

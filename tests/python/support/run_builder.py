@@ -141,6 +141,15 @@ class RunBuilder:
         self.train["learning_rate"] = [self.schedule(min(s, self.warmup_steps)) for s in self.train["step"]]
         return self
 
+    def plant_lr_halvings(self, from_step: int, every: int) -> RunBuilder:
+        """A plateau scheduler halving the LR every `every` steps from `from_step` on (ReduceLROnPlateau
+        with no min_lr): it falls by 2**k, under a ten-thousandth of its peak after 14 halvings."""
+        self.train["learning_rate"] = [
+            self.schedule(min(s, from_step)) * 0.5 ** max(0, (s - from_step) // every)
+            for s in self.train["step"]
+        ]
+        return self
+
     def plant_constant_lr(self) -> RunBuilder:
         self.train["learning_rate"] = self.peak_lr
         return self
