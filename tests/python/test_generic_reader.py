@@ -239,6 +239,15 @@ def test_the_whole_runs_loss_before_one_numbered_groups(tmp_path: Path) -> None:
     assert metric_names.assign(["epoch", "loss", "lm loss"]).columns["loss"] in ("loss", "lm loss")
 
 
+def test_an_epochs_last_batch_logged_off_the_interval_bounds_its_length(tmp_path: Path) -> None:
+    # group DRO's train.csv: running averages at batches 49 and 74 of each 75-batch epoch (every 50
+    # batches, and the epoch's last): the epoch is at least 75 long, not the 50 the interval gives
+    rows = [f"{e},{b},{loss_of(e * 2 + i + 1):.4f}" for e in range(8) for i, b in enumerate((49, 74))]
+    run = generic_log.load(write(tmp_path, "train.csv", "\n".join(["epoch,batch,loss", *rows]) + "\n"))
+    assert steps(run.train)[:4] == [49, 74, 124, 149]
+    assert steps(run.train) == sorted(set(steps(run.train)))
+
+
 def test_one_run_written_per_split_is_read_as_one_run(tmp_path: Path) -> None:
     # train_losses.csv and test_losses.csv, each 'epoch,avg_loss': the file names say which split;
     # train.csv and val.csv beside a console log.txt: the tables are read, the log passed over (a note)

@@ -516,7 +516,10 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
         epochs = [_value(r, epoch) for r in records]
         advanced = [i for i in drops if (epochs[i] or 0) > (epochs[i - 1] or 0)]
         if all(e is not None for e in epochs) and len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops):
-            period = total if total else max(values) + _interval(values) - values[0]
+            # the cycle's length: the counter's /M, else its logging interval past the largest value (the
+            # first value being one interval in), at least the largest value + 1 (counted from 0: a log at
+            # batches 49 and 74 of each epoch, an epoch's last batch logged off the interval, is 75 long)
+            period = total if total else max(max(values) + _interval(values) - values[0], max(values) + 1)
             first = min(e for e in epochs if e is not None)
             steps = [int(((e or 0) - first) * period + v) for e, v in zip(epochs, values, strict=True)]
             detail = f"{name!r} restarts each {epoch!r}: step = ({epoch} - {first:g}) x {period:g} + {name}"
