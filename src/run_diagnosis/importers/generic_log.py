@@ -516,10 +516,7 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
         epochs = [_value(r, epoch) for r in records]
         advanced = [i for i in drops if (epochs[i] or 0) > (epochs[i - 1] or 0)]
         if all(e is not None for e in epochs) and len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops):
-            # the cycle's length: the counter's /M, else its logging interval past the largest value (the
-            # first value being one interval in), at least the largest value + 1 (counted from 0: a log at
-            # batches 49 and 74 of each epoch, an epoch's last batch logged off the interval, is 75 long)
-            period = total if total else max(max(values) + _interval(values) - values[0], max(values) + 1)
+            period = total if total else _cycle_length(values)
             first = min(e for e in epochs if e is not None)
             steps = [int(((e or 0) - first) * period + v) for e, v in zip(epochs, values, strict=True)]
             detail = f"{name!r} restarts each {epoch!r}: step = ({epoch} - {first:g}) x {period:g} + {name}"
@@ -560,6 +557,18 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
         )
         return Counting("composite", name, detail, steps, None)
     return plain
+
+
+def _cycle_length(values: list[float]) -> float:
+    """The length of an inner counter's cycle with no /M: its logging interval past the largest value (the
+    first value being one interval in: 9, 19, .. 99 or 10, 20, .. 100 of 100). A cycle is never shorter than
+    its largest value: when the interval says so (batches 49 and 74 of each epoch, the epoch's last batch
+    logged off the every-50 interval), the largest value is the cycle's last, counted from 0 (75 long),
+    or from 1 when the counter starts at 1."""
+    by_interval = max(values) + _interval(values) - values[0]
+    if by_interval >= max(values):
+        return by_interval
+    return max(values) + (0 if min(values) == 1 else 1)
 
 
 def _interval(values: list[float]) -> float:
