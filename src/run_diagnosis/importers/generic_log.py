@@ -33,6 +33,10 @@ How the layout is inferred
    line) are kept once; with rank prefixes (``[rank1]:``, ``1: ``) only the lowest rank is read.
 5. **Units.** ``405ms``, ``1.2s`` and ``12.3k`` are read with their units; a loss named in bits
    or as a perplexity is converted to nats (``importers.units``); a percentage accuracy to a share.
+6. **Folders.** A folder is read when exactly one file in it reads as a log, or when its files are
+   one run written per split (``_split_family``: ``train_losses.csv`` beside ``test_losses.csv``,
+   ``train.csv`` beside ``val.csv``): the training file's rows, then each held-out file's under the
+   split its name carries; another log beside them is passed over with a note.
 
 What it says it understood
 --------------------------
