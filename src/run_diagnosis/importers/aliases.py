@@ -344,6 +344,13 @@ def sniff_path(
         return False
 
 
+def own_files(path: Path) -> list[Path]:
+    """[path] for a file; a folder's files in name order; [] for a path that is neither."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
+
+
 def files_to_read(
     path: Path, candidates: Callable[[Path], list[Path]], sniff_one: Callable[[Path], bool]
 ) -> list[Path]:

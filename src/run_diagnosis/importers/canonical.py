@@ -213,6 +213,24 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _loss_objective(loss_name: str) -> tuple[str, str] | None:
+    """What the loss read is, when the checks must read it otherwise (config loss_objective), and why:
+    a GAN player's, a reinforcement-learning loss, one term of a sum whose total is not logged."""
+    if is_adversarial(loss_name):
+        return "adversarial", "is a GAN player's"
+    if is_reinforcement(loss_name):
+        return "reinforcement", (
+            "is a reinforcement-learning loss (a value, policy or TD loss): its targets move with the "
+            "policy, so its level is no measure of learning"
+        )
+    if resolve(loss_name).term:
+        return (
+            "term",
+            "is one term of a sum whose total is not logged (its course can differ from the total's)",
+        )
+    return None
+
+
 def config_document(run: RunData) -> dict[str, Any]:
     """The run_config.json document: every required key present, null when unknown."""
     schedule = {key: _clean(run.schedule.get(key)) for key in REQUIRED_SCHEDULE_KEYS}
@@ -224,31 +242,14 @@ def config_document(run: RunData) -> dict[str, Any]:
     # the uniform-guess reference (vocabulary, classes, model and tokenizer names) at the top level
     lifted, lifted_notes = reference_keys(document, run.source_path)
     document.update(lifted)
-    adversarial = run.loss_name is not None and is_adversarial(run.loss_name)
-    if adversarial and document.get(LOSS_OBJECTIVE_KEY) is None:
-        document[LOSS_OBJECTIVE_KEY] = "adversarial"
-        lifted_notes.append(
-            f"{LOSS_OBJECTIVE_KEY} = adversarial: the loss read, {run.loss_name}, is a GAN player's"
-        )
-    elif (
-        run.loss_name is not None
-        and is_reinforcement(run.loss_name)
-        and document.get(LOSS_OBJECTIVE_KEY) is None
-    ):
-        document[LOSS_OBJECTIVE_KEY] = "reinforcement"
-        lifted_notes.append(
-            f"{LOSS_OBJECTIVE_KEY} = reinforcement: the loss read, {run.loss_name}, is a reinforcement-"
-            "learning loss (a value, policy or TD loss): its targets move with the policy, so its level is "
-            "no measure of learning"
-        )
-    elif (
-        run.loss_name is not None and resolve(run.loss_name).term and document.get(LOSS_OBJECTIVE_KEY) is None
-    ):
-        document[LOSS_OBJECTIVE_KEY] = "term"
-        lifted_notes.append(
-            f"{LOSS_OBJECTIVE_KEY} = term: the loss read, {run.loss_name}, is one term of a sum whose total "
-            "is not logged (its course can differ from the total's)"
-        )
+    objective = (
+        _loss_objective(run.loss_name)
+        if run.loss_name is not None and document.get(LOSS_OBJECTIVE_KEY) is None
+        else None
+    )
+    if objective is not None:
+        document[LOSS_OBJECTIVE_KEY], why = objective
+        lifted_notes.append(f"{LOSS_OBJECTIVE_KEY} = {objective[0]}: the loss read, {run.loss_name}, {why}")
     unknown = [k for k in REQUIRED_SCHEDULE_KEYS if schedule[k] is None]
     unknown += [k for k in REQUIRED_TOP_KEYS if document[k] is None]
     document["provenance"] = {

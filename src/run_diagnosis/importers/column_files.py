@@ -39,6 +39,7 @@ import re
 from pathlib import Path
 
 from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.aliases import own_files
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number
 from run_diagnosis.importers.metric_names import assign
@@ -120,12 +121,8 @@ def _row(path: Path) -> list[float] | None:
 
 def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
     """The bare columns ``path`` is or holds, by metric name (the header's, or the file's stem)."""
-    if path.is_file():
-        files = [path]
-    else:
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
     found: dict[str, tuple[Path, list[float]]] = {}
-    for file in files:
+    for file in own_files(path):
         read = column(file)
         if read is not None and read[0] not in found:
             found[read[0]] = (file, read[1])

@@ -41,6 +41,7 @@ from typing import Any
 import duckdb
 
 from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.aliases import own_files
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.generic_lines import split_word
 from run_diagnosis.importers.tracker_exports import (
@@ -98,11 +99,7 @@ def _is_scalar_download(path: Path, header: list[str]) -> bool:
 def _tables(path: Path) -> tuple[Path | None, list[Path]]:
     """The long table ``path`` is, or the one such table a folder holds (None otherwise), and the
     TensorBoard scalar downloads it is or holds: each file's header read once."""
-    if path.is_file():
-        files = [path]
-    else:
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else []
-    headers = {file: _header(file) for file in files if file.suffix.lower() in SUFFIXES}
+    headers = {file: _header(file) for file in own_files(path) if file.suffix.lower() in SUFFIXES}
     long = [file for file, header in headers.items() if _is_long(header)]
     downloads = [file for file, header in headers.items() if _is_scalar_download(file, header)]
     return (long[0] if len(long) == 1 else None), downloads

@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 
 from run_diagnosis.importers import RunImportError
+from run_diagnosis.importers.aliases import own_files
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number
 from run_diagnosis.importers.metric_names import assign
@@ -77,15 +78,8 @@ def _table(path: Path) -> Table | None:
 
 def _tables(path: Path) -> dict[str, tuple[Path, Table]]:
     """The tables written across that ``path`` is or holds, by metric name (the file's stem)."""
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.iterdir() if p.is_file())
-        if path.is_dir()
-        else []
-    )
     found: dict[str, tuple[Path, Table]] = {}
-    for file in files:
+    for file in own_files(path):
         table = _table(file)
         if table is not None:
             found[file.stem] = (file, table)
