@@ -563,11 +563,13 @@ def test_cli_without_a_build_fails_with_the_message(tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
 def test_reports_render_in_headless_chromium(
     problem: dict[str, Path], clean: dict[str, Path], tmp_path: Path
 ) -> None:
-    from support.report_browser import check_pages
+    from support.report_browser import browser_installed, check_pages
+
+    if not browser_installed(CHROMIUM):
+        pytest.skip(f"needs {CHROMIUM}")
 
     # a page that must fail every check, to prove the checks can fail
     control = tmp_path / "control.html"

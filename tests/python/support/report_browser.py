@@ -32,6 +32,10 @@ from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_SEC = 20.0
+# scripts/test.sh installs Chromium in the background when the machine lacks it and names here the
+# file it writes when the install ends ("ok" or "failed"); the browser test waits for it
+INSTALL_STATUS_ENV_VAR = "RUN_DIAGNOSIS_BROWSER_INSTALL"
+INSTALL_WAIT_SEC = 900.0  # apt's index and Chromium's packages, on a slow mirror
 SETTLE_SEC = 0.3  # after load, how long to keep collecting late console/log events
 CHROMIUM_FLAGS = (
     "--headless",
@@ -250,6 +254,16 @@ def check_page(client: CdpPipe, page: Path, screenshot: Path | None = None) -> P
     )
     client.call("Target.closeTarget", {"targetId": target})
     return result
+
+
+def browser_installed(executable: Path = CHROMIUM, wait: float = INSTALL_WAIT_SEC) -> bool:
+    """Whether the browser is there, once an install scripts/test.sh runs in the background has ended."""
+    status = os.environ.get(INSTALL_STATUS_ENV_VAR)
+    if status:
+        deadline = time.monotonic() + wait
+        while not Path(status).exists() and time.monotonic() < deadline:
+            time.sleep(1.0)
+    return executable.exists()
 
 
 def check_pages(pages: Sequence[Path], executable: Path = CHROMIUM) -> list[PageCheck]:
