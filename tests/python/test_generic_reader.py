@@ -277,6 +277,66 @@ def test_one_run_written_per_split_is_read_as_one_run(tmp_path: Path) -> None:
         generic_log.load(dro)
 
 
+def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path) -> None:
+    # history.csv (full precision) beside the train.log that printed the same epochs to 4 decimals:
+    # one run, read from the table; the console is passed over with a note
+    exact = [loss_of(e + 1) + 1e-5 * math.sin(e) for e in range(15)]
+    table = [
+        "epoch,trn_loss,val_loss,lr",
+        *(f"{e + 1},{v!r},{v + 0.1!r},0.0002" for e, v in enumerate(exact)),
+    ]
+    printed = [
+        f"Epoch {e + 1:2d}/15 | trn_loss: {v:.4f} | val_loss: {v + 0.1:.4f}" for e, v in enumerate(exact)
+    ]
+    run_dir = tmp_path / "convnext"
+    run_dir.mkdir()
+    write(run_dir, "history.csv", "\n".join(table) + "\n")
+    write(run_dir, "train.log", "nohup: ignoring input\n" + "\n".join(printed) + "\n")
+    run = importers.detect(run_dir).load(run_dir)
+    assert losses(run) == exact and len(run.evals) == 15
+    assert any("history.csv (" in n and "train.log (4 decimals) holds the same 15" in n for n in run.notes)
+    # two runs of the same length whose losses differ beyond the printed rounding: refused as before
+    other = tmp_path / "two_runs"
+    other.mkdir()
+    write(other, "history.csv", "\n".join(table) + "\n")
+    moved = [f"Epoch {e + 1:2d}/15 | trn_loss: {v + 0.001:.4f}" for e, v in enumerate(exact)]
+    write(other, "train.log", "\n".join(moved) + "\n")
+    assert not generic_log.sniff(other)
+    with pytest.raises(importers.RunImportError, match="expected one training log"):
+        generic_log.load(other)
+
+
+def test_a_changed_plan_of_epochs_is_a_new_launch(tmp_path: Path) -> None:
+    # five workers print '[code][Epoch 02/10] ... Loss:x' interleaved; the job is stopped in epoch 2
+    # and launched again for 50 epochs: the epoch count restarts with another total at line 8
+    codes = ("000660", "005930", "035420")
+    first = [
+        f"[{c}][Epoch {e:02d}/10] Epsilon:1.0 Loss:{loss_of(e) + i:.6f}"
+        for e in (1, 2)
+        for i, c in enumerate(codes)
+    ]
+    again = [
+        f"[{c}][Epoch {e:02d}/50] Epsilon:1.0 Loss:{loss_of(e) + i:.6f}"
+        for e in range(1, 6)
+        for i, c in enumerate(codes)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join([*first, "NumExpr ready", *again]) + "\n"))
+    assert len(run.train) == 21
+    assert list(run.events["step"]) == [7]
+    assert (
+        "restarted the 'Epoch' count at line 8 (1 of 50; the rows before counted to 10)"
+        in run.events["event"][0]
+    )
+    # the same workers under one plan: no launch but the first
+    steady = [
+        f"[{c}][Epoch {e:02d}/50] Epsilon:1.0 Loss:{loss_of(e) + i:.6f}"
+        for e in range(1, 8)
+        for i, c in enumerate(codes)
+    ]
+    run = generic_log.load(write(tmp_path, "steady.log", "\n".join(steady) + "\n"))
+    assert run.events.empty
+
+
 def test_a_counter_that_stays_on_most_rows_is_the_outer_count_of_one_that_moves(tmp_path: Path) -> None:
     # 'iteration:1 step:16/64': the iteration counts passes over the data (an epoch by another name),
     # the step moves within it: step = (iteration - 1) x 64 + step, no restart at each pass

@@ -98,6 +98,14 @@ DESCRIPTION = (
 )
 
 SNIFF_BYTES = 2 * 1024 * 1024
+# One run written twice in a folder (a table beside the console that printed it): the files agree
+# on every training loss once the more precise one is rounded as the other prints it. Five rows at
+# least, so that a few equal numbers of two short runs are not taken for one run; decimals are
+# counted up to 8 (a float32 loss carries about 7 significant digits), with a slack of 1e-9 for
+# the binary representation of a decimal number.
+COPY_MIN_ROWS = 5
+COPY_DECIMALS_MAX = 8
+COPY_ROUNDING_SLACK = 1e-9
 BINARY_PROBE_BYTES = 64 * 1024
 TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".csv", ".tsv", ".json", ".jsonl", ".ndjson", ""}
 MAP_FILE = "run_diagnosis.map.yaml"
@@ -865,7 +873,11 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     train_frame = _train_frame(train, train_steps, assignment, loss, notes)
     eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes, val_field)
     restarts = _restart_events(train, train_steps, counting)
-    events = restarts + _ending_traceback(train, train_steps, skipped)
+    events = (
+        restarts
+        + _plan_changes(train, train_steps, restarts)
+        + _ending_traceback(train, train_steps, skipped)
+    )
     chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
     layout = _layout(
         parsed, (train, train_steps, evals), counting, assignment, chosen, others, doubts, restarts
@@ -1063,6 +1075,37 @@ def _restart_events(rows: list[Record], steps: list[int], counting: Counting) ->
     return events
 
 
+def _plan_changes(
+    rows: list[Record], steps: list[int], restarts: list[tuple[int, str]]
+) -> list[tuple[int, str]]:
+    """A new launch in the same log: the epochs a row says it counts to ('Epoch 01/50') differ from
+    the previous row's ('Epoch 02/10'). One run plans its epochs once; a changed plan is a process
+    started again with other settings (its rows numbered in file order, or its counter starting
+    over), an event at the first row of the new plan unless a restart is already there."""
+    events: list[tuple[int, str]] = []
+    seen = {step for step, _ in restarts}
+    planned: dict[str, float] = {}
+    for row, step in zip(rows, steps, strict=True):
+        for name, total in row.totals.items():
+            if counter_kind(name) != "epoch":
+                continue
+            before = planned.get(name)
+            planned[name] = total
+            if before is None or before == total or step in seen:
+                continue
+            seen.add(step)
+            count = _value(row, name)
+            at = f"{count:g} of {total:g}" if count is not None else f"of {total:g}"
+            events.append(
+                (
+                    step,
+                    f"run resumed: a new launch restarted the {name!r} count at line {row.line} ({at}; the "
+                    f"rows before counted to {before:g}): the planned epochs changed",
+                )
+            )
+    return events
+
+
 def _layout(
     parsed: Parsed,
     rows: tuple[list[Record], list[int], list[Record]],
@@ -1208,12 +1251,66 @@ def _family_parsed(family: SplitFamily) -> Parsed:
     return parsed
 
 
-def _readable(path: Path, limit: int | None) -> bool:
+def _read(path: Path, limit: int | None) -> RunData | None:
+    """The run a file reads as (on its first `limit` bytes), or None when it reads as no log."""
     try:
-        infer(parse_file(path, limit), load_map(path))
+        return infer(parse_file(path, limit), load_map(path))
     except (RunImportError, OSError, ValueError, RecursionError):
-        return False
-    return True
+        return None
+
+
+def _readable(path: Path, limit: int | None) -> bool:
+    return _read(path, limit) is not None
+
+
+def _decimals(values: pd.Series) -> int:
+    """The fewest decimals that write every value as it is (at most COPY_DECIMALS_MAX)."""
+    for places in range(COPY_DECIMALS_MAX):
+        if ((values - values.round(places)).abs() <= COPY_ROUNDING_SLACK).all():
+            return places
+    return COPY_DECIMALS_MAX
+
+
+@dataclass
+class Copies:
+    """Files of one folder that each hold the same run's training losses (a table written beside the
+    console that printed it): the most precise is read, the others are passed over."""
+
+    chosen: Path
+    passed_over: list[tuple[Path, int]]  # (file, the decimals it prints the loss to)
+    rows: int
+    decimals: int
+
+
+def _copies(readable: list[Path], limit: int | None) -> Copies | None:
+    """The files among a folder's logs that hold one run's training losses written twice or more
+    (history.csv beside the train.log that printed the same epochs), or None: every file gives the
+    same number of training rows (at least COPY_MIN_ROWS) and the same losses, each file's numbers
+    equal to the most precise one's rounded to the decimals that file prints. Two runs do not give
+    the same losses row for row; one run's files do, whatever their layout. The most precise file is
+    read (on a tie, the one with more evaluation rows, then the first by name)."""
+    runs = [(path, _read(path, limit)) for path in readable]
+    series = [
+        (path, run.train["loss"].astype(float).reset_index(drop=True))
+        for path, run in runs
+        if run is not None
+    ]
+    if len(series) < 2 or len(series) != len(readable):
+        return None
+    rows = {len(losses) for _, losses in series}
+    if len(rows) != 1 or min(rows) < COPY_MIN_ROWS or any(losses.isna().any() for _, losses in series):
+        return None
+    places = {path: _decimals(losses) for path, losses in series}
+    evals = {path: len(run.evals) for path, run in runs if run is not None}
+    finest_path, finest = max(
+        series, key=lambda item: (places[item[0]], evals[item[0]], -readable.index(item[0]))
+    )
+    for path, losses in series:
+        step = 10.0 ** -places[path]
+        if ((finest.round(places[path]) - losses).abs() > step + COPY_ROUNDING_SLACK).any():
+            return None
+    others = [(path, places[path]) for path, _ in series if path != finest_path]
+    return Copies(finest_path, others, len(finest), places[finest_path])
 
 
 def sniff(path: Path) -> bool:
@@ -1222,7 +1319,9 @@ def sniff(path: Path) -> bool:
     try:
         if path.is_dir():
             readable = [p for p in _candidates(path) if _readable(p, SNIFF_BYTES)]
-            return len(readable) == 1 or _split_family(readable) is not None
+            if len(readable) == 1 or _split_family(readable) is not None:
+                return True
+            return len(readable) > 1 and _copies(readable, SNIFF_BYTES) is not None
         return path.is_file() and _readable(path, SNIFF_BYTES)
     except OSError:
         return False
@@ -1246,10 +1345,13 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     (field -> name, from --map) win over the map file beside the log, which wins over inference."""
     if not path.exists():
         raise RunImportError(f"{path}: no such file or folder")
-    file, family = path, None
+    file, family, copies = path, None, None
     if path.is_dir():
         readable = [p for p in _candidates(path) if _readable(p, None)]
         family = _split_family(readable) if len(readable) > 1 else None
+        copies = _copies(readable, None) if len(readable) > 1 and family is None else None
+        if copies is not None:
+            readable = [copies.chosen]
         if len(readable) != 1 and family is None:
             looked = ", ".join(p.name for p in _candidates(path)) or "no text files"
             found = "none" if not readable else ", ".join(p.name for p in readable)
@@ -1261,6 +1363,13 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     mapping = {**load_map(file), **dict(overrides or {})}
     parsed = parse_file(file) if family is None else _family_parsed(family)
     run = infer(parsed, mapping)
+    if copies is not None:
+        shown = ", ".join(f"{f.name} ({places} decimals)" for f, places in copies.passed_over)
+        run.notes.append(
+            f"one run written {len(copies.passed_over) + 1} times: {copies.chosen.name} ({copies.decimals} "
+            f"decimals) is read; {shown} {'holds' if len(copies.passed_over) == 1 else 'hold'} the same "
+            f"{copies.rows} training losses rounded, passed over"
+        )
     first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
     own = script_settings.logged_settings(file, first_row)
     _planned_epochs(run, file.parent, own)
