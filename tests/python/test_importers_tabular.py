@@ -809,6 +809,29 @@ def test_lightning_warmup_in_epochs_is_read_as_steps(
         assert notes_with(run, "warmup_epochs=2 but the steps of an epoch unknown")
 
 
+def test_lightning_hparams_grouped_in_a_training_section_plan_the_run(tmp_path: Path) -> None:
+    """A config saved with its settings grouped (`training: {max_steps: 50, warmup_steps: 500}`) plans
+    the run as the same settings written flat; a model section's numbers are not the plan, and a key
+    two training sections give differently is left out."""
+    folder = tmp_path / "version_0"
+    folder.mkdir()
+    rows = [f"0,{s},{0.3 + 0.01 * (s % 3)}" for s in range(25)]
+    (folder / "metrics.csv").write_text("epoch,step,train/loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text(
+        "seed: 1342\nmodel:\n  lr: 0.5\n  max_epochs: 7\ntraining:\n  max_steps: 50\n"
+        "  learning_rate: 0.0001\n  warmup_steps: 500\n  gradient_clip_val: 1.0\n  batch_size: 2\n"
+        "optim:\n  batch_size: 4\n",
+        encoding="utf-8",
+    )
+    run = lightning_csv.load(folder)
+    assert run.config["total_steps"] == 50 and run.config["grad_clip_norm"] == 1
+    assert run.schedule == {"peak_lr": 0.0001, "warmup_steps": 500}
+    assert run.config.get("batch_size") is None and run.config.get("num_epochs") is None
+    assert notes_with(
+        run, "settings read from its sections: training.gradient_clip_val, training.learning_rate"
+    )
+
+
 def test_lightning_resumed_versions_keep_only_the_last_versions_unfinished_epochs(tmp_path: Path) -> None:
     """version_0 ends in epoch 1 of 6 and was resumed: its own end is not the run's; version_2 ends
     in epoch 5, the last planned: nothing unfinished."""

@@ -15,8 +15,10 @@ What is read
 * ``hparams.yaml`` beside it (whatever the LightningModule saved with
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``
   -> num_epochs, ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
-  grad_clip_norm, ``warmup_steps``, ``min_lr``; everything is also kept under
-  ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
+  grad_clip_norm, ``warmup_steps``, ``min_lr``; a key the top level lacks is taken from a
+  training section one level down (``training:``, ``trainer:``, ``optim:``, ...: a grouped
+  config plans the run as a flat one; two sections disagreeing leave it out); everything is also
+  kept under ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
 * A ``lightning_logs`` folder holding one ``version_N`` is read as that version. Holding
   several, consecutive versions that continue each other are ONE run resumed (``version_runs``):
   Lightning starts a new version folder for every ``fit()``, also one that restores a
@@ -49,6 +51,7 @@ What cannot be known
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -94,6 +97,22 @@ HPARAM_KEYS: dict[str, list[str]] = {
     "grad_clip_norm": ["gradient_clip_val", "grad_clip_norm", "grad_clip", "max_grad_norm", "clip_grad_norm"],
 }
 SCHEDULE_KEYS = ("peak_lr", "min_lr", "warmup_steps")
+# the sections of a nested config that hold the run's training settings (Hydra / OmegaConf
+# configs saved as hparams: trainer.max_steps, optim.lr, training.warmup_steps); a `model:` or
+# `data:` section's numbers (a layer's dropout, a dataset's length) are not the run's plan
+TRAINING_SECTIONS = frozenset(
+    {
+        "training",
+        "train",
+        "trainer",
+        "optim",
+        "optimizer",
+        "optimization",
+        "solver",
+        "hparams",
+        "hyperparameters",
+    }
+)
 # a planned epoch count under another project's name (train_epochs, total_epochs, nb_epochs):
 # the word 'epochs' last, the words before it only ones that say "how many, for training"
 EPOCH_COUNT_QUALIFIERS = frozenset({"train", "training", "max", "num", "n", "nb", "total", "number", "of"})
@@ -412,9 +431,38 @@ def _yaml_scalar(text: str) -> Any:
         return text
 
 
+def _with_sections(hparams: dict[str, Any], notes: list[str], source: str) -> dict[str, Any]:
+    """`hparams` with the settings of its training sections (TRAINING_SECTIONS: `training:`,
+    `trainer:`, `optimizer:` ...) one level down, for the keys the top level lacks: a config that
+    groups its settings (`training: {max_steps: 50, warmup_steps: 500}`) plans the run as one that
+    writes them flat. A key two sections give with different values is left out (which one the
+    run used is not said)."""
+    found: dict[str, dict[str, Any]] = {}
+    for section, values in hparams.items():
+        if str(section).lower() not in TRAINING_SECTIONS or not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if key not in hparams and not isinstance(value, dict | list):
+                found.setdefault(key, {})[str(section)] = value
+    merged = dict(hparams)
+    wanted = {key.lower() for keys in HPARAM_KEYS.values() for key in keys}
+    used = []
+    for key, by_section in found.items():
+        if len({json.dumps(v, default=str) for v in by_section.values()}) != 1:
+            continue
+        merged[key] = next(iter(by_section.values()))
+        if str(key).lower() in wanted:
+            used.append(f"{next(iter(by_section))}.{key}")
+    if used:
+        notes.append(f"{source}: settings read from its sections: {', '.join(sorted(used))}")
+    return merged
+
+
 def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAMS_FILE) -> dict[str, Any]:
-    """The canonical values `hparams` give (HPARAM_KEYS, first key present wins), each reading
-    noted; also used for DVCLive's params (`source`: the file named in the notes)."""
+    """The canonical values `hparams` give (HPARAM_KEYS, first key present wins; a key the top
+    level lacks is looked up in its training sections), each reading noted; also used for
+    DVCLive's params (`source`: the file named in the notes)."""
+    hparams = _with_sections(hparams, notes, source)
     picked: dict[str, Any] = {}
     # a key in any case ('LEARNING_RATE', a script's constants): the exact spelling first
     folded: dict[str, str] = {}
