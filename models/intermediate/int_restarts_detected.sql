@@ -122,16 +122,27 @@ with_crash as (
             and coalesce(matched.crashed_after_step, matched.restart_event_step) + 1
 ),
 
+{#- where the crashed attempt had got: the log's replay, else the crash event; else, from a restart
+    event alone, the step it names (the checkpoint's, when it names one, was saved by the attempt
+    that got to the event) or, naming none, the row before the event: the new attempt starts at
+    the event and nothing the log shows was redone -#}
+{%- set crashed_after -%}
+    coalesce(
+        crashed_after_step,
+        crash_event_step,
+        case when resumed_from_step is null then restart_event_step - 1 else restart_event_step end
+    )
+{%- endset %}
+
 final as (
     select
         run_id,
         resume_step,
         attempt_number,
-        coalesce(crashed_after_step, crash_event_step, restart_event_step) as crashed_after_step,
+        {{ crashed_after }} as crashed_after_step,
         replayed_rows,
         -- steps of progress lost: from the checkpoint to where the crashed attempt had got
-        greatest(coalesce(crashed_after_step, crash_event_step, restart_event_step) - resume_step + 1, 0)
-            as steps_lost,
+        greatest({{ crashed_after }} - resume_step + 1, 0) as steps_lost,
         replayed_seconds,
         resumed_from_step,
         restart_event_step,
