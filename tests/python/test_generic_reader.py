@@ -306,6 +306,30 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
         generic_log.load(other)
 
 
+def test_a_json_document_of_metrics_grouped_by_split_is_one_run(tmp_path: Path) -> None:
+    # Ludwig's training_statistics.json: split -> output feature -> metric -> one value an epoch, with
+    # 'combined' the loss over every output (the whole, before one output's own)
+    epochs = range(12)
+
+    def split(shift: float) -> dict:
+        combined = [loss_of(e + 1) + shift for e in epochs]
+        own = [v * 0.9 for v in combined]
+        return {
+            "price": {"loss": own, "r2": [-0.5] * 12},
+            "combined": {"loss": combined, "accuracy": [0.0] * 12},
+        }
+
+    document = {"training": split(0.0), "validation": split(0.1), "test": split(0.12)}
+    run = generic_log.load(write(tmp_path, "training_statistics.json", json.dumps(document)))
+    assert losses(run) == document["training"]["combined"]["loss"]
+    assert list(run.evals["val_loss"]) == document["validation"]["combined"]["loss"]
+    assert steps(run.train) == list(epochs)
+    # the same arrays keyed by run (one per feature set): several runs, not one log
+    runs = {"mfcc": split(0.0)["combined"], "chroma": split(0.2)["combined"]}
+    with pytest.raises(RunImportError):
+        generic_log.load(write(tmp_path, "results.json", json.dumps(runs)))
+
+
 def test_a_changed_plan_of_epochs_is_a_new_launch(tmp_path: Path) -> None:
     # five workers print '[code][Epoch 02/10] ... Loss:x' interleaved; the job is stopped in epoch 2
     # and launched again for 50 epochs: the epoch count restarts with another total at line 8

@@ -115,6 +115,7 @@ NAME_MAX_WORDS = 5
 LABEL_COLUMN = "label"  # the header given to a column that repeats one word naming the values beside it
 COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
 PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
+SPLIT_NESTING = 3  # split -> output feature -> metric: the levels of a split-keyed JSON document read
 
 
 @dataclass
@@ -804,8 +805,10 @@ def _csv_rows(lines: list[tuple[int, str]], delimiter: str) -> Iterator[tuple[in
 
 
 def json_records(document: Any, stem: str) -> list[Record] | None:
-    """Records of a JSON/Python document: {name: [values]} columns, [objects], or [numbers]
-    (named after the file); None for any other shape (a config, a nested results file)."""
+    """Records of a JSON/Python document: {name: [values]} columns, the same grouped by split
+    ({"training": {"combined": {"loss": [values]}}, "validation": {...}}: Ludwig's
+    training_statistics.json), [objects], or [numbers] (named after the file); None for any other
+    shape (a config, a results file of several runs keyed by their names)."""
     if isinstance(document, list) and document and all(isinstance(x, dict) for x in document):
         return objects_records(enumerate(document, start=1))
     if isinstance(document, list) and len(document) >= 2 and all(cell_value(x) for x in document):
@@ -817,7 +820,41 @@ def json_records(document: Any, stem: str) -> list[Record] | None:
         }
         if numeric:
             return column_records(numeric)
+        by_split = split_keyed_columns(document)
+        if by_split:
+            return column_records(by_split)
     return None
+
+
+def split_keyed_columns(document: dict[str, Any]) -> dict[str, list[Any]]:
+    """The numeric arrays of a document whose top-level keys are all data splits ('training',
+    'validation', 'test') and whose values are objects, each array named by its path
+    ('training/combined/loss'), at most SPLIT_NESTING levels down: one run's metrics grouped by
+    split (Ludwig writes split -> output feature -> metric -> one value an epoch). A document
+    keyed by anything else (runs, models, features) is not one run's log: empty."""
+    if not document or not all(
+        isinstance(value, dict)
+        and len(name_tokens(key)) == 1
+        and metric_names.is_split_word(name_tokens(key)[0])
+        for key, value in document.items()
+    ):
+        return {}
+    columns: dict[str, list[Any]] = {}
+
+    def walk(prefix: str, value: Any, depth: int) -> None:
+        if isinstance(value, dict) and depth < SPLIT_NESTING:
+            for key, inner in value.items():
+                walk(f"{prefix}/{key}", inner, depth + 1)
+        elif (
+            isinstance(value, list)
+            and len(value) >= 2
+            and sum(cell_value(x) is not None for x in value) >= len(value) / 2
+        ):
+            columns[prefix] = value
+
+    for split, metrics in document.items():
+        walk(split, metrics, 1)
+    return columns
 
 
 def column_records(columns: dict[str, list[Any]]) -> list[Record]:

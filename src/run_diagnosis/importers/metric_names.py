@@ -338,7 +338,7 @@ WORDS: dict[str, Word] = _table(
             QUALIFIER,
             "plain",
             "namespace or qualifier that does not change what is measured",
-            "total overall global all sum main model lm language modeling per metrics metric "
+            "total overall combined global all sum main model lm language modeling per metrics metric "
             "optim optimizer opt trainer info stats perf scalar scalars charts summary log logs "
             "current cur curr num n seen consumed processed input mse mae ctc mlm clm label smoothing "
             "unscaled raw base adam adamw sgd lamb lion adafactor adagrad rmsprop muon decoupled "
@@ -425,7 +425,7 @@ WORDS: dict[str, Word] = _table(
             "approx clipfrac explained variance hp hparam hparams flos "
             "allocated reserved util utilization power temperature temp bleu rouge rouge1 rouge2 "
             "rougel rougelsum meteor f1 precision recall auc auroc roc map miou wer cer psnr ssim "
-            "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards return "
+            "lpips fid mcc pearson spearman spearmanr exact em error err errors reward rewards rew return "
             "returns margin margins logps logits advantage advantages score scores momentum beta "
             "beta1 beta2 wd decay coef coeff lambda samples sample examples images sequences bsz wpb "
             "size len length rmse param params parameter parameters zeros nan nans inf overflow "
@@ -1084,7 +1084,7 @@ def _same_series(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
 
 
 # words that say a series is the sum of the others: among equally plain candidates, it is the one
-_TOTAL_WORDS = {"total", "sum", "overall"}
+_TOTAL_WORDS = {"total", "sum", "overall", "combined"}  # combined: Ludwig's all-outputs loss
 
 # the loss fields a term of a composite loss stands in for when no total is logged
 _LOSS_FIELDS = ("loss", "val_loss", "test_loss")
