@@ -306,6 +306,22 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
         generic_log.load(other)
 
 
+def test_a_table_aligned_by_spaces_is_read_by_its_header(tmp_path: Path) -> None:
+    # rllab / Berkeley logz: a header of names, then rows of numbers padded to fixed widths
+    names = ["Iteration", "Wall_Time", "Train_Return", "Critic_Loss", "Actor_Loss"]
+    rows = [[i * 50, i * 0.07, -100.0 + 7 * i, loss_of(i + 1) / 100, -0.6] for i in range(30)]
+    text = (
+        "".join(f"{n:<25}" for n in names) + "\n" + "\n".join("".join(f"{v!s:<25}" for v in r) for r in rows)
+    )
+    run = generic_log.load(write(tmp_path, "log.txt", text + "\n"))
+    assert steps(run.train) == [r[0] for r in rows] and losses(run) == [r[3] for r in rows]
+    assert any("aligned by spaces" in note for note in run.notes)
+    # words between the numbers (a console line, not a row of a table): not a table
+    console = "\n".join(f"Iteration {r[0]} Critic_Loss {r[3]} Actor_Loss {r[4]}" for r in rows)
+    run = generic_log.load(write(tmp_path, "console.txt", "Training started here now\n" + console + "\n"))
+    assert not any("aligned by spaces" in note for note in run.notes) and losses(run) == [r[3] for r in rows]
+
+
 def test_a_json_document_of_metrics_grouped_by_split_is_one_run(tmp_path: Path) -> None:
     # Ludwig's training_statistics.json: split -> output feature -> metric -> one value an epoch, with
     # 'combined' the loss over every output (the whole, before one output's own)

@@ -115,6 +115,10 @@ NAME_MAX_WORDS = 5
 LABEL_COLUMN = "label"  # the header given to a column that repeats one word naming the values beside it
 COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
 PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
+# a table aligned by spaces: three named columns at least (a counter, a loss and one more), and its
+# rows of numbers on 80% of the lines after the header (a warning or a repeated header may interleave)
+ALIGNED_MIN_COLUMNS = 3
+ALIGNED_ROW_SHARE = 0.8
 SPLIT_NESTING = 3  # split -> output feature -> metric: the levels of a split-keyed JSON document read
 
 
@@ -697,6 +701,26 @@ def sniff_delimiter(lines: list[str]) -> str | None:
         if common >= 2 and share >= 0.8 and (best is None or share > best[1]):
             best = (delimiter, share)
     return best[0] if best else None
+
+
+def aligned_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+    """A table whose columns are aligned by spaces (rllab / Berkeley `logz` loggers: 'Iteration
+    Wall_Time  Samples  Train_Return ...' padded to fixed widths) rewritten tab-separated, or None:
+    the first line names ALIGNED_MIN_COLUMNS or more columns (no cell a number), and most of the next
+    lines (ALIGNED_ROW_SHARE of up to 50) hold as many cells, every one a number."""
+    nonblank = [(n, text) for n, text in lines if text.strip()]
+    if len(nonblank) < 2:
+        return None
+    header = nonblank[0][1].split()
+    if len(header) < ALIGNED_MIN_COLUMNS or any(cell_value(c) is not None for c in header):
+        return None
+    sample = [text.split() for _, text in nonblank[1:51]]
+    numeric = sum(
+        len(cells) == len(header) and all(cell_value(c) is not None for c in cells) for cells in sample
+    )
+    if numeric < ALIGNED_ROW_SHARE * len(sample):
+        return None
+    return [(n, "\t".join(text.split())) for n, text in nonblank]
 
 
 @dataclass

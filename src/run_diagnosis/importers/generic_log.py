@@ -77,6 +77,7 @@ from run_diagnosis.importers.generic_lines import (
     TIME_UNITS,
     Record,
     Skipped,
+    aligned_lines,
     console_records,
     counter_kind,
     json_records,
@@ -260,6 +261,12 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
                     f"no header row and a first column of fractions (no counter): it is named after the file "
                     f"({stem!r}), the second column is left unnamed, and the rows are numbered in file order"
                 )
+    if records is None and nonblank and not looks_like_markdown(nonblank):
+        aligned = aligned_lines(lines)
+        table = table_records(aligned, "\t", stem, skipped) if aligned else None
+        if table is not None:
+            kind, records = "aligned", table.records
+            notes.append("a table aligned by spaces: its first line names the columns")
     markdown = False
     if records is None:
         markdown = looks_like_markdown(nonblank)
