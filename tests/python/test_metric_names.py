@@ -484,3 +484,23 @@ def test_cost_is_a_loss_pass_an_epoch_and_a_function_name_a_metric_beside_a_loss
     assert assign(["epoch", "mse", "val_mse"]).columns["val_loss"] == "val_mse"
     # two functions side by side (a counting model's error metrics): at least one is no objective
     assert "loss" not in assign(["epoch", "reg", "mae", "mse"]).columns
+
+
+@pytest.mark.parametrize(
+    ("names", "loss"),
+    [
+        (["episode", "total_reward", "actor_loss", "critic_loss", "entropy"], "critic_loss"),
+        (["Iteration", "Train_Return", "Critic_Loss", "Actor_Loss"], "Critic_Loss"),
+        (["step", "policy_loss", "value_loss", "loss_total"], "loss_total"),  # a total wins, as always
+    ],
+)
+def test_an_actor_critics_loss_is_its_value_side(names: list[str], loss: str) -> None:
+    """Beside the policy's loss (advantage-weighted log-likelihood, near zero by construction), the
+    critic's or value function's regression error is the run's loss."""
+    assert assign(names).columns["loss"] == loss
+
+
+def test_a_gan_critic_beside_a_discriminator_stays_ambiguous() -> None:
+    """A critic with no actor beside it is a GAN's player, not a value estimate: no side is chosen."""
+    chosen = assign(["step", "d_loss", "critic_loss"])
+    assert chosen.columns["loss"] == "d_loss" and chosen.ambiguous["loss"] == ["d_loss", "critic_loss"]

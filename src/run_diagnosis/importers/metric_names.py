@@ -552,6 +552,9 @@ def says_loss(name: str) -> bool:
 # (value_loss, vf_loss) and policy (policy_loss, pg_loss), DQN's temporal-difference or Q loss (td_loss,
 # q_loss), an actor-critic's actor (actor_loss); a critic's is a GAN's word too (is_adversarial)
 _REINFORCEMENT_WORDS = {"value", "vf", "policy", "pg", "td", "q", "qf", "qf1", "qf2", "actor"}
+# an actor-critic's two sides: the value estimate's words and the policy's
+_VALUE_SIDE = {"critic", "value", "vf"}
+_POLICY_SIDE = {"actor", "policy", "pg", "pi"}
 
 
 def is_reinforcement(name: str) -> bool:
@@ -1182,6 +1185,10 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
             # 'train_loss' beside 'loss_mse' (a term of a combined loss, or of no stated split): the
             # name that says it is the field's own split
             result.columns[field_name] = own_split[0]
+        elif len(tied) > 1 and field_name in _LOSS_FIELDS and (value_side := _value_side(tied)):
+            # an actor-critic's 'critic_loss' beside its 'actor_loss' (A2C/PPO's value beside its policy
+            # loss): the value estimate's regression error, whose fit can be followed
+            result.columns[field_name] = value_side
         elif len(tied) > 1:
             result.ambiguous[field_name] = tied
     # a run whose only held-out split is named 'test' is judged on it: many scripts evaluate on a
@@ -1190,6 +1197,19 @@ def assign(names: Iterable[str], overrides: Mapping[str, str] | None = None) -> 
         if val_field not in result.columns and test_field in result.columns:
             result.columns[val_field] = result.held_out_as_test[val_field] = result.columns[test_field]
     return result
+
+
+def _value_side(tied: list[str]) -> str | None:
+    """Of an actor-critic's losses, tied as the run's loss, the value side's: 'critic_loss' beside
+    'actor_loss', 'value_loss' beside 'policy_loss'. The policy loss is advantage-weighted
+    log-likelihood whose level hovers near zero by construction (advantages are centred), so it
+    shows neither progress nor trouble; the value loss is a regression of the returns. None unless
+    exactly one name is the value side's and every other the policy side's."""
+    value = [n for n in tied if _VALUE_SIDE & set(tokens(n))]
+    policy = [n for n in tied if _POLICY_SIDE & set(tokens(n))]
+    if len(value) == 1 and policy and len(value) + len(policy) == len(tied) and value[0] not in policy:
+        return value[0]
+    return None
 
 
 def _numbered_parts(names: Iterable[str]) -> set[str]:
