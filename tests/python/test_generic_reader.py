@@ -306,6 +306,17 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
         generic_log.load(other)
 
 
+def test_an_actor_critic_logged_without_a_total_stands_in_with_its_value_loss(tmp_path: Path) -> None:
+    # A2C's progress.csv: policy_loss (near zero by construction), value_loss, entropy_loss, no total
+    rows = [
+        f"{i * 100},{-0.01 * math.sin(i):.5f},{50 / (i + 1):.4f},{-1.0 + i * 0.01:.4f}" for i in range(1, 41)
+    ]
+    run = generic_log.load(
+        write(tmp_path, "progress.csv", "step,policy_loss,value_loss,entropy_loss\n" + "\n".join(rows))
+    )
+    assert run.loss_name == "value_loss" and losses(run) == [float(r.split(",")[2]) for r in rows]
+
+
 def test_a_table_aligned_by_spaces_is_read_by_its_header(tmp_path: Path) -> None:
     # rllab / Berkeley logz: a header of names, then rows of numbers padded to fixed widths
     names = ["Iteration", "Wall_Time", "Train_Return", "Critic_Loss", "Actor_Loss"]

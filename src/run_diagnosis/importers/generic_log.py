@@ -354,8 +354,17 @@ def _choose(
         parts = [n for n in assignment.candidates.get(field_name, []) if assignment.meanings[n].rank == 2]
         if parts:
             # a component named a loss ('vf_loss') before one named by its term alone ('kl', which a
-            # PPO or distillation log prints as a diagnostic beside its losses), then the fuller series
-            chosen = max(parts, key=lambda n: (metric_names.says_loss(n), on_lines[n], -parts.index(n)))
+            # PPO or distillation log prints as a diagnostic beside its losses), then the fuller series,
+            # then an actor-critic's value side ('value_loss' before 'policy_loss': metric_names._value_side)
+            chosen = max(
+                parts,
+                key=lambda n: (
+                    metric_names.says_loss(n),
+                    on_lines[n],
+                    metric_names.is_value_side(n),
+                    -parts.index(n),
+                ),
+            )
             doubts.append(
                 f"no total {field_name} is logged: {chosen!r}, one of its components "
                 f"({', '.join(parts)}), stands in for it"

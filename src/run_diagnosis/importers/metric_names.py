@@ -1205,11 +1205,17 @@ def _value_side(tied: list[str]) -> str | None:
     log-likelihood whose level hovers near zero by construction (advantages are centred), so it
     shows neither progress nor trouble; the value loss is a regression of the returns. None unless
     exactly one name is the value side's and every other the policy side's."""
-    value = [n for n in tied if _VALUE_SIDE & set(tokens(n))]
+    value = [n for n in tied if is_value_side(n)]
     policy = [n for n in tied if _POLICY_SIDE & set(tokens(n))]
-    if len(value) == 1 and policy and len(value) + len(policy) == len(tied) and value[0] not in policy:
+    if len(value) == 1 and policy and len(value) + len(policy) == len(tied):
         return value[0]
     return None
+
+
+def is_value_side(name: str) -> bool:
+    """An actor-critic's value-side loss ('critic_loss', 'value_loss', 'vf_loss'), not its policy's."""
+    words = set(tokens(name))
+    return bool(_VALUE_SIDE & words) and not _POLICY_SIDE & words
 
 
 def _numbered_parts(names: Iterable[str]) -> set[str]:
