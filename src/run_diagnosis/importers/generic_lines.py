@@ -838,16 +838,22 @@ def json_records(document: Any, stem: str) -> list[Record] | None:
     if isinstance(document, list) and len(document) >= 2 and all(cell_value(x) for x in document):
         return column_records({stem: document})
     if isinstance(document, dict):
-        columns = {k: v for k, v in document.items() if isinstance(v, list) and len(v) >= 2}
-        numeric = {
-            k: v for k, v in columns.items() if sum(cell_value(x) is not None for x in v) >= len(v) / 2
-        }
+        numeric = {k: v for k, v in document.items() if _numeric_array(v)}
         if numeric:
             return column_records(numeric)
         by_split = split_keyed_columns(document)
         if by_split:
             return column_records(by_split)
     return None
+
+
+def _numeric_array(value: Any) -> bool:
+    """A JSON array of two or more values, at least half of them numbers: a metric's series."""
+    return (
+        isinstance(value, list)
+        and len(value) >= 2
+        and sum(cell_value(x) is not None for x in value) >= len(value) / 2
+    )
 
 
 def split_keyed_columns(document: dict[str, Any]) -> dict[str, list[Any]]:
@@ -869,11 +875,7 @@ def split_keyed_columns(document: dict[str, Any]) -> dict[str, list[Any]]:
         if isinstance(value, dict) and depth < SPLIT_NESTING:
             for key, inner in value.items():
                 walk(f"{prefix}/{key}", inner, depth + 1)
-        elif (
-            isinstance(value, list)
-            and len(value) >= 2
-            and sum(cell_value(x) is not None for x in value) >= len(value) / 2
-        ):
+        elif _numeric_array(value):
             columns[prefix] = value
 
     for split, metrics in document.items():

@@ -261,12 +261,12 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
                     f"no header row and a first column of fractions (no counter): it is named after the file "
                     f"({stem!r}), the second column is left unnamed, and the rows are numbered in file order"
                 )
-    if records is None and nonblank and not looks_like_markdown(nonblank):
-        aligned = aligned_lines(lines)
-        table = table_records(aligned, "\t", stem, skipped) if aligned else None
-        if table is not None:
-            kind, records = "aligned", table.records
-            notes.append("a table aligned by spaces: its first line names the columns")
+        else:
+            aligned = aligned_lines(lines)
+            table = table_records(aligned, "\t", stem, skipped) if aligned else None
+            if table is not None:
+                kind, records = "aligned", table.records
+                notes.append("a table aligned by spaces: its first line names the columns")
     markdown = False
     if records is None:
         markdown = looks_like_markdown(nonblank)
@@ -1279,6 +1279,13 @@ def _readable(path: Path, limit: int | None) -> bool:
     return _read(path, limit) is not None
 
 
+def _folder_runs(folder: Path, limit: int | None) -> dict[Path, RunData]:
+    """The files of a folder that read as a log (on their first `limit` bytes), each with its run,
+    in name order: read once, for the split family and the copies to decide on."""
+    runs = {path: _read(path, limit) for path in _candidates(folder)}
+    return {path: run for path, run in runs.items() if run is not None}
+
+
 def _decimals(values: pd.Series) -> int:
     """The fewest decimals that write every value as it is (at most COPY_DECIMALS_MAX)."""
     for places in range(COPY_DECIMALS_MAX):
@@ -1298,28 +1305,23 @@ class Copies:
     decimals: int
 
 
-def _copies(readable: list[Path], limit: int | None) -> Copies | None:
+def _copies(runs: dict[Path, RunData]) -> Copies | None:
     """The files among a folder's logs that hold one run's training losses written twice or more
     (history.csv beside the train.log that printed the same epochs), or None: every file gives the
     same number of training rows (at least COPY_MIN_ROWS) and the same losses, each file's numbers
     equal to the most precise one's rounded to the decimals that file prints. Two runs do not give
     the same losses row for row; one run's files do, whatever their layout. The most precise file is
     read (on a tie, the one with more evaluation rows, then the first by name)."""
-    runs = [(path, _read(path, limit)) for path in readable]
-    series = [
-        (path, run.train["loss"].astype(float).reset_index(drop=True))
-        for path, run in runs
-        if run is not None
-    ]
-    if len(series) < 2 or len(series) != len(readable):
+    series = [(path, run.train["loss"].astype(float).reset_index(drop=True)) for path, run in runs.items()]
+    if len(series) < 2:
         return None
     rows = {len(losses) for _, losses in series}
     if len(rows) != 1 or min(rows) < COPY_MIN_ROWS or any(losses.isna().any() for _, losses in series):
         return None
     places = {path: _decimals(losses) for path, losses in series}
-    evals = {path: len(run.evals) for path, run in runs if run is not None}
+    order = list(runs)
     finest_path, finest = max(
-        series, key=lambda item: (places[item[0]], evals[item[0]], -readable.index(item[0]))
+        series, key=lambda item: (places[item[0]], len(runs[item[0]].evals), -order.index(item[0]))
     )
     for path, losses in series:
         step = 10.0 ** -places[path]
@@ -1334,10 +1336,8 @@ def sniff(path: Path) -> bool:
     folder holding exactly one such file."""
     try:
         if path.is_dir():
-            readable = [p for p in _candidates(path) if _readable(p, SNIFF_BYTES)]
-            if len(readable) == 1 or _split_family(readable) is not None:
-                return True
-            return len(readable) > 1 and _copies(readable, SNIFF_BYTES) is not None
+            runs = _folder_runs(path, SNIFF_BYTES)
+            return len(runs) == 1 or _split_family(list(runs)) is not None or _copies(runs) is not None
         return path.is_file() and _readable(path, SNIFF_BYTES)
     except OSError:
         return False
@@ -1363,9 +1363,10 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
         raise RunImportError(f"{path}: no such file or folder")
     file, family, copies = path, None, None
     if path.is_dir():
-        readable = [p for p in _candidates(path) if _readable(p, None)]
+        runs = _folder_runs(path, None)
+        readable = list(runs)
         family = _split_family(readable) if len(readable) > 1 else None
-        copies = _copies(readable, None) if len(readable) > 1 and family is None else None
+        copies = _copies(runs) if family is None else None
         if copies is not None:
             readable = [copies.chosen]
         if len(readable) != 1 and family is None:
