@@ -1,14 +1,16 @@
 -- Level jumps of a per-epoch training loss (config rows_are = 'epoch': each row is an epoch's
 -- mean). An epoch mean averages the whole dataset, so the per-step spike floor (1.5x: a batch
 -- from a harder source) is far too high for it; a jump here is one epoch's mean above the
--- previous epoch's by epoch_jump_min_rise or more, epoch_jump_noise_multiple times the largest
+-- previous epoch's by epoch_jump_min_rise or more, and as far above the level of the series before
+-- it (the median of the epoch_jump_window epochs before it, past the first epochs: a rise out of
+-- one low epoch back to where the series was is noise, not a jump), epoch_jump_noise_multiple times the largest
 -- epoch-to-epoch rise of the epoch_jump_noise_window epochs before it (a noisy per-epoch series
 -- moves up and down routinely), past the first epoch_jump_window epochs (before them only a mean
 -- grown by epoch_jump_early_min_rise with the LR logged: no warmup explains it), with the learning rate not
 -- rising at it at all (a warm restart or a warmup raises the loss by design), and no resume in the
 -- epoch_jump_window epochs up to it (the resume check judges those); a loss with negative values
 -- has no ratio scale and is not judged. One row per jump, with
--- how many of the epoch_jump_window epochs after it stayed above the level before it.
+-- how many of the epoch_jump_window epochs after it stayed above the level before it (level_before).
 {%- set window = threshold('epoch_jump_window') %}
 with
 
@@ -38,6 +40,8 @@ epoch_changes as (
         learning_rate,
         lag(loss) over (partition by run_id order by step) as previous_loss,
         lag(learning_rate) over (partition by run_id order by step) as previous_learning_rate,
+        -- the level before it: the median of the window epochs before (one low epoch does not set it)
+        {{ rolling_median('loss', ['step'], window, partition_by='run_id') }} as median_before,
         row_number() over (partition by run_id order by step) as epoch_position,
         -- a resume in the epoch_jump_window epochs up to this one: a jump there is the resume's
         -- (int_resumes_checked judges it against the pre-crash trajectory)
@@ -52,7 +56,10 @@ epoch_changes as (
 epoch_rises as (
     select
         *,
-        case when run_min_loss > 0 then loss / previous_loss - 1 end as rise
+        case when run_min_loss > 0 then loss / previous_loss - 1 end as rise,
+        -- the level a jump is measured against (and the later epochs stay above): past the first
+        -- epochs the median before it; in them (the loss still falls fast) the previous epoch
+        case when epoch_position > {{ window }} + 1 then median_before else previous_loss end as level_before
     from epoch_changes
 ),
 
@@ -72,6 +79,7 @@ jumps as (
         epoch_position,
         loss,
         previous_loss,
+        level_before,
         rise,
         largest_recent_rise,
         learning_rate,
@@ -79,6 +87,7 @@ jumps as (
     from recent_rises
     where is_after_resume_flag = 0
         and rise >= {{ threshold('epoch_jump_min_rise') }}
+        and loss >= level_before * (1 + {{ threshold('epoch_jump_min_rise') }})
         and rise >= {{ threshold('epoch_jump_noise_multiple') }} * greatest(coalesce(largest_recent_rise, 0), 0)
         and coalesce(learning_rate <= previous_learning_rate * (1 + {{ threshold('epoch_jump_lr_rise_tolerance') }}), true)
         and (
@@ -92,9 +101,9 @@ jumps as (
 ),
 
 after_jumps as (
-    -- the window epochs after each jump: how many stayed above the loss before it
+    -- the window epochs after each jump: how many stayed above the level before it
     {{ rows_after_above('jumps', ['run_id', 'step'], 'epoch_changes', 'epoch_position', 'jumps.epoch_position',
-        window, 'loss', 'jumps.previous_loss', 'epochs_after', 'epochs_still_above') }}
+        window, 'loss', 'jumps.level_before', 'epochs_after', 'epochs_still_above') }}
 ),
 
 final as (
@@ -103,6 +112,7 @@ final as (
         jumps.step,
         jumps.loss,
         jumps.previous_loss,
+        jumps.level_before,
         jumps.rise,
         jumps.largest_recent_rise,
         jumps.learning_rate,

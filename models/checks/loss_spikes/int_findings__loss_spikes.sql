@@ -223,7 +223,9 @@ epoch_jump_findings as (
         'one row an epoch: its mean loss over the whole dataset, which one batch from a harder source cannot move; rise against the previous epoch '
             || {{ fmt_pct('epoch_jumps.rise') }} || ' (a jump from ' || {{ fmt_pct(threshold('epoch_jump_min_rise'), 0) }} || ' and '
             || {{ threshold('epoch_jump_noise_multiple') }} || 'x the largest epoch-to-epoch rise of the ' || {{ threshold('epoch_jump_noise_window') }}
-            || ' epochs before it, ' || {{ fmt_pct('greatest(coalesce(epoch_jumps.largest_recent_rise, 0), 0)') }} || '); learning rate '
+            || ' epochs before it, ' || {{ fmt_pct('greatest(coalesce(epoch_jumps.largest_recent_rise, 0), 0)') }} || '); level before it '
+            || {{ fmt('epoch_jumps.level_before', 4) }} || ' (' || {{ fmt_pct('epoch_jumps.loss / epoch_jumps.level_before - 1') }} || ' above it; the median of the '
+            || {{ threshold('epoch_jump_window') }} || ' epochs before it past the first epochs, else the previous epoch); learning rate '
             || coalesce({{ fmt('epoch_jumps.previous_learning_rate', 8) }} || ' -> ' || {{ fmt('epoch_jumps.learning_rate', 8) }}
                 || ' (not rising: no warm restart or warmup)', 'not logged (a warm restart cannot be ruled out, so low)')
             || '; above the pre-jump level on ' || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the next '
@@ -232,12 +234,12 @@ epoch_jump_findings as (
         epoch_jumps.step as last_step,
         1 as steps_affected,
         epoch_jumps.loss as observed_value,
-        epoch_jumps.previous_loss as expected_value,
-        epoch_jumps.previous_loss * (1 + {{ threshold('epoch_jump_min_rise') }}) as threshold_value,
+        epoch_jumps.level_before as expected_value,
+        epoch_jumps.level_before * (1 + {{ threshold('epoch_jump_min_rise') }}) as threshold_value,
         'epoch_jump_min_rise' as threshold_name,
-        epoch_jumps.loss - epoch_jumps.previous_loss as estimated_cost,
+        epoch_jumps.loss - epoch_jumps.level_before as estimated_cost,
         'loss_excess' as cost_unit,
-        'the jump of the epoch mean over the epoch before it' as cost_method,
+        'the jump of the epoch mean over its level before it' as cost_method,
         least(1.0, ln(1 + epoch_jumps.rise)) as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
         'Find what changed at epoch ' || {{ fmt_int('epoch_jumps.step') }} || ': a resume from a checkpoint that lost part of the state '
