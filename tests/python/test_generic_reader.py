@@ -317,6 +317,51 @@ def test_an_actor_critic_logged_without_a_total_stands_in_with_its_value_loss(tm
     assert run.loss_name == "value_loss" and losses(run) == [float(r.split(",")[2]) for r in rows]
 
 
+def test_an_epoch_headers_batch_lines_are_one_row_each(tmp_path: Path) -> None:
+    # a loop printing "Epoch : N" once, then two counterless lines a batch (no batch counter), then a
+    # test loop in another shape after training: every batch is a row in file order, the test's
+    # lines are not training rows
+    lines, batch_losses = ["cuda", "INFO: image shape is torch.Size([64, 3, 100, 100])"], []
+    for epoch in range(1, 6):
+        lines.append(f"Epoch : {epoch}")
+        for batch in range(12):
+            loss = loss_of((epoch - 1) * 12 + batch)
+            batch_losses.append(loss)
+            lines += [f"INFO: Number of correct items classified : {batch + epoch}", f"Loss : {loss}"]
+    lines.append("OK: Finished training for 5 epochs")
+    for batch in range(6):
+        lines += [f"('Accuracy : ', {60 + batch}.5)", f"Loss : {1.9 + batch / 100}"]
+    run = generic_log.load(write(tmp_path, "training_log.txt", "\n".join(lines) + "\n"))
+    assert losses(run) == batch_losses
+    assert steps(run.train) == list(range(1, len(batch_losses) + 1))
+    assert any("12 rows" in note or "steps_per_epoch = 12" in note for note in run.notes), run.notes
+
+
+def test_batch_lines_printed_before_the_first_header_are_the_first_passes(tmp_path: Path) -> None:
+    # the header printed after the pass's first batch ("Train loss" first, then "=== epoch: 1 ===")
+    lines, batch_losses = [], []
+    for epoch in range(1, 5):
+        for batch in range(10):
+            loss = loss_of((epoch - 1) * 10 + batch)
+            batch_losses.append(loss)
+            lines.append(f"Train loss: {loss}")
+            if batch == 0:
+                lines.append(f"=== epoch: {epoch}, train acc: 0.{epoch}, test acc: 0.{epoch} ===")
+    run = generic_log.load(write(tmp_path, "training_log.txt", "\n".join(lines) + "\n"))
+    assert losses(run) == batch_losses
+
+
+def test_a_train_and_a_val_value_printed_alike_under_a_header_are_no_batches(tmp_path: Path) -> None:
+    # "Epoch N" then two "Loss" lines (train, then val, printed alike): two lines a pass are not
+    # batches; the pass keeps its first value, as before
+    lines = []
+    for epoch in range(1, 9):
+        lines += [f"Epoch {epoch}", f"Loss: {loss_of(epoch)}", f"Loss: {loss_of(epoch) + 0.5}"]
+    run = generic_log.load(write(tmp_path, "train.txt", "\n".join(lines) + "\n"))
+    assert losses(run) == [loss_of(e) for e in range(1, 9)]
+    assert steps(run.train) == list(range(1, 9))
+
+
 def test_a_table_aligned_by_spaces_is_read_by_its_header(tmp_path: Path) -> None:
     # rllab / Berkeley logz: a header of names, then rows of numbers padded to fixed widths
     names = ["Iteration", "Wall_Time", "Train_Return", "Critic_Loss", "Actor_Loss"]

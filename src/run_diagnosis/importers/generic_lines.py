@@ -63,6 +63,10 @@ PROGRESS_STATE = re.compile(r"^\s*(?P<done>\d+)\s*/\s*(?P<total>\d+)(?![\d.:=/])
 CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
 # a line with more characters than this is not a log line (a minified document); its head is read
 LINE_CHARS = 20000
+# a pass header followed by the same counterless value lines again and again (``Epoch : 3`` then
+# ``Loss : 2.61`` once a batch): one row a line (a batch), numbered in file order, when the passes
+# hold this many such rows at the median; fewer is a train and a val value printed alike, not batches
+BATCH_ROWS_MIN = 4
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default|worker)\s*(\d+)\]\s*:?\s*", re.I)
@@ -592,6 +596,8 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     in_pass: Record | None = None  # the record of the pass header whose progress states follow
     pass_state: tuple[int, str] | None = None  # its latest progress state (line, text)
     pass_finished = True  # whether that state reached its total (done == total)
+    header: Record | None = None  # the latest counter record: its batch lines become rows (BatchRows)
+    batches = BatchRows()
 
     def close_pass() -> None:
         # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a
@@ -652,11 +658,25 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             close_pass()
             records.append(record)
             in_pass, pass_state = (record if PASS_HEADER.match(cleaned.text) else None), None
+            header = record
+            batches.open(record)
             continue
+        if not records:
+            batches.before_first(record, raw)
         above = records[-1] if records else None
+        if header is not None and batches.takes(header, above, record):
+            if batches.starts_row(above, record):
+                row = batches.row(header, record, raw)
+                records.append(row)
+            else:
+                assert above is not None
+                above.metrics.update(record.metrics)
+                above.last_line = number
+            continue
         if (
             above is not None
             and above.source != "bar"
+            and not batches.sealed(above)
             and (number - above.last_line <= CONTINUATION_GAP + 1 or _awaits_values(above, record))
             and not _fields(above.names) & _fields(record.names)
             and not above.names & record.names
@@ -667,7 +687,102 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             continue
         skipped.add("numbers without a counter (settings, summaries)", number, raw)
     close_pass()
-    return records
+    return batches.settle(records, skipped)
+
+
+class BatchRows:
+    """A pass header's batch lines (``Epoch : 3``, then ``Loss : 2.61`` once a batch, no counter).
+    The header takes the first batch's values as a continuation (its shape: the names it took);
+    a counterless line that repeats names of that shape opens a row with the header's counters, and
+    the next lines of the shape fill it until one repeats a name again. A line of another shape
+    ends the pass's rows and fills none (a test loop printing ``Accuracy`` and ``Loss`` after
+    training). A run of one-line rows of the first pass's shape just before the first header is
+    that pass's (a loop printing its header after the first batch). Kept when the passes that took
+    rows hold BATCH_ROWS_MIN at the median (``settle``); else the rows go back to skipped lines."""
+
+    def __init__(self) -> None:
+        self.shape: frozenset[str] = frozenset()
+        self.rows: list[Record] = []  # every row opened, in file order
+        self.per_pass: list[int] = []  # rows opened under each header
+        self.ended: set[int] = set()  # id() of a pass's last record once a line of another shape came
+        self.leading: list[tuple[Record, str]] = []  # counterless records before the first header
+        self.first: Record | None = None
+
+    def open(self, header: Record) -> None:
+        self.shape = frozenset()
+        if self.first is None:
+            self.first = header
+        self.per_pass.append(0)
+
+    def before_first(self, record: Record, raw: str) -> None:
+        self.leading.append((record, raw))
+
+    def takes(self, header: Record, above: Record | None, record: Record) -> bool:
+        """Whether the line is a batch row's (a new one, or the current one's next line)."""
+        if above is None or record.rank != above.rank or id(above) in self.ended:
+            return False
+        if not self.shape:
+            # the first repeat of what the header took fixes the shape
+            took = header.names - header.own
+            if above is header and record.names & took and record.names <= took:
+                self.shape = took
+                return True
+            return False
+        if not (above is header or (self.rows and above is self.rows[-1])):
+            return False
+        if record.names <= self.shape:
+            return True
+        self.ended.add(id(above))
+        return False
+
+    @staticmethod
+    def starts_row(above: Record | None, record: Record) -> bool:
+        return above is None or bool(record.names & above.names)
+
+    def row(self, header: Record, record: Record, raw: str) -> Record:
+        row = Record(
+            record.line,
+            counters=dict(header.counters),
+            totals=dict(header.totals),
+            metrics=dict(record.metrics),
+            rank=record.rank,
+            text=raw,
+            source="line",  # the header's layout: its row and its batches' rows are one series
+            last_line=record.line,
+            own=record.names,
+            clock=record.clock,
+        )
+        self.rows.append(row)
+        if self.per_pass:
+            self.per_pass[-1] += 1
+        return row
+
+    def sealed(self, above: Record) -> bool:
+        return id(above) in self.ended
+
+    def settle(self, records: list[Record], skipped: Skipped) -> list[Record]:
+        taken = sorted(n for n in self.per_pass if n)
+        if not self.rows:
+            return records
+        if taken[len(taken) // 2] < BATCH_ROWS_MIN:
+            dropped = {id(r) for r in self.rows}
+            for r in self.rows:
+                skipped.add("numbers without a counter (settings, summaries)", r.line, r.text)
+            return [r for r in records if id(r) not in dropped]
+        assert self.first is not None
+        shape = self.first.names - self.first.own
+        lead: list[tuple[Record, str]] = []
+        next_line = self.first.line
+        for record, raw in reversed(self.leading):  # the one-line rows right before the first header
+            if record.names != shape or next_line - record.line > CONTINUATION_GAP + 1:
+                break
+            lead.insert(0, (record, raw))
+            next_line = record.line
+        if not lead:
+            return records
+        rows = [self.row(self.first, r, raw) for r, raw in lead]
+        skipped.counts["numbers without a counter (settings, summaries)"] -= len(rows)
+        return rows + records
 
 
 def _awaits_values(header: Record, record: Record) -> bool:
