@@ -695,7 +695,15 @@ def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:
             0,
             29,
         ),  # a 0-based counter: the last is N-1
-        ("args.yaml", "epochs: 125\n", 1, None),  # no model or lr0: not an Ultralytics argument file
+        (
+            "opt.yaml",
+            "weights: yolov5s.pt\ncfg: models/yolov5s.yaml\nhyp: data/hyps/hyp.scratch-low.yaml\n"
+            "epochs: 300\n",
+            0,
+            299,
+        ),  # YOLOv5/v7's opt.yaml as train.py saves it: weights and a hyp file, no lr0 of its own
+        # no model, weights, hyp or lr0: not an Ultralytics argument file
+        ("args.yaml", "epochs: 125\n", 1, None),
         (None, "", 1, None),  # nothing beside the log: no plan
     ],
 )

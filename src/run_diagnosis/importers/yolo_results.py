@@ -39,6 +39,8 @@ from run_diagnosis.importers.metric_frames import Record, build_frames, number, 
 # the run's arguments Ultralytics saves beside its results (args.yaml from YOLOv8 on, opt.yaml in
 # YOLOv3/v5/v7): `epochs` is the planned length of a log whose rows are epochs
 ARGS_FILES = ("args.yaml", "opt.yaml")
+# the keys that make a YAML mapping beside a results table an Ultralytics argument file, with epochs
+ULTRALYTICS_ARGUMENT_KEYS = ("lr0", "model", "hyp", "weights")
 # YOLOv5/v7 save the hyperparameters (lr0, lrf, warmup_epochs ...) apart, in hyp.yaml
 HYP_FILE = "hyp.yaml"
 
@@ -161,12 +163,14 @@ def planned_epochs(folder: Path) -> tuple[int, str] | None:
     and the file that says so; None without such a file or a positive whole number there."""
     for name, args in _arguments(folder):
         epochs = args.get("epochs")
-        # an Ultralytics argument file also names its model or its initial LR (lr0)
+        # an Ultralytics argument file also names its model or its initial LR (lr0: args.yaml of
+        # YOLOv8 on), or its weights and hyperparameters file (hyp: opt.yaml of YOLOv5/v7, whose lr0
+        # is in hyp.yaml)
         if (
             isinstance(epochs, int)
             and not isinstance(epochs, bool)
             and epochs > 0
-            and ("lr0" in args or "model" in args)
+            and any(key in args for key in ULTRALYTICS_ARGUMENT_KEYS)
         ):
             return epochs, name
     return None
