@@ -726,6 +726,18 @@ def test_log_quality(diagnosis: Diagnosis) -> None:
     assert "logs_need_repair" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_written_several_times(4))
+def test_a_log_written_by_several_processes_is_a_low_log_quality_note(diagnosis: Diagnosis) -> None:
+    # the importer read each record once and said so in an event: a defect of the logging, low, and
+    # nothing else fires on the healthy run
+    found = findings_of(diagnosis, "log_quality").set_index("finding_id")
+    assert list(found.index) == ["log_quality:written_several_times"]
+    row = found.loc["log_quality:written_several_times"]
+    assert row["detector_severity"] == "low"
+    assert "written about 4 times" in row["evidence"]
+    only_expected_above_low(diagnosis, {"log_quality"})
+
+
 @fixture_run(lambda: RunBuilder().plant_placeholder_val_losses(until=180))
 def test_placeholder_zero_val_losses_are_set_aside(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "log_quality").set_index("finding_id")

@@ -461,6 +461,16 @@ def test_identical_records_of_several_ranks_are_kept_once(tmp_path: Path) -> Non
     run = generic_log.load(write(tmp_path, "out.log", "\n".join(lines) + "\n"))
     assert steps(run.train) == list(range(0, 200, 10))
     assert run.layout["skipped"][generic_log.REPEATED]["lines"] == 60
+    # the copies are said in an event (the log_quality check's note), at the first step
+    noted = [
+        (s, e) for s, e in run.events.itertuples(index=False) if e.startswith("log written several times")
+    ]
+    assert (
+        noted
+        and noted[0][0] == 0
+        and "60 training record(s)" in noted[0][1]
+        and "about 4 times" in noted[0][1]
+    )
 
 
 def test_an_isolated_repeated_record_is_kept_for_the_checks(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 -- Finding: the logs themselves are unreliable. One row per kind of defect
 -- (accuracy logged in percent, an evaluation logged twice with different values,
 -- missing or unreadable values, placeholder validation losses of 0, shard ids the shard table does not know, label
--- variants, repeated shard rows, duplicate events, unrecognised events, training
+-- variants, repeated shard rows, duplicate events, unrecognised events, a log every record of
+-- which was written several times over (an importer's log_written_several_times event), training
 -- and validation loss on different scales), with counts and what was done.
 with
 
@@ -47,6 +48,11 @@ evals_compared as (
 
 totals as (
     select run_id, count(*) as raw_rows from train_rows group by run_id
+),
+
+row_counts as (
+    -- the rows read (a log written several times over: each record once)
+    select run_id, count(*) as counted_rows, max(step) as last_step from counted group by run_id
 ),
 
 eval_totals as (
@@ -330,6 +336,23 @@ issues as (
     where is_exact_duplicate
     group by run_id
     having count(*) > 0
+
+    union all
+
+    select
+        event_kinds.run_id,
+        'written_several_times',
+        'low',
+        'Every record of the log was written several times over: several processes (one per GPU) each write every line.',
+        min(event_kinds.event_text),
+        min(event_kinds.step), max(row_counts.last_step), max(row_counts.counted_rows),
+        cast(null as {{ dbt.type_string() }}),
+        'Log from the main process only (if trainer.is_global_zero, accelerator.is_main_process, rank 0); the copies were read once, so nothing here is counted twice.'
+    from event_kinds
+    inner join row_counts
+        on event_kinds.run_id = row_counts.run_id
+    where event_kinds.event_kind = 'log_written_several_times'
+    group by event_kinds.run_id
 
     union all
 

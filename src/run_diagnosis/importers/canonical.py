@@ -91,6 +91,24 @@ class RunData:
 EPOCHS_UNFINISHED = "epochs unfinished: "
 
 
+# the text an importer's event starts with when every record of the log was written several times
+# over (a process per GPU each writing every line) and each is read once (event_patterns:
+# log_written_several_times); the log_quality check reports it
+WRITTEN_SEVERAL_TIMES = "log written several times: "
+
+
+def written_several_times_event(first_step: int, copies: int, records: int) -> tuple[int, str]:
+    """The event saying ``copies`` records of the log were exact copies of the record before them
+    (``records`` kept, each read once), at the log's first step."""
+    times = (copies + records) / records if records else 0
+    return (
+        first_step,
+        f"{WRITTEN_SEVERAL_TIMES}{copies} training record(s) are exact copies of the one before them "
+        f"(each of the {records} written about {times:.0f} times: several processes writing every "
+        "line); each was read once",
+    )
+
+
 def epochs_unfinished_event(
     last_step: int, epochs_logged: int, num_epochs: int, where: str
 ) -> tuple[int, str]:

@@ -70,6 +70,7 @@ from run_diagnosis.importers.canonical import (
     add_event,
     epochs_unfinished_event,
     events_frame,
+    written_several_times_event,
 )
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
@@ -863,8 +864,11 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     train, others = _largest(with_metrics, loss, loss_names)
     counting = _count(train, step_override)
     train_steps = counting.steps
+    copies = 0
     if len(train) >= 2 and counting.kind != "record":
+        before = skipped.counts.get(REPEATED, 0)
         train, train_steps = _deduplicated(train, train_steps, skipped, notes)
+        copies = skipped.counts.get(REPEATED, 0) - before
     cut = not parsed.ends_with_newline and len(train) >= 2 and train[-1].line == parsed.last_line
     if cut and train[-1].named.keys() < train[-2].named.keys():
         skipped.add("last line cut off mid-write", train[-1].line, train[-1].text)
@@ -893,6 +897,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         restarts
         + _plan_changes(train, train_steps, restarts)
         + _ending_traceback(train, train_steps, skipped)
+        + ([written_several_times_event(train_steps[0], copies, len(train))] if copies else [])
     )
     chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
     layout = _layout(

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from run_diagnosis.importers.canonical import written_several_times_event
 from run_diagnosis.run_files import run_file
 
 SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
@@ -270,6 +271,16 @@ class RunBuilder:
         ]
         self.events = pd.concat(
             [self.events, pd.DataFrame(stop, columns=["step", "event"])], ignore_index=True
+        )
+        return self
+
+    def plant_written_several_times(self, writers: int) -> RunBuilder:
+        """The importer's note that every record was written `writers` times over (a process per GPU
+        each writing every line) and read once: the rows stay as they are."""
+        copies = (writers - 1) * len(self.train)
+        note = written_several_times_event(int(self.train["step"].min()), copies, len(self.train))
+        self.events = pd.concat(
+            [self.events, pd.DataFrame([note], columns=["step", "event"])], ignore_index=True
         )
         return self
 
