@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from run_diagnosis import diagnose, importers
 from run_diagnosis.importers import RunImportError, generic_log, metric_names
 from run_diagnosis.importers.canonical import config_document, write_run
+from run_diagnosis.importers.generic_lines import COUNTERLESS
 from run_diagnosis.report_layout import layout_lines
 from support.dbt_session import Diagnosis, fixture_run
 from support.paths import SHARED
@@ -349,6 +350,7 @@ def test_batch_lines_printed_before_the_first_header_are_the_first_passes(tmp_pa
                 lines.append(f"=== epoch: {epoch}, train acc: 0.{epoch}, test acc: 0.{epoch} ===")
     run = generic_log.load(write(tmp_path, "training_log.txt", "\n".join(lines) + "\n"))
     assert losses(run) == batch_losses
+    assert COUNTERLESS not in run.layout["skipped"]  # the first line is a row, no longer a skipped line
 
 
 def test_a_train_and_a_val_value_printed_alike_under_a_header_are_no_batches(tmp_path: Path) -> None:

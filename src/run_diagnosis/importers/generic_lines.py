@@ -52,6 +52,8 @@ EXAMPLE_CHARS = 160
 # a counterless metrics line continues the record above it when at most this many lines lie
 # between them (block layouts print one metric a line; a status line may sit in between)
 CONTINUATION_GAP = 3
+# the reason a counterless line of numbers that continues no record is skipped for
+COUNTERLESS = "numbers without a counter (settings, summaries)"
 # a headerless two-column table's first column is its counter when these first rows hold whole numbers
 COUNTER_PROBE_ROWS = 200
 ROW_COUNTER = "row counter"  # the name such a first column is given
@@ -164,6 +166,16 @@ class Skipped:
         if len(kept) < EXAMPLES_KEPT:
             shown = " ".join(text.split())
             kept.append(f"line {number}: {shown[:EXAMPLE_CHARS]}")
+
+    def restore(self, reason: str, numbers: list[int]) -> None:
+        """Lines counted under reason that became rows after all: no longer skipped."""
+        left = self.counts.get(reason, 0) - len(numbers)
+        kept = [e for e in self.examples.get(reason, []) if int(e.split(":")[0].split()[1]) not in numbers]
+        if left > 0:
+            self.counts[reason], self.examples[reason] = left, kept
+        else:
+            self.counts.pop(reason, None)
+            self.examples.pop(reason, None)
 
     @property
     def total(self) -> int:
@@ -685,7 +697,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             above.metrics.update(record.metrics)
             above.last_line = number
             continue
-        skipped.add("numbers without a counter (settings, summaries)", number, raw)
+        skipped.add(COUNTERLESS, number, raw)
     close_pass()
     return batches.settle(records, skipped)
 
@@ -767,7 +779,7 @@ class BatchRows:
         if taken[len(taken) // 2] < BATCH_ROWS_MIN:
             dropped = {id(r) for r in self.rows}
             for r in self.rows:
-                skipped.add("numbers without a counter (settings, summaries)", r.line, r.text)
+                skipped.add(COUNTERLESS, r.line, r.text)
             return [r for r in records if id(r) not in dropped]
         assert self.first is not None
         shape = self.first.names - self.first.own
@@ -781,7 +793,7 @@ class BatchRows:
         if not lead:
             return records
         rows = [self.row(self.first, r, raw) for r, raw in lead]
-        skipped.counts["numbers without a counter (settings, summaries)"] -= len(rows)
+        skipped.restore(COUNTERLESS, [r.line for r in rows])
         return rows + records
 
 
