@@ -359,9 +359,11 @@ def test_a_train_and_a_val_value_printed_alike_under_a_header_are_no_batches(tmp
     lines = []
     for epoch in range(1, 9):
         lines += [f"Epoch {epoch}", f"Loss: {loss_of(epoch)}", f"Loss: {loss_of(epoch) + 0.5}"]
+        lines.append(f"Accuracy: 0.{50 + epoch}")  # a value of another name after them: the header's
     run = generic_log.load(write(tmp_path, "train.txt", "\n".join(lines) + "\n"))
     assert losses(run) == [loss_of(e) for e in range(1, 9)]
     assert steps(run.train) == list(range(1, 9))
+    assert run.layout["skipped"][COUNTERLESS]["lines"] == 8  # the second Loss of each pass
 
 
 def test_a_table_aligned_by_spaces_is_read_by_its_header(tmp_path: Path) -> None:

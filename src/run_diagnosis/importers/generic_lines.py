@@ -609,7 +609,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     pass_state: tuple[int, str] | None = None  # its latest progress state (line, text)
     pass_finished = True  # whether that state reached its total (done == total)
     header: Record | None = None  # the latest counter record: its batch lines become rows (BatchRows)
-    batches = BatchRows()
+    batches = BatchRows(records, skipped)
 
     def close_pass() -> None:
         # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a
@@ -675,16 +675,15 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             continue
         if not records:
             batches.before_first(record, raw)
-        above = records[-1] if records else None
-        if header is not None and batches.takes(header, above, record):
-            if batches.starts_row(above, record):
-                row = batches.row(header, record, raw)
-                records.append(row)
+        if header is not None and batches.takes(header, records[-1] if records else None, record):
+            current = records[-1]
+            if batches.starts_row(current, record):
+                records.append(batches.row(header, record, raw))
             else:
-                assert above is not None
-                above.metrics.update(record.metrics)
-                above.last_line = number
+                current.metrics.update(record.metrics)
+                current.last_line = number
             continue
+        above = records[-1] if records else None  # (a pass's few rows may just have been taken back)
         if (
             above is not None
             and above.source != "bar"
@@ -709,19 +708,24 @@ class BatchRows:
     the next lines of the shape fill it until one repeats a name again. A line of another shape
     ends the pass's rows and fills none (a test loop printing ``Accuracy`` and ``Loss`` after
     training). A run of one-line rows of the first pass's shape just before the first header is
-    that pass's (a loop printing its header after the first batch). Kept when the passes that took
-    rows hold BATCH_ROWS_MIN at the median (``settle``); else the rows go back to skipped lines."""
+    that pass's (a loop printing its header after the first batch). A pass whose rows a line of
+    another shape ends before BATCH_ROWS_MIN of them gives them back at once (a train and a val
+    value printed alike, then more values: the header takes those as before); the rows are kept
+    when the passes that took rows hold BATCH_ROWS_MIN at the median (``settle``), else they go
+    back to skipped lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, records: list[Record], skipped: Skipped) -> None:
+        self.records, self.skipped = records, skipped  # console_records' own, appended to there
         self.shape: frozenset[str] = frozenset()
         self.rows: list[Record] = []  # every row opened, in file order
         self.per_pass: list[int] = []  # rows opened under each header
         self.ended: set[int] = set()  # id() of a pass's last record once a line of another shape came
         self.leading: list[tuple[Record, str]] = []  # counterless records before the first header
         self.first: Record | None = None
+        self.closed = False  # the current pass gave its rows back: it takes no more
 
     def open(self, header: Record) -> None:
-        self.shape = frozenset()
+        self.shape, self.closed = frozenset(), False
         if self.first is None:
             self.first = header
         self.per_pass.append(0)
@@ -731,7 +735,7 @@ class BatchRows:
 
     def takes(self, header: Record, above: Record | None, record: Record) -> bool:
         """Whether the line is a batch row's (a new one, or the current one's next line)."""
-        if above is None or record.rank != above.rank or id(above) in self.ended:
+        if above is None or self.closed or record.rank != above.rank or id(above) in self.ended:
             return False
         if not self.shape:
             # the first repeat of what the header took fixes the shape
@@ -744,8 +748,21 @@ class BatchRows:
             return False
         if record.names <= self.shape:
             return True
-        self.ended.add(id(above))
+        if self.per_pass and self.per_pass[-1] < BATCH_ROWS_MIN:
+            self._give_back(self.per_pass[-1])
+        else:
+            self.ended.add(id(above))
         return False
+
+    def _give_back(self, n: int) -> None:
+        """The pass's last n rows were no batches: back to skipped lines, the header on top again."""
+        back = self.rows[len(self.rows) - n :]
+        ids = {id(row) for row in back}
+        self.records[:] = [r for r in self.records if id(r) not in ids]
+        for row in back:
+            self.skipped.add(COUNTERLESS, row.line, row.text)
+        del self.rows[len(self.rows) - n :]
+        self.per_pass[-1], self.shape, self.closed = 0, frozenset(), True
 
     @staticmethod
     def starts_row(above: Record | None, record: Record) -> bool:
