@@ -14,8 +14,11 @@ counted as (
     select * from {{ run_ref('int_train_rows_resolved') }} where is_counted
 ),
 
-first_counted as (
-    select run_id, min(step) as first_step from counted group by run_id
+counted_extent as (
+    -- the rows read, their first and last step (a log written several times over: each record once)
+    select run_id, min(step) as first_step, max(step) as last_step, count(*) as counted_rows
+    from counted
+    group by run_id
 ),
 
 known_shards as (
@@ -48,11 +51,6 @@ evals_compared as (
 
 totals as (
     select run_id, count(*) as raw_rows from train_rows group by run_id
-),
-
-row_counts as (
-    -- the rows read (a log written several times over: each record once)
-    select run_id, count(*) as counted_rows, max(step) as last_step from counted group by run_id
 ),
 
 eval_totals as (
@@ -116,14 +114,14 @@ counted_gaps as (
         counted.run_id,
         counted.step,
         -- formats that derive step time from elapsed-time deltas cannot time the first logged step
-        (counted.step > first_counted.first_step) as is_after_first_step,
+        (counted.step > counted_extent.first_step) as is_after_first_step,
         {%- for column in gap_columns %}
         coalesce(row_gaps.{{ column }}_missing, 0) as {{ column }}_missing,
         coalesce(row_gaps.{{ column }}_gap, 0) as {{ column }}_gap{{ ',' if not loop.last }}
         {%- endfor %}
     from counted
-    inner join first_counted
-        on counted.run_id = first_counted.run_id
+    inner join counted_extent
+        on counted.run_id = counted_extent.run_id
     left join row_gaps
         on counted.run_id = row_gaps.run_id
         and counted.file_row_number = row_gaps.file_row_number
@@ -345,12 +343,12 @@ issues as (
         'low',
         'Every record of the log was written several times over: several processes (one per GPU) each write every line.',
         min(event_kinds.event_text),
-        min(event_kinds.step), max(row_counts.last_step), max(row_counts.counted_rows),
+        min(event_kinds.step), max(counted_extent.last_step), max(counted_extent.counted_rows),
         cast(null as {{ dbt.type_string() }}),
         'Log from the main process only (if trainer.is_global_zero, accelerator.is_main_process, rank 0); the copies were read once, so nothing here is counted twice.'
     from event_kinds
-    inner join row_counts
-        on event_kinds.run_id = row_counts.run_id
+    inner join counted_extent
+        on event_kinds.run_id = counted_extent.run_id
     where event_kinds.event_kind = 'log_written_several_times'
     group by event_kinds.run_id
 

@@ -170,7 +170,8 @@ class Skipped:
     def restore(self, reason: str, numbers: list[int]) -> None:
         """Lines counted under reason that became rows after all: no longer skipped."""
         left = self.counts.get(reason, 0) - len(numbers)
-        kept = [e for e in self.examples.get(reason, []) if int(e.split(":")[0].split()[1]) not in numbers]
+        shown = tuple(f"line {n}:" for n in numbers)  # as add() writes an example
+        kept = [e for e in self.examples.get(reason, []) if not e.startswith(shown)]
         if left > 0:
             self.counts[reason], self.examples[reason] = left, kept
         else:
@@ -698,7 +699,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             continue
         skipped.add(COUNTERLESS, number, raw)
     close_pass()
-    return batches.settle(records, skipped)
+    return batches.settle()
 
 
 class BatchRows:
@@ -735,7 +736,7 @@ class BatchRows:
 
     def takes(self, header: Record, above: Record | None, record: Record) -> bool:
         """Whether the line is a batch row's (a new one, or the current one's next line)."""
-        if above is None or self.closed or record.rank != above.rank or id(above) in self.ended:
+        if above is None or self.closed or record.rank != above.rank or self.sealed(above):
             return False
         if not self.shape:
             # the first repeat of what the header took fixes the shape
@@ -748,21 +749,22 @@ class BatchRows:
             return False
         if record.names <= self.shape:
             return True
-        if self.per_pass and self.per_pass[-1] < BATCH_ROWS_MIN:
-            self._give_back(self.per_pass[-1])
+        if self.per_pass[-1] < BATCH_ROWS_MIN:
+            # the header on top again, taking the values after them as before
+            self._take_back(self.per_pass[-1])
+            self.per_pass[-1], self.shape, self.closed = 0, frozenset(), True
         else:
             self.ended.add(id(above))
         return False
 
-    def _give_back(self, n: int) -> None:
-        """The pass's last n rows were no batches: back to skipped lines, the header on top again."""
+    def _take_back(self, n: int) -> None:
+        """The last n rows were no batches: out of the records, back to the skipped lines."""
         back = self.rows[len(self.rows) - n :]
         ids = {id(row) for row in back}
         self.records[:] = [r for r in self.records if id(r) not in ids]
         for row in back:
             self.skipped.add(COUNTERLESS, row.line, row.text)
         del self.rows[len(self.rows) - n :]
-        self.per_pass[-1], self.shape, self.closed = 0, frozenset(), True
 
     @staticmethod
     def starts_row(above: Record | None, record: Record) -> bool:
@@ -782,22 +784,20 @@ class BatchRows:
             clock=record.clock,
         )
         self.rows.append(row)
-        if self.per_pass:
-            self.per_pass[-1] += 1
+        self.per_pass[-1] += 1
         return row
 
     def sealed(self, above: Record) -> bool:
         return id(above) in self.ended
 
-    def settle(self, records: list[Record], skipped: Skipped) -> list[Record]:
+    def settle(self) -> list[Record]:
+        """The records, the batch rows kept or taken back (see the class)."""
         taken = sorted(n for n in self.per_pass if n)
         if not self.rows:
-            return records
+            return self.records
         if taken[len(taken) // 2] < BATCH_ROWS_MIN:
-            dropped = {id(r) for r in self.rows}
-            for r in self.rows:
-                skipped.add(COUNTERLESS, r.line, r.text)
-            return [r for r in records if id(r) not in dropped]
+            self._take_back(len(self.rows))
+            return self.records
         assert self.first is not None
         shape = self.first.names - self.first.own
         lead: list[tuple[Record, str]] = []
@@ -808,10 +808,10 @@ class BatchRows:
             lead.insert(0, (record, raw))
             next_line = record.line
         if not lead:
-            return records
+            return self.records
         rows = [self.row(self.first, r, raw) for r, raw in lead]
-        skipped.restore(COUNTERLESS, [r.line for r in rows])
-        return rows + records
+        self.skipped.restore(COUNTERLESS, [r.line for r in rows])
+        return rows + self.records
 
 
 def _awaits_values(header: Record, record: Record) -> bool:

@@ -864,11 +864,10 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     train, others = _largest(with_metrics, loss, loss_names)
     counting = _count(train, step_override)
     train_steps = counting.steps
-    copies = 0
+    written = len(train)
     if len(train) >= 2 and counting.kind != "record":
-        before = skipped.counts.get(REPEATED, 0)
         train, train_steps = _deduplicated(train, train_steps, skipped, notes)
-        copies = skipped.counts.get(REPEATED, 0) - before
+    copies = written - len(train)  # the records a second writer repeated, read once
     cut = not parsed.ends_with_newline and len(train) >= 2 and train[-1].line == parsed.last_line
     if cut and train[-1].named.keys() < train[-2].named.keys():
         skipped.add("last line cut off mid-write", train[-1].line, train[-1].text)
