@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from run_diagnosis.dbt_runner import FILE_LOG_LEVEL_ENV_VAR
 from support.dbt_session import (
     HOSTILE_NAME,
     DbtSession,
@@ -35,6 +36,11 @@ from support.dbt_session import (
 )
 from support.run_builder import RunBuilder
 from support.slowest_first import slowest_first
+
+# dbt's log file costs about a tenth of a build's time even at info (dbt formats every statement's
+# debug line before the level drops it): the suite's builds write none, unless a test asks for one
+# (test_diagnose's concurrent diagnoses read their debug logs); the default is tested on its own
+os.environ.setdefault(FILE_LOG_LEVEL_ENV_VAR, "none")
 
 PATH_FIELDS = ("folder", "db_path", "target_path")
 SHARED_BUILD = "fixture_runs"  # the session's build of every module's fixture runs

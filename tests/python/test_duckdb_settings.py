@@ -112,3 +112,22 @@ def test_dbt_log_file_is_info_unless_asked(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setenv(dbt_runner.FILE_LOG_LEVEL_ENV_VAR, "verbose")
     with pytest.raises(dbt_runner.DbtBuildError, match="RUN_DIAGNOSIS_DBT_FILE_LOG_LEVEL"):
         dbt_runner.dbt_arguments(tmp_path / "target", tmp_path / "logs")
+
+
+def test_each_build_opens_the_database_with_its_own_memory_and_threads(tmp_path: Path) -> None:
+    """The profile's config_options reach DuckDB when a build opens its database, and a second
+    build in the same process opens it with its own values (not the first build's)."""
+    project = dbt_runner.find_project_dir()
+    manifest = dbt_runner.parsed_manifest(project, "settings", False, {})
+    sql = "select current_setting('memory_limit') as memory, current_setting('threads') as threads"
+    for memory, threads, expected in (("1536MiB", "1", "1.5 GiB"), ("2560MiB", "2", "2.5 GiB")):
+        args = dbt_runner.dbt_arguments(tmp_path / "target", tmp_path / "logs", command="show")
+        env = {
+            dbt_runner.DB_ENV_VAR: str(tmp_path / "settings.duckdb"),
+            MEMORY_ENV_VAR: memory,
+            THREADS_ENV_VAR: threads,
+        }
+        result = dbt_runner.invoke(["--log-level", "none", *args, "--inline", sql], env, manifest)
+        assert result.success, result.exception
+        row = result.result.results[0].agate_table.rows[0]
+        assert (row["memory"], int(row["threads"])) == (expected, int(threads))
