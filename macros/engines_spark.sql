@@ -124,8 +124,8 @@
 
 {#- a seed's rows in file order: read from the seed's CSV file (path relative to the project,
     the working directory of the dbt process), not from the seed table (unordered parquet parts) -#}
-{% macro spark__read_seed_as_text(seed, path, columns) %}
-  {{ return(spark__read_csv_as_text(glob_literal(path), columns, {})) }}
+{% macro spark__read_seed_as_text(seed, path, columns, optional=[]) %}
+  {{ return(spark__read_csv_as_text(glob_literal(path), columns + optional, {})) }}
 {% endmacro %}
 
 {% macro spark__read_text_file(path) %}

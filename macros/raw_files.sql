@@ -16,7 +16,7 @@
 {% macro run_file_spec(kind) %}
   {% set specs = {
     'train': {'suffix': 'train_log.csv', 'columns': ['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']},
-    'eval': {'suffix': 'eval_log.csv', 'columns': ['step', 'val_loss', 'val_accuracy']},
+    'eval': {'suffix': 'eval_log.csv', 'columns': ['step', 'val_loss', 'val_accuracy'], 'optional': ['val_map50']},
     'shards': {'suffix': 'shard_info.csv', 'columns': ['shard_id', 'n_examples', 'source']},
     'events': {'suffix': 'run_events.csv', 'columns': ['step', 'event']},
     'config': {'suffix': 'run_config.json', 'columns': []},
@@ -126,21 +126,24 @@
   where 1 = 0
 {% endmacro %}
 
-{#- one text row per raw CSV row of every run, with the run and the row's 1-based position in its file -#}
+{#- one text row per raw CSV row of every run, with the run and the row's 1-based position in its file;
+    an optional column (spec.optional) a file does not have is null -#}
 {% macro raw_run_file(kind) %}
   {% set spec = run_file_spec(kind) %}
+  {% set optional = spec.get('optional', []) %}
+  {% set columns = spec.columns + optional %}
   {% set files = run_files(kind) %}
-  {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns) if execute and run_dir() is not none and files else {} %}
-  {% if not files %}{{ no_rows(['run_id'] + spec.columns + ['file_row_number'], {'file_row_number': dbt.type_bigint()}) }}{% endif %}
+  {% set headers = check_csv_headers(files | map(attribute=1) | list, spec.columns, optional) if execute and run_dir() is not none and files else {} %}
+  {% if not files %}{{ no_rows(['run_id'] + columns + ['file_row_number'], {'file_row_number': dbt.type_bigint()}) }}{% endif %}
   {% for run, path in files %}
     {% if not loop.first %}union all{% endif %}
     {% if run.dir is none %}
     select {{ sql_literal(run.run_id) }} as run_id, seed_file.*
-    from ({{ adapter.dispatch('read_seed_as_text', 'run_diagnosis')(ref(var('seed_prefix') ~ spec.suffix.replace('.csv', '')), path, spec.columns) }}) as seed_file
+    from ({{ adapter.dispatch('read_seed_as_text', 'run_diagnosis')(ref(var('seed_prefix') ~ spec.suffix.replace('.csv', '')), path, spec.columns, optional) }}) as seed_file
     {% else %}
     {#- the exact name, escaped: DuckDB's readers glob their path argument too -#}
     select {{ sql_literal(run.run_id) }} as run_id, run_file.*
-    from ({{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(glob_literal(path), spec.columns, headers.get(path, {})) }}) as run_file
+    from ({{ adapter.dispatch('read_csv_as_text', 'run_diagnosis')(glob_literal(path), columns, headers.get(path, {})) }}) as run_file
     {% endif %}
   {% endfor %}
 {% endmacro %}
@@ -165,8 +168,9 @@
 {% endmacro %}
 
 {#- stop the build with the file name when a CSV is empty or lacks a column; one query for all
-    the files of a kind; returns path -> (expected column -> the header's own spelling) -#}
-{% macro check_csv_headers(paths, columns) %}
+    the files of a kind; returns path -> (expected column -> the header's own spelling), with those
+    of the optional columns the header has -#}
+{% macro check_csv_headers(paths, columns, optional=[]) %}
   {% set parts = [] %}
   {% for path in paths %}
     {% do parts.append('select ' ~ loop.index ~ ' as file_index, header.* from (' ~ adapter.dispatch('csv_header', 'run_diagnosis')(glob_literal(path)) ~ ') as header') %}
@@ -186,7 +190,7 @@
       {{ exceptions.raise_compiler_error("run_diagnosis: " ~ path ~ " row 1 (header): missing column(s) " ~ missing | join(', ') ~ "; found " ~ found | join(', ') ~ "; expected " ~ columns | join(', ')) }}
     {% endif %}
     {% set mapping = {} %}
-    {% for column in columns %}{% do mapping.update({column: actual[found.index(column)]}) %}{% endfor %}
+    {% for column in columns + optional if column in found %}{% do mapping.update({column: actual[found.index(column)]}) %}{% endfor %}
     {% do mappings.update({path: mapping}) %}
   {% endfor %}
   {{ return(mappings) }}
@@ -206,17 +210,22 @@
 {% endmacro %}
 
 {#- a seed's rows as text in file order (DuckDB keeps a seed's insertion order; an engine
-    that stores seeds as unordered parts reads the seed's CSV file instead) -#}
-{% macro default__read_seed_as_text(seed, path, columns) %}
+    that stores seeds as unordered parts reads the seed's CSV file instead); an optional column
+    the seed does not have is null -#}
+{% macro default__read_seed_as_text(seed, path, columns, optional=[]) %}
+  {% set present = adapter.get_columns_in_relation(seed) | map(attribute='name') | map('lower') | list if execute else [] %}
   select
     {% for column in columns %}cast({{ column }} as {{ dbt.type_string() }}) as {{ column }},
+    {% endfor %}{% for column in optional %}{% if column in present %}cast({{ column }} as {{ dbt.type_string() }}){% else %}cast(null as {{ dbt.type_string() }}){% endif %} as {{ column }},
     {% endfor %}row_number() over () as file_row_number
   from {{ seed }}
 {% endmacro %}
 
+{#- header: expected column -> the header's spelling (check_csv_headers); a column it lacks, an optional
+    one (a missing required column stopped the build there), is null; none at parse time -#}
 {% macro default__read_csv_as_text(path, columns, header) %}
   select
-    {% for column in columns %}cast({{ adapter.quote(header.get(column, column)) }} as {{ dbt.type_string() }}) as {{ column }},
+    {% for column in columns %}{% if column in header or not header %}cast({{ adapter.quote(header.get(column, column)) }} as {{ dbt.type_string() }}){% else %}cast(null as {{ dbt.type_string() }}){% endif %} as {{ column }},
     {% endfor %}row_number() over () as file_row_number
   from read_csv({{ sql_literal(path) }}, all_varchar = true, header = true, delim = ',', null_padding = true)
 {% endmacro %}

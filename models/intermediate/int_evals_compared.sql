@@ -96,6 +96,7 @@ final as (
         eval_row_id,
         val_loss,
         val_accuracy,
+        val_map50,
         train_loss_smoothed,
         {{ safe_divide('train_loss_smoothed', 'val_loss') }} as train_to_val_ratio,
         best_val_loss_so_far,

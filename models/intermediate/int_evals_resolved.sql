@@ -27,6 +27,7 @@ final as (
         val_accuracy,
         val_accuracy_logged,
         is_accuracy_percent,
+        val_map50,
         rows_for_step,
         is_val_loss_non_finite
     from ranked

@@ -1,5 +1,6 @@
 -- One row per raw eval-log row. Accuracy logged in percent (a value above 1) is
--- converted to a share and flagged; the logged value is kept beside it. A validation loss of
+-- converted to a share and flagged; the logged value is kept beside it; the same for a
+-- detector's mAP at IoU 0.5 (val_map50, an optional column). A validation loss of
 -- exactly 0 beside the run's real ones is flagged as a placeholder.
 with
 
@@ -12,7 +13,7 @@ parsed as (
         run_id,
         file_row_number as eval_row_id,
         file_row_number,
-        {{ raw_columns(['step', 'val_loss', 'val_accuracy']) }}
+        {{ raw_columns(['step', 'val_loss', 'val_accuracy', 'val_map50']) }}
         {{ integer_column('step') }},
         {{ numeric_column('val_loss') }},
         {{ finite_or_null(parse_double('val_accuracy')) }} as val_accuracy_logged,
@@ -20,7 +21,11 @@ parsed as (
         ({{ clean_text('val_accuracy') }} is not null and {{ parse_double('val_accuracy') }} is null)
             as is_val_accuracy_non_numeric,
         {{ is_non_finite(parse_double('val_accuracy')) }} as is_val_accuracy_non_finite,
-        {{ is_exact_duplicate(['step', 'val_loss', 'val_accuracy']) }} as is_exact_duplicate
+        {{ finite_or_null(parse_double('val_map50')) }} as val_map50_logged,
+        ({{ clean_text('val_map50') }} is not null and {{ parse_double('val_map50') }} is null)
+            as is_val_map50_non_numeric,
+        {{ is_non_finite(parse_double('val_map50')) }} as is_val_map50_non_finite,
+        {{ is_exact_duplicate(['step', 'val_loss', 'val_accuracy', 'val_map50']) }} as is_exact_duplicate
     from source
 ),
 
@@ -35,6 +40,11 @@ flagged as (
             when ({{ raw_row_defect_rule('eval', 'accuracy_percent') }}) then val_accuracy_logged / 100.0
             else val_accuracy_logged
         end as val_accuracy,
+        case
+            when ({{ raw_row_defect_rule('eval', 'map_out_of_range') }}) then null
+            when ({{ raw_row_defect_rule('eval', 'map_percent') }}) then val_map50_logged / 100.0
+            else val_map50_logged
+        end as val_map50,
         -- a loss of exactly 0 where the run's other evaluations log losses of at least
         -- val_loss_placeholder_min_positive (or none above 0): no measurement (a logger writing 0
         -- when no validation ran, as YOLO's results.csv with val=False), set aside

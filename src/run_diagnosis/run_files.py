@@ -18,6 +18,16 @@ EVAL_COLUMNS = ["step", "val_loss", "val_accuracy"]
 SHARD_COLUMNS = ["shard_id", "n_examples", "source"]
 EVENT_COLUMNS = ["step", "event"]
 CSV_COLUMNS = {"train": TRAIN_COLUMNS, "eval": EVAL_COLUMNS, "shards": SHARD_COLUMNS, "events": EVENT_COLUMNS}
+# kind -> columns a file may carry after its own (a writer writes one only when it has values; a file
+# without it is read as if it were empty): val_map50, a detector's validation mean average precision
+# at IoU 0.5 (a share, 0..1), the score learning_progress judges a detector by
+OPTIONAL_CSV_COLUMNS = {"eval": ["val_map50"]}
+
+
+def csv_columns(kind: str, present: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The columns of a kind's file: its own, then those of its optional columns in present."""
+    return CSV_COLUMNS[kind] + [c for c in OPTIONAL_CSV_COLUMNS.get(kind, []) if c in present]
+
 
 # kind -> file-name suffix (any common prefix before it)
 FILE_SUFFIXES = {

@@ -212,6 +212,21 @@ def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Pa
     assert config_document(run).get("loss_objective") is None
 
 
+def test_a_detectors_map_at_iou_half_is_written_to_the_eval_log(tmp_path: Path) -> None:
+    # YOLOv8's results.csv: metrics/mAP50(B) is the validation mAP at IoU 0.5 (the eval log's optional
+    # val_map50), mAP50-95 is another metric; a run whose log names no mAP writes no such column
+    header = "epoch,train/box_loss,metrics/mAP50(B),metrics/mAP50-95(B),val/box_loss"
+    rows = [f"{e},{1.5 - 0.05 * e},{0.04 * e:.3f},{0.02 * e:.3f},{1.6 - 0.04 * e}" for e in range(1, 11)]
+    run = generic_log.load(write(tmp_path, "results.csv", "\n".join([header, *rows]) + "\n"))
+    assert [round(float(v), 3) for v in run.evals["val_map50"]] == [round(0.04 * e, 3) for e in range(1, 11)]
+    written = write_run(run, tmp_path / "run")["eval"].read_text(encoding="utf-8").splitlines()
+    assert written[0] == "step,val_loss,val_accuracy,val_map50"
+    plain = ["epoch,train/loss,val/loss", *(f"{e},{3.0 - 0.1 * e},2.9" for e in range(10))]
+    run = generic_log.load(write(tmp_path, "plain.csv", "\n".join(plain) + "\n"))
+    written = write_run(run, tmp_path / "plain")["eval"].read_text(encoding="utf-8").splitlines()
+    assert written[0] == "step,val_loss,val_accuracy"
+
+
 def test_a_reinforcement_learning_loss_stands_in_before_a_divergence_and_is_marked(tmp_path: Path) -> None:
     # a PPO table: a return, the value-function loss (the only loss logged), the policy's entropy and
     # KL; the KL is a diagnostic the loop prints, not what it minimises, so the named loss stands in,

@@ -324,6 +324,39 @@ def test_vocabulary_from_the_tokenizer_name_is_medium(diagnosis: Diagnosis) -> N
     assert finding(diagnosis, "no_learning:chance_level")["severity"] == "medium"
 
 
+# --- a detector: its validation mAP at IoU 0.5 ------------------------------------------------
+
+
+def detector(map50: list[float]) -> RunBuilder:
+    """A healthy loss curve (the fixture's) with a detector's validation mAP50 at its evaluations,
+    the first len(map50) of them (the later ones log none)."""
+    builder = RunBuilder()
+    scores = [*map50, *[math.nan] * (len(builder.evals) - len(map50))]
+    builder.evals["val_map50"] = scores[: len(builder.evals)]
+    return builder
+
+
+@fixture_run(
+    lambda: detector([0.0, 0.001, 0.0, 0.004, 0.002, 0.01, 0.0, 0.003, 0.006, 0.002, 0.0, 0.004, 0.001])
+)
+def test_a_detector_that_finds_nothing_on_validation_learned_nothing(diagnosis: Diagnosis) -> None:
+    row = finding(diagnosis, "no_learning:detection_score")
+    assert row["severity"] == "medium"
+    assert row["observed_value"] == pytest.approx(0.01)
+    assert row["steps_affected"] == 13
+
+
+@fixture_run(lambda: detector([0.0, 0.002, 0.001, 0.0, 0.003]))
+def test_a_detector_at_zero_over_a_few_evaluations_is_a_low_note(diagnosis: Diagnosis) -> None:
+    assert finding(diagnosis, "no_learning:detection_score")["severity"] == "low"
+
+
+@fixture_run(lambda: detector(list(np.linspace(0.0, 0.55, 13))))
+def test_a_detector_whose_score_rises_from_zero_learned(diagnosis: Diagnosis) -> None:
+    # the healthy control: it starts at 0 as every detector does
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
 # --- resume integrity ---------------------------------------------------------------------
 
 

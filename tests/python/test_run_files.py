@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from run_diagnosis.run_files import CONFIG_TYPES, CSV_COLUMNS, FILE_SUFFIXES, REQUIRED_CONFIG_KEYS, run_file
+from run_diagnosis.run_files import (
+    CONFIG_TYPES,
+    CSV_COLUMNS,
+    FILE_SUFFIXES,
+    OPTIONAL_CSV_COLUMNS,
+    REQUIRED_CONFIG_KEYS,
+    run_file,
+)
 from support.paths import REPO
 
 MACROS = REPO / "macros"
@@ -31,12 +38,15 @@ def macro_body(name: str) -> str:
     return found[0]
 
 
-def file_specs() -> dict[str, tuple[str, list[str]]]:
-    """run_file_spec's kinds: kind -> (suffix, columns)."""
-    spec = re.compile(r"'(\w+)':\s*{\s*'suffix':\s*'([^']+)',\s*'columns':\s*\[([^\]]*)\]\s*}")
+def file_specs() -> dict[str, tuple[str, list[str], list[str]]]:
+    """run_file_spec's kinds: kind -> (suffix, columns, optional columns)."""
+    spec = re.compile(
+        r"'(\w+)':\s*{\s*'suffix':\s*'([^']+)',\s*'columns':\s*\[([^\]]*)\]"
+        r"(?:,\s*'optional':\s*\[([^\]]*)\])?\s*}"
+    )
     return {
-        kind: (suffix, re.findall(r"'([^']+)'", columns))
-        for kind, suffix, columns in spec.findall(macro_body("run_file_spec"))
+        kind: (suffix, re.findall(r"'([^']+)'", columns), re.findall(r"'([^']+)'", optional))
+        for kind, suffix, columns, optional in spec.findall(macro_body("run_file_spec"))
     }
 
 
@@ -49,8 +59,9 @@ def config_fields() -> dict[str, tuple[str, bool]]:
 
 def test_file_names_and_columns_match_run_file_spec() -> None:
     specs = file_specs()
-    assert {kind: suffix for kind, (suffix, _) in specs.items()} == FILE_SUFFIXES
-    assert {kind: columns for kind, (_, columns) in specs.items() if kind != "config"} == CSV_COLUMNS
+    assert {kind: suffix for kind, (suffix, _, _) in specs.items()} == FILE_SUFFIXES
+    assert {kind: columns for kind, (_, columns, _) in specs.items() if kind != "config"} == CSV_COLUMNS
+    assert {kind: optional for kind, (_, _, optional) in specs.items() if optional} == OPTIONAL_CSV_COLUMNS
     assert specs["config"][1] == []
 
 

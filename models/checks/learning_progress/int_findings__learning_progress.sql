@@ -12,6 +12,8 @@
 {%- set no_other_chance_verdict -%}
 learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
 {%- endset %}
+{#- the findings a log too early to judge keeps at their severity: what they say was wrong whatever came next -#}
+{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score')" %}
 {#- the training loss ended flat at ln 2 (a two-class model predicting the class prior) -#}
 {%- set training_settled_at_ln_2 -%}
 abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
@@ -58,6 +60,20 @@ stuck_accuracy as (
 
 largest_chance_class as (
     select run_id, max(n_classes) as max_n_classes from stuck_accuracy group by run_id
+),
+
+detection_scores as (
+    -- a detector's validation mAP at IoU 0.5 over the run: its best, where, and the last
+    select
+        run_id,
+        count(*) as map_evals,
+        max(val_map50) as best_map50,
+        min(step) as first_step,
+        max(step) as last_step,
+        max(case when eval_index = eval_count then val_map50 end) as last_map50
+    from {{ run_ref('int_evals_compared') }}
+    where val_map50 is not null
+    group by run_id
 ),
 
 verdicts as (
@@ -271,6 +287,45 @@ chance_findings as (
         and stuck_accuracy.n_classes = largest_chance_class.max_n_classes
 ),
 
+detection_findings as (
+    -- random boxes almost never overlap an object by half (IoU 0.5), so a detector that has learned
+    -- nothing scores an mAP50 of about 0, and one that has learned anything finds some objects: a best
+    -- mAP50 under detection_map50_floor over detection_min_evals evaluations or more is a detector that
+    -- found nothing on validation (nothing learned, or validation labels that do not match the training
+    -- classes); medium, low over fewer evaluations (a detector from scratch can still be at 0 early on)
+    select
+        run_id,
+        'no_learning:detection_score' as finding_id,
+        'no_learning' as category,
+        case when map_evals >= {{ threshold('detection_min_evals') }} then 'medium' else 'low' end as severity,
+        'The detector found next to nothing on validation: its mAP at IoU 0.5 never went above '
+            || {{ fmt('best_map50', 3) }} || ' over ' || {{ fmt_int('map_evals') }} || ' evaluations.' as title,
+        'validation mAP50 best ' || {{ fmt('best_map50', 4) }} || ', last ' || {{ fmt('last_map50', 4) }} || ' over '
+            || {{ fmt_int('map_evals') }} || ' evaluations (steps ' || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }}
+            || '), under ' || {{ threshold('detection_map50_floor') }} || ' throughout: random boxes score about 0,'
+            || ' a detector that learned anything finds some objects at IoU 0.5'
+            || case when map_evals < {{ threshold('detection_min_evals') }} then '; fewer than '
+                || {{ threshold('detection_min_evals') }} || ' evaluations (a detector from scratch can still be at 0 early on), so low'
+                else '' end as evidence,
+        first_step,
+        last_step,
+        map_evals as steps_affected,
+        best_map50 as observed_value,
+        cast(null as {{ type_double() }}) as expected_value,
+        cast({{ threshold('detection_map50_floor') }} as {{ type_double() }}) as threshold_value,
+        'detection_map50_floor' as threshold_name,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'every update of a run whose detector finds nothing on validation bought no usable model' as cost_method,
+        0.9 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check that the validation labels use the training classes (data.yaml names and ids) and that boxes are in the format the trainer reads; look at a few predictions on training images: if they are empty there too, check the LR, the warmup and the image size, and try to overfit a handful of images.'
+            as recommendation
+    from detection_scores
+    where best_map50 < {{ threshold('detection_map50_floor') }}
+        and map_evals >= {{ threshold('detection_min_evals_low') }}
+),
+
 chance_loss_findings as (
     -- a classifier that learned only the class prior ends at ln 2 (two balanced classes) and stays
     -- there; an LM ending flat within the tolerance of ln 2 is a coincidence, hence medium
@@ -353,21 +408,25 @@ unioned as (
     select * from zero_findings
     union all
     select * from chance_findings
+    union all
+    select * from detection_findings
 ),
 
 final as (
     -- a log that stops inside its warmup, short of the configured end, or that holds only a run's first
     -- steps with the loss falling beyond its noise, is too early to judge: its verdicts are low at most
-    -- (a loss collapsed to exactly zero is wrong at any time)
+    -- (a loss collapsed to exactly zero is wrong at any time; a detector that found nothing on
+    -- detection_min_evals evaluations or more found nothing with the updates it had, whatever its LR did:
+    -- judged_any_time)
     select
         unioned.run_id,
         unioned.finding_id,
         unioned.category,
-        case when (progress.is_too_early or progress.is_early_trend) and unioned.finding_id <> 'no_learning:zero_loss'
+        case when (progress.is_too_early or progress.is_early_trend) and unioned.finding_id not in {{ judged_any_time }}
             then {{ severity_min('unioned.severity', "'low'") }} else unioned.severity end as severity,
         unioned.title,
         unioned.evidence
-            || case when unioned.finding_id = 'no_learning:zero_loss' then ''
+            || case when unioned.finding_id in {{ judged_any_time }} then ''
                 when progress.is_too_early
                 then '; too early to judge, so low: the log stops at step ' || {{ fmt_int('progress.last_step') }}
                     || ' inside its warmup (the LR never reached its peak), short of the configured end'

@@ -30,6 +30,7 @@ from run_diagnosis.run_files import (
     REQUIRED_TOP_KEYS,
     SHARD_COLUMNS,
     TRAIN_COLUMNS,
+    csv_columns,
     run_file,
 )
 
@@ -285,19 +286,15 @@ def write_run(run: RunData, out_dir: Path, prefix: str = "") -> dict[str, Path]:
     """Write the five canonical files into out_dir (a file of run.files copied byte for byte);
     returns kind -> path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    frames = {
-        "train": (run.train, TRAIN_COLUMNS),
-        "eval": (run.evals, EVAL_COLUMNS),
-        "shards": (run.shards, SHARD_COLUMNS),
-        "events": (run.events, EVENT_COLUMNS),
-    }
+    frames = {"train": run.train, "eval": run.evals, "shards": run.shards, "events": run.events}
     paths: dict[str, Path] = {}
-    for kind, (frame, columns) in frames.items():
+    for kind, frame in frames.items():
         path = run_file(out_dir, kind, prefix)
         if kind in run.files:
             shutil.copyfile(run.files[kind], path)
         else:
-            _write_csv(frame, columns, path)
+            valued = [c for c in frame.columns if frame[c].notna().any()]
+            _write_csv(frame, csv_columns(kind, valued), path)
         paths[kind] = path
     path = run_file(out_dir, "config", prefix)
     path.write_text(json.dumps(config_document(run), indent=2) + "\n", encoding="utf-8")

@@ -36,7 +36,7 @@ import pandas as pd
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.canonical import FILE_SUFFIXES, TRAIN_COLUMNS, RunData
-from run_diagnosis.run_files import CSV_COLUMNS, run_file
+from run_diagnosis.run_files import CSV_COLUMNS, csv_columns, run_file
 
 FORMAT = "canonical"
 DESCRIPTION = "the five canonical files (*train_log.csv, *eval_log.csv, ...): their folder or one of them"
@@ -90,7 +90,8 @@ def load(path: Path, *, by_reference: bool = False) -> RunData:
     for kind in CSV_COLUMNS:
         csv_path = run_file(folder, kind, prefix)
         frames[kind] = _read_csv(csv_path, kind, notes, header_only=by_reference)
-        if by_reference and csv_path.is_file() and set(frames[kind].columns) == set(CSV_COLUMNS[kind]):
+        own = set(csv_columns(kind, list(frames[kind].columns)))
+        if by_reference and csv_path.is_file() and set(frames[kind].columns) == own:
             files[kind] = csv_path
         elif by_reference and csv_path.is_file():  # other columns: read, and rewritten by write_run
             frames[kind] = _read_csv(csv_path, kind, [])
@@ -141,7 +142,7 @@ def _read_csv(path: Path, kind: str, notes: list[str], header_only: bool = False
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         raise RunImportError(f"{path}: not readable as CSV: {error}") from error
     absent = [c for c in columns if c not in frame.columns]
-    extra = [str(c) for c in frame.columns if c not in columns]
+    extra = [str(c) for c in frame.columns if c not in csv_columns(kind, list(frame.columns))]
     if absent:  # a dropped column is an input error, as in validate_run and the dbt build
         raise RunImportError(
             f"{path}: row 1 (header): missing column(s) {', '.join(absent)}: expected "

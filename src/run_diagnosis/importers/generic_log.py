@@ -1055,7 +1055,7 @@ def _eval_frame(
     if not rows or val is None:
         return pd.DataFrame(columns=EVAL_COLUMNS)
     accuracy = assignment.columns.get("val_accuracy")
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "step": pd.Series(steps, dtype="int64"),
             "val_loss": metric_column(
@@ -1065,6 +1065,10 @@ def _eval_frame(
         },
         columns=EVAL_COLUMNS,
     )
+    score = assignment.columns.get("val_map50")
+    if score is not None:  # a detector's mAP50 (an optional column of the eval log)
+        frame["val_map50"] = metric_column(_field_values(rows, score, "val_map50", notes))
+    return frame
 
 
 def _ending_traceback(rows: list[Record], steps: list[int], skipped: Skipped) -> list[tuple[int, str]]:

@@ -19,12 +19,15 @@ How a name is read
    (mfu, throughput, memory, bleu, reward ...). A token not in the table is *unknown*.
 3. **Quantity** by precedence over the token set (``_quantity``): throughput and memory first
    (``tokens_per_second`` is not a token count), then loss scale, learning rate, grad norm,
-   loss (with perplexity and bits as units of a loss), accuracy, time, tokens, counters, and
-   known other metrics. No quantity: not understood.
+   loss (with perplexity and bits as units of a loss), accuracy, a detector's mAP at IoU 0.5
+   (``metrics/mAP50(B)``, ``mAP_0.5``; COCO's 0.5:0.95 or no threshold named is another metric),
+   time, tokens, counters, and known other metrics. No quantity: not understood.
 4. **Field** from quantity x split (``_field``): a loss of the train split (or none named) is
    ``loss``, of the validation split ``val_loss``, of the test split ``test_loss``; likewise
-   accuracies. Learning rate, grad norm, step time and token counts are training fields: named
-   with an evaluation split they are known but not used (``eval_runtime``).
+   accuracies; a detector's mAP50 of the validation split or of none named (YOLO's results.csv
+   names none) is ``val_map50``. Learning rate, grad norm, step time and token counts are
+   training fields: named with an evaluation split they are known but not used
+   (``eval_runtime``).
 5. **Rank** (``Meaning.rank``): 0 the plain series of its field (``primary``), 1 a variant that
    stands in when no plain series is logged (an epoch mean of a per-step series, a loss logged
    in bits or as perplexity, a smoothed series, a parameter group, a name with an unknown word),
@@ -78,6 +81,7 @@ FIELDS = (
     "train_accuracy",
     "val_accuracy",
     "test_accuracy",
+    "val_map50",
     "learning_rate",
     "grad_norm",
     "step_time_sec",
@@ -441,6 +445,8 @@ COMPOUNDS: dict[tuple[str, str], str] = {
     ("learning", "rate"): "lr",
     ("learning", "rates"): "lr",
     ("cross", "entropy"): "ce",
+    # mean average precision written mAP ('metrics/mAP50(B)', 'bbox_mAP_50'): camelCase cuts it in two
+    ("m", "ap"): "map",
     ("adam", "w"): "adamw",
     ("l", "2"): "l2",
     ("l", "1"): "l1",
@@ -580,6 +586,16 @@ def is_adversarial(name: str) -> bool:
 # --------------------------------------------------------------------------- resolving one name
 
 
+# the IoU thresholds a name gives after 'map': 50 (mAP50), 0 5 (mAP_0.5) or 5 (mAP@.5)
+_IOU_HALF = (["50"], ["0", "5"], ["5"])
+
+
+def _at_iou_half(words: list[str]) -> bool:
+    """True when the numbers after 'map' name IoU 0.5 alone (not 0.5:0.95, not 0.75)."""
+    after = words[words.index("map") + 1 :]
+    return [w for w in after if w.isdigit()] in _IOU_HALF
+
+
 def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     """(quantity, the word that decided) by precedence over the token set; None: none found."""
     present = set(words)
@@ -626,6 +642,10 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         return "loss", loss_words[0]
     if "accuracy" in values or present & _TOPK:
         return "accuracy", first("acc", "accuracy", "correct", *_TOPK)
+    if "map" in present:
+        if _at_iou_half(words):
+            return "map50", "map at IoU 0.5"
+        return "other", "map not at IoU 0.5 alone (COCO's 0.5:0.95, or no threshold named)"
     other = [w for w in words if w in kinds and kinds[w].kind == OTHER and w not in _TIME_PARTS]
     if other:
         return "other", other[0]
@@ -701,8 +721,11 @@ _SAMPLED_INPUT = re.compile(r"[a-z]\d*")
 _HEAD_TERM_WORDS = frozenset({"box", "bbox", "cls", "dfl", "obj", "objectness", "rpn", "centerness"})
 
 
-_FIELD_BY_SPLIT = {
+_FIELD_BY_SPLIT: dict[str, dict[str | None, str | None]] = {
     "loss": {"train": "loss", None: "loss", "validation": "val_loss", "test": "test_loss"},
+    # a detector's mAP is computed on its validation set (YOLO's results.csv names no split:
+    # 'metrics/mAP50(B)'); one of the training or test split is not that series
+    "map50": {"train": None, None: "val_map50", "validation": "val_map50", "test": None},
     "accuracy": {
         "train": "train_accuracy",
         None: "train_accuracy",

@@ -34,7 +34,6 @@ from run_diagnosis.importers.aliases import (
     to_step,
 )
 from run_diagnosis.importers.canonical import (
-    EVAL_COLUMNS,
     NO_TRAINING_LOSS,
     TRAIN_COLUMNS,
     RunData,
@@ -43,6 +42,7 @@ from run_diagnosis.importers.canonical import (
 from run_diagnosis.importers.metric_names import resolve
 from run_diagnosis.importers.training_args import epoch_fallback_events
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, cell_parser, column_unit, split_cell
+from run_diagnosis.run_files import csv_columns
 
 # names the resolver reads as each field, for messages
 EXAMPLES = {
@@ -259,6 +259,9 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         )
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
+    if columns.get("val_map50") is not None:
+        scores = _by_row_or_step(table, columns, "val_map50", steps, eval_rows, notes)
+        evals["val_map50"] = metric_column(scores)
 
     def read(fieldname: str, name: str) -> list[tuple[int, float | None]]:
         cells = _cells(table, name, cell_parser(fieldname, name, to_float))
@@ -276,7 +279,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     counted_by_epoch = step_column != columns.get("step") and not train["step"].duplicated().any()
     return WideFrames(
         train.reindex(columns=TRAIN_COLUMNS),
-        evals.reindex(columns=EVAL_COLUMNS),
+        evals.reindex(columns=csv_columns("eval", list(evals.columns))),
         events,
         notes,
         epochs,
