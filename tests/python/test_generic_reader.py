@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from run_diagnosis import diagnose, importers
-from run_diagnosis.importers import RunImportError, generic_log, metric_names
+from run_diagnosis.importers import RunImportError, generic_lines, generic_log, metric_names
 from run_diagnosis.importers.canonical import config_document, write_run
 from run_diagnosis.importers.generic_lines import COUNTERLESS
 from run_diagnosis.report_layout import layout_lines
@@ -147,6 +147,19 @@ def test_a_value_in_decibels_is_a_metric_named_in_the_layout(tmp_path: Path) -> 
     run = generic_log.load(write(tmp_path, "train_log.txt", "\n".join(lines) + "\n"))
     assert steps(run.train) == list(range(1, 21))
     assert "Average PSNR" in run.layout["not_used"]
+
+
+def test_a_counter_glued_to_its_word_is_the_counter(tmp_path: Path) -> None:
+    # print("EP%d, avg_loss=" % epoch): the epoch is read from 'EP12' as from 'EP 12'; a word that
+    # merely ends in digits ('gpt2', 'layer_ep3') is not a counter
+    lines = [f"Load file: gpt2, EP{e}, avg_loss={loss_of(e):.4f}" for e in range(0, 20)]
+    run = generic_log.load(write(tmp_path, "train.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(0, 20))
+    assert losses(run) == [round(loss_of(e), 4) for e in range(0, 20)]
+    assert run.layout["train"]["counter"]["name"] == "EP"
+    assert generic_lines.GLUED_COUNTER.sub(r"\1 \2", "model gpt2 layer_ep3 Epoch7 iter500") == (
+        "model gpt2 layer_ep3 Epoch 7 iter 500"
+    )
 
 
 def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:

@@ -120,6 +120,9 @@ NAME_STRIP = " \t:=@#>-~*'\"`"
 NAME_MAX_WORDS = 5
 LABEL_COLUMN = "label"  # the header given to a column that repeats one word naming the values beside it
 COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
+# a counter word glued to its number ('EP12', 'Epoch3', 'iter500', 'step40': print("EP%d" % epoch)),
+# standing alone (not inside a longer word or name): read as the word and the number
+GLUED_COUNTER = re.compile(r"(?<![\w.])(epoch|ep|step|iter|iteration)(\d+)(?![\w.])", re.IGNORECASE)
 PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
 # a table aligned by spaces: three named columns at least (a counter, a loss and one more), and its
 # rows of numbers on 80% of the lines after the header (a warning or a repeated header may interleave)
@@ -405,6 +408,7 @@ def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
     if KERAS_BAR.search(text):
         had_bar = True
         text = KERAS_BAR.sub(" | ", text)
+    text = GLUED_COUNTER.sub(r"\1 \2", text)
     return Cleaned(text.strip(), rank, bar, warning is not None, had_bar, clock)
 
 
