@@ -162,6 +162,20 @@ def test_a_counter_glued_to_its_word_is_the_counter(tmp_path: Path) -> None:
     )
 
 
+def test_a_log_whose_head_is_megabytes_of_one_bars_redraws_is_recognised(tmp_path: Path) -> None:
+    # nohup of a Hugging Face Trainer: tqdm redraws its bar (carriage returns, no new line) for every
+    # step, megabytes before the first printed dict; the sniff reads the head as the lines hold it once
+    # their redraws are reduced to the last state, as the reader does
+    redraws = "".join(f"\r  0%|          | {i}/240003 [00:00<16:20:00,  4.08it/s]" for i in range(60000))
+    dicts = [
+        f"{{'loss': {loss_of(10 * i)}, 'learning_rate': 5e-05, 'epoch': {i / 10}}}" for i in range(1, 11)
+    ]
+    path = write(tmp_path, "nohup.out", "\n".join(["Running training", redraws, *dicts]) + "\n")
+    assert path.stat().st_size > generic_log.SNIFF_BYTES
+    run = importers.detect(path).load(path)
+    assert losses(run) == [loss_of(10 * i) for i in range(1, 11)]
+
+
 def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:
     # a mean squared error of unscaled prices prints whole ("611333636096.0000"): above 2**24 a
     # float32 has no fraction, so whole values there are no sign of a count

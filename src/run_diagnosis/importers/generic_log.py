@@ -50,6 +50,7 @@ reasons. A file that cannot be read is refused with what was found and how to ma
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 from collections import Counter
@@ -100,6 +101,10 @@ DESCRIPTION = (
 )
 
 SNIFF_BYTES = 2 * 1024 * 1024
+# the head a sniff reads is SNIFF_BYTES of what the file holds once each line's carriage-return
+# redraws are reduced to its last state (a tqdm bar redrawn for every one of 240,000 steps writes
+# megabytes on one line before the first metric), read from at most HEAD_READ_FACTOR times as much
+HEAD_READ_FACTOR = 16
 # One run written twice in a folder (a table beside the console that printed it): the files agree
 # on every training loss once the more precise one is rounded as the other prints it. Five rows at
 # least, so that a few equal numbers of two short runs are not taken for one run; decimals are
@@ -200,7 +205,7 @@ def read_lines(
     return redraw reduced to its last state; lines with undecodable bytes counted."""
     try:
         with path.open("rb") as handle:
-            raw = handle.read() if limit is None else handle.read(limit)
+            raw = handle.read() if limit is None else _head(handle, limit)
     except OSError as error:
         raise RunImportError(f"{path}: cannot be read ({error.strerror or error})") from error
     skipped = Skipped()
@@ -230,6 +235,27 @@ def read_lines(
     if undecodable:
         notes.append(f"{undecodable} lines hold bytes that are not UTF-8 (replaced; the lines are read)")
     return lines, ends, skipped, notes
+
+
+def _head(handle: io.BufferedReader, limit: int) -> bytes:
+    """The first `limit` bytes of a file once each line's carriage-return redraws are reduced to its
+    last state (as read_lines reduces them), from at most HEAD_READ_FACTOR x limit bytes read; a file
+    without redraws (or in UTF-16, whose line ends are two bytes) gives its first `limit` bytes."""
+    kept: list[bytes] = []
+    size, budget = 0, HEAD_READ_FACTOR * limit
+    utf16 = handle.peek(2)[:2] in (b"\xff\xfe", b"\xfe\xff")
+    while size < limit and budget > 0:
+        line = handle.read(budget) if utf16 else handle.readline(budget)
+        if not line:
+            break
+        budget -= len(line)
+        if not utf16 and b"\r" in line.rstrip(b"\r\n"):
+            end = line[len(line.rstrip(b"\r\n")) :]
+            states = [part for part in line.rstrip(b"\r\n").split(b"\r") if part.strip()]
+            line = (states[-1] if states else b"") + end
+        kept.append(line)
+        size += len(line)
+    return b"".join(kept)[:limit]
 
 
 def parse_file(path: Path, limit: int | None = None) -> Parsed:
