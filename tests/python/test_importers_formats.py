@@ -442,6 +442,29 @@ def test_one_line_of_numbers_is_a_series_written_across(tmp_path: Path) -> None:
     assert not importers.by_format("column_files").sniff(two)
 
 
+def test_lines_of_numbers_written_across_are_passes_read_line_after_line(tmp_path: Path) -> None:
+    """A loop writing an epoch's batch losses on one line (','.join, a trailing comma): three lines of
+    108 values are 324 losses in order; a headerless table whose first column counts its rows, or lines
+    of a few numbers, are not passes."""
+    passes = tmp_path / "train_losses.txt"
+    passes.write_text(
+        "".join("".join(f"{loss_at(e * 108 + b):.6f}," for b in range(108)) + "\n" for e in range(3)),
+        encoding="utf-8",
+    )
+    assert detect(passes) == "column_files"
+    run = importers.by_format("column_files").load(passes)
+    assert len(run.train) == 324 and run.train["loss"].iloc[200] == pytest.approx(loss_at(200), abs=1e-6)
+    assert any("3 lines of numbers written across" in note for note in run.notes)
+    table = tmp_path / "table" / "loss.csv"
+    table.parent.mkdir()
+    table.write_text("".join(f"{e},{','.join(['0.5'] * 12)}\n" for e in range(1, 6)), encoding="utf-8")
+    assert not importers.by_format("column_files").sniff(table.parent)
+    few = tmp_path / "few" / "loss.csv"
+    few.parent.mkdir()
+    few.write_text("0.9,0.8,0.7\n0.6,0.5,0.4\n", encoding="utf-8")
+    assert not importers.by_format("column_files").sniff(few.parent)
+
+
 def test_split_columns_are_the_quantity_their_file_is_named_for(tmp_path: Path) -> None:
     """pandas' to_csv of a DataFrame(train=..., valid=...) into losses.csv: the columns name only
     the split, the file names the quantity (losses); in accuracy.csv the same columns are

@@ -5,7 +5,9 @@ What is read
 A folder (or one file) of text files (``.csv``, ``.txt``, ``.tsv``, ``.dat``), each holding one
 number per line and nothing else but, at most, one header line naming it (or one line of numbers
 and nothing else: a series written across, as a callback appending ``',<loss>'`` each epoch writes
-it, read in order): what
+it, read in order; or lines of ten or more numbers each, one a pass, as a loop writing an epoch's
+batch losses on one line writes them, read line after line, unless their first numbers count 0, 1,
+2 ...: a headerless table's rows): what
 ``np.savetxt('loss.csv', history.history['loss'])`` writes for each key of a Keras history
 (``loss.csv``, ``val_loss.csv``, ``acc.csv``, ``val_acc.csv``), a training loop's
 ``np.savetxt('train_losses.txt', losses)``, or one series written by pandas
@@ -60,6 +62,9 @@ HEADER = re.compile(r"[A-Za-z_][\w./-]*")
 # and the fewest values that make it a series rather than one record of a few metrics
 ROW_DELIMITER = re.compile(r"[,;\t]")
 MIN_ROW_VALUES = 3
+# lines of numbers written across, one a pass (an epoch's batch losses): each holds at least this many
+# (a headerless table's rows hold a few metrics each)
+PASS_MIN_VALUES = 10
 # the header line pandas writes for an unnamed column (pd.DataFrame(losses).to_csv(index=False))
 PANDAS_DEFAULT_LABEL = "0"
 
@@ -97,26 +102,39 @@ def column(path: Path) -> tuple[str, list[float]] | None:
 
 def _row(path: Path) -> list[float] | None:
     """The numbers of a file that is one line of them, in order (a callback appending ',<loss>' to
-    one line each epoch: a leading or trailing empty field is no value); None when it is not."""
-    line = None
+    one line each epoch: a leading or trailing empty field is no value), or lines of them, one a pass,
+    read line after line (a loop writing ','.join(batch_losses) once an epoch; see rows_across); None
+    when it is neither."""
+    found = rows_across(path)
+    return None if found is None else [value for line in found for value in line]
+
+
+def rows_across(path: Path) -> list[list[float]] | None:
+    """The lines of numbers of a file written across: one line of at least MIN_ROW_VALUES numbers,
+    or several of at least PASS_MIN_VALUES each whose first numbers do not count 0, 1, 2 ... or 1, 2,
+    3 ... (a headerless table's rows: its first column a counter); None otherwise."""
+    lines: list[list[float]] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for text in handle:
             if not text.strip():
                 continue
-            if line is not None:
-                return None  # a second line: not one row
-            line = text
-    if line is None or not ROW_DELIMITER.search(line):
+            cells = ROW_DELIMITER.split(text.strip()) if ROW_DELIMITER.search(text) else []
+            while cells and not cells[0].strip():
+                cells = cells[1:]
+            while cells and not cells[-1].strip():
+                cells = cells[:-1]
+            values = [number(cell) for cell in cells]
+            if len(values) < MIN_ROW_VALUES or any(value is None for value in values):
+                return None
+            lines.append([value for value in values if value is not None])
+    if not lines:
         return None
-    cells = ROW_DELIMITER.split(line.strip())
-    while cells and not cells[0].strip():
-        cells = cells[1:]
-    while cells and not cells[-1].strip():
-        cells = cells[:-1]
-    values = [number(cell) for cell in cells]
-    if len(values) < MIN_ROW_VALUES or any(value is None for value in values):
-        return None
-    return [value for value in values if value is not None]
+    if len(lines) > 1:
+        firsts = [line[0] for line in lines]
+        counted = any(firsts == [start + i for i in range(len(firsts))] for start in (0.0, 1.0))
+        if counted or min(len(line) for line in lines) < PASS_MIN_VALUES:
+            return None
+    return lines
 
 
 def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
@@ -170,6 +188,13 @@ def load(path: Path) -> RunData:
         f"bare columns of numbers, one per file, named by their headers or files: {', '.join(joined)} "
         f"({rows} rows each, numbered from 1 in file order: no counter is logged)"
     ]
+    passes = rows_across(columns[loss][0])
+    if passes is not None and len(passes) > 1:
+        sizes = ", ".join(str(len(line)) for line in passes[:5]) + (" ..." if len(passes) > 5 else "")
+        notes.append(
+            f"{columns[loss][0].name} holds {len(passes)} lines of numbers written across ({sizes} "
+            "values): one a pass, read line after line (what a row is, a batch or an epoch, is not logged)"
+        )
 
     def shown(name: str) -> str:
         return f"{columns[name][0].name} ({len(columns[name][1])} rows)"
