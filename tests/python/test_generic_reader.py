@@ -777,6 +777,29 @@ def test_an_ultralytics_argument_file_gives_the_planned_epochs(
     assert any(f"planned length from {args_file}" in note for note in run.notes) == (planned is not None)
 
 
+@pytest.mark.parametrize(
+    ("dump", "planned"),
+    [
+        ("Model: resnet50\nN epochs: 300\nBatch size: 64\n", 300),  # group_DRO's log.txt header
+        ("Namespace(lr=0.01, num_epochs=40)\n", 40),
+        ("Epochs: 3/100 loss 0.5\n", None),  # a progress count, not a settings dump
+        (None, None),
+    ],
+)
+def test_a_console_beside_the_table_gives_its_settings_dump_as_the_plan(
+    tmp_path: Path, dump: str | None, planned: int | None
+) -> None:
+    """A run that writes a table (train.csv) and prints its settings to a console beside it (log.txt):
+    the console's dump is the launched run's plan, so a table of 8 epochs is 8 of it."""
+    rows = [f"{e},{3.0 - e / 10},{2.9 - e / 10}" for e in range(1, 9)]
+    log = write(tmp_path, "train.csv", "epoch,loss,val_loss\n" + "\n".join(rows) + "\n")
+    if dump is not None:
+        (tmp_path / "log.txt").write_text(dump + "Epoch 1 loss 2.9\n", encoding="utf-8")
+    run = generic_log.load(log)
+    assert run.config.get("total_steps") == planned
+    assert any("a settings dump beside the log" in note for note in run.notes) == (planned is not None)
+
+
 YOLO_LR_HEADER = "epoch,train/box_loss,val/box_loss,x/lr0,x/lr1,x/lr2\n"
 
 

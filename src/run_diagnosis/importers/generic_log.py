@@ -1422,7 +1422,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
             f"{copies.rows} training losses rounded, passed over"
         )
     first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
-    own = script_settings.logged_settings(file, first_row)
+    own = script_settings.logged_settings(file, first_row) or script_settings.settings_beside(file)
     _planned_epochs(run, file.parent, own)
     _configured_lr(run, file.parent)
     return run

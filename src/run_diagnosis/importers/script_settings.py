@@ -190,11 +190,13 @@ PLANNED_EPOCH_KEYS = (
 )
 
 
-def logged_settings(path: Path, before_line: int) -> list[Setting]:
+def logged_settings(path: Path, before_line: int, beside: bool = False) -> list[Setting]:
     """The epoch counts a log prints about itself before its first training row (an options or
-    arguments dump: 'n_epochs: 100', 'Namespace(epochs=50, ...)', 'max_epochs = 20'), as settings."""
-    names = "|".join(sorted(PLANNED_EPOCH_KEYS, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![\w.])({names})\s*[:=]\s*(\d+)(?![\w.])", re.IGNORECASE)
+    arguments dump: 'n_epochs: 100', 'N epochs: 300', 'Namespace(epochs=50, ...)', 'max_epochs = 20';
+    not a progress count, 'epochs: 3/100'), as settings; beside: a console beside the log read."""
+    names = "|".join(k.replace("_", "[ _]") for k in sorted(PLANNED_EPOCH_KEYS, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.])({names})\s*[:=]\s*(\d+)(?![\w./])", re.IGNORECASE)
+    what = "a settings dump beside the log" if beside else "the log's own settings"
     found = []
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
@@ -202,11 +204,30 @@ def logged_settings(path: Path, before_line: int) -> list[Setting]:
                 if number >= before_line:
                     break
                 found += [
-                    Setting(m.group(1), int(m.group(2)), f"{path.name}:{number} (the log's own settings)")
-                    for m in pattern.finditer(line)
+                    Setting(key.lower().replace(" ", "_"), int(value), f"{path.name}:{number} ({what})")
+                    for key, value in pattern.findall(line)
                 ]
     except OSError:
         return []
+    return found
+
+
+# a console printed beside the log read (the run's stdout beside the table it also wrote): its
+# settings dump is read from its first DUMP_HEAD_LINES lines, when it is text of at most DUMP_MAX_BYTES
+DUMP_SUFFIXES = (".txt", ".log", ".out")
+DUMP_HEAD_LINES = 300
+DUMP_MAX_BYTES = 64 * 1024 * 1024
+
+
+def settings_beside(log: Path) -> list[Setting]:
+    """The epoch counts the consoles beside a log print in their settings dumps (group_DRO's log.txt
+    'N epochs: 300' beside its train.csv), for a log that prints none itself."""
+    found: list[Setting] = []
+    for path in sorted(log.parent.iterdir()) if log.parent.is_dir() else []:
+        if path == log or not path.is_file() or path.suffix.lower() not in DUMP_SUFFIXES:
+            continue
+        if path.stat().st_size <= DUMP_MAX_BYTES:
+            found += logged_settings(path, DUMP_HEAD_LINES, beside=True)
     return found
 
 
