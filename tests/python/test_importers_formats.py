@@ -578,6 +578,7 @@ def test_yolo_results_txt_total_and_summed_validation_terms(tmp_path: Path) -> N
     assert run.train["step"].tolist() == list(range(1, 31))  # epochs completed
     assert losses(run)[0] == pytest.approx(0.14) and losses(run)[-1] == pytest.approx(0.111)
     assert run.evals["val_loss"].tolist() == pytest.approx([0.15] * 30)  # box + obj + cls
+    assert run.evals["val_map50"].tolist() == pytest.approx([0.002] * 30)  # mAP@.5, not @.5:.95
     assert run.config["total_steps"] == 100  # 'i/99': epochs 0..99, the log stopped at 30
     assert any("val box + val obj + val cls" in n for n in run.notes)
     # a line of another shape names its line

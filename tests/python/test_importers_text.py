@@ -585,6 +585,26 @@ HF_ARGS = {
 }
 
 
+def test_tensorboard_detector_map50_is_the_eval_logs_val_map50(tmp_path: Path) -> None:
+    """Ultralytics' TensorBoard scalars: metrics/mAP50(B) beside val/box_loss is the validation mAP
+    at IoU 0.5 (the eval log's val_map50); metrics/mAP50-95(B) is another metric."""
+    points = [
+        (
+            e,
+            [
+                scalar("train/box_loss", 1.5 - e / 50),
+                scalar("val/box_loss", 1.6 - e / 60),
+                scalar("metrics/mAP50(B)", e / 40),
+                scalar("metrics/mAP50-95(B)", e / 80),
+            ],
+        )
+        for e in range(1, 21)
+    ]
+    event_file(tmp_path / "train", points)
+    run = tensorboard_events.load(tmp_path)
+    assert run.evals["val_map50"].tolist() == pytest.approx([e / 40 for e in range(1, 21)])
+
+
 def test_tensorboard_epoch_tag_gives_steps_per_epoch(tmp_path):
     """An epoch logged against the step (Lightning's 'epoch', HF's 'train/epoch') with no args summary:
     its boundaries give the steps per epoch, so the repetition check can number the epochs."""

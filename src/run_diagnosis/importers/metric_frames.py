@@ -41,7 +41,6 @@ from run_diagnosis.importers.aliases import (
     step_times_from_elapsed,
 )
 from run_diagnosis.importers.canonical import (
-    EVAL_COLUMNS,
     NO_TRAINING_LOSS,
     TRAIN_COLUMNS,
     RunData,
@@ -49,6 +48,7 @@ from run_diagnosis.importers.canonical import (
 )
 from run_diagnosis.importers.metric_names import Assignment, resolve
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, convert
+from run_diagnosis.run_files import csv_columns
 
 
 @dataclass
@@ -180,6 +180,9 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         notes.append(f"{columns.get('val_accuracy')} has values outside 0..1: val_accuracy left empty")
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
+    if columns.get("val_map50") is not None:  # a detector's mAP50 (an optional column of the eval log)
+        scores = _by_row_or_step(records, eval_rows, lambda r: value(r, "val_map50"))
+        evals["val_map50"] = metric_column(scores)
     sets = evaluation_sets(
         mapping,
         lambda fieldname, name: [
@@ -191,7 +194,11 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         notes += set_notes
     notes += _missing(columns, not evals.empty)
     return Frames(
-        train.reindex(columns=TRAIN_COLUMNS), evals.reindex(columns=EVAL_COLUMNS), events, notes, assignment
+        train.reindex(columns=TRAIN_COLUMNS),
+        evals.reindex(columns=csv_columns("eval", list(evals.columns))),
+        events,
+        notes,
+        assignment,
     )
 
 

@@ -56,20 +56,21 @@ from tensorboard.util import tensor_util
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import ColumnMap, column_map, evaluation_sets, load_aliases, metric_frame
-from run_diagnosis.importers.canonical import EVAL_COLUMNS, EVENT_COLUMNS, TRAIN_COLUMNS, RunData
+from run_diagnosis.importers.canonical import EVENT_COLUMNS, TRAIN_COLUMNS, RunData
 from run_diagnosis.importers.training_args import (
     config_from,
     run_results,
     schedule_from_args,
     steps_per_epoch_from_log,
 )
+from run_diagnosis.run_files import csv_columns
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"
 
 EVENT_FILE_MARK = "tfevents"
 TRAIN_FIELDS = ("loss", "grad_norm", "learning_rate", "step_time_sec")
-EVAL_FIELDS = ("val_loss", "val_accuracy")
+EVAL_FIELDS = ("val_loss", "val_accuracy", "val_map50")
 SCALAR_PLUGIN = "scalars"
 LEGACY_KINDS = {"histo": "histograms", "image": "images", "audio": "audio", "tensor": "tensor"}
 
@@ -422,7 +423,7 @@ def load(path: Path) -> RunData:
             + "; name them in a YAML file (e.g. 'loss: [my/tag]') and point RUN_DIAGNOSIS_ALIASES at it"
         )
     train = _loss_rows_only(_rows(points, fields, TRAIN_COLUMNS), "loss" in fields, notes)
-    evals = _rows(points, fields, EVAL_COLUMNS)
+    evals = _rows(points, fields, csv_columns("eval", list(fields)))
     sets = evaluation_sets(
         mapping, lambda _field, name: [(step, value) for tag, step, value in points if tag == name]
     )
