@@ -327,12 +327,16 @@ def test_vocabulary_from_the_tokenizer_name_is_medium(diagnosis: Diagnosis) -> N
 # --- a detector: its validation mAP at IoU 0.5 ------------------------------------------------
 
 
-def detector(map50: list[float]) -> RunBuilder:
-    """A healthy loss curve (the fixture's) with a detector's validation mAP50 at its evaluations,
-    the first len(map50) of them (the later ones log none)."""
+def detector(map50: list[float], still_falling: bool = False) -> RunBuilder:
+    """A healthy loss curve (the fixture's, flattened by its end) with a detector's validation mAP50
+    at its evaluations, the first len(map50) of them (the later ones log none); still_falling: the
+    training loss falls linearly to the last step instead (a run cut short of its plateau)."""
     builder = RunBuilder()
     scores = [*map50, *[math.nan] * (len(builder.evals) - len(map50))]
     builder.evals["val_map50"] = scores[: len(builder.evals)]
+    if still_falling:
+        n = len(builder.train)
+        builder.train["loss"] = np.linspace(6.0, 3.0, n) * np.exp(builder.rng.normal(0, 0.01, n))
     return builder
 
 
@@ -344,6 +348,17 @@ def test_a_detector_that_finds_nothing_on_validation_learned_nothing(diagnosis: 
     assert row["severity"] == "medium"
     assert row["observed_value"] == pytest.approx(0.01)
     assert row["steps_affected"] == 13
+
+
+@fixture_run(
+    lambda: detector(
+        [0.0, 0.001, 0.002, 0.004, 0.003, 0.006, 0.005, 0.008, 0.007, 0.01, 0.009, 0.012, 0.01], True
+    )
+)
+def test_a_detector_at_zero_whose_loss_still_falls_was_cut_short(diagnosis: Diagnosis) -> None:
+    # still learning when the run ended: underfitting (train longer), not a detector that cannot learn
+    assert finding(diagnosis, "underfitting:detection_score")["severity"] == "medium"
+    assert "no_learning:detection_score" not in ids_of(diagnosis, "no_learning")
 
 
 @fixture_run(lambda: detector([0.0, 0.002, 0.001, 0.0, 0.003]))

@@ -13,7 +13,7 @@
 learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
 {%- endset %}
 {#- the findings a log too early to judge keeps at their severity: what they say was wrong whatever came next -#}
-{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score')" %}
+{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score', 'underfitting:detection_score')" %}
 {#- the training loss ended flat at ln 2 (a two-class model predicting the class prior) -#}
 {%- set training_settled_at_ln_2 -%}
 abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
@@ -287,23 +287,51 @@ chance_findings as (
         and stuck_accuracy.n_classes = largest_chance_class.max_n_classes
 ),
 
+detection_judged as (
+    -- underfitting, not no learning, when the training loss still fell over the run's last quarter
+    -- beyond its noise (the flat verdict's rule: no_learning_scatter_factor x the log-to-log scatter):
+    -- a detector still learning when the run ended, too short or too slow to find objects yet
+    select
+        detection_scores.*,
+        progress.three_quarter_loss,
+        progress.end_loss,
+        progress.loss_scatter,
+        case
+            when progress.three_quarter_loss - progress.end_loss > {{ threshold('no_learning_scatter_factor') }} * progress.loss_scatter
+                then 'underfitting'
+            else 'no_learning'
+        end as category
+    from detection_scores
+    left join progress
+        on detection_scores.run_id = progress.run_id
+    where detection_scores.best_map50 < {{ threshold('detection_map50_floor') }}
+        and detection_scores.map_evals >= {{ threshold('detection_min_evals_low') }}
+),
+
 detection_findings as (
     -- random boxes almost never overlap an object by half (IoU 0.5), so a detector that has learned
     -- nothing scores an mAP50 of about 0, and one that has learned anything finds some objects: a best
     -- mAP50 under detection_map50_floor over detection_min_evals evaluations or more is a detector that
     -- found nothing on validation (nothing learned, or validation labels that do not match the training
-    -- classes); medium, low over fewer evaluations (a detector from scratch can still be at 0 early on)
+    -- classes; underfitting when it was still learning: detection_judged); medium, low over fewer
+    -- evaluations (a detector from scratch can still be at 0 early on)
     select
         run_id,
-        'no_learning:detection_score' as finding_id,
-        'no_learning' as category,
+        category || ':detection_score' as finding_id,
+        category,
         case when map_evals >= {{ threshold('detection_min_evals') }} then 'medium' else 'low' end as severity,
-        'The detector found next to nothing on validation: its mAP at IoU 0.5 never went above '
+        case when category = 'underfitting'
+            then 'The detector had found next to nothing on validation when the run ended, its loss still falling: its mAP at IoU 0.5 never went above '
+            else 'The detector found next to nothing on validation: its mAP at IoU 0.5 never went above ' end
             || {{ fmt('best_map50', 3) }} || ' over ' || {{ fmt_int('map_evals') }} || ' evaluations.' as title,
         'validation mAP50 best ' || {{ fmt('best_map50', 4) }} || ', last ' || {{ fmt('last_map50', 4) }} || ' over '
             || {{ fmt_int('map_evals') }} || ' evaluations (steps ' || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }}
             || '), under ' || {{ threshold('detection_map50_floor') }} || ' throughout: random boxes score about 0,'
             || ' a detector that learned anything finds some objects at IoU 0.5'
+            || coalesce('; training loss over the last quarter ' || {{ fmt('three_quarter_loss', 4) }} || ' -> ' || {{ fmt('end_loss', 4) }}
+                || ' against a log-to-log scatter of ' || {{ fmt('loss_scatter', 4) }}
+                || case when category = 'underfitting' then ': still falling beyond its noise, a detector still learning when the run ended'
+                    else ': no fall beyond its noise' end, '')
             || case when map_evals < {{ threshold('detection_min_evals') }} then '; fewer than '
                 || {{ threshold('detection_min_evals') }} || ' evaluations (a detector from scratch can still be at 0 early on), so low'
                 else '' end as evidence,
@@ -317,13 +345,13 @@ detection_findings as (
         cast(1 as {{ type_double() }}) as estimated_cost,
         'share_of_updates' as cost_unit,
         'every update of a run whose detector finds nothing on validation bought no usable model' as cost_method,
-        0.9 as impact_score,
+        case when category = 'underfitting' then 0.5 else 0.9 end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Check that the validation labels use the training classes (data.yaml names and ids) and that boxes are in the format the trainer reads; look at a few predictions on training images: if they are empty there too, check the LR, the warmup and the image size, and try to overfit a handful of images.'
-            as recommendation
-    from detection_scores
-    where best_map50 < {{ threshold('detection_map50_floor') }}
-        and map_evals >= {{ threshold('detection_min_evals_low') }}
+        case when category = 'underfitting'
+            then 'Train longer (a detector from scratch needs tens of epochs before it finds objects) or start from pretrained weights; check the LR and warmup, and that the validation labels use the training classes.'
+            else 'Check that the validation labels use the training classes (data.yaml names and ids) and that boxes are in the format the trainer reads; look at a few predictions on training images: if they are empty there too, check the LR, the warmup and the image size, and try to overfit a handful of images.'
+        end as recommendation
+    from detection_judged
 ),
 
 chance_loss_findings as (
