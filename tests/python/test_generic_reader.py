@@ -176,6 +176,17 @@ def test_a_log_whose_head_is_megabytes_of_one_bars_redraws_is_recognised(tmp_pat
     assert losses(run) == [loss_of(10 * i) for i in range(1, 11)]
 
 
+def test_a_counter_joined_to_its_loss_by_a_hyphen_is_a_two_column_table(tmp_path: Path) -> None:
+    # f"{epoch:04d}-{loss:.4f}" once an epoch in loss.txt: a headerless counter,value table named after
+    # the file; one line of another shape (a date, a negative value, an exponent) keeps it no table
+    rows = [f"{e:04d}-{loss_of(e):.4f}" for e in range(1, 31)]
+    run = generic_log.load(write(tmp_path, "loss.txt", "\n".join(rows) + "\n"))
+    assert steps(run.train) == list(range(1, 31))
+    assert losses(run) == [round(loss_of(e), 4) for e in range(1, 31)]
+    assert generic_lines.sniff_delimiter(rows) == "-"
+    assert generic_lines.sniff_delimiter([*rows, "0031-1.5e-05"]) != "-"
+
+
 def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:
     # a mean squared error of unscaled prices prints whole ("611333636096.0000"): above 2**24 a
     # float32 has no fraction, so whole values there are no sign of a count

@@ -835,12 +835,20 @@ def _fields(names: Iterable[str]) -> set[str]:
 # --------------------------------------------------------------------------- tables
 
 
+# a counter joined to its value by a hyphen, every line ('0001-64.5714': f"{epoch:04d}-{loss:.4f}"): a
+# headerless counter,value table; only whole numbers then a plain decimal (no sign, no exponent), so
+# that a negative value or an exponent is never split
+HYPHEN_ROW = re.compile(r"\d+-\d+(?:\.\d+)?")
+
+
 def sniff_delimiter(lines: list[str]) -> str | None:
     """The delimiter of a table: the one that splits most of the first lines into the same
-    number (>= 2) of fields."""
+    number (>= 2) of fields (a hyphen only when every line is a counter, a hyphen and a value)."""
     sample = [line for line in lines[:50] if line.strip()]
     if len(sample) < 2:
         return None
+    if all(HYPHEN_ROW.fullmatch(line.strip()) for line in sample):
+        return "-"
     best = None
     for delimiter in (",", "\t", ";", "|"):
         widths = [len(next(csv.reader([line], delimiter=delimiter))) for line in sample]
