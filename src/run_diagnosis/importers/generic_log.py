@@ -57,7 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, AnyStr
 
 import pandas as pd
 import yaml
@@ -105,6 +105,7 @@ SNIFF_BYTES = 2 * 1024 * 1024
 # redraws are reduced to its last state (a tqdm bar redrawn for every one of 240,000 steps writes
 # megabytes on one line before the first metric), read from at most HEAD_READ_FACTOR times as much
 HEAD_READ_FACTOR = 16
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # the byte-order marks a UTF-16 log opens with
 # One run written twice in a folder (a table beside the console that printed it): the files agree
 # on every training loss once the more precise one is rounded as the other prints it. Five rows at
 # least, so that a few equal numbers of two short runs are not taken for one run; decimals are
@@ -182,7 +183,7 @@ def _decode(raw: bytes, notes: list[str]) -> str:
     every byte (a console of a Chinese or Western Windows machine), else UTF-8 with replacements."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    elif raw.startswith(UTF16_BOMS):
         return raw.decode("utf-16", errors="replace")
     text = raw.decode("utf-8", errors="replace")
     bad = text.count("\ufffd")
@@ -210,7 +211,7 @@ def read_lines(
         raise RunImportError(f"{path}: cannot be read ({error.strerror or error})") from error
     skipped = Skipped()
     notes: list[str] = []
-    utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+    utf16 = raw.startswith(UTF16_BOMS)
     nuls = 0 if utf16 else raw.count(b"\x00")
     if nuls:
         raw = raw.replace(b"\x00", b"")
@@ -224,10 +225,9 @@ def read_lines(
     undecodable = 0
     for number, line in enumerate(text.split("\n"), start=1):
         if "\r" in line:
-            states = [part for part in line.split("\r") if part.strip()]
-            for part in states[:-1]:
+            superseded, line = redraw_states(line, "\r")
+            for part in superseded:
                 skipped.add("progress redraw (carriage return)", number, part)
-            line = states[-1] if states else ""
         undecodable += "\ufffd" in line
         lines.append((number, line))
     if lines and not lines[-1][1]:
@@ -237,22 +237,29 @@ def read_lines(
     return lines, ends, skipped, notes
 
 
+def redraw_states(line: AnyStr, carriage_return: AnyStr) -> tuple[list[AnyStr], AnyStr]:
+    """A line's carriage-return redraws (a progress bar drawn again in place): the states a later one
+    superseded, and the last non-blank state, the one the line shows (empty when all are blank)."""
+    states = [part for part in line.split(carriage_return) if part.strip()]
+    return states[:-1], (states[-1] if states else line[:0])
+
+
 def _head(handle: io.BufferedReader, limit: int) -> bytes:
     """The first `limit` bytes of a file once each line's carriage-return redraws are reduced to its
-    last state (as read_lines reduces them), from at most HEAD_READ_FACTOR x limit bytes read; a file
-    without redraws (or in UTF-16, whose line ends are two bytes) gives its first `limit` bytes."""
+    last state (redraw_states, as read_lines reduces them), from at most HEAD_READ_FACTOR x limit
+    bytes read; a file without redraws (or in UTF-16, whose line ends are two bytes) gives its first
+    `limit` bytes."""
     kept: list[bytes] = []
     size, budget = 0, HEAD_READ_FACTOR * limit
-    utf16 = handle.peek(2)[:2] in (b"\xff\xfe", b"\xfe\xff")
+    utf16 = handle.peek(2)[:2] in UTF16_BOMS
     while size < limit and budget > 0:
         line = handle.read(budget) if utf16 else handle.readline(budget)
         if not line:
             break
         budget -= len(line)
-        if not utf16 and b"\r" in line.rstrip(b"\r\n"):
-            end = line[len(line.rstrip(b"\r\n")) :]
-            states = [part for part in line.rstrip(b"\r\n").split(b"\r") if part.strip()]
-            line = (states[-1] if states else b"") + end
+        body = line.rstrip(b"\r\n")
+        if not utf16 and b"\r" in body:
+            line = redraw_states(body, b"\r")[1] + line[len(body) :]
         kept.append(line)
         size += len(line)
     return b"".join(kept)[:limit]
