@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import own_files
@@ -69,17 +70,28 @@ PASS_MIN_VALUES = 10
 PANDAS_DEFAULT_LABEL = "0"
 
 
-def column(path: Path) -> tuple[str, list[float]] | None:
-    """The metric name and numbers of a bare-column file (one number per non-blank line, after
-    one header line naming it or none: then the file's stem names it), None when it is not one
-    (read until its first line that is neither)."""
+class Column(NamedTuple):
+    """A bare column as read: its file, its numbers, and the number of each of its lines when it is
+    several lines written across, one a pass (rows_across; empty otherwise)."""
+
+    file: Path
+    values: list[float]
+    passes: list[int]
+
+
+def column(path: Path) -> tuple[str, list[float], list[int]] | None:
+    """The metric name, numbers and passes (see Column) of a bare-column file (one number per
+    non-blank line, after one header line naming it or none: then the file's stem names it; or
+    numbers written across, rows_across), None when it is not one (read until its first line that
+    is neither)."""
     if not path.is_file() or path.suffix.lower() not in SUFFIXES:
         return None
     if path.stat().st_size > MAX_BYTES:
         return None
-    row = _row(path)
-    if row is not None:
-        return path.stem, row
+    lines = rows_across(path)
+    if lines is not None:
+        passes = [len(line) for line in lines] if len(lines) > 1 else []
+        return path.stem, [value for line in lines for value in line], passes
     name, values, first = path.stem, list[float](), None
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -97,22 +109,15 @@ def column(path: Path) -> tuple[str, list[float]] | None:
     if first == PANDAS_DEFAULT_LABEL and values[1:] and not all(v.is_integer() for v in values[1:]):
         # pandas writes an unnamed column's label, 0, as its header line: not a logged value
         values = values[1:]
-    return (name, values) if len(values) >= MIN_ROWS else None
-
-
-def _row(path: Path) -> list[float] | None:
-    """The numbers of a file that is one line of them, in order (a callback appending ',<loss>' to
-    one line each epoch: a leading or trailing empty field is no value), or lines of them, one a pass,
-    read line after line (a loop writing ','.join(batch_losses) once an epoch; see rows_across); None
-    when it is neither."""
-    found = rows_across(path)
-    return None if found is None else [value for line in found for value in line]
+    return (name, values, []) if len(values) >= MIN_ROWS else None
 
 
 def rows_across(path: Path) -> list[list[float]] | None:
-    """The lines of numbers of a file written across: one line of at least MIN_ROW_VALUES numbers,
-    or several of at least PASS_MIN_VALUES each whose first numbers do not count 0, 1, 2 ... or 1, 2,
-    3 ... (a headerless table's rows: its first column a counter); None otherwise."""
+    """The lines of numbers of a file written across, read in order: one line of at least
+    MIN_ROW_VALUES numbers (a callback appending ',<loss>' to one line each epoch: a leading or
+    trailing empty field is no value), or several of at least PASS_MIN_VALUES each, one a pass (a
+    loop writing ','.join(batch_losses) once an epoch) whose first numbers do not count 0, 1, 2 ...
+    or 1, 2, 3 ... (a headerless table's rows: its first column a counter); None otherwise."""
     lines: list[list[float]] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for text in handle:
@@ -137,17 +142,18 @@ def rows_across(path: Path) -> list[list[float]] | None:
     return lines
 
 
-def _columns(path: Path) -> dict[str, tuple[Path, list[float]]]:
+def _columns(path: Path) -> dict[str, Column]:
     """The bare columns ``path`` is or holds, by metric name (the header's, or the file's stem)."""
-    found: dict[str, tuple[Path, list[float]]] = {}
+    found: dict[str, Column] = {}
     for file in own_files(path):
         read = column(file)
         if read is not None and read[0] not in found:
-            found[read[0]] = (file, read[1])
+            name, values, passes = read
+            found[name] = Column(file, values, passes)
     return found
 
 
-def _training_loss(columns: dict[str, tuple[Path, list[float]]]) -> tuple[str | None, list[str]]:
+def _training_loss(columns: dict[str, Column]) -> tuple[str | None, list[str]]:
     """The column the resolver chooses as the training loss, if one, and every column it reads as
     one; of several, the first with a validation loss as long as it beside it (a Keras history's
     loss/val_loss pair, logged together) when the resolver's first choice has none."""
@@ -183,14 +189,14 @@ def load(path: Path) -> RunData:
     # the chosen loss and the columns as long as it; another training-loss column is left out (the
     # resolver would take it in the chosen one's place)
     others = set(candidates) - {loss}
-    joined = {n: values for n, (_, values) in columns.items() if len(values) == rows and n not in others}
+    joined = {n: c.values for n, c in columns.items() if len(c.values) == rows and n not in others}
     notes = [
         f"bare columns of numbers, one per file, named by their headers or files: {', '.join(joined)} "
         f"({rows} rows each, numbered from 1 in file order: no counter is logged)"
     ]
-    passes = rows_across(columns[loss][0])
-    if passes is not None and len(passes) > 1:
-        sizes = ", ".join(str(len(line)) for line in passes[:5]) + (" ..." if len(passes) > 5 else "")
+    passes = columns[loss].passes
+    if passes:
+        sizes = ", ".join(str(size) for size in passes[:5]) + (" ..." if len(passes) > 5 else "")
         notes.append(
             f"{columns[loss][0].name} holds {len(passes)} lines of numbers written across ({sizes} "
             "values): one a pass, read line after line (what a row is, a batch or an epoch, is not logged)"
