@@ -36,19 +36,7 @@
       ('out_of_step_order', 'resolved', 'train_rows.is_out_of_order_in_attempt',
          'logged out of step order: placed by its step number'),
     ],
-    'eval': [
-      ('accuracy_percent', 'staging', 'val_accuracy_logged > 1 and val_accuracy_logged <= 100',
-        'val_accuracy logged in percent: divided by 100'),
-      ('accuracy_out_of_range', 'staging', 'val_accuracy_logged < 0 or val_accuracy_logged > 100',
-        'val_accuracy outside 0..100: read as missing'),
-      ('val_accuracy_non_numeric', 'parse', none, 'val_accuracy unreadable: read as missing'),
-      ('val_accuracy_non_finite', 'parse', none, 'val_accuracy unreadable: read as missing'),
-      ('map_percent', 'staging', 'val_map50_logged > 1 and val_map50_logged <= 100',
-        'val_map50 logged in percent: divided by 100'),
-      ('map_out_of_range', 'staging', 'val_map50_logged < 0 or val_map50_logged > 100',
-        'val_map50 outside 0..100: read as missing'),
-      ('val_map50_non_numeric', 'parse', none, 'val_map50 unreadable: read as missing'),
-      ('val_map50_non_finite', 'parse', none, 'val_map50 unreadable: read as missing'),
+    'eval': share_defects('val_accuracy', 'accuracy') + share_defects('val_map50', 'map') + [
       ('step_repeated', 'staging', 'count(*) over (partition by run_id, step) > 1',
         'step evaluated more than once: this later row is used'),
       ('out_of_file_order', 'staging', out_of_file_order() | trim, 'logged out of step order: placed by its step number'),
@@ -88,6 +76,19 @@
     {%- do flags.append('is_' ~ defect) -%}
   {%- endfor -%}
   ({% for flag in flags %}coalesce({{ flag }}, false){% if not loop.last %} or {% endif %}{% endfor %})
+{% endmacro %}
+
+{#- the defects of a share a logger may write in percent (val_accuracy, val_map50; staging reads it
+    with logged_share_column and share_value): in percent, out of range, unreadable -#}
+{% macro share_defects(column, prefix) %}
+  {{ return([
+    (prefix ~ '_percent', 'staging', column ~ '_logged > 1 and ' ~ column ~ '_logged <= 100',
+      column ~ ' logged in percent: divided by 100'),
+    (prefix ~ '_out_of_range', 'staging', column ~ '_logged < 0 or ' ~ column ~ '_logged > 100',
+      column ~ ' outside 0..100: read as missing'),
+    (column ~ '_non_numeric', 'parse', none, column ~ ' unreadable: read as missing'),
+    (column ~ '_non_finite', 'parse', none, column ~ ' unreadable: read as missing'),
+  ]) }}
 {% endmacro %}
 
 {#- one defect's rule, by name (for staging's repairs that follow the rule, e.g. percent accuracy) -#}

@@ -8,6 +8,24 @@
     {{ is_non_finite(parse_double(column)) }} as is_{{ column }}_non_finite
 {% endmacro %}
 
+{#- a share a logger may write in percent (val_accuracy, val_map50): the logged value, parsed but not
+    converted (<column>_logged), and the flags of why it is null; share_value turns it into the share -#}
+{% macro logged_share_column(column) %}
+    {{ finite_or_null(parse_double(column)) }} as {{ column }}_logged,
+    ({{ clean_text(column) }} is not null and {{ parse_double(column) }} is null) as is_{{ column }}_non_numeric,
+    {{ is_non_finite(parse_double(column)) }} as is_{{ column }}_non_finite
+{% endmacro %}
+
+{#- the share of a logged_share_column: null out of range, divided by 100 in percent (a share is at
+    most 1; (1, 100] can only be percent): the catalogue's rules of share_defects(column, prefix) -#}
+{% macro share_value(file_kind, column, prefix) %}
+    case
+        when ({{ raw_row_defect_rule(file_kind, prefix ~ '_out_of_range') }}) then null
+        when ({{ raw_row_defect_rule(file_kind, prefix ~ '_percent') }}) then {{ column }}_logged / 100.0
+        else {{ column }}_logged
+    end
+{% endmacro %}
+
 {#- the same flags for an integer column (step, n_examples) -#}
 {% macro integer_column(column) %}
     {{ parse_integer(column) }} as {{ column }},

@@ -16,15 +16,9 @@ parsed as (
         {{ raw_columns(['step', 'val_loss', 'val_accuracy', 'val_map50']) }}
         {{ integer_column('step') }},
         {{ numeric_column('val_loss') }},
-        {{ finite_or_null(parse_double('val_accuracy')) }} as val_accuracy_logged,
         ({{ clean_text('val_accuracy') }} is null) as is_val_accuracy_missing,
-        ({{ clean_text('val_accuracy') }} is not null and {{ parse_double('val_accuracy') }} is null)
-            as is_val_accuracy_non_numeric,
-        {{ is_non_finite(parse_double('val_accuracy')) }} as is_val_accuracy_non_finite,
-        {{ finite_or_null(parse_double('val_map50')) }} as val_map50_logged,
-        ({{ clean_text('val_map50') }} is not null and {{ parse_double('val_map50') }} is null)
-            as is_val_map50_non_numeric,
-        {{ is_non_finite(parse_double('val_map50')) }} as is_val_map50_non_finite,
+        {{ logged_share_column('val_accuracy') }},
+        {{ logged_share_column('val_map50') }},
         {{ is_exact_duplicate(['step', 'val_loss', 'val_accuracy', 'val_map50']) }} as is_exact_duplicate
     from source
 ),
@@ -34,17 +28,9 @@ flagged as (
         *,
         -- the defect rules beyond the column recipes: macros/raw_row_defects.sql
         {{- raw_row_defect_flags('eval') }},
-        -- a share is at most 1; (1, 100] can only be percent (rule in the catalogue)
-        case
-            when ({{ raw_row_defect_rule('eval', 'accuracy_out_of_range') }}) then null
-            when ({{ raw_row_defect_rule('eval', 'accuracy_percent') }}) then val_accuracy_logged / 100.0
-            else val_accuracy_logged
-        end as val_accuracy,
-        case
-            when ({{ raw_row_defect_rule('eval', 'map_out_of_range') }}) then null
-            when ({{ raw_row_defect_rule('eval', 'map_percent') }}) then val_map50_logged / 100.0
-            else val_map50_logged
-        end as val_map50,
+        -- a share is at most 1; (1, 100] can only be percent (rules in the catalogue)
+        {{ share_value('eval', 'val_accuracy', 'accuracy') }} as val_accuracy,
+        {{ share_value('eval', 'val_map50', 'map') }} as val_map50,
         -- a loss of exactly 0 where the run's other evaluations log losses of at least
         -- val_loss_placeholder_min_positive (or none above 0): no measurement (a logger writing 0
         -- when no validation ran, as YOLO's results.csv with val=False), set aside
