@@ -187,6 +187,72 @@ def test_a_counter_joined_to_its_loss_by_a_hyphen_is_a_two_column_table(tmp_path
     assert generic_lines.sniff_delimiter([*rows, "0031-1.5e-05"]) != "-"
 
 
+def colon_rows(epochs: list[int]) -> list[str]:
+    # f"{epoch} : {batch} : {loss} : {top1} : {top5}" appended to losses.txt, three rows an epoch
+    return [
+        f"{e} : {b} : {loss_of(150 * (e - 1) + b)} : 0.{e:02d} : 0.{e + 20:02d}"
+        for e in epochs
+        for b in (50, 100, 150)
+    ]
+
+
+def test_numbers_joined_by_colons_under_a_header_of_words_are_a_table(tmp_path: Path) -> None:
+    # a header of words and rows of numbers, every cell split by ' : '; the column 'e' is named by no
+    # word, but it holds the batch counter (it never changes while batch advances, and advances when
+    # batch starts again): step = (e - 1) x 150 + batch, and 'e' is no metric left not understood
+    rows = ["e : batch : loss           : train 1 : train 5 ", *colon_rows(list(range(1, 7)))]
+    run = generic_log.load(write(tmp_path, "losses.txt", "\n".join(rows) + "\n"))
+    assert steps(run.train) == [150 * (e - 1) + b for e in range(1, 7) for b in (50, 100, 150)]
+    assert losses(run) == [loss_of(150 * (e - 1) + b) for e in range(1, 7) for b in (50, 100, 150)]
+    assert not any(note.startswith(metric_names.NOT_UNDERSTOOD) and " e" in note for note in run.notes)
+    # a console whose colons end labels, or a clock's, is no table of numbers
+    assert generic_lines.sniff_delimiter(rows) == ":"
+    labels = ["Training started", *(f"Epoch: {e} Loss: {loss_of(e)} Acc: 0.5" for e in range(1, 9))]
+    assert generic_lines.sniff_delimiter(labels) != ":"
+    clocks = ["time : loss : acc", *(f"12:0{e}:00 : {loss_of(e)} : 0.5" for e in range(1, 9))]
+    assert generic_lines.sniff_delimiter(clocks) != ":"
+
+
+def test_an_epoch_entered_again_by_a_resume_keeps_its_inner_counter(tmp_path: Path) -> None:
+    # a file opened in append mode by each resume: epochs 1-4, then 4 again and 5-6, then 6 again.
+    # The batch counter restarts with each epoch and with each resume: the resumes are where the
+    # rebuilt step goes back, not one restart per epoch
+    rows = ["e : batch : loss : train 1 : train 5", *colon_rows([1, 2, 3, 4, 4, 5, 6, 6])]
+    run = generic_log.load(write(tmp_path, "losses.txt", "\n".join(rows) + "\n"))
+    assert [step for step, _ in run.events.itertuples(index=False, name=None)] == [500, 800]
+    assert steps(run.train)[:12] == [150 * (e - 1) + b for e in range(1, 5) for b in (50, 100, 150)]
+    # the same under a named epoch counter
+    named = [rows[0].replace("e :", "epoch :", 1), *rows[1:]]
+    run = generic_log.load(write(tmp_path, "named.txt", "\n".join(named) + "\n"))
+    assert [step for step, _ in run.events.itertuples(index=False, name=None)] == [500, 800]
+
+
+def first_run(rows: int) -> list[float]:
+    # an epoch mean falling from 10 towards 2 at a fresh model's pace, a little noise
+    return [round((2 + 8 * math.exp(-i / 6)) * (1 + 0.01 * math.sin(7 * i)), 4) for i in range(rows)]
+
+
+def loss_lines(values: list[float]) -> str:
+    return "".join(f"Loss, {v:.6f}\n" for v in values)
+
+
+def test_a_rerun_appended_to_a_counterless_log_starts_the_rows_again(tmp_path: Path) -> None:
+    # with open('loss.csv', 'a') in a notebook cell run twice: no counter, so the second run shows only
+    # as the loss going back to its first rows' level and falling again at their pace
+    run = generic_log.load(write(tmp_path, "loss.csv", loss_lines(first_run(30) + first_run(25))))
+    assert steps(run.train) == [*range(1, 31), *range(1, 26)]
+    assert [step for step, _ in run.events.itertuples(index=False, name=None)] == [1]
+    assert any("started over 1 time(s)" in note for note in run.notes)
+    # a spike that comes back at once, and a divergence that stays at the start's level, are no rerun
+    spike = first_run(30)
+    spike[20:22] = [9.5, 6.0]
+    diverged = first_run(30) + [9.8 + 0.01 * (i % 3) for i in range(20)]
+    for values in (spike, diverged):
+        run = generic_log.load(write(tmp_path, "loss.csv", loss_lines(values)))
+        assert steps(run.train) == list(range(1, len(values) + 1))
+        assert run.events.empty
+
+
 def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:
     # a mean squared error of unscaled prices prints whole ("611333636096.0000"): above 2**24 a
     # float32 has no fraction, so whole values there are no sign of a count

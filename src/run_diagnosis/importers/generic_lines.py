@@ -839,6 +839,8 @@ def _fields(names: Iterable[str]) -> set[str]:
 # headerless counter,value table; only whole numbers then a plain decimal (no sign, no exponent), so
 # that a negative value or an exponent is never split
 HYPHEN_ROW = re.compile(r"\d+-\d+(?:\.\d+)?")
+# a colon-joined table has a counter and at least two values: fewer is a console's 'Loss: 0.5'
+COLON_MIN_COLUMNS = 3
 
 
 def sniff_delimiter(lines: list[str]) -> str | None:
@@ -849,6 +851,8 @@ def sniff_delimiter(lines: list[str]) -> str | None:
         return None
     if all(HYPHEN_ROW.fullmatch(line.strip()) for line in sample):
         return "-"
+    if _colon_table(sample):
+        return ":"
     best = None
     for delimiter in (",", "\t", ";", "|"):
         widths = [len(next(csv.reader([line], delimiter=delimiter))) for line in sample]
@@ -857,6 +861,22 @@ def sniff_delimiter(lines: list[str]) -> str | None:
         if common >= 2 and share >= 0.8 and (best is None or share > best[1]):
             best = (delimiter, share)
     return best[0] if best else None
+
+
+def _colon_table(sample: list[str]) -> bool:
+    """Rows of numbers joined by colons under a header of words joined the same way ('e : batch :
+    loss : train 1', then '1 : 50 : 245.1 : 0.0156': f"{epoch} : {batch} : {loss}" appended to a
+    file): every line splits on ':' into as many (>= COLON_MIN_COLUMNS) cells, no header cell a
+    number and every other cell one. A colon also ends a console's labels ('Epoch: 1 Loss: 0.5')
+    and joins a clock's fields, so nothing less than a whole table of numbers is read this way."""
+    rows = [[cell.strip() for cell in line.split(":")] for line in sample]
+    width = len(rows[0])
+    return (
+        width >= COLON_MIN_COLUMNS
+        and all(len(cells) == width for cells in rows)
+        and all(cell and cell_value(cell) is None for cell in rows[0])
+        and all(cell_value(cell) is not None for cells in rows[1:] for cell in cells)
+    )
 
 
 def aligned_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]] | None:

@@ -138,6 +138,10 @@ EPOCH_ADVANCE_SHARE = 0.9
 # a counter that changes on fewer than this share of consecutive rows stays on most of them: beside
 # one that moves, it is an outer count (passes over the data), never the step (a step moves every row)
 STILL_COUNTER_SHARE = 0.5
+# an outer count whose value never changes while the inner counter advances, and that advances at
+# more than half of the inner counter's restarts, holds it: the other restarts re-enter a pass (a
+# resume that appends to the same file starts the pass again under the same outer value)
+OUTER_ADVANCE_SHARE = 0.5
 # a step counter's cycle: each reset returns to the first value and each cycle reaches the
 # same maximum within this share of it
 CYCLE_TOLERANCE = 0.02
@@ -485,6 +489,8 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
         name = min(
             steps_like, key=lambda c: (len(_drops([_value(r, c) or 0 for r in records])), names.index(c))
         )
+        if epoch is None:
+            epoch = _unnamed_outer(records, name)
         return _step_counting(records, name, epoch)
     if epoch is not None and all(r.inner is not None for r in records):
         return _inner_counting(records, epoch)
@@ -536,6 +542,38 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
     return _record_counting(records, "no counter on the lines: rows numbered in file order")
 
 
+def _holds_inner(outer: list[float | None], inner: list[float]) -> bool:
+    """Whether an outer count holds an inner counter: it never changes while the inner one advances,
+    and it advances at more than OUTER_ADVANCE_SHARE of the inner counter's restarts."""
+    drops = _drops(inner)
+    if not drops or any(v is None for v in outer):
+        return False
+    starts = set(drops)
+    still = all(outer[i] == outer[i - 1] for i in range(1, len(inner)) if i not in starts)
+    advanced = sum(1 for i in drops if (outer[i] or 0) > (outer[i - 1] or 0))
+    return still and advanced > OUTER_ADVANCE_SHARE * len(drops)
+
+
+def _unnamed_outer(records: list[Record], inner: str) -> str | None:
+    """A column no word names ('e' beside 'batch' and 'loss') that is an outer count of the inner
+    counter (_holds_inner) and holds whole numbers only: it is moved to the record's counters and
+    counted as an epoch."""
+    values = [_value(r, inner) or 0.0 for r in records]
+    if not _drops(values):
+        return None
+    for name in records[0].metrics:
+        if metric_names.resolve(name).quantity is not None:
+            continue
+        outer = [r.metrics[name][0] if name in r.metrics else None for r in records]
+        whole = all(v is not None and math.isfinite(v) and float(v).is_integer() for v in outer)
+        if whole and len(set(outer)) > 1 and _holds_inner(outer, values):
+            for record in records:
+                record.counters[name] = record.metrics.pop(name)[0]
+                record.named.pop(name, None)
+            return name
+    return None
+
+
 def _rows_per_epoch(values: list[float | None]) -> int | None:
     """The median number of rows of a whole epoch, when a whole-number epoch counter repeats on the
     rows of each epoch and advances by one (the last epoch, maybe cut short, is not counted); None
@@ -577,7 +615,9 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
     if epoch is not None:
         epochs = [_value(r, epoch) for r in records]
         advanced = [i for i in drops if (epochs[i] or 0) > (epochs[i - 1] or 0)]
-        if all(e is not None for e in epochs) and len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops):
+        if all(e is not None for e in epochs) and (
+            len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops) or _holds_inner(epochs, values)
+        ):
             period = total if total else _cycle_length(values)
             first = min(e for e in epochs if e is not None)
             steps = [int(((e or 0) - first) * period + v) for e, v in zip(epochs, values, strict=True)]
@@ -896,6 +936,10 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     loss_names = {n for f in ("loss", "val_loss", "test_loss") for n in assignment.candidates.get(f, [])}
     train, others = _largest(with_metrics, loss, loss_names)
     counting = _count(train, step_override)
+    # a column no word names that the counting read as an outer count (_unnamed_outer) is understood
+    assignment.not_understood = [
+        n for n in assignment.not_understood if not all(n in r.counters for r in train)
+    ]
     train_steps = counting.steps
     written = len(train)
     if len(train) >= 2 and counting.kind != "record":
@@ -907,6 +951,17 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         train, train_steps = train[:-1], train_steps[:-1]
     if len(train) < MIN_TRAIN_ROWS:
         raise _refusal(path, f"only {len(train)} line carries a training loss ({loss!r}): not a series")
+    if counting.kind == "record":
+        starts = fresh_starts([(r.named.get(loss) or (None, None))[0] for r in train])
+        if starts:
+            train_steps = _renumbered(len(train), starts)
+            counting.name = "of rows (numbered from 1 again where the loss started over)"
+            notes.append(
+                f"the loss started over {len(starts)} time(s) with no counter to say so (lines "
+                f"{', '.join(str(train[i].line) for i in starts)}): each time it went back to the level of "
+                "its first rows and fell again at their pace, a rerun appended to the same file; the rows "
+                "are numbered from 1 again there"
+            )
     val_field = "val_loss"
     val = _choose("val_loss", assignment, on_lines, doubts)
     if val is None and assignment.columns.get("test_loss"):
@@ -1022,6 +1077,87 @@ def _eval_steps(evals: list[Record], train: list[Record], steps: list[int], coun
 ELAPSED_MIN_RISING_SHARE = 0.9
 ELAPSED_MIN_GROWTH = 3.0
 ELAPSED_MIN_ROWS = 5  # fewer rows rise together by chance
+
+
+# a log with no counter holds reruns appended to it (a loop or a notebook cell that opens the file
+# with 'a'): the loss jumps to RELAUNCH_JUMP x its level or more, onto the level of the run's
+# first rows (the run came down through it, to within RELAUNCH_LEVEL_RATIO, in its first quarter),
+# stays above where it was (RELAUNCH_BACK x) for RELAUNCH_MIN_ROWS rows and for RELAUNCH_PACE_SHARE
+# of the rows the first run took from that level, and over the next RELAUNCH_FALL_ROWS rows falls
+# by RELAUNCH_PACE_SHARE of what the first run fell over as many rows (a fall of
+# RELAUNCH_MIN_EARLY_FALL or more): a fresh start relearns at the first run's pace, where a spike
+# comes back at once and a divergence stays up
+RELAUNCH_JUMP = 2.0
+RELAUNCH_LEVEL_RATIO = 1.25
+RELAUNCH_BACK = 1.1
+RELAUNCH_MIN_ROWS = 5
+RELAUNCH_PACE_SHARE = 0.5
+RELAUNCH_FALL_ROWS = 10
+RELAUNCH_MIN_EARLY_FALL = 0.05
+RELAUNCH_LEVEL_ROWS = 5  # the rows before a jump whose median is the level it jumped from
+
+
+def fresh_starts(losses: list[float | None]) -> list[int]:
+    """The rows of a counterless loss series where a rerun starts (see RELAUNCH_JUMP)."""
+    values = [v if v is not None and math.isfinite(v) and v > 0 else None for v in losses]
+    starts: list[int] = []
+    first = 0
+    for j in range(1, len(values)):
+        before = [v for v in values[max(first, j - RELAUNCH_LEVEL_ROWS) : j] if v is not None]
+        value = values[j]
+        if value is None or not before:
+            continue
+        level = float(pd.Series(before).median())
+        if value >= RELAUNCH_JUMP * level and _starts_over(values, first, j, level):
+            starts.append(j)
+            first = j
+    return starts
+
+
+def _starts_over(values: list[float | None], first: int, j: int, level: float) -> bool:
+    """Whether the jump at row j starts the run over (fresh_starts), the run so far from row first."""
+    value = values[j]
+    assert value is not None
+    quarter = range(first, first + max(1, (j - first) // 4))
+    # the first row the run so far came down to that level at (or started under it): in its first quarter
+    matched = next(
+        (i for i in quarter if (v := values[i]) is not None and v <= RELAUNCH_LEVEL_RATIO * value), None
+    )
+    if matched is None:
+        return False
+    back = RELAUNCH_BACK * level
+
+    def rows_above(start: int, stop: int) -> int:
+        count = 0
+        for v in values[start:stop]:
+            if v is not None and v <= back:
+                break
+            count += 1
+        return count
+
+    pace = rows_above(matched, j)  # the rows the first run took from that level down to where it was
+    if rows_above(j, len(values)) < max(RELAUNCH_MIN_ROWS, RELAUNCH_PACE_SHARE * pace):
+        return False
+    rows = min(RELAUNCH_FALL_ROWS, len(values) - j, j - matched)
+    if rows < RELAUNCH_MIN_ROWS:
+        return False
+
+    def fall(start: int) -> float:
+        window = [v for v in values[start : start + rows] if v is not None]
+        head, tail = pd.Series(window[:3]).median(), pd.Series(window[-3:]).median()
+        return float(1 - tail / head)
+
+    early_fall = fall(matched)
+    return early_fall >= RELAUNCH_MIN_EARLY_FALL and fall(j) >= RELAUNCH_PACE_SHARE * early_fall
+
+
+def _renumbered(n: int, starts: list[int]) -> list[int]:
+    """Row numbers from 1, again from 1 at each fresh start."""
+    steps, number = [], 0
+    for i in range(n):
+        number = 1 if i in starts else number + 1
+        steps.append(number)
+    return steps
 
 
 def _train_frame(
