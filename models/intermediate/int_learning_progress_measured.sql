@@ -577,9 +577,12 @@ judged as (
             -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
             -- flat or shallow since the start says nothing when the log continues an earlier run
             when is_flat and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'flat'
+            -- (or whose fall is within its noise: a log too noisy to show a fall of underfitting_max_drop
+            -- leaves validation as the only evidence, and it shows none; a weak signal, see weighed)
             when not has_val_gain and (
                 is_lr_far_above or is_lr_far_below
                 or (relative_drop < {{ threshold('underfitting_max_drop') }} and coalesce(regime, '') <> 'continuation')
+                or (is_noise_bound and coalesce(regime, '') <> 'continuation')
             ) then 'no_val_gain'
             -- shallow is judged on validation too: a validation loss that fell by underfitting_max_drop or more
             -- did not flatten high
@@ -616,7 +619,11 @@ weighed as (
             when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose') and is_reinforcement_loss then 'reinforcement'
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not
+            -- and no validation gain where only the training loss's noise hides whether it fell: validation
+            -- is then the only evidence, over a few evaluations
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'
+            when learning_verdict = 'no_val_gain' and is_noise_bound and not (is_lr_far_above or is_lr_far_below)
+                and relative_drop >= {{ threshold('underfitting_max_drop') }} then 'noise_bound'
         end as lowered_by
     from judged
 ),

@@ -827,6 +827,37 @@ def test_pretrained_start_whose_validation_never_moves_is_low(diagnosis: Diagnos
     assert "a pretrained model with little left to learn" in row["evidence"]
 
 
+def noisy_sparse_regression(val_gain: float) -> RunBuilder:
+    """A regression's mean squared error logged every 13th step, each a single small batch (scatter
+    of 45% of its level, a drift from 0.0076 down a half hidden in it: a fall the log cannot show),
+    and thirteen evaluations scattering 10% around a level that falls by `val_gain` (relative) over
+    the run: validation is the only evidence of learning."""
+    builder = RunBuilder(seed=11).plant_sparse_logging(13)
+    steps = builder.train["step"].to_numpy(dtype=float)
+    level = 0.0076 * (1 - 0.5 * steps / 240)
+    builder.train["loss"] = level * np.exp(builder.rng.normal(0, 0.45, len(steps)))
+    eval_steps = builder.evals["step"].to_numpy(dtype=float)
+    val = 0.0035 * (1 - val_gain * eval_steps / 240)
+    builder.evals["val_loss"] = val * np.exp(builder.rng.normal(0, 0.1, len(eval_steps)))
+    return builder
+
+
+@fixture_run(lambda: noisy_sparse_regression(val_gain=0.0))
+def test_validation_that_never_gains_beside_a_too_noisy_training_loss_is_low_no_learning(
+    diagnosis: Diagnosis,
+) -> None:
+    progress = diagnosis.table("int_learning_progress_measured").iloc[0]
+    assert progress["is_noise_bound"] and progress["relative_drop"] >= 0.1 and not progress["has_val_gain"]
+    row = finding(diagnosis, "no_learning:no_val_gain")
+    assert row["severity"] == "low"
+
+
+@fixture_run(lambda: noisy_sparse_regression(val_gain=0.7))
+def test_validation_that_gains_beside_a_too_noisy_training_loss_learned(diagnosis: Diagnosis) -> None:
+    assert diagnosis.table("int_learning_progress_measured").iloc[0]["is_noise_bound"]
+    assert not ids_of(diagnosis, "no_learning", "underfitting")
+
+
 @fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=True))
 def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")
