@@ -899,7 +899,17 @@ def test_an_hparams_file_of_python_assignments_is_read_and_one_of_anything_else_
 
 @pytest.mark.parametrize(
     ("key", "read"),
-    [("train_epochs", True), ("total_epochs", True), ("nb_epochs", True), ("warmup_epochs", False)],
+    [
+        ("train_epochs", True),
+        ("total_epochs", True),
+        ("nb_epochs", True),
+        ("warmup_epochs", False),
+        # the singular (OpenSTL's 'epoch: 200', mmcv-style 'max_epoch'): saved once before training, a setting
+        ("epoch", True),
+        ("max_epoch", True),
+        ("warmup_epoch", False),
+        ("decay_epoch", False),
+    ],
 )
 def test_an_epoch_count_is_read_by_its_words(key: str, read: bool) -> None:
     notes: list[str] = []

@@ -14,7 +14,9 @@ What is read
   Lightning's ``step`` counts from 0: a complete run's last logged step is total_steps - 1.
 * ``hparams.yaml`` beside it (whatever the LightningModule saved with
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``
-  -> num_epochs, ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
+  -> num_epochs (else a key whose last word is ``epochs`` or ``epoch`` after count words only:
+  ``nb_epochs``, ``max_epoch``, OpenSTL's ``epoch: 200``; the file is saved once, before training,
+  so it holds settings, not the epoch reached), ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
   grad_clip_norm, ``warmup_steps``, ``min_lr``; a key the top level lacks is taken from a
   training section one level down (``training:``, ``trainer:``, ``optim:``, ...: a grouped
   config plans the run as a flat one; two sections disagreeing leave it out); everything is also
@@ -484,7 +486,10 @@ def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAM
         for key, value in hparams.items():
             words = str(key).lower().split("_")
             number = as_number(value)
-            if words[-1] == "epochs" and set(words[:-1]) <= EPOCH_COUNT_QUALIFIERS and number is not None:
+            # the singular too ('epoch: 200', 'max_epoch: 50' in OpenSTL's and mmcv-style configs): the
+            # hyperparameters are saved once, before training, so they hold settings, never the epoch reached
+            count_word = words[-1] in ("epochs", "epoch")
+            if count_word and set(words[:-1]) <= EPOCH_COUNT_QUALIFIERS and number is not None and number >= 1:
                 picked["num_epochs"] = number
                 notes.append(f"{source}: {key}={value} read as num_epochs (a count of epochs, by its words)")
                 break
