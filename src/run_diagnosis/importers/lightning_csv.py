@@ -16,11 +16,12 @@ What is read
   ``save_hyperparameters``): ``lr``/``learning_rate`` -> peak_lr, ``num_epochs``/``max_epochs``
   -> num_epochs (else a key whose last word is ``epochs`` or ``epoch`` after count words only:
   ``nb_epochs``, ``max_epoch``, OpenSTL's ``epoch: 200``; the file is saved once, before training,
-  so it holds settings, not the epoch reached), ``max_steps`` -> total_steps, ``batch_size``, ``gradient_clip_val`` ->
-  grad_clip_norm, ``warmup_steps``, ``min_lr``; a key the top level lacks is taken from a
-  training section one level down (``training:``, ``trainer:``, ``optim:``, ...: a grouped
-  config plans the run as a flat one; two sections disagreeing leave it out); everything is also
-  kept under ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
+  so it holds settings, not the epoch reached), ``max_steps`` -> total_steps, ``batch_size``,
+  ``gradient_clip_val`` -> grad_clip_norm, ``warmup_steps``, ``min_lr``; a key the top level
+  lacks is taken from a training section one level down (``training:``, ``trainer:``,
+  ``optim:``, ...: a grouped config plans the run as a flat one; two sections disagreeing leave
+  it out); everything is also kept under ``config.hparams``. Python-object YAML tags
+  (``!!python/...``) are read as plain data.
 * A ``lightning_logs`` folder holding one ``version_N`` is read as that version. Holding
   several, consecutive versions that continue each other are ONE run resumed (``version_runs``):
   Lightning starts a new version folder for every ``fit()``, also one that restores a
@@ -489,7 +490,12 @@ def pick_hparams(hparams: dict[str, Any], notes: list[str], source: str = HPARAM
             # the singular too ('epoch: 200', 'max_epoch: 50' in OpenSTL's and mmcv-style configs): the
             # hyperparameters are saved once, before training, so they hold settings, never the epoch reached
             count_word = words[-1] in ("epochs", "epoch")
-            if count_word and set(words[:-1]) <= EPOCH_COUNT_QUALIFIERS and number is not None and number >= 1:
+            if (
+                count_word
+                and set(words[:-1]) <= EPOCH_COUNT_QUALIFIERS
+                and number is not None
+                and number >= 1
+            ):
                 picked["num_epochs"] = number
                 notes.append(f"{source}: {key}={value} read as num_epochs (a count of epochs, by its words)")
                 break
