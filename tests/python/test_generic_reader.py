@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from run_diagnosis import diagnose, importers
 from run_diagnosis.importers import RunImportError, generic_lines, generic_log, metric_names
 from run_diagnosis.importers.canonical import config_document, write_run
-from run_diagnosis.importers.generic_lines import COUNTERLESS
+from run_diagnosis.importers.generic_lines import COUNTERLESS, COUNTERLESS_MIN_ROWS
 from run_diagnosis.report_layout import layout_lines
 from support.dbt_session import Diagnosis, fixture_run
 from support.paths import SHARED
@@ -936,16 +936,37 @@ def test_an_ultralytics_run_states_its_peak_lr(
     assert (run.config.get("optimizer") or {}).get("name") == optimizer
 
 
+def test_a_console_with_no_counter_on_any_line_numbers_its_loss_lines(tmp_path: Path) -> None:
+    # print(f"Training loss: {loss:.4f}, validation loss: {val:.4f}") once an epoch, no epoch printed:
+    # the lines naming the same numbers, a training loss among them, are the rows in file order
+    rows = [f"Training loss: {loss_of(e):.4f}, validation loss: {1.1 * loss_of(e):.4f}" for e in range(1, 21)]
+    run = generic_log.load(write(tmp_path, "losses.txt", "\n".join(["Model: TFT", "------", *rows]) + "\n"))
+    assert steps(run.train) == list(range(1, 21))
+    assert losses(run) == [round(loss_of(e), 4) for e in range(1, 21)]
+    assert [float(v) for v in run.evals["val_loss"]] == [round(1.1 * loss_of(e), 4) for e in range(1, 21)]
+    assert COUNTERLESS not in run.layout["skipped"]
+    # fewer such lines are a summary, not a series
+    with pytest.raises(RunImportError):
+        generic_log.load(write(tmp_path, "summary.txt", "\n".join(rows[: COUNTERLESS_MIN_ROWS - 1]) + "\n"))
+    # beside lines with a counter, counterless lines stay what they were (settings, summaries)
+    counted = [f"epoch {e} loss {loss_of(e):.4f}" for e in range(1, 21)]
+    run = generic_log.load(write(tmp_path, "mixed.txt", "\n".join([*counted, *rows]) + "\n"))
+    assert steps(run.train) == list(range(1, 21)) and run.layout["skipped"][COUNTERLESS]["lines"] == 20
+
+
 def test_a_word_repeated_before_each_value_names_it(tmp_path: Path) -> None:
     """'Loss, 10.43' on every row (an epoch loop printing to a file): the word names the number, the
     rows are numbered in file order; a first row whose word does not repeat is a header, and two
-    different words on the rows are no such column."""
+    different words on the rows are no such column: the lines are then a console with no counter,
+    whose lines naming the loss are its rows (counterless_rows)."""
     lines = "".join(f"Loss, {loss_of(e):.6f}\n" for e in range(1, 31))
     run = generic_log.load(write(tmp_path, "loss.csv", lines))
     assert steps(run.train) == list(range(1, 31)) and losses(run)[0] == pytest.approx(loss_of(1), abs=1e-6)
+    assert run.layout["format"] == "csv"
     mixed = "".join(f"{'Loss' if e % 2 else 'Acc'}, {loss_of(e):.6f}\n" for e in range(1, 31))
-    with pytest.raises(RunImportError):
-        generic_log.load(write(tmp_path, "mixed.csv", mixed))
+    run = generic_log.load(write(tmp_path, "mixed.csv", mixed))
+    assert run.layout["format"] == "console"
+    assert losses(run) == pytest.approx([loss_of(e) for e in range(1, 31, 2)], abs=1e-6)
 
 
 def test_restarted_counter_keeps_both_attempts(tmp_path: Path) -> None:

@@ -63,6 +63,10 @@ PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
 PROGRESS_STATE = re.compile(r"^\s*(?P<done>\d+)\s*/\s*(?P<total>\d+)(?![\d.:=/])")
 # a callback's message inside a pass (Keras ModelCheckpoint, ReduceLROnPlateau, EarlyStopping)
 CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
+# a console with no counter on any line (print(f"Training loss: {loss}, validation loss: {val}") once
+# an epoch): its counterless lines that name the same numbers, a training loss among them, are its
+# rows, numbered in file order, when at least this many lines do (fewer is a summary, not a series)
+COUNTERLESS_MIN_ROWS = 10
 # a line with more characters than this is not a log line (a minified document); its head is read
 LINE_CHARS = 20000
 # a pass header followed by the same counterless value lines again and again (``Epoch : 3`` then
@@ -615,6 +619,9 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     pass_finished = True  # whether that state reached its total (done == total)
     header: Record | None = None  # the latest counter record: its batch lines become rows (BatchRows)
     batches = BatchRows(records, skipped)
+    loose: list[
+        Record
+    ] = []  # the counterless lines that continued no record (skipped, unless no line counts)
 
     def close_pass() -> None:
         # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a
@@ -701,9 +708,31 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
             above.metrics.update(record.metrics)
             above.last_line = number
             continue
+        record.text = raw
+        loose.append(record)
         skipped.add(COUNTERLESS, number, raw)
     close_pass()
-    return batches.settle()
+    settled = batches.settle()
+    if any(r.counters for r in settled):
+        return settled
+    rows = counterless_rows(loose)
+    skipped.restore(COUNTERLESS, [r.line for r in rows])
+    return rows + settled if rows else settled
+
+
+def counterless_rows(loose: list[Record]) -> list[Record]:
+    """The rows of a console with no counter on any line: its counterless lines that name the same
+    numbers (the most common set of names), a training loss among them, when COUNTERLESS_MIN_ROWS
+    or more do; none otherwise."""
+    shapes: dict[frozenset[str], list[Record]] = {}
+    for record in loose:
+        shapes.setdefault(record.names, []).append(record)
+    for names, rows in sorted(shapes.items(), key=lambda item: -len(item[1])):
+        if len(rows) < COUNTERLESS_MIN_ROWS:
+            break
+        if any(meaning(name).field == "loss" for name in names):
+            return rows
+    return []
 
 
 class BatchRows:
