@@ -763,6 +763,38 @@ def test_a_validation_loss_that_reaches_zero_is_kept(diagnosis: Diagnosis) -> No
 # --- judgement on real-log shapes (issue 9) ------------------------------------------------
 
 
+def val_equal_to_train(at_steps: list[int] | None) -> RunBuilder:
+    """Validation losses 5% above the training loss, except at `at_steps` (None: every evaluation
+    with a training loss at its step), where they equal the training loss logged there."""
+    builder = RunBuilder()
+    loss_at = dict(zip(builder.train["step"], builder.train["loss"], strict=True))
+    builder.evals["val_loss"] = [
+        loss_at[step]
+        if step in loss_at and (at_steps is None or step in at_steps)
+        else 1.05 * loss_at.get(step, 5.9)
+        for step in builder.evals["step"]
+    ]
+    return builder
+
+
+@fixture_run(lambda: val_equal_to_train(None))
+def test_validation_equal_to_training_at_every_evaluation_is_eval_on_train(diagnosis: Diagnosis) -> None:
+    found = findings_of(diagnosis, "eval_contamination").set_index("finding_id")
+    assert found.loc["eval_contamination:eval_is_train", "severity"] == "high"
+    assert (
+        "12 of the 12 with a training loss there" in found.loc["eval_contamination:eval_is_train", "evidence"]
+    )
+
+
+@fixture_run(lambda: val_equal_to_train([40, 120, 200]))
+def test_a_few_equal_evaluations_among_many_are_no_eval_on_train(diagnosis: Diagnosis) -> None:
+    # 3 of 12 equal: values printed with few digits coincide now and then; the training batches
+    # evaluated would score what training did at every evaluation
+    assert "eval_contamination:eval_is_train" not in set(
+        findings_of(diagnosis, "eval_contamination")["finding_id"]
+    )
+
+
 @fixture_run(lambda: RunBuilder().plant_val_below_train(0.15).plant_config(train_samples=31, eval_samples=31))
 def test_eval_set_the_size_of_the_training_set_is_high(diagnosis: Diagnosis) -> None:
     found = findings_of(diagnosis, "eval_contamination").set_index("finding_id")

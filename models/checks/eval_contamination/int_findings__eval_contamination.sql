@@ -33,14 +33,18 @@ all_evals as (
 ),
 
 exact_matches as (
-    -- evaluations whose loss equals the training loss logged at the same step: the same batches
-    select all_evals.run_id, count(*) as exact_evals
+    -- evaluations whose loss equals the training loss logged at the same step (the same batches), out
+    -- of the evaluations that have a training loss at their step
+    select
+        all_evals.run_id,
+        count(*) as paired_evals,
+        sum(case when abs(all_evals.val_loss - train_points.loss)
+            <= {{ threshold('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ threshold('contamination_exact_tolerance') }})
+            then 1 else 0 end) as exact_evals
     from all_evals
     inner join train_points
         on all_evals.run_id = train_points.run_id
         and all_evals.step = train_points.step
-    where abs(all_evals.val_loss - train_points.loss)
-        <= {{ threshold('contamination_exact_tolerance') }} * greatest(abs(all_evals.val_loss), {{ threshold('contamination_exact_tolerance') }})
     group by all_evals.run_id
 ),
 
@@ -61,13 +65,18 @@ strong_evidence as (
     select
         sample_counts.run_id,
         coalesce(exact_matches.exact_evals, 0) as exact_evals,
+        coalesce(exact_matches.paired_evals, 0) as paired_evals,
         sample_counts.train_samples,
         sample_counts.eval_samples,
         last_eval.step as last_eval_step,
         last_eval.val_loss as last_val_loss,
         last_eval.train_loss_smoothed as last_train_loss,
         coalesce(sample_counts.train_samples = sample_counts.eval_samples, false) as is_same_sample_count,
-        coalesce(exact_matches.exact_evals, 0) >= {{ threshold('contamination_exact_min_evals') }} as is_exact_match
+        -- evaluated on the training batches, every evaluation scores what training did; a few equal
+        -- among many are values printed with few digits that coincide
+        coalesce(exact_matches.exact_evals, 0) >= {{ threshold('contamination_exact_min_evals') }}
+            and coalesce(exact_matches.exact_evals, 0) >= {{ threshold('contamination_exact_min_share') }} * exact_matches.paired_evals
+            as is_exact_match
     from sample_counts
     left join exact_matches
         on sample_counts.run_id = exact_matches.run_id
@@ -147,6 +156,7 @@ strong_findings as (
         'train_samples ' || coalesce({{ fmt_int('train_samples') }}, 'unknown') || ', eval_samples '
             || coalesce({{ fmt_int('eval_samples') }}, 'unknown') || '; evaluations equal to the training loss at the same step (within '
             || {{ threshold('contamination_exact_tolerance') }} || ' relative): ' || {{ fmt_int('exact_evals') }}
+            || ' of the ' || {{ fmt_int('paired_evals') }} || ' with a training loss there'
             || coalesce('; last evaluation (step ' || {{ fmt_int('last_eval_step') }} || ') val_loss ' || {{ fmt('last_val_loss', 4) }}
                 || ' vs training loss ' || {{ fmt('last_train_loss', 4) }}, '') as evidence,
         last_eval_step as first_step,
