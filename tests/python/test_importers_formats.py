@@ -30,6 +30,7 @@ from run_diagnosis.importers import (
     RunImportError,
     fairseq_log,
     keras_log,
+    metric_frames,
     mlflow_store,
     parquet_export,
     torchtune_log,
@@ -525,6 +526,23 @@ def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
     assert detect(history) == "keras"
     from_json = keras_log.load(history)
     assert losses(from_json) == [3.0, 2.0, 1.5] and from_json.evals["val_loss"].tolist() == [3.1, 2.2, 1.9]
+
+
+def test_a_csvlogger_file_written_with_decimal_commas(tmp_path: Path) -> None:
+    # exported through a European locale: 'epoch;loss;val_loss' then '0;1,6667;1,8333'. A comma with
+    # digits after it that are no group of three is a decimal comma, and in such a file so is every
+    # comma (its '1,218' is 1.218); a value read as 16667 would be a silent 10,000x error
+    values = [1.6667, 1.218, 0.4216, 0.3, 0.25, 0.2]
+    rows = [f"{e};{v};{v + 0.1:.4f}".replace(".", ",") for e, v in enumerate(values)]
+    path = tmp_path / "history.csv"
+    path.write_text("\n".join(["epoch;loss;val_loss", *rows]) + "\n", encoding="utf-8")
+    run = keras_log.load(path)
+    assert losses(run) == values
+    assert run.evals["val_loss"].tolist() == [round(v + 0.1, 4) for v in values]
+    assert any("decimal commas" in note for note in run.notes)
+    # thousands separators stay: OLMo's '8,388,608', a lone '1,218' in a file of no decimal commas
+    assert (metric_frames.number("8,388,608"), metric_frames.number("1,218")) == (8388608.0, 1218.0)
+    assert (metric_frames.number("0,4216"), metric_frames.number("12,5")) == (0.4216, 12.5)
 
 
 def test_a_per_batch_table_with_an_epoch_column_is_no_csvlogger(tmp_path: Path) -> None:

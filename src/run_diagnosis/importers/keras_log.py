@@ -36,7 +36,14 @@ import pandas as pd
 from run_diagnosis.importers import RunImportError, script_settings
 from run_diagnosis.importers.aliases import read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
-from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
+from run_diagnosis.importers.metric_frames import (
+    DECIMAL_COMMA,
+    THOUSANDS,
+    Record,
+    build_frames,
+    number,
+    single_file,
+)
 from run_diagnosis.importers.metric_names import resolve
 
 FORMAT = "keras"
@@ -101,12 +108,19 @@ def sniff(path: Path) -> bool:
 
 def load(path: Path) -> RunData:
     source = single_file(path, _candidates, _sniff_file, "Keras log (CSVLogger file or History JSON)")
-    records = _json_records(source) if source.suffix in JSON_SUFFIXES else _csv_records(source)
+    records, decimal_comma = (
+        (_json_records(source), False) if source.suffix in JSON_SUFFIXES else _csv_records(source)
+    )
     frames = build_frames(records, str(source))
     notes = [
         "each row is an epoch: step = epochs completed (epoch + 1); the training loss is the mean over the "
         "epoch's batches, so a spike inside an epoch is invisible",
     ]
+    if decimal_comma:
+        notes.append(
+            "the file writes decimal commas (0,4216: a locale's export): every comma is read as a "
+            "decimal point"
+        )
     config: dict[str, Any] = {"total_steps": None}
     # the epochs a training script beside the log plans (model.fit(..., epochs=50)): step N is
     # epoch N completed, so the plan's last step is its epoch count
@@ -118,7 +132,9 @@ def load(path: Path) -> RunData:
     return frames.run(FORMAT, str(source), config=config, notes=notes)
 
 
-def _csv_records(path: Path) -> list[Record]:
+def _csv_records(path: Path) -> tuple[list[Record], bool]:
+    """The rows, and whether the file writes decimal commas (a cell such as 0,4216 or 12,5, which no
+    thousands grouping writes: then its 1,218 is 1.218 too)."""
     read_text(path, "a Keras CSVLogger file")  # a clear error for a file that is not UTF-8 text
     found = _csv_header(path)
     if found is None:
@@ -130,14 +146,17 @@ def _csv_records(path: Path) -> list[Record]:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=separator, skiprows=skip)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise RunImportError(f"{path}: not readable as a CSVLogger file: {error}") from error
+    cells = [str(v).strip() for v in frame.to_numpy().ravel()]
+    decimal = any(DECIMAL_COMMA.fullmatch(v) and not THOUSANDS.fullmatch(v) for v in cells)
     records = []
     for index, row in enumerate(frame.to_dict("records")):
         line = index + skip + 2
         epoch = number(row.pop("epoch"))
         if epoch is None or not math.isfinite(epoch) or epoch != int(epoch):
             raise RunImportError(f"{path}, line {line}: epoch {epoch!r} is not a whole number")
-        records.append(Record(int(epoch) + 1, {str(k): number(v) for k, v in row.items()}, f"line {line}"))
-    return records
+        values = {str(k): number(v, decimal) for k, v in row.items()}
+        records.append(Record(int(epoch) + 1, values, f"line {line}"))
+    return records, decimal
 
 
 def _json_records(path: Path) -> list[Record]:

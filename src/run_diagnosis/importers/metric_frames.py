@@ -22,6 +22,7 @@ format means by its numbers (``Conventions``); this module does the rest the sam
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,14 +95,25 @@ class Frames:
         )
 
 
-def number(value: Any) -> float | None:
+# a comma between digits: thousands separators (OLMo prints ``8,388,608``: groups of three, the first
+# not 0), else a decimal comma (``0,4216``, ``12,5``: a European locale's export), never both
+THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
+
+
+def number(value: Any, decimal_comma: bool = False) -> float | None:
     """A logged value as a float: None when absent or not numeric text, nan/inf kept; thousands
-    separators (OLMo prints ``8,388,608``) are removed."""
+    separators (``8,388,608``) are removed, a decimal comma (``0,4216``: digits after it that are
+    no group of three) is a decimal point; so is every single comma of a file that writes decimal
+    commas (decimal_comma: its ``1,218`` is 1.218, not 1218)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
-    text = str(value).strip().replace(",", "")
+    text = str(value).strip()
+    if "," in text:
+        decimal = DECIMAL_COMMA.fullmatch(text) and (decimal_comma or not THOUSANDS.fullmatch(text))
+        text = text.replace(",", ".") if decimal else text.replace(",", "")
     if not text:
         return None
     try:
