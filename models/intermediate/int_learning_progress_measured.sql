@@ -619,9 +619,9 @@ weighed as (
             when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose') and is_reinforcement_loss then 'reinforcement'
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not
-            -- and no validation gain where only the training loss's noise hides whether it fell: validation
-            -- is then the only evidence, over a few evaluations
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'
+            -- no validation gain where only the training loss's noise hides whether it fell (it fell by
+            -- underfitting_max_drop or more, within its noise): validation is then the only evidence
             when learning_verdict = 'no_val_gain' and is_noise_bound and not (is_lr_far_above or is_lr_far_below)
                 and relative_drop >= {{ threshold('underfitting_max_drop') }} then 'noise_bound'
         end as lowered_by
