@@ -253,6 +253,20 @@ def test_a_rerun_appended_to_a_counterless_log_starts_the_rows_again(tmp_path: P
         assert run.events.empty
 
 
+def test_a_table_written_with_decimal_commas(tmp_path: Path) -> None:
+    # 'step;loss;val_loss' then '10;1,6667;1,8333': a locale's export; a cell whose comma can only be a
+    # decimal comma makes every comma of the table one (its '1,218' is 1.218); without one, '1,218'
+    # stays a thousands separator
+    values = [1.6667, 1.218, 0.4216, *(round(0.4 - 0.01 * i, 4) for i in range(12))]
+    rows = [f"{10 * (i + 1)};{v};{v + 0.1:.4f}".replace(".", ",") for i, v in enumerate(values)]
+    run = generic_log.load(write(tmp_path, "losses.csv", "\n".join(["step;loss;val_loss", *rows]) + "\n"))
+    assert losses(run) == values
+    counts = [f"{10 * (i + 1)};{loss_of(i):.4f};1,218" for i in range(12)]
+    run = generic_log.load(write(tmp_path, "counts.csv", "\n".join(["step;loss;tokens", *counts]) + "\n"))
+    assert losses(run) == [round(loss_of(i), 4) for i in range(12)]
+    assert run.layout["format"] == "csv"
+
+
 def test_a_float32_loss_too_large_for_a_fraction_is_still_a_loss(tmp_path: Path) -> None:
     # a mean squared error of unscaled prices prints whole ("611333636096.0000"): above 2**24 a
     # float32 has no fraction, so whole values there are no sign of a count

@@ -46,6 +46,7 @@ import fnmatch
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -156,6 +157,24 @@ def python_literal(text: str) -> Any:
             return ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return UNREADABLE
+
+
+# a comma between digits: thousands separators (OLMo prints ``8,388,608``: groups of three, the first
+# not 0), else a decimal comma (``0,4216``, ``12,5``: a European locale's export), never both
+THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
+
+
+def is_decimal_comma(text: str) -> bool:
+    """A cell whose comma can only be a decimal comma (``0,4216``, ``12,5``; not ``1,218``)."""
+    text = text.strip()
+    return bool(DECIMAL_COMMA.fullmatch(text)) and not THOUSANDS.fullmatch(text)
+
+
+def writes_decimal_commas(cells: Iterable[Any]) -> bool:
+    """Whether a file's cells write decimal commas: one of them can only be one (then its ``1,218``
+    is 1.218 too, every comma a decimal point)."""
+    return any(isinstance(cell, str) and is_decimal_comma(cell) for cell in cells)
 
 
 def to_float(value: Any) -> float | None:

@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import Any
 
 from run_diagnosis.importers import metric_names
-from run_diagnosis.importers.aliases import UNREADABLE, python_literal
+from run_diagnosis.importers.aliases import UNREADABLE, python_literal, writes_decimal_commas
 
 EXAMPLES_KEPT = 2
 EXAMPLE_CHARS = 160
@@ -949,6 +949,9 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
     rows = [(n, [c.strip() for c in cells]) for n, cells in _csv_rows(lines, delimiter)]
     if len(rows) < 2:
         return None
+    if delimiter != "," and writes_decimal_commas(c for _, cells in rows for c in cells):
+        # a locale's export ('0;1,6667;1,8333'): every comma of the table is a decimal point
+        rows = [(n, [c.replace(",", ".") for c in cells]) for n, cells in rows]
     _, first = rows[0]
     numeric_first = sum(cell_value(c) is not None for c in first)
     named_by_file = False

@@ -34,16 +34,9 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError, script_settings
-from run_diagnosis.importers.aliases import read_text, sniff_path
+from run_diagnosis.importers.aliases import read_text, sniff_path, writes_decimal_commas
 from run_diagnosis.importers.canonical import RunData
-from run_diagnosis.importers.metric_frames import (
-    DECIMAL_COMMA,
-    THOUSANDS,
-    Record,
-    build_frames,
-    number,
-    single_file,
-)
+from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
 from run_diagnosis.importers.metric_names import resolve
 
 FORMAT = "keras"
@@ -146,8 +139,7 @@ def _csv_records(path: Path) -> tuple[list[Record], bool]:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, sep=separator, skiprows=skip)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise RunImportError(f"{path}: not readable as a CSVLogger file: {error}") from error
-    cells = [str(v).strip() for v in frame.to_numpy().ravel()]
-    decimal = any(DECIMAL_COMMA.fullmatch(v) and not THOUSANDS.fullmatch(v) for v in cells)
+    decimal = writes_decimal_commas(frame.to_numpy().ravel())
     records = []
     for index, row in enumerate(frame.to_dict("records")):
         line = index + skip + 2

@@ -22,7 +22,6 @@ format means by its numbers (``Conventions``); this module does the rest the sam
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +31,12 @@ import pandas as pd
 
 from run_diagnosis.importers import NoLossError, RunImportError, training_args
 from run_diagnosis.importers.aliases import (
+    DECIMAL_COMMA,
     UNREADABLE,
     column_map,
     evaluation_sets,
     files_to_read,
+    is_decimal_comma,
     load_aliases,
     metric_column,
     python_literal,
@@ -95,12 +96,6 @@ class Frames:
         )
 
 
-# a comma between digits: thousands separators (OLMo prints ``8,388,608``: groups of three, the first
-# not 0), else a decimal comma (``0,4216``, ``12,5``: a European locale's export), never both
-THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
-DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+(?:[eE][+-]?\d+)?")
-
-
 def number(value: Any, decimal_comma: bool = False) -> float | None:
     """A logged value as a float: None when absent or not numeric text, nan/inf kept; thousands
     separators (``8,388,608``) are removed, a decimal comma (``0,4216``: digits after it that are
@@ -112,7 +107,7 @@ def number(value: Any, decimal_comma: bool = False) -> float | None:
         return float(value)
     text = str(value).strip()
     if "," in text:
-        decimal = DECIMAL_COMMA.fullmatch(text) and (decimal_comma or not THOUSANDS.fullmatch(text))
+        decimal = is_decimal_comma(text) or (decimal_comma and DECIMAL_COMMA.fullmatch(text))
         text = text.replace(",", ".") if decimal else text.replace(",", "")
     if not text:
         return None
