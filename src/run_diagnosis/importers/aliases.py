@@ -174,7 +174,7 @@ def is_decimal_comma(text: str) -> bool:
 def writes_decimal_commas(cells: Iterable[Any]) -> bool:
     """Whether a file's cells write decimal commas: one of them can only be one (then its ``1,218``
     is 1.218 too, every comma a decimal point)."""
-    return any(isinstance(cell, str) and is_decimal_comma(cell) for cell in cells)
+    return any(isinstance(cell, str) and "," in cell and is_decimal_comma(cell) for cell in cells)
 
 
 def to_float(value: Any) -> float | None:

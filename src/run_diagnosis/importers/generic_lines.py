@@ -619,9 +619,8 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     pass_finished = True  # whether that state reached its total (done == total)
     header: Record | None = None  # the latest counter record: its batch lines become rows (BatchRows)
     batches = BatchRows(records, skipped)
-    loose: list[
-        Record
-    ] = []  # the counterless lines that continued no record (skipped, unless no line counts)
+    # the counterless lines that continued no record (skipped, unless no line counts: counterless_rows)
+    loose: list[Record] = []
 
     def close_pass() -> None:
         # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a

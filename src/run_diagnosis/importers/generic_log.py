@@ -53,6 +53,7 @@ from __future__ import annotations
 import io
 import itertools
 import math
+import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -562,7 +563,7 @@ def _unnamed_outer(records: list[Record], inner: str) -> str | None:
     if not _drops(values):
         return None
     for name in records[0].metrics:
-        if metric_names.resolve(name).quantity is not None:
+        if meaning(name).quantity is not None:
             continue
         outer = [r.metrics[name][0] if name in r.metrics else None for r in records]
         whole = all(v is not None and math.isfinite(v) and float(v).is_integer() for v in outer)
@@ -955,7 +956,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         starts = fresh_starts([(r.named.get(loss) or (None, None))[0] for r in train])
         if starts:
             train_steps = _renumbered(len(train), starts)
-            counting.name = "of rows (numbered from 1 again where the loss started over)"
+            counting.detail += "; numbered from 1 again where the loss started over"
             notes.append(
                 f"the loss started over {len(starts)} time(s) with no counter to say so (lines "
                 f"{', '.join(str(train[i].line) for i in starts)}): each time it went back to the level of "
@@ -1107,7 +1108,7 @@ def fresh_starts(losses: list[float | None]) -> list[int]:
         value = values[j]
         if value is None or not before:
             continue
-        level = float(pd.Series(before).median())
+        level = statistics.median(before)
         if value >= RELAUNCH_JUMP * level and _starts_over(values, first, j, level):
             starts.append(j)
             first = j
@@ -1144,8 +1145,7 @@ def _starts_over(values: list[float | None], first: int, j: int, level: float) -
 
     def fall(start: int) -> float:
         window = [v for v in values[start : start + rows] if v is not None]
-        head, tail = pd.Series(window[:3]).median(), pd.Series(window[-3:]).median()
-        return float(1 - tail / head)
+        return 1 - statistics.median(window[-3:]) / statistics.median(window[:3])
 
     early_fall = fall(matched)
     return early_fall >= RELAUNCH_MIN_EARLY_FALL and fall(j) >= RELAUNCH_PACE_SHARE * early_fall
@@ -1153,9 +1153,9 @@ def _starts_over(values: list[float | None], first: int, j: int, level: float) -
 
 def _renumbered(n: int, starts: list[int]) -> list[int]:
     """Row numbers from 1, again from 1 at each fresh start."""
-    steps, number = [], 0
+    steps, number, again = [], 0, set(starts)
     for i in range(n):
-        number = 1 if i in starts else number + 1
+        number = 1 if i in again else number + 1
         steps.append(number)
     return steps
 
