@@ -1,5 +1,5 @@
 -- Each system event with a kind (run_start, run_end, checkpoint_saved, crash,
--- restart, loss_scale_overflow, log_cut_off, epochs_unfinished, log_written_several_times, other) from the event_patterns seed, and the step
+-- restart, loss_scale_overflow, log_cut_off, epochs_unfinished, log_written_several_times, objective_change, other) from the event_patterns seed, and the step
 -- the text names (the checkpoint a restart resumed from, the step a checkpoint holds).
 with
 

@@ -13,7 +13,9 @@ scored as (
         run_id, step, shard_id, loss, loss_baseline, robust_z, is_loss_spike,
         spike_threshold_loss, spike_threshold_name, is_at_or_above_clip, ratio_to_clip,
         -- the row's place in the log: events are grouped by logged rows, not step numbers
-        row_number() over (partition by run_id order by step) as log_row
+        row_number() over (partition by run_id order by step) as log_row,
+        -- the logged step before it: what changed between the two rows happened at this one
+        lag(step) over (partition by run_id order by step) as previous_step
     from {{ run_ref('int_train_steps_measured') }}
 ),
 
@@ -74,6 +76,7 @@ onsets as (
         events.*,
         onset_row.shard_id as onset_shard_id,
         onset_row.loss_baseline as onset_baseline,
+        onset_baseline_row.previous_step as onset_previous_step,
         onset_baseline_row.spike_threshold_loss as onset_threshold_loss,
         onset_baseline_row.spike_threshold_name as onset_threshold_name,
         shards.source as onset_source,

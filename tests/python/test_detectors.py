@@ -140,7 +140,7 @@ def test_a_per_epoch_loss_that_jumps_and_stays_up_is_a_loss_spike(
     if finding:
         assert list(found["finding_id"]) == ["loss_spikes:epoch_150"]
         assert found.iloc[0]["detector_severity"] == "medium"
-        assert "stayed above its level before it for 5 of the 5 epochs" in found.iloc[0]["title"]
+        assert "kept 50.0% of the jump or more for 5 of the 5 epochs" in found.iloc[0]["title"]
     else:
         assert found.empty, found[["finding_id", "title"]]
     only_expected_above_low(diagnosis, {"loss_spikes"})
@@ -278,6 +278,29 @@ def test_spike_events_are_grouped_by_logged_rows_and_say_whether_the_loss_came_b
     assert shift["detector_severity"] == "medium"  # a divergence or a changed objective: medium at most
     assert "check what changed at that step" in shift["recommendation"]
     assert "the baseline caught up with the loss" in shift["evidence"]
+
+
+@pytest.mark.parametrize("per_epoch", [False, True])
+@fixture_run(
+    lambda per_epoch: (
+        RunBuilder().plant_epoch_means().plant_level_jump(150, 1.2)
+        if per_epoch
+        else RunBuilder().plant_level_jump(150, 2.5)
+    ).plant_loss_term_switch(150, "aux_loss")
+)
+def test_a_level_a_loss_term_switching_on_moves_the_loss_to_is_no_spike(
+    diagnosis: Diagnosis, per_epoch: bool
+) -> None:
+    """The loss moves to a new level where a reader saw a logged term of it switch on (a second
+    stage's term, an auxiliary loss from epoch N): another objective from there, info with the
+    event as its evidence, in a per-step log and in a per-epoch one. The same jumps without the
+    switch are medium (the tests above)."""
+    found = findings_of(diagnosis, "loss_spikes")
+    assert list(found["finding_id"]) == ["loss_spikes:epoch_150" if per_epoch else "loss_spikes:150"]
+    assert found.iloc[0]["detector_severity"] == "info"
+    assert "'aux_loss' switched on at step 150" in found.iloc[0]["evidence"]
+    assert found.iloc[0]["recommendation"].startswith("Nothing to fix if the term was meant to switch there")
+    only_expected_above_low(diagnosis, set())
 
 
 @fixture_run(lambda: RunBuilder().plant_bad_shard(2.5)[0])

@@ -9,8 +9,10 @@
 -- grown by epoch_jump_early_min_rise with the LR logged: no warmup explains it), with the learning rate not
 -- rising at it at all (a warm restart or a warmup raises the loss by design), and no resume in the
 -- epoch_jump_window epochs up to it (the resume check judges those); a loss with negative values
--- has no ratio scale and is not judged. One row per jump, with
--- how many of the epoch_jump_window epochs after it stayed above the level before it (level_before).
+-- has no ratio scale and is not judged. One row per jump, with how many of the epoch_jump_window
+-- epochs after it kept epoch_jump_kept_share of the jump above the level before it (level_before):
+-- on a flat, noisy series half the epochs lie above its median by chance, so merely above the old
+-- level says nothing; a new level keeps a good part of the jump.
 {%- set window = threshold('epoch_jump_window') %}
 with
 
@@ -39,6 +41,7 @@ epoch_changes as (
         loss,
         learning_rate,
         lag(loss) over (partition by run_id order by step) as previous_loss,
+        lag(step) over (partition by run_id order by step) as previous_step,
         lag(learning_rate) over (partition by run_id order by step) as previous_learning_rate,
         -- the level before it: the median of the window epochs before (one low epoch does not set it)
         {{ rolling_median('loss', ['step'], window, partition_by='run_id') }} as median_before,
@@ -76,6 +79,7 @@ jumps as (
     select
         run_id,
         step,
+        previous_step,
         epoch_position,
         loss,
         previous_loss,
@@ -101,15 +105,17 @@ jumps as (
 ),
 
 after_jumps as (
-    -- the window epochs after each jump: how many stayed above the level before it
+    -- the window epochs after each jump: how many kept epoch_jump_kept_share of it above the level before it
     {{ rows_after_above('jumps', ['run_id', 'step'], 'epoch_changes', 'epoch_position', 'jumps.epoch_position',
-        window, 'loss', 'jumps.level_before', 'epochs_after', 'epochs_still_above') }}
+        window, 'loss', 'jumps.level_before + ' ~ threshold('epoch_jump_kept_share') ~ ' * (jumps.loss - jumps.level_before)',
+        'epochs_after', 'epochs_still_above') }}
 ),
 
 final as (
     select
         jumps.run_id,
         jumps.step,
+        jumps.previous_step,
         jumps.loss,
         jumps.previous_loss,
         jumps.level_before,

@@ -8,6 +8,8 @@
 -- LR discontinuity at the same resume when there is one; a spike that starts within
 -- the jump's rows is a symptom of the jump.
 -- And one per level jump of a per-epoch log (int_epoch_loss_jumps_flagged) not already a spike.
+-- A spike or jump whose onset is where a logged term of the loss switched on or off (an importer's
+-- objective_change event) is info: from there the loss sums other terms, its level moved by design.
 with
 
 spikes as (
@@ -35,6 +37,27 @@ objectives as (
     -- what the loss read is: a GAN player's loss rises and falls with the other player's progress; a
     -- reinforcement-learning loss (a value, policy or TD loss) with the returns its policy reaches
     select run_id, is_adversarial_loss, is_reinforcement_loss from {{ run_ref('stg_training__config') }}
+),
+
+objective_changes as (
+    -- the steps where a logged term of the training loss switched on or off: from there the loss is
+    -- another sum (a second stage's term, an auxiliary loss a schedule turns on at an epoch)
+    select run_id, step, event_text from {{ run_ref('int_events_classified') }}
+    where event_kind = 'objective_change'
+),
+
+spike_objective_changes as (
+    -- a change at the spike's onset row: after the row before it, at or before the onset
+    select
+        spikes.run_id,
+        spikes.spike_event_number,
+        min(objective_changes.event_text) as objective_change_text
+    from spikes
+    inner join objective_changes
+        on spikes.run_id = objective_changes.run_id
+        and objective_changes.step <= spikes.onset_step
+        and (spikes.onset_previous_step is null or objective_changes.step > spikes.onset_previous_step)
+    group by spikes.run_id, spikes.spike_event_number
 ),
 
 next_onsets as (
@@ -70,6 +93,8 @@ final as (
         -- one log point is a one-batch blip (or one noisy window average): low at most; so are two
         -- neighbouring points of a dense log (two noisy batches in a row), unless they span many steps
         case
+            -- the loss's terms changed at the onset: another objective from there, not a spike
+            when spike_objective_changes.objective_change_text is not null then 'info'
             -- a GAN player's loss (a discriminator's, a generator's) moves with the balance of the two
             -- players: a discriminator's loss leaps when its generator catches up, by design: low at most
             when coalesce(objectives.is_adversarial_loss, false) then 'low'
@@ -98,7 +123,9 @@ final as (
                     || case when spikes.spike_steps = 1 then ' logged step).' else ' logged steps).' end
                 else ' and stayed high for ' || {{ fmt_int('spikes.spike_steps') }}
                     || case when spikes.spike_steps = 1 then ' logged step.' else ' logged steps.' end
-            end as title,
+            end
+            || case when spike_objective_changes.objective_change_text is not null
+                then ' A logged term of the loss switched on or off there: another objective, not a spike.' else '' end as title,
         'onset step ' || {{ fmt_int('spikes.onset_step') }} || ', last spike step ' || {{ fmt_int('spikes.last_step') }}
             || '; peak loss ' || {{ fmt('spikes.peak_loss', 4) }} || ' vs baseline ' || {{ fmt('spikes.onset_baseline', 4) }}
             || ' (median of the previous ' || {{ threshold('spike_window') }} || ' non-spike steps), robust z '
@@ -118,6 +145,7 @@ final as (
                 when coalesce(objectives.is_reinforcement_loss, false)
                 then '; the loss is a reinforcement-learning loss (a value, policy or TD loss): it jumps when the policy reaches new returns (low at most)'
                 else '' end
+            || coalesce('; at its onset ' || spike_objective_changes.objective_change_text || ' (info)', '')
             || case when val_impact.worst_val_after is not null and val_impact.best_val_before is not null
                 then '; validation loss rose to ' || {{ fmt('val_impact.worst_val_after', 4) }} || ' (best before the spike '
                     || {{ fmt('val_impact.best_val_before', 4) }} || ', +' || {{ fmt('val_impact.worst_val_after - val_impact.best_val_before', 4) }} || ')'
@@ -145,7 +173,10 @@ final as (
             when bad_shards.shard_id is not null and spikes.after_event <> 'new_level' then 'bad_data_shard:' || bad_shards.shard_id
             when resume_jumps.resume_step is not null then 'loss_spikes:resume_' || {{ fmt_int('resume_jumps.resume_step') }}
         end as caused_by,
-        case when bad_shards.shard_id is not null and spikes.after_event <> 'new_level'
+        case when spike_objective_changes.objective_change_text is not null
+            then 'Nothing to fix if the term was meant to switch there: the loss sums other terms from step ' || {{ fmt_int('spikes.onset_step') }}
+                || '; compare losses within one objective (the terms logged on their own) rather than across the switch.'
+            when bad_shards.shard_id is not null and spikes.after_event <> 'new_level'
             then 'Fix or drop shard ' || bad_shards.shard_id || ' (see bad_data_shard); the spike follows its batches.'
             when spikes.after_event = 'new_level'
             then 'The loss moved to a new level at step ' || {{ fmt_int('spikes.onset_step') }} || ' and stayed there: check what changed at that step '
@@ -168,6 +199,9 @@ final as (
         and spikes.onset_step between resume_jumps.resume_step and resume_jumps.jump_last_step
     left join objectives
         on spikes.run_id = objectives.run_id
+    left join spike_objective_changes
+        on spikes.run_id = spike_objective_changes.run_id
+        and spikes.spike_event_number = spike_objective_changes.spike_event_number
 ),
 
 resume_findings as (
@@ -205,20 +239,35 @@ resume_findings as (
     from resume_jumps
 ),
 
+epoch_objective_changes as (
+    -- a loss term switched on or off at the jump: after the epoch before it, at or before it
+    select
+        jumps.run_id,
+        jumps.step,
+        min(objective_changes.event_text) as objective_change_text
+    from {{ run_ref('int_epoch_loss_jumps_flagged') }} as jumps
+    inner join objective_changes
+        on jumps.run_id = objective_changes.run_id
+        and objective_changes.step <= jumps.step
+        and (jumps.previous_step is null or objective_changes.step > jumps.previous_step)
+    group by jumps.run_id, jumps.step
+),
+
 epoch_jump_findings as (
     -- a per-epoch log's level jump (int_epoch_loss_jumps_flagged) the spike events above did not
     -- already report at its step: medium when the LR is logged and not rising at it (no warm
-    -- restart) and the loss stayed above its level before it for epoch_jump_persist_epochs of the
+    -- restart) and the loss stayed up (epoch_jump_kept_share of the jump) for epoch_jump_persist_epochs of the
     -- epochs after it (a state lost or a data switch, not one odd epoch), low otherwise
     select
         epoch_jumps.run_id,
         'loss_spikes:epoch_' || {{ fmt_int('epoch_jumps.step') }} as finding_id,
         'loss_spikes' as category,
-        case when epoch_jumps.learning_rate is not null
+        case when epoch_objective_changes.objective_change_text is not null then 'info'
+            when epoch_jumps.learning_rate is not null
                 and epoch_jumps.epochs_still_above >= {{ threshold('epoch_jump_persist_epochs') }} then 'medium'
             else 'low' end as severity,
         'The epoch-mean training loss jumped ' || {{ fmt_pct('epoch_jumps.rise') }} || ' at epoch ' || {{ fmt_int('epoch_jumps.step') }}
-            || ' (' || {{ fmt('epoch_jumps.loss', 4) }} || ' after ' || {{ fmt('epoch_jumps.previous_loss', 4) }} || ') and stayed above its level before it for '
+            || ' (' || {{ fmt('epoch_jumps.loss', 4) }} || ' after ' || {{ fmt('epoch_jumps.previous_loss', 4) }} || ') and kept ' || {{ fmt_pct(threshold('epoch_jump_kept_share'), 0) }} || ' of the jump or more for '
             || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the ' || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs after it.' as title,
         'one row an epoch: its mean loss over the whole dataset, which one batch from a harder source cannot move; rise against the previous epoch '
             || {{ fmt_pct('epoch_jumps.rise') }} || ' (a jump from ' || {{ fmt_pct(threshold('epoch_jump_min_rise'), 0) }} || ' and '
@@ -228,8 +277,9 @@ epoch_jump_findings as (
             || {{ threshold('epoch_jump_window') }} || ' epochs before it past the first epochs, else the previous epoch); learning rate '
             || coalesce({{ fmt('epoch_jumps.previous_learning_rate', 8) }} || ' -> ' || {{ fmt('epoch_jumps.learning_rate', 8) }}
                 || ' (not rising: no warm restart or warmup)', 'not logged (a warm restart cannot be ruled out, so low)')
-            || '; above the pre-jump level on ' || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the next '
-            || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs' as evidence,
+            || '; still up (' || {{ fmt_pct(threshold('epoch_jump_kept_share'), 0) }} || ' of the jump above that level or more) on ' || {{ fmt_int('epoch_jumps.epochs_still_above') }} || ' of the next '
+            || {{ fmt_int('epoch_jumps.epochs_after') }} || ' epochs'
+            || coalesce('; at the jump ' || epoch_objective_changes.objective_change_text || ' (info)', '') as evidence,
         epoch_jumps.step as first_step,
         epoch_jumps.step as last_step,
         1 as steps_affected,
@@ -242,10 +292,16 @@ epoch_jump_findings as (
         'the jump of the epoch mean over its level before it' as cost_method,
         least(1.0, ln(1 + epoch_jumps.rise)) as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Find what changed at epoch ' || {{ fmt_int('epoch_jumps.step') }} || ': a resume from a checkpoint that lost part of the state '
+        case when epoch_objective_changes.objective_change_text is not null
+            then 'Nothing to fix if the term was meant to switch there: the loss sums other terms from epoch ' || {{ fmt_int('epoch_jumps.step') }}
+                || '; compare losses within one objective rather than across the switch.'
+            else 'Find what changed at epoch ' || {{ fmt_int('epoch_jumps.step') }} || ': a resume from a checkpoint that lost part of the state '
             || '(optimizer moments, loss scaler, data order), an augmentation or data switch; rerun from the checkpoint before it and compare.'
-            as recommendation
+        end as recommendation
     from {{ run_ref('int_epoch_loss_jumps_flagged') }} as epoch_jumps
+    left join epoch_objective_changes
+        on epoch_jumps.run_id = epoch_objective_changes.run_id
+        and epoch_jumps.step = epoch_objective_changes.step
     left join final
         on epoch_jumps.run_id = final.run_id
         and epoch_jumps.step = final.first_step

@@ -110,6 +110,23 @@ def written_several_times_event(first_step: int, copies: int, records: int) -> t
     )
 
 
+# the text an importer's event starts with when a logged term of the training loss switched on or
+# off (exactly 0 on the rows before, not after, or the reverse): from there the loss is another sum,
+# its level moved by design (event_patterns: objective_change); the loss_spikes check reads it
+LOSS_TERMS_CHANGED = "loss terms changed: "
+
+
+def loss_terms_changed_event(step: int, term: str, switched_on: bool, rows_before: int) -> tuple[int, str]:
+    """The event saying the training loss's logged term ``term`` switched on (``switched_on``) or
+    off at ``step``, after ``rows_before`` logged rows in the other state."""
+    before = "exactly 0" if switched_on else "not 0"
+    return (
+        step,
+        f"{LOSS_TERMS_CHANGED}{term!r} switched {'on' if switched_on else 'off'} at step {step} ({before} on "
+        f"the {rows_before} logged rows before): the training loss sums other terms from here",
+    )
+
+
 def epochs_unfinished_event(
     last_step: int, epochs_logged: int, num_epochs: int, where: str
 ) -> tuple[int, str]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from run_diagnosis.importers.canonical import written_several_times_event
+from run_diagnosis.importers.canonical import loss_terms_changed_event, written_several_times_event
 from run_diagnosis.run_files import run_file
 
 SOURCES = ["python_docs", "github_code", "licenses", "changelogs", "forum_posts"]
@@ -134,6 +134,13 @@ class RunBuilder:
         """The training loss from step `at` on is `factor` times what it would have been: a jump
         that stays (a checkpoint resumed without its optimizer state, a data switch)."""
         self.train.loc[self.train["step"] >= at, "loss"] *= factor
+        return self
+
+    def plant_loss_term_switch(self, at: int, term: str) -> RunBuilder:
+        """The event a reader writes when a logged term of the loss switched on at `at` (exactly 0 on
+        the rows before): from there the loss sums another objective."""
+        event = pd.DataFrame([loss_terms_changed_event(at, term, True, at - 1)], columns=["step", "event"])
+        self.events = pd.concat([self.events, event], ignore_index=True)
         return self
 
     def plant_no_decay(self) -> RunBuilder:
