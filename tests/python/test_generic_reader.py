@@ -305,6 +305,48 @@ def test_a_block_whose_loss_follows_a_component_of_it(tmp_path: Path) -> None:
     assert losses(run) == [float(f"{loss_of(it):.4g}") for it in range(1, 13)]
 
 
+def test_a_counter_printed_abbreviated_is_read_at_its_rows_interval(tmp_path: Path) -> None:
+    """LeRobot prints its step as 'step:400' and then 'step:1K' ... 'step:12K' (one row every 200
+    steps, so 1K three rows running): a counter rounded to its digits, read at the rows' regular
+    interval (every printed value within its rounding of it); its episode count 'ep:1K' is no
+    reason to skip a line."""
+    lines = []
+    for row in range(60):
+        step = 400 + 200 * row
+        shown = str(step) if step < 1000 else f"{step / 1000:.0f}K"
+        episodes = 10 * row
+        ep = str(episodes) if episodes < 1000 else f"{episodes / 1000:.0f}K"
+        lines.append(
+            f"INFO 2026-06-12 10:53:24 ot_train.py:357 step:{shown} ep:{ep} loss:{2.0 - 0.01 * row:.3f}"
+        )
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = importers.detect(log).load(log)
+    assert list(run.train["step"]) == [400 + 200 * row for row in range(60)]
+    assert "printed abbreviated on 57 rows" in run.notes[0]
+
+
+def test_a_loss_term_a_schedule_switches_on_is_an_event(tmp_path: Path) -> None:
+    """A logged term of the loss exactly 0 on the rows of the first epoch and not 0 from the second
+    (an auxiliary loss a schedule turns on) is an objective change at its first row; a hinge term
+    at 0 on a few scattered rows is none."""
+    lines = []
+    for step in range(1, 41):
+        aux = 0.0 if step <= 20 else 0.5 + 0.01 * step
+        hinge = 0.0 if step % 7 == 0 else 0.2
+        total = 2.0 - 0.01 * step + aux + hinge
+        counter = f"Epoch: [{(step - 1) // 20}][{(step - 1) % 20 + 1}/20]"
+        lines.append(f"{counter}\tLoss {total:.4f}\taux_loss {aux:.4f}\thinge_loss {hinge:.4f}")
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    run = importers.detect(log).load(log)
+    changes = [e for e in run.events["event"] if e.startswith("loss terms changed: ")]
+    assert changes == [
+        "loss terms changed: 'aux_loss' switched on at step 21 (exactly 0 on the 20 logged rows before): "
+        "the training loss sums other terms from here"
+    ]
+
+
 def test_a_step_counter_that_never_moves_beside_an_epoch_that_does(tmp_path: Path) -> None:
     # one line an epoch, printed at its first iteration: 'iter:0/18' on every line; the epoch counts
     lines = [

@@ -813,22 +813,36 @@ def test_lightning_hparams_grouped_in_a_training_section_plan_the_run(tmp_path: 
     """A config saved with its settings grouped (`training: {max_steps: 50, warmup_steps: 500}`) plans
     the run as the same settings written flat; a model section's numbers are not the plan, and a key
     two training sections give differently is left out."""
-    folder = tmp_path / "version_0"
-    folder.mkdir()
-    rows = [f"0,{s},{0.3 + 0.01 * (s % 3)}" for s in range(25)]
-    (folder / "metrics.csv").write_text("epoch,step,train/loss\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    (folder / "hparams.yaml").write_text(
+    run = load_epoch_step_loss(
+        tmp_path,
+        [(0, s, 0.3 + 0.01 * (s % 3)) for s in range(25)],
         "seed: 1342\nmodel:\n  lr: 0.5\n  max_epochs: 7\ntraining:\n  max_steps: 50\n"
         "  learning_rate: 0.0001\n  warmup_steps: 500\n  gradient_clip_val: 1.0\n  batch_size: 2\n"
         "optim:\n  batch_size: 4\n",
-        encoding="utf-8",
     )
-    run = lightning_csv.load(folder)
     assert run.config["total_steps"] == 50 and run.config["grad_clip_norm"] == 1
     assert run.schedule == {"peak_lr": 0.0001, "warmup_steps": 500}
     assert run.config.get("batch_size") is None and run.config.get("num_epochs") is None
     assert notes_with(
         run, "settings read from its sections: training.gradient_clip_val, training.learning_rate"
+    )
+
+
+def test_lightning_hparams_of_a_dataclass_config_saved_whole_plan_the_run(tmp_path: Path) -> None:
+    """A dataclass config saved whole (`cfg: !!python/object:__main__.Config` wrapping `experiment`,
+    which holds `trainer` and `optimizer`) plans the run from its nested training sections: the
+    log ends in epoch 1 of its 200 planned."""
+    run = load_epoch_step_loss(
+        tmp_path,
+        [(s // 100, s, 3.0 - s / 1000) for s in range(9, 200, 10)],
+        "cfg: !!python/object:__main__.Config\n  experiment: !!python/object:__main__.ExperimentConfig\n"
+        "    optimizer: !!python/object:__main__.OptimizerConfig\n      lr: 0.0001\n"
+        "    trainer: !!python/object:__main__.TrainerConfig\n      max_epochs: 200\n"
+        "  model: !!python/object:__main__.ModelConfig\n    num_blocks: 3\n",
+    )
+    assert run.config["num_epochs"] == 200 and run.schedule["peak_lr"] == 0.0001
+    assert notes_with(
+        run, "settings read from its sections: cfg.experiment.optimizer.lr, cfg.experiment.trainer.max_epochs"
     )
 
 
@@ -952,6 +966,16 @@ def test_lightning_lr_monitor_and_grad_norm_columns(tmp_path: Path) -> None:
     metrics.write_text(metrics.read_text(encoding="utf-8").replace("grad_2.0_norm_total", "grad_norm"))
     # a norm of the user's own naming: when it was measured is not known
     assert "grad_norm_measured" not in lightning_csv.load(tmp_path / "lightning_logs").config
+
+
+def load_epoch_step_loss(root: Path, rows: list[tuple[int, int, float]], hparams: str) -> RunData:
+    """A CSVLogger version folder of (epoch, step, train/loss) rows and the given hparams.yaml, read."""
+    folder = root / "version_0"
+    folder.mkdir()
+    lines = [f"{epoch},{step},{loss}" for epoch, step, loss in rows]
+    (folder / "metrics.csv").write_text("epoch,step,train/loss\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "hparams.yaml").write_text(hparams, encoding="utf-8")
+    return lightning_csv.load(folder)
 
 
 def write_version(root: Path, number: int, steps: range, hparams: str) -> Path:

@@ -152,6 +152,9 @@ class Record:
     named: dict[str, tuple[float, str | None]] = field(default_factory=dict)  # metrics as resolved
     own: frozenset[str] = frozenset()  # the names on the record's own line (not its continuation)
     clock: float | None = None  # the line's leading date and time, in seconds (None: not stamped)
+    # a counter printed abbreviated ('step:2K', LeRobot's format_big_number): half the unit of its
+    # last printed digit, in counts (500 for '2K'), the most its printed value can be off
+    rounding: dict[str, float] = field(default_factory=dict)
 
     @property
     def names(self) -> frozenset[str]:
@@ -560,6 +563,12 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if not name:
                 continue
             named_any = True
+            abbreviated = unit in UNIT_SCALE and is_counter(name) and name not in record.counters
+            if abbreviated:
+                # 'step:2K': a counter printed with a multiplier suffix is a counter rounded to its digits
+                decimals = len(found.group("num").partition(".")[2])
+                record.rounding[name] = 0.5 * 10.0**-decimals * UNIT_SCALE[unit or ""]
+                value, unit = value * UNIT_SCALE[unit or ""], None
             if (
                 (is_counter(name) or is_leading_episode(name, value, record))
                 and math.isfinite(value)

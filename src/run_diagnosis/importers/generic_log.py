@@ -16,7 +16,10 @@ How the layout is inferred
    of them). ``--map`` entries win. The training loss is the resolver's choice; when two names
    are equally plausible, the one on more lines, and the inference is marked low-confidence.
    With no total loss but loss components (YOLO's box/obj/cls), one component stands in,
-   marked low-confidence.
+   marked low-confidence. A logged component of the training loss that switches on or off
+   (exactly 0 on 5 rows or more, then not 0 on as many, or the reverse: a term a schedule adds
+   at an epoch) is a ``loss terms changed`` event at its first row (``term_switches``): the loss
+   sums other terms from there, and the loss_spikes check reads a level it moves to as no spike.
 3. **Layouts.** Records are grouped by what they carry (their counters, their loss names, the
    split word): the group with most lines carrying the training loss gives the training rows,
    the group with most lines carrying a validation loss (a test loss when there is none) the
@@ -72,6 +75,7 @@ from run_diagnosis.importers.canonical import (
     add_event,
     epochs_unfinished_event,
     events_frame,
+    loss_terms_changed_event,
     written_several_times_event,
 )
 from run_diagnosis.importers.generic_lines import (
@@ -599,13 +603,49 @@ def _record_counting(records: list[Record], detail: str) -> Counting:
     return Counting("record", None, detail, list(range(1, len(records) + 1)))
 
 
+def unrounded(records: list[Record], name: str, values: list[float]) -> list[float] | None:
+    """The exact counts of a counter printed abbreviated on some rows ('step:1K' three rows running
+    for 1000, 1200, 1400): the rows are logged at a regular interval (the interval of the rows it
+    prints in full, when two or more follow each other; else the one its first and last rows
+    span), so row i is at first + i x interval; accepted when every printed value is within its
+    rounding (Record.rounding) of that, else None (an irregular log keeps its printed values)."""
+    n = len(values)
+    if n < 2 or not any(name in r.rounding for r in records):
+        return None
+    exact = [
+        values[i + 1] - values[i]
+        for i in range(n - 1)
+        if name not in records[i].rounding and name not in records[i + 1].rounding
+    ]
+    interval = statistics.median(exact) if exact else (values[-1] - values[0]) / (n - 1)
+    if interval <= 0:
+        return None
+    full = [i for i in range(n) if name not in records[i].rounding]
+    first = values[full[0]] - full[0] * interval if full else values[0]
+    fitted = [first + i * interval for i in range(n)]
+    slack = ROUNDED_COUNTER_SLACK * interval
+    if any(
+        abs(f - v) > records[i].rounding.get(name, 0.0) + slack
+        for i, (f, v) in enumerate(zip(fitted, values, strict=True))
+    ):
+        return None
+    return [float(round(f)) for f in fitted]
+
+
 def _step_counting(records: list[Record], name: str, epoch: str | None) -> Counting:
     values = [_value(r, name) or 0.0 for r in records]
+    exact = unrounded(records, name, values)
+    detail = f"{name!r}"
+    if exact is not None:
+        abbreviated = sum(1 for r in records if name in r.rounding)
+        detail += (
+            f" (printed abbreviated on {abbreviated} rows, '2K' standing for 1,500 to 2,500: read at the "
+            f"rows' regular interval of {exact[1] - exact[0]:g})"
+        )
+        values = exact
     total = _first_total(records, name)
     drops = _drops(values)
-    plain = Counting(
-        "step", name, f"{name!r}", [int(v) for v in values], total, map_record=_int_counter(name)
-    )
+    plain = Counting("step", name, detail, [int(v) for v in values], total, map_record=_int_counter(name))
     # a step counter that never moves beside an epoch that does ('epoch:3 iter:0/18' on the one
     # line an epoch prints): each row starts the counter's cycle again
     frozen = epoch is not None and len(values) > 1 and len(set(values)) == 1
@@ -986,6 +1026,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         + _plan_changes(train, train_steps, restarts)
         + _ending_traceback(train, train_steps, skipped)
         + ([written_several_times_event(train_steps[0], copies, len(train))] if copies else [])
+        + term_switches(train, train_steps, [n for n in assignment.candidates.get("loss", []) if n != loss])
     )
     chosen = {"loss": loss, "val_loss": val, "val_field": val_field}
     layout = _layout(
@@ -1265,6 +1306,44 @@ def _restart_events(rows: list[Record], steps: list[int], counting: Counting) ->
                     f"{steps[i]} at line {rows[i].line} (a restart; both attempts kept as logged)",
                 )
             )
+    return events
+
+
+# a counter printed abbreviated is read at its rows' regular interval when every printed value lies
+# within its rounding of that; this share of the interval more allows the interval's own rounding
+ROUNDED_COUNTER_SLACK = 0.01
+# a logged term of the loss switched on or off when it held one state (exactly 0, or not) on this
+# many logged rows before a row and the other state on as many from it: a hinge or margin term that
+# is 0 on a few batches by chance changes nothing, a term a schedule turns on at an epoch stays on
+TERM_STATE_MIN_ROWS = 5
+
+
+def term_switches(rows: list[Record], steps: list[int], terms: Sequence[str]) -> list[tuple[int, str]]:
+    """The steps where a logged term of the training loss (``terms``: the other names the resolver
+    reads as the training loss, its components) switched on or off: exactly 0 on the
+    TERM_STATE_MIN_ROWS rows before and not 0 on as many from it, or the reverse. A term a schedule
+    adds at an epoch (a second stage's loss, an auxiliary loss from epoch N) moves the total to
+    another level by design, which the loss_spikes check must not read as a spike."""
+    events: list[tuple[int, str]] = []
+    for term in terms:
+        logged = [
+            (step, value != 0)
+            for row, step in zip(rows, steps, strict=True)
+            if (pair := row.named.get(term)) is not None and math.isfinite(value := pair[0])
+        ]
+        run = 1  # rows of the current state up to the row before i
+        for i in range(1, len(logged)):
+            if logged[i][1] == logged[i - 1][1]:
+                run += 1
+                continue
+            after = logged[i : i + TERM_STATE_MIN_ROWS]
+            if (
+                run >= TERM_STATE_MIN_ROWS
+                and len(after) == TERM_STATE_MIN_ROWS
+                and all(state == logged[i][1] for _, state in after)
+            ):
+                events.append(loss_terms_changed_event(logged[i][0], term, logged[i][1], run))
+            run = 1
     return events
 
 

@@ -116,6 +116,9 @@ TRAINING_SECTIONS = frozenset(
         "hyperparameters",
     }
 )
+# how deep the training sections of a nested config are looked for: a dataclass or Hydra config
+# saved whole wraps them (cfg -> experiment -> trainer -> max_epochs), deeper is a model's parts
+SECTION_DEPTH = 3
 # a planned epoch count under another project's name (train_epochs, total_epochs, nb_epochs):
 # the word 'epochs' last, the words before it only ones that say "how many, for training"
 EPOCH_COUNT_QUALIFIERS = frozenset({"train", "training", "max", "num", "n", "nb", "total", "number", "of"})
@@ -434,19 +437,35 @@ def _yaml_scalar(text: str) -> Any:
         return text
 
 
+def _training_sections(
+    document: dict[str, Any], path: str = "", depth: int = 0
+) -> list[tuple[str, dict[str, Any]]]:
+    """The training sections (TRAINING_SECTIONS) of a nested config, at any depth up to
+    SECTION_DEPTH, by dotted path: a Hydra or dataclass config saved whole nests them under
+    wrappers (`cfg.experiment.trainer.max_epochs`)."""
+    sections = []
+    for key, values in document.items():
+        if not isinstance(values, dict):
+            continue
+        dotted = f"{path}.{key}" if path else str(key)
+        if str(key).lower() in TRAINING_SECTIONS:
+            sections.append((dotted, values))
+        if depth < SECTION_DEPTH:
+            sections.extend(_training_sections(values, dotted, depth + 1))
+    return sections
+
+
 def _with_sections(hparams: dict[str, Any], notes: list[str], source: str) -> dict[str, Any]:
     """`hparams` with the settings of its training sections (TRAINING_SECTIONS: `training:`,
-    `trainer:`, `optimizer:` ...) one level down, for the keys the top level lacks: a config that
-    groups its settings (`training: {max_steps: 50, warmup_steps: 500}`) plans the run as one that
-    writes them flat. A key two sections give with different values is left out (which one the
-    run used is not said)."""
+    `trainer:`, `optimizer:` ..., at any depth up to SECTION_DEPTH), for the keys the top level
+    lacks: a config that groups its settings (`training: {max_steps: 50, warmup_steps: 500}`) plans
+    the run as one that writes them flat. A key two sections give with different values is left
+    out (which one the run used is not said)."""
     found: dict[str, dict[str, Any]] = {}
-    for section, values in hparams.items():
-        if str(section).lower() not in TRAINING_SECTIONS or not isinstance(values, dict):
-            continue
+    for section, values in _training_sections(hparams):
         for key, value in values.items():
             if key not in hparams and not isinstance(value, dict | list):
-                found.setdefault(key, {})[str(section)] = value
+                found.setdefault(key, {})[section] = value
     merged = dict(hparams)
     wanted = {key.lower() for keys in HPARAM_KEYS.values() for key in keys}
     used = []
