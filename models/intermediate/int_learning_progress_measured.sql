@@ -14,6 +14,16 @@
 -- that holds: at chance, near chance, flat, no validation gain (only with an LR far outside
 -- its usual range or a training loss that barely fell), shallow, else learned; and the
 -- cause to name for it (a warmup the logged run never left, an LR far outside the range).
+{#- the log is too noisy to tell a flat loss from one that fell by underfitting_max_drop (is_noise_bound,
+    explained where it is selected); set once, as has_val_gain reads it in the same select -#}
+{%- set noise_bound -%}
+coalesce(
+            {{ threshold('no_learning_scatter_factor') }} * sqrt(pi() / 2) * loss_scatter
+                * sqrt(1.0 / start_points + 1.0 / end_points)
+            > greatest({{ threshold('underfitting_max_drop') }} * abs(start_loss), abs(level_change)),
+            false
+        )
+{%- endset %}
 with
 
 runs as (
@@ -507,16 +517,21 @@ flagged as (
         -- medians of independent noise of sd loss_scatter: sqrt(pi / 2) * loss_scatter * sqrt(1 / start_points
         -- + 1 / end_points)); single-batch logs of a weighted multi-term loss scatter by a quarter of their level
         -- (and the fall measured is itself within that band: a change beyond it was measured)
-        coalesce(
-            {{ threshold('no_learning_scatter_factor') }} * sqrt(pi() / 2) * loss_scatter
-                * sqrt(1.0 / start_points + 1.0 / end_points)
-            > greatest({{ threshold('underfitting_max_drop') }} * abs(start_loss), abs(level_change)),
-            false
-        ) as is_noise_bound,
+        {{ noise_bound }} as is_noise_bound,
         -- validation improved meaningfully: on its first value, or before the first evaluation
         -- (the training loss had already fallen by underfitting_max_drop when it was taken)
+        -- (a small dip the later evaluations did not hold is none where the training loss is too noisy to
+        -- show a fall: validation then settled at or above its first value, and nothing shows learning)
         case when n_evals >= {{ threshold('eval_gain_min_evals') }} then
-            (val_gain > 0 and val_gain >= val_gain_threshold)
+            (
+                val_gain > 0 and val_gain >= val_gain_threshold
+                and not coalesce(
+                    {{ noise_bound }}
+                    and val_gain < {{ threshold('underfitting_max_drop') }} * first_val_loss
+                    and val_level_after_first >= first_val_loss,
+                    false
+                )
+            )
             or coalesce(train_at_first_eval <= (1 - {{ threshold('underfitting_max_drop') }}) * start_loss, false)
         end as has_val_gain,
         -- the run got worse after its first evaluation: validation never beat its first value (not even by

@@ -858,6 +858,37 @@ def test_validation_that_gains_beside_a_too_noisy_training_loss_learned(diagnosi
     assert not ids_of(diagnosis, "no_learning", "underfitting")
 
 
+def noisy_sparse_regression_with_a_dip(held: bool) -> RunBuilder:
+    """noisy_sparse_regression with no gain over the run, but a validation that dips 5.7% at its
+    second evaluation (beyond its noise bar: the later evaluations barely move) and then either holds
+    the dip or settles at or above its first value."""
+    builder = noisy_sparse_regression(val_gain=0.0)
+    later = 0.00330 if held else 0.00360
+    builder.evals["val_loss"] = [0.0035, 0.0033] + [
+        later + 0.00001 * (i % 2) for i in range(len(builder.evals) - 2)
+    ]
+    return builder
+
+
+@pytest.mark.parametrize("held", [False, True])
+@fixture_run(noisy_sparse_regression_with_a_dip)
+def test_a_validation_dip_not_held_beside_a_too_noisy_training_loss_is_no_gain(
+    diagnosis: Diagnosis, held: bool
+) -> None:
+    """A small dip (under a tenth) the later evaluations did not hold shows no learning where the
+    training loss is too noisy to show a fall: low no_learning, its title saying so; held, it is a
+    gain and the run learned."""
+    progress = diagnosis.table("int_learning_progress_measured").iloc[0]
+    assert progress["is_noise_bound"] and progress["val_gain"] >= progress["val_gain_threshold"]
+    if held:
+        assert progress["has_val_gain"] and not ids_of(diagnosis, "no_learning", "underfitting")
+        return
+    assert not progress["has_val_gain"]
+    row = finding(diagnosis, "no_learning:no_val_gain")
+    assert row["severity"] == "low"
+    assert "a dip the later evaluations did not hold" in row["title"]
+
+
 @fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=True))
 def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")

@@ -132,6 +132,9 @@ trend_findings as (
                 || {{ fmt('end_loss', 4) }} || ' at the end; the run made its objective worse, if lower is better.'
             when 'no_val_gain' then 'Validation loss never improved on its first value ' || {{ fmt('first_val_loss', 4) }}
                 || ' (step ' || {{ fmt_int('first_eval_step') }} || '; best ' || {{ fmt('best_val_loss', 4) }}
+                || case when val_gain >= val_gain_threshold
+                    then ', a dip the later evaluations did not hold: their median ' || {{ fmt('val_level_after_first', 4) }}
+                    else '' end
                 || '): the run did not learn anything that generalises.'
             else 'Training loss fell only ' || {{ fmt_pct('relative_drop') }} || ' (' || {{ fmt('start_loss', 4) }} || ' -> '
                 || {{ fmt('end_loss', 4) }} || ') and flattened.'
