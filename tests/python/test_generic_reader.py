@@ -326,6 +326,29 @@ def test_a_counter_printed_abbreviated_is_read_at_its_rows_interval(tmp_path: Pa
     assert "printed abbreviated on 57 rows" in run.notes[0]
 
 
+@pytest.mark.parametrize("falling", [True, False])
+def test_numbers_named_by_their_split_alone_are_its_losses_when_they_fall(
+    tmp_path: Path, falling: bool
+) -> None:
+    """A JSON list of {"epoch", "train", "val"} rows (a tutorial's per-phase history): no name says
+    what is measured, and the number a training log records for each split is its loss, when the
+    training series falls (low confidence, said so); one that rises (an accuracy) is refused."""
+    rows = []
+    for epoch in range(1, 21):
+        train = 0.5 + 0.4 / epoch if falling else 0.9 - 0.4 / epoch
+        rows.append({"epoch": epoch, "train": train, "val": train + 0.05})
+    log = tmp_path / "training_log.json"
+    log.write_text(json.dumps(rows, indent=2))
+    if not falling:
+        with pytest.raises(RunImportError, match="none of them reads as a training loss"):
+            importers.detect(log).load(log)
+        return
+    run = importers.detect(log).load(log)
+    assert list(run.train["loss"].round(4))[:2] == [0.9, 0.7]
+    assert list(run.evals["val_loss"].round(4))[:2] == [0.95, 0.75]
+    assert any("named by their split alone and falling over the run" in note for note in run.notes)
+
+
 def test_a_loss_term_a_schedule_switches_on_is_an_event(tmp_path: Path) -> None:
     """A logged term of the loss exactly 0 on the rows of the first epoch and not 0 from the second
     (an auxiliary loss a schedule turns on) is an objective change at its first row; a hinge term
@@ -370,6 +393,13 @@ def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Pa
     whole = ["epoch,train/loss,val/loss", *(f"{e},{3.0 - 0.1 * e},2.9" for e in range(10))]
     run = generic_log.load(write(tmp_path, "whole.csv", "\n".join(whole) + "\n"))
     assert config_document(run).get("loss_objective") is None
+    # a term exactly 0 on every row never engaged (box and dfl on images without a labelled object):
+    # the class term stands in, for the validation loss too, so that the two compare
+    rows = [f"{e},0,{60.5 - e},0,1.8,{2.2 + 0.01 * e},1.3" for e in range(10)]
+    run = generic_log.load(write(tmp_path, "zeros.csv", "\n".join([header, *rows]) + "\n"))
+    assert run.loss_name == "train/cls_loss" and list(run.train["loss"])[:2] == [60.5, 59.5]
+    assert list(run.evals["val_loss"])[:2] == [2.2, 2.21]
+    assert any("'train/box_loss' is exactly 0 on every row" in note for note in run.notes)
 
 
 def test_a_detectors_map_at_iou_half_is_written_to_the_eval_log(tmp_path: Path) -> None:

@@ -469,7 +469,8 @@ def test_lines_of_numbers_written_across_are_passes_read_line_after_line(tmp_pat
 def test_split_columns_are_the_quantity_their_file_is_named_for(tmp_path: Path) -> None:
     """pandas' to_csv of a DataFrame(train=..., valid=...) into losses.csv: the columns name only
     the split, the file names the quantity (losses); in accuracy.csv the same columns are
-    accuracies (no loss: refused), and in a file named for nothing they stay unread."""
+    accuracies (no loss: refused); in a file named for nothing, the number a training log records
+    for each split is its loss when the training series falls (read with low confidence, said so)."""
     rows = [f"{e},{loss_at(e)},{loss_at(e) + 0.3}" for e in range(30)]
     body = "\n".join([",train,valid", *rows]) + "\n"
     losses_csv = tmp_path / "losses.csv"
@@ -481,8 +482,12 @@ def test_split_columns_are_the_quantity_their_file_is_named_for(tmp_path: Path) 
         other = tmp_path / name.replace(".csv", "")
         other.mkdir()
         (other / name).write_text(body, encoding="utf-8")
-        with pytest.raises(importers.RunImportError):
-            importers.detect(other / name).load(other / name)
+    with pytest.raises(importers.RunImportError):
+        importers.detect(tmp_path / "accuracy" / "accuracy.csv").load(tmp_path / "accuracy" / "accuracy.csv")
+    log = tmp_path / "log" / "log.csv"
+    run = importers.detect(log).load(log)
+    assert run.train["loss"].iloc[0] == pytest.approx(loss_at(0))
+    assert any("named by their split alone and falling over the run" in note for note in run.notes)
 
 
 def test_an_elapsed_clock_in_hours_and_one_printed_too_coarse(tmp_path: Path) -> None:

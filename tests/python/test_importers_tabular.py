@@ -595,6 +595,14 @@ def test_step_losses_are_read_when_they_are_the_fuller_series(tmp_path: Path) ->
     assert not notes_with(run, "the epoch means are the fuller series")
 
 
+def test_epoch_means_are_read_when_a_step_loss_is_logged_once_an_epoch(tmp_path: Path) -> None:
+    """Epochs of 50 steps: one step loss an epoch (a single batch) beside one epoch mean (every
+    batch of the epoch): as many of each, and the epoch means are read."""
+    run = lightning_csv.load(lightning_step_and_epoch_losses(tmp_path, steps_per_epoch=50, epochs=8))
+    assert len(run.train) == 8
+    assert notes_with(run, "loss <- 'train_loss_epoch', not 'train_loss_step': as many values of each")
+
+
 def test_step_losses_win_over_one_epoch_mean_whichever_name_the_resolver_chose(tmp_path: Path) -> None:
     """One epoch of 500 steps under a name prefix (`finetuning/`): ten step losses beside one epoch mean.
     The resolver's choice between the twins may fall on the epoch mean; the fuller series is read."""

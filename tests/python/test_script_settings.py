@@ -23,6 +23,7 @@ from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_
         ("p = argparse.ArgumentParser()\np.add_argument('-e', '--num-epochs', type=int, default=20)\n", 20),
         ("flags.DEFINE_integer('max_epoch', 20, 'maximum training epochs')\n", 20),
         ("args = TrainingArguments(output_dir='out', num_train_epochs=3)\n", 3),
+        ("def fit(self, loader, gpus=1, max_epochs=100):\n    pl.Trainer(max_epochs=max_epochs)\n", 100),
     ],
 )
 def test_the_planned_epochs_a_script_states(tmp_path: Path, script: str, epochs: int) -> None:
@@ -54,6 +55,16 @@ def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothi
     (tmp_path / "a.py").write_text("parser.add_argument('--epochs', type=int, default=400)\n")
     notes: list[str] = []
     assert planned_epochs(tmp_path, notes, 634) is None and "not this run's plan" in notes[0]
+    # two counts, one the log already went past (another loop's: a quantizer's list of 35): the other plans
+    (tmp_path / "a.py").write_text("MAX_EPOCHS = 35\n")
+    (tmp_path / "b.py").write_text("def fit(self, loader, max_epochs=100):\n    pass\n")
+    notes = []
+    assert planned_epochs(tmp_path, notes, 55)[0] == 100  # type: ignore[index]
+    assert "MAX_EPOCHS=35" in notes[0] and "not this run's plan, the log holds 55 epochs" in notes[0]
+    # the log short of both: the assignment wins, a parameter default being the value only when no
+    # caller passes another
+    assert planned_epochs(tmp_path, [], 20)[0] == 35  # type: ignore[index]
+    (tmp_path / "b.py").unlink()
     # a script with early stopping: the plan stands, and a note says a shorter run may be by design
     script = "cb = EarlyStopping(monitor='val_loss', patience=5)\nmodel.fit(x, epochs=80)\n"
     (tmp_path / "a.py").write_text(script)
@@ -91,11 +102,13 @@ def test_a_notebooks_code_cells_are_scripts(tmp_path: Path) -> None:
     planned = planned_epochs(tmp_path, notes, 2)
     assert planned is not None and planned[0] == 50
     assert "train.ipynb cell 3:1" in planned[1]  # the line of the call, in its cell
-    # two cells planning two counts (a quick test, then the run) say nothing; nor does a file that
+    # two cells planning two counts (a quick test, then the run) say nothing while the log has not
+    # passed either; once it holds 2 epochs, the quick test's 1 is not its plan; nor does a file that
     # is not a notebook's JSON
     cells.append(("code", "trainer = L.Trainer(max_epochs=1)"))
     (tmp_path / "train.ipynb").write_text(notebook(cells))
-    assert planned_epochs(tmp_path, [], 2) is None
+    assert planned_epochs(tmp_path, [], 1) is None
+    assert planned_epochs(tmp_path, [], 2)[0] == 50  # type: ignore[index]
     (tmp_path / "train.ipynb").write_text("max_epochs = 50\n")
     assert planned_epochs(tmp_path, [], 2) is None
 

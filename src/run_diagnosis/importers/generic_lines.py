@@ -1010,7 +1010,8 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
 def _qualified_by_file(header: list[str], stem: str) -> list[str]:
     """A header whose columns only name splits (``train``, ``valid``) in a file named for what they
     hold (``losses.csv``, ``accuracy.csv``): each such column is that quantity of its split
-    ('losses train', 'losses valid'); a file named for nothing (``log.csv``) leaves them as they are."""
+    ('losses train', 'losses valid'); a file named for nothing (``log.csv``) leaves them as they are
+    (generic_log._bare_split_losses reads them as losses when the training series falls)."""
     meaning = metric_names.resolve(stem)
     if meaning.quantity is None or meaning.split is not None:
         return header

@@ -87,6 +87,7 @@ from run_diagnosis.importers.generic_lines import (
     aligned_lines,
     console_records,
     counter_kind,
+    is_counter,
     json_records,
     jsonl_records,
     literal,
@@ -94,6 +95,7 @@ from run_diagnosis.importers.generic_lines import (
     meaning,
     name_tokens,
     sniff_delimiter,
+    split_word,
     table_records,
 )
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
@@ -383,18 +385,83 @@ def _timed_losses(logged: dict[str, list[tuple[float, str | None]]]) -> list[str
     return [name for name, pairs in logged.items() if all(unit in TIME_UNITS.values() for _, unit in pairs)]
 
 
+def zeros_passed_over(assignment: metric_names.Assignment, zeros: frozenset[str]) -> set[str]:
+    """The names that stood in for the training loss because the resolver's choice was all zeros."""
+    chosen = assignment.columns.get("loss")
+    if chosen not in zeros:
+        return set()
+    return set(assignment.candidates.get("loss", [])) - zeros
+
+
+def _same_term(name: str, candidates: list[str]) -> str | None:
+    """The candidate named as ``name`` but for its split words ('val/cls_loss' for 'train/cls_loss')."""
+    words = [w for w in name_tokens(name) if not metric_names.is_split_word(w)]
+    for candidate in candidates:
+        if [w for w in name_tokens(candidate) if not metric_names.is_split_word(w)] == words:
+            return candidate
+    return None
+
+
+# a bare split name is a loss only when its series falls: its last rows' median is below its first rows'
+# (an accuracy named by its split alone rises); this many rows at each end
+BARE_SPLIT_END_ROWS = 3
+
+
+def _bare_split_losses(records: list[Record], on_lines: Counter[str]) -> dict[str, str]:
+    """Field -> name for a file whose numbers are named by a split word alone ('train', 'val'):
+    when the training split's series falls over the run (a loss, not an accuracy), it is the
+    training loss and a validation (or else test) split's the held-out loss. Empty otherwise."""
+    by_split: dict[str, str] = {}
+    for name in on_lines:
+        split = split_word(name)
+        if split and len(name_tokens(name)) == 1 and not is_counter(name):
+            by_split.setdefault(split, name)
+    train = by_split.get("train")
+    if train is None:
+        return {}
+    values = [v for r in records if (pair := r.named.get(train)) is not None and math.isfinite(v := pair[0])]
+    if len(values) < 2 * BARE_SPLIT_END_ROWS or min(values) < 0:
+        return {}
+    if statistics.median(values[-BARE_SPLIT_END_ROWS:]) >= statistics.median(values[:BARE_SPLIT_END_ROWS]):
+        return {}
+    chosen = {"loss": train}
+    held_out = by_split.get("validation") or by_split.get("test")
+    if held_out:
+        chosen["val_loss"] = held_out
+    return chosen
+
+
 def _choose(
-    field_name: str, assignment: metric_names.Assignment, on_lines: Counter[str], doubts: list[str]
+    field_name: str,
+    assignment: metric_names.Assignment,
+    on_lines: Counter[str],
+    doubts: list[str],
+    zeros: frozenset[str] = frozenset(),
 ) -> str | None:
     """The source name of a field: the resolver's choice (among equals, the name on more lines);
-    with no eligible name, a component of the quantity stands in (named in doubts)."""
+    with no eligible name, a component of the quantity stands in (named in doubts), not one that
+    is exactly 0 on every row (``zeros``: a term that never engaged, as a detector's box loss on
+    images without a labelled object, says nothing of the training) while another is not."""
     chosen = assignment.columns.get(field_name)
     tied = assignment.ambiguous.get(field_name)
     if tied and field_name not in assignment.overridden:
         chosen = max(tied, key=lambda n: (on_lines[n], -tied.index(n)))
         doubts.append(f"two candidate {field_name} names: {', '.join(tied)} (used {chosen!r}, on more lines)")
+    if chosen in zeros and field_name not in assignment.overridden:
+        rank = assignment.meanings[chosen].rank
+        others = [
+            n
+            for n in assignment.candidates.get(field_name, [])
+            if n not in zeros and assignment.meanings[n].rank == rank
+        ]
+        if others:
+            doubts.append(
+                f"{chosen!r} is exactly 0 on every row (a term that never engaged): {others[0]!r} stands in"
+            )
+            chosen = others[0]
     if chosen is None:
         parts = [n for n in assignment.candidates.get(field_name, []) if assignment.meanings[n].rank == 2]
+        parts = [n for n in parts if n not in zeros] or parts
         if parts:
             # a component named a loss ('vf_loss') before one named by its term alone ('kl', which a
             # PPO or distillation log prints as a diagnostic beside its losses), then the fuller series,
@@ -967,7 +1034,19 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         )
     assignment = metric_names.assign([n for n in on_lines if n not in counts and n not in timed], overrides)
     doubts: list[str] = []
-    loss = _choose("loss", assignment, on_lines, doubts)
+    # the losses exactly 0 on every row: a term that never engaged stands in for no loss
+    zeros = frozenset(name for name, pairs in logged.items() if pairs and all(v == 0 for v, _ in pairs))
+    loss = _choose("loss", assignment, on_lines, doubts, zeros)
+    bare = _bare_split_losses(with_metrics, on_lines) if loss is None and not overrides else {}
+    if bare:
+        # a file that names no quantity at all, only its splits ({"epoch": 1, "train": 0.83, "val": 0.73}):
+        # the number a training log records for each split is its loss
+        assignment = metric_names.assign([n for n in on_lines if n not in counts and n not in timed], bare)
+        loss = bare["loss"]
+        doubts.append(
+            f"no name says what is measured: {', '.join(repr(n) for n in bare.values())}, named by their "
+            "split alone and falling over the run, are read as the losses of their splits"
+        )
     if loss is None:
         raise _refusal(
             path,
@@ -1004,7 +1083,11 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
                 "are numbered from 1 again there"
             )
     val_field = "val_loss"
-    val = _choose("val_loss", assignment, on_lines, doubts)
+    val = _choose("val_loss", assignment, on_lines, doubts, zeros)
+    if val is not None and loss in zeros_passed_over(assignment, zeros):
+        # the training loss stands in with another term than the resolver's first: the held-out loss
+        # is the same term, so that the two compare ('train/cls_loss' with 'val/cls_loss')
+        val = _same_term(loss, assignment.candidates.get("val_loss", [])) or val
     if val is None and assignment.columns.get("test_loss"):
         val, val_field = assignment.columns["test_loss"], "test_loss"
         notes.append(f"the held-out loss is named a test loss ({val!r}): it is used as the validation loss")

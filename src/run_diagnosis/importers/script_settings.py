@@ -41,6 +41,13 @@ class Setting:
     key: str  # the name: a keyword argument, an assigned variable, an option or flag name
     value: int
     where: str  # '<script>:<line> (<how>)'
+    # a function parameter's default: the value only when no caller passes another, so it counts
+    # only where no other setting names the plan
+    is_default: bool = False
+
+
+# how _settings_of says a function parameter's default was found
+PARAMETER_DEFAULT = "parameter default"
 
 
 def _int(node: ast.AST | None) -> int | None:
@@ -88,6 +95,23 @@ def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             found += [(key, value, node.lineno, how) for key, value, how in _call_settings(node)]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            # a parameter's default ('def fit(self, loader, max_epochs=100)'): the value the run
+            # used unless its caller passed another, as an argparse default
+            arguments = node.args
+            positional = arguments.posonlyargs + arguments.args
+            pairs = list(
+                zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True)
+            )
+            pairs += [
+                (a, d)
+                for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                if d is not None
+            ]
+            for argument, default in pairs:
+                number = _int(default)
+                if number is not None:
+                    found.append((argument.arg, number, default.lineno, PARAMETER_DEFAULT))
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             number = _int(node.value)
@@ -140,7 +164,7 @@ def _settings_in(scripts: list[tuple[str, str]]) -> list[Setting]:
         except (SyntaxError, ValueError):
             continue  # a script that does not parse is passed over
         for key, value, line, how in _settings_of(tree):
-            settings.append(Setting(key, value, f"{name}:{line} ({how})"))
+            settings.append(Setting(key, value, f"{name}:{line} ({how})", how == PARAMETER_DEFAULT))
     return settings
 
 
@@ -248,13 +272,17 @@ def planned_epochs(
     else:
         scripts = _scripts(folder)
         settings = _settings_in(scripts)
-        agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
-        if agreed is None:
-            clash = disagreeing(settings, PLANNED_EPOCH_KEYS)
-            if clash:
-                shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
-                notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
+        stated = _matching([s for s in settings if not s.is_default], PLANNED_EPOCH_KEYS)
+        defaults = _matching([s for s in settings if s.is_default], PLANNED_EPOCH_KEYS)
+        if defaults and stated and all(s.value < logged_epochs for s in stated):
+            passed = ", ".join(f"{s.key}={s.value} ({s.where})" for s in stated)
+            notes.append(f"{passed}: not this run's plan, the log holds {logged_epochs} epochs")
+            stated = []
+        # a function's parameter default plans the run only where no call, assignment or option does
+        found = _agreed_plan(stated or defaults, logged_epochs, notes)
+        if found is None:
             return None
+        agreed = found
         value, setting = agreed
         # what the script stated when committed: a command line may have launched the run with another
         where = f"{setting.key}={value} in the script {setting.where}"
@@ -267,6 +295,24 @@ def planned_epochs(
             "epochs may have stopped by design"
         )
     return value, where
+
+
+def _agreed_plan(settings: list[Setting], logged_epochs: int, notes: list[str]) -> tuple[int, Setting] | None:
+    """The epoch count the settings agree on; when they disagree, a count the log already went past
+    (``logged_epochs``) is not this run's plan (another loop's, another launch's) and the counts it
+    has not passed decide, when they agree. None, with a note, when they still disagree."""
+    agreed = agreed_setting(settings, PLANNED_EPOCH_KEYS)
+    clash = disagreeing(settings, PLANNED_EPOCH_KEYS)
+    reachable = [s for s in clash if s.value >= logged_epochs]
+    if agreed is None and clash and len(reachable) < len(clash):
+        agreed = agreed_setting(reachable, PLANNED_EPOCH_KEYS)
+        if agreed is not None:
+            passed = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash if s.value < logged_epochs)
+            notes.append(f"{passed}: not this run's plan, the log holds {logged_epochs} epochs")
+    if agreed is None and clash:
+        shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
+        notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
+    return agreed
 
 
 # a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)

@@ -144,7 +144,9 @@ def _prefer_fuller_epoch_loss(table: Table, columns: ColumnMap, notes: list[str]
     self.log(on_step=True, on_epoch=True)), the one holding more values is read, whichever the
     resolver chose: an epoch shorter than log_every_n_steps logs a step value only now and then
     (one in twelve epochs of five steps, at Lightning's default 50), while a run of one long epoch
-    has one epoch mean beside many step values; the fuller series is the run's."""
+    has one epoch mean beside many step values; the fuller series is the run's. As many of each (a
+    step value logged once an epoch): the epoch means, each the mean of every batch of its epoch
+    where a step value is one batch's."""
     chosen = columns.get("loss")
     if chosen is None:
         return
@@ -159,7 +161,13 @@ def _prefer_fuller_epoch_loss(table: Table, columns: ColumnMap, notes: list[str]
         name: int(pd.to_numeric(table.frame[name], errors="coerce").notna().sum())
         for name in (chosen, sibling)
     }
-    if counts[sibling] > counts[chosen]:
+    if counts[sibling] == counts[chosen] and sibling.endswith("_epoch"):
+        columns.columns["loss"] = sibling
+        notes.append(
+            f"loss <- {sibling!r}, not {chosen!r}: as many values of each (one step value an epoch), and an "
+            "epoch mean averages every batch of its epoch where a step value is one batch's"
+        )
+    elif counts[sibling] > counts[chosen]:
         columns.columns["loss"] = sibling
         kind = "epoch means" if sibling.endswith("_epoch") else "per-step values"
         why = "epochs shorter than the logging interval" if kind == "epoch means" else "epochs longer than it"
