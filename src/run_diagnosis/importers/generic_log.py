@@ -385,7 +385,7 @@ def _timed_losses(logged: dict[str, list[tuple[float, str | None]]]) -> list[str
     return [name for name, pairs in logged.items() if all(unit in TIME_UNITS.values() for _, unit in pairs)]
 
 
-def zeros_passed_over(assignment: metric_names.Assignment, zeros: frozenset[str]) -> set[str]:
+def _stand_ins_for_zeros(assignment: metric_names.Assignment, zeros: frozenset[str]) -> set[str]:
     """The names that stood in for the training loss because the resolver's choice was all zeros."""
     chosen = assignment.columns.get("loss")
     if chosen not in zeros:
@@ -1084,7 +1084,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             )
     val_field = "val_loss"
     val = _choose("val_loss", assignment, on_lines, doubts, zeros)
-    if val is not None and loss in zeros_passed_over(assignment, zeros):
+    if val is not None and loss in _stand_ins_for_zeros(assignment, zeros):
         # the training loss stands in with another term than the resolver's first: the held-out loss
         # is the same term, so that the two compare ('train/cls_loss' with 'val/cls_loss')
         val = _same_term(loss, assignment.candidates.get("val_loss", [])) or val
