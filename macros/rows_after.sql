@@ -18,3 +18,23 @@
         and later_row.{{ position }} <= {{ anchor_position }} + {{ window }}
     group by {% for key in keys %}{{ anchors }}.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
 {%- endmacro %}
+
+
+{#- For each anchor row (a spike's onset, an epoch jump): the first text of the `events` logged at
+    it, after the logged row before it (`previous_step`, NULL at the log's first row) and at or
+    before it (`step`): what changed between the two rows changed at the anchor. A select, grouped
+    by the anchor's `keys`; anchors without such an event are left out. anchors: the CTE of
+    anchors; events: a CTE of (run_id, step, event_text). -#}
+{% macro events_at_row(anchors, keys, step, previous_step, events, text_name) -%}
+    select
+        {%- for key in keys %}
+        {{ anchors }}.{{ key }},
+        {%- endfor %}
+        min({{ events }}.event_text) as {{ text_name }}
+    from {{ anchors }}
+    inner join {{ events }}
+        on {{ anchors }}.run_id = {{ events }}.run_id
+        and {{ events }}.step <= {{ anchors }}.{{ step }}
+        and ({{ anchors }}.{{ previous_step }} is null or {{ events }}.step > {{ anchors }}.{{ previous_step }})
+    group by {% for key in keys %}{{ anchors }}.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+{%- endmacro %}

@@ -48,16 +48,8 @@ objective_changes as (
 
 spike_objective_changes as (
     -- a change at the spike's onset row: after the row before it, at or before the onset
-    select
-        spikes.run_id,
-        spikes.spike_event_number,
-        min(objective_changes.event_text) as objective_change_text
-    from spikes
-    inner join objective_changes
-        on spikes.run_id = objective_changes.run_id
-        and objective_changes.step <= spikes.onset_step
-        and (spikes.onset_previous_step is null or objective_changes.step > spikes.onset_previous_step)
-    group by spikes.run_id, spikes.spike_event_number
+    {{ events_at_row('spikes', ['run_id', 'spike_event_number'], 'onset_step', 'onset_previous_step',
+        'objective_changes', 'objective_change_text') }}
 ),
 
 next_onsets as (
@@ -239,18 +231,13 @@ resume_findings as (
     from resume_jumps
 ),
 
+epoch_jumps as (
+    select * from {{ run_ref('int_epoch_loss_jumps_flagged') }}
+),
+
 epoch_objective_changes as (
     -- a loss term switched on or off at the jump: after the epoch before it, at or before it
-    select
-        jumps.run_id,
-        jumps.step,
-        min(objective_changes.event_text) as objective_change_text
-    from {{ run_ref('int_epoch_loss_jumps_flagged') }} as jumps
-    inner join objective_changes
-        on jumps.run_id = objective_changes.run_id
-        and objective_changes.step <= jumps.step
-        and (jumps.previous_step is null or objective_changes.step > jumps.previous_step)
-    group by jumps.run_id, jumps.step
+    {{ events_at_row('epoch_jumps', ['run_id', 'step'], 'step', 'previous_step', 'objective_changes', 'objective_change_text') }}
 ),
 
 epoch_jump_findings as (
@@ -298,7 +285,7 @@ epoch_jump_findings as (
             else 'Find what changed at epoch ' || {{ fmt_int('epoch_jumps.step') }} || ': a resume from a checkpoint that lost part of the state '
             || '(optimizer moments, loss scaler, data order), an augmentation or data switch; rerun from the checkpoint before it and compare.'
         end as recommendation
-    from {{ run_ref('int_epoch_loss_jumps_flagged') }} as epoch_jumps
+    from epoch_jumps
     left join epoch_objective_changes
         on epoch_jumps.run_id = epoch_objective_changes.run_id
         and epoch_jumps.step = epoch_objective_changes.step

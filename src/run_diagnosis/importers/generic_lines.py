@@ -567,8 +567,8 @@ def parse_pairs(number: int, text: str) -> Record | None:
             if abbreviated:
                 # 'step:2K': a counter printed with a multiplier suffix is a counter rounded to its digits
                 decimals = len(found.group("num").partition(".")[2])
-                record.rounding[name] = 0.5 * 10.0**-decimals * UNIT_SCALE[unit or ""]
-                value, unit = value * UNIT_SCALE[unit or ""], None
+                record.rounding[name] = scaled(0.5 * 10.0**-decimals, unit)[0]
+                value, unit = scaled(value, unit)
             if (
                 (is_counter(name) or is_leading_episode(name, value, record))
                 and math.isfinite(value)

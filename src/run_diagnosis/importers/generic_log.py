@@ -385,14 +385,6 @@ def _timed_losses(logged: dict[str, list[tuple[float, str | None]]]) -> list[str
     return [name for name, pairs in logged.items() if all(unit in TIME_UNITS.values() for _, unit in pairs)]
 
 
-def _stand_ins_for_zeros(assignment: metric_names.Assignment, zeros: frozenset[str]) -> set[str]:
-    """The names that stood in for the training loss because the resolver's choice was all zeros."""
-    chosen = assignment.columns.get("loss")
-    if chosen not in zeros:
-        return set()
-    return set(assignment.candidates.get("loss", [])) - zeros
-
-
 def _same_term(name: str, candidates: list[str]) -> str | None:
     """The candidate named as ``name`` but for its split words ('val/cls_loss' for 'train/cls_loss')."""
     words = [w for w in name_tokens(name) if not metric_names.is_split_word(w)]
@@ -1032,7 +1024,8 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"{', '.join(repr(t) for t in timed)}: every value written with a time unit, a duration "
             "and not a loss: not read as a loss"
         )
-    assignment = metric_names.assign([n for n in on_lines if n not in counts and n not in timed], overrides)
+    assignable = [n for n in on_lines if n not in counts and n not in timed]
+    assignment = metric_names.assign(assignable, overrides)
     doubts: list[str] = []
     # the losses exactly 0 on every row: a term that never engaged stands in for no loss
     zeros = frozenset(name for name, pairs in logged.items() if pairs and all(v == 0 for v, _ in pairs))
@@ -1041,7 +1034,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
     if bare:
         # a file that names no quantity at all, only its splits ({"epoch": 1, "train": 0.83, "val": 0.73}):
         # the number a training log records for each split is its loss
-        assignment = metric_names.assign([n for n in on_lines if n not in counts and n not in timed], bare)
+        assignment = metric_names.assign(assignable, bare)
         loss = bare["loss"]
         doubts.append(
             f"no name says what is measured: {', '.join(repr(n) for n in bare.values())}, named by their "
@@ -1084,7 +1077,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             )
     val_field = "val_loss"
     val = _choose("val_loss", assignment, on_lines, doubts, zeros)
-    if val is not None and loss in _stand_ins_for_zeros(assignment, zeros):
+    if val is not None and assignment.columns.get("loss") in zeros and loss not in zeros:
         # the training loss stands in with another term than the resolver's first: the held-out loss
         # is the same term, so that the two compare ('train/cls_loss' with 'val/cls_loss')
         val = _same_term(loss, assignment.candidates.get("val_loss", [])) or val

@@ -18,10 +18,10 @@ What is read
   ``nb_epochs``, ``max_epoch``, OpenSTL's ``epoch: 200``; the file is saved once, before training,
   so it holds settings, not the epoch reached), ``max_steps`` -> total_steps, ``batch_size``,
   ``gradient_clip_val`` -> grad_clip_norm, ``warmup_steps``, ``min_lr``; a key the top level
-  lacks is taken from a training section one level down (``training:``, ``trainer:``,
-  ``optim:``, ...: a grouped config plans the run as a flat one; two sections disagreeing leave
-  it out); everything is also kept under ``config.hparams``. Python-object YAML tags
-  (``!!python/...``) are read as plain data.
+  lacks is taken from a training section (``training:``, ``trainer:``, ``optim:``, ..., at any
+  depth up to SECTION_DEPTH: a grouped config, or one saved whole under wrappers, plans the run as
+  a flat one; two sections disagreeing leave it out); everything is also kept under
+  ``config.hparams``. Python-object YAML tags (``!!python/...``) are read as plain data.
 * A ``lightning_logs`` folder holding one ``version_N`` is read as that version. Holding
   several, consecutive versions that continue each other are ONE run resumed (``version_runs``):
   Lightning starts a new version folder for every ``fit()``, also one that restores a

@@ -275,14 +275,12 @@ def planned_epochs(
         stated = _matching([s for s in settings if not s.is_default], PLANNED_EPOCH_KEYS)
         defaults = _matching([s for s in settings if s.is_default], PLANNED_EPOCH_KEYS)
         if defaults and stated and all(s.value < logged_epochs for s in stated):
-            passed = ", ".join(f"{s.key}={s.value} ({s.where})" for s in stated)
-            notes.append(f"{passed}: not this run's plan, the log holds {logged_epochs} epochs")
+            notes.append(f"{_shown(stated)}: not this run's plan, the log holds {logged_epochs} epochs")
             stated = []
         # a function's parameter default plans the run only where no call, assignment or option does
-        found = _agreed_plan(stated or defaults, logged_epochs, notes)
-        if found is None:
+        agreed = _agreed_plan(stated or defaults, logged_epochs, notes)
+        if agreed is None:
             return None
-        agreed = found
         value, setting = agreed
         # what the script stated when committed: a command line may have launched the run with another
         where = f"{setting.key}={value} in the script {setting.where}"
@@ -307,12 +305,18 @@ def _agreed_plan(settings: list[Setting], logged_epochs: int, notes: list[str]) 
     if agreed is None and clash and len(reachable) < len(clash):
         agreed = agreed_setting(reachable, PLANNED_EPOCH_KEYS)
         if agreed is not None:
-            passed = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash if s.value < logged_epochs)
-            notes.append(f"{passed}: not this run's plan, the log holds {logged_epochs} epochs")
+            passed = [s for s in clash if s.value < logged_epochs]
+            notes.append(f"{_shown(passed)}: not this run's plan, the log holds {logged_epochs} epochs")
     if agreed is None and clash:
-        shown = ", ".join(f"{s.key}={s.value} ({s.where})" for s in clash[:4])
-        notes.append(f"the scripts beside the log plan different epoch counts ({shown}): none used")
+        notes.append(
+            f"the scripts beside the log plan different epoch counts ({_shown(clash[:4])}): none used"
+        )
     return agreed
+
+
+def _shown(settings: list[Setting]) -> str:
+    """Settings as a note names them: 'epochs=40 (train.py:12 (keyword argument)), ...'."""
+    return ", ".join(f"{s.key}={s.value} ({s.where})" for s in settings)
 
 
 # a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)
