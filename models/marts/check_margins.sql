@@ -109,10 +109,11 @@ longest_slow_run_steps as (
 ),
 
 worst_stall_medians_lost as (
-    -- a stall is judged outside slow stretches and checkpoint saves: the time a window lost, in run medians
+    -- a stall is judged outside slow stretches, checkpoint saves and the run's first and last rows:
+    -- the time a window lost, in run medians
     select
         run_id,
-        max(case when not is_in_slow_stretch and not is_checkpoint_step
+        max(case when not is_in_slow_stretch and not is_checkpoint_step and not is_edge_row
             then {{ safe_divide('window_excess_sec', 'usual_step_time_sec') }} end) as observed_value,
         max(case when is_stall then 1 else 0 end) as fired_flag
     from step_times

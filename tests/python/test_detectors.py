@@ -618,6 +618,56 @@ def test_isolated_stall(diagnosis: Diagnosis) -> None:
     assert list(findings_of(diagnosis, "slow_steps")["finding_id"]) == ["slow_steps:stalls"]
 
 
+@fixture_run(lambda: RunBuilder().plant_stall(70, 10).plant_config(checkpoint_interval=None))
+def test_stall_in_a_run_without_checkpoint_interval(diagnosis: Diagnosis) -> None:
+    """No checkpoint_interval in the config: the saves its events name are still checkpoint
+    steps, and the stall at 70 is still a stall."""
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == ["slow_steps:stalls"]
+    assert (found.iloc[0]["first_step"], found.iloc[0]["last_step"]) == (70, 70)
+
+
+@pytest.mark.parametrize("step", [1, 240])
+@fixture_run(lambda step: RunBuilder().plant_stall(step, 10))
+def test_first_and_last_rows_are_not_stalls(diagnosis: Diagnosis, step: int) -> None:
+    """The first row holds the start-up, the last the closing work: neither is a stall."""
+    assert findings_of(diagnosis, "slow_steps").empty
+
+
+@fixture_run(
+    lambda: RunBuilder().plant_stall(30, 10).plant_stall(90, 10).plant_stall(140, 10).plant_stall(210, 10)
+)
+def test_stalls_all_through_the_run_are_recurring_and_low(diagnosis: Diagnosis) -> None:
+    """Four stalls 50-70 steps apart fall in every quarter of the run: the loop's own work (or a
+    recurring stall), reported apart from isolated stalls, low."""
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == ["slow_steps:recurring_stalls"]
+    row = found.iloc[0]
+    assert row["severity"] == "low" and row["steps_affected"] == 4
+    assert "they fall in 4 of the run's 4 equal parts" in row["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("scale", "rows_are", "severity"), [(1, "step", "low"), (100, "step", "medium"), (100, "epoch", "low")]
+)
+@fixture_run(
+    lambda scale, rows_are: (
+        RunBuilder().plant_stall(70, 20).plant_step_time_scale(scale).plant_config(rows_are=rows_are)
+    )
+)
+def test_isolated_stall_is_medium_only_for_a_minute_of_steps(
+    diagnosis: Diagnosis, scale: float, rows_are: str, severity: str
+) -> None:
+    """One 20x stall costs about 7% of the run's logged time: at 0.12 s steps that is 2 s, low;
+    at 12 s steps 228 s, medium; and a slow epoch (its time holds validation, saves, pauses) is low."""
+    found = findings_of(diagnosis, "slow_steps")
+    assert list(found["finding_id"]) == ["slow_steps:stalls"]
+    row = found.iloc[0]
+    assert row["severity"] == severity
+    assert row["estimated_cost"] == pytest.approx(19 * 0.12 * scale, rel=0.1)
+    assert f"isolated {rows_are}(s) stalled" in row["title"]
+
+
 @pytest.mark.parametrize(("declared", "found_ids"), [(True, ["slow_steps:stalls"]), (False, [])])
 @fixture_run(lambda declared: RunBuilder().plant_stall(73, 10).plant_interval_mean_logging(5, declared))
 def test_stall_inside_an_interval_mean(diagnosis: Diagnosis, declared: bool, found_ids: list[str]) -> None:

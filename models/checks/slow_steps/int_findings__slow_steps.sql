@@ -7,6 +7,13 @@
 -- counts its excess once per step of the window; such windows slowed by an
 -- evaluation run inside them are reported apart (slow_steps:evaluation_windows): the
 -- time evaluation costs, medium only from slow_high_share_lost, never high.
+-- Stalls that recur through the run (in stall_recurrence_min_parts or more of its
+-- stall_recurrence_parts equal parts) are the loop's own work (an evaluation, a save, a
+-- visualisation every N steps) or a recurring stall: reported apart
+-- (slow_steps:recurring_stalls), low, with what they cost. An isolated stall is medium
+-- only when it cost slow_medium_share_lost of the run and stall_medium_min_seconds, and
+-- the rows are steps: an epoch row's time holds its validation, its save and any pause
+-- of the machine, so one slow epoch is low.
 with
 
 profiled as (
@@ -50,10 +57,35 @@ stretch_events as (
     group by stretches.run_id, stretches.first_step
 ),
 
+run_spans as (
+    -- each run's timed step range, cut into stall_recurrence_parts equal parts
+    select run_id, min(step) as first_step, max(step) - min(step) + 1 as step_span
+    from profiled
+    group by run_id
+),
+
+stall_parts as (
+    -- how many parts of the run its stalls (of each kind) fall in
+    select run_id, has_evaluation_in_window, count(distinct part_number) as parts_hit
+    from (
+        select
+            profiled.run_id,
+            profiled.has_evaluation_in_window,
+            cast(floor((profiled.step - run_spans.first_step) * {{ threshold('stall_recurrence_parts') }} * 1.0
+                / run_spans.step_span) as {{ dbt.type_bigint() }}) as part_number
+        from profiled
+        inner join run_spans
+            on profiled.run_id = run_spans.run_id
+        where profiled.is_stall
+    ) as stall_rows
+    group by run_id, has_evaluation_in_window
+),
+
 stalls as (
     select
         run_id,
         has_evaluation_in_window,
+        max(case when rows_are_epochs then 1 else 0 end) = 1 as rows_are_epochs,
         min(step) as first_step,
         max(step) as last_step,
         count(*) as slow_steps,
@@ -67,6 +99,19 @@ stalls as (
     where is_stall
     group by run_id, has_evaluation_in_window
     having count(*) > 0
+),
+
+judged_stalls as (
+    select
+        stalls.*,
+        stall_parts.parts_hit,
+        (not stalls.has_evaluation_in_window and stall_parts.parts_hit >= {{ threshold('stall_recurrence_min_parts') }})
+            as is_recurring,
+        case when stalls.rows_are_epochs then 'epoch' else 'step' end as row_unit
+    from stalls
+    inner join stall_parts
+        on stalls.run_id = stall_parts.run_id
+        and stalls.has_evaluation_in_window = stall_parts.has_evaluation_in_window
 ),
 
 stretch_findings as (
@@ -118,34 +163,61 @@ stretch_findings as (
 ),
 
 stall_findings as (
-    -- isolated stalls; and, apart, logged windows slowed by the evaluation inside them
+    -- isolated stalls; apart, stalls that recur through the run (the loop's own work or a
+    -- recurring stall: low); and, apart, logged windows slowed by the evaluation inside them
     -- (has_evaluation_in_window): what evaluation costs, an expected cost, so medium only
     -- when it takes slow_high_share_lost of the run, never high
     select
         stalls.run_id,
-        case when stalls.has_evaluation_in_window then 'slow_steps:evaluation_windows' else 'slow_steps:stalls' end
-            as finding_id,
+        case
+            when stalls.has_evaluation_in_window then 'slow_steps:evaluation_windows'
+            when stalls.is_recurring then 'slow_steps:recurring_stalls'
+            else 'slow_steps:stalls'
+        end as finding_id,
         'slow_steps' as category,
         case
-            when {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }}
-                >= case when stalls.has_evaluation_in_window then {{ threshold('slow_high_share_lost') }} else {{ threshold('slow_medium_share_lost') }} end
+            when stalls.has_evaluation_in_window
+                and {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ threshold('slow_high_share_lost') }}
+                then 'medium'
+            when not stalls.has_evaluation_in_window and not stalls.is_recurring and not stalls.rows_are_epochs
+                and {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} >= {{ threshold('slow_medium_share_lost') }}
+                and stalls.seconds_lost >= {{ threshold('stall_medium_min_seconds') }}
                 then 'medium'
             else 'low'
         end as severity,
-        case when stalls.has_evaluation_in_window
-            then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
-                || {{ fmt('stalls.stretch_median_sec / run_time.usual_step_time_sec', 1) }} || 'x the usual step time: evaluation costs about '
-                || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
-            else {{ fmt_int('stalls.slow_steps') }} || ' isolated step(s) stalled at >= ' || {{ threshold('stall_factor') }}
-                || 'x the usual step time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
+        case
+            when stalls.has_evaluation_in_window
+                then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
+                    || {{ fmt('stalls.stretch_median_sec / run_time.usual_step_time_sec', 1) }} || 'x the usual step time: evaluation costs about '
+                    || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
+            when stalls.is_recurring
+                then {{ fmt_int('stalls.slow_steps') }} || ' ' || stalls.row_unit || 's stalled at >= ' || {{ threshold('stall_factor') }}
+                    || 'x the usual ' || stalls.row_unit || ' time all through the run (scheduled work or a recurring stall), costing '
+                    || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
+            else {{ fmt_int('stalls.slow_steps') }} || ' isolated ' || stalls.row_unit || '(s) stalled at >= ' || {{ threshold('stall_factor') }}
+                || 'x the usual ' || stalls.row_unit || ' time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
         end as title,
-        case when stalls.has_evaluation_in_window
-            then 'slow windows: ' || stalls.stall_list || '; usual step time ' || {{ fmt('run_time.usual_step_time_sec', 4) }}
-                || ' s; each logged step time is the mean over the steps since the previous logged row (step_time_is_interval_mean), '
-                || 'and an evaluation ran inside each of these windows, so its time is in the mean; each window lost at least what one step at '
-                || {{ threshold('stall_factor') }} || 'x the usual step time would'
-            else 'stalled steps: ' || stalls.stall_list || '; usual step time ' || {{ fmt('run_time.usual_step_time_sec', 4) }}
-                || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval)'
+        case
+            when stalls.has_evaluation_in_window
+                then 'slow windows: ' || stalls.stall_list || '; usual step time ' || {{ fmt('run_time.usual_step_time_sec', 4) }}
+                    || ' s; each logged step time is the mean over the steps since the previous logged row (step_time_is_interval_mean), '
+                    || 'and an evaluation ran inside each of these windows, so its time is in the mean; each window lost at least what one step at '
+                    || {{ threshold('stall_factor') }} || 'x the usual step time would'
+            else 'stalled ' || stalls.row_unit || 's: ' || stalls.stall_list || '; usual ' || stalls.row_unit || ' time '
+                || {{ fmt('run_time.usual_step_time_sec', 4) }}
+                || ' s; none is a checkpoint step (checkpoint events or multiples of checkpoint_interval), nor the first or last row'
+                || case
+                    when stalls.is_recurring
+                        then '; they fall in ' || {{ fmt_int('stalls.parts_hit') }} || ' of the run''s ' || {{ threshold('stall_recurrence_parts') }}
+                            || ' equal parts: a cost the loop pays all through the run (an evaluation, a save or a visualisation every N steps, '
+                            || 'or a recurring stall), low: whether it is by design is not in the log'
+                    when stalls.rows_are_epochs
+                        then '; the rows are epochs: an epoch''s time holds its validation, its save and any pause of the machine, '
+                            || 'so a slow epoch is low, not a diagnosed straggler'
+                    when stalls.seconds_lost < {{ threshold('stall_medium_min_seconds') }}
+                        then '; under ' || {{ threshold('stall_medium_min_seconds') }} || ' s lost: low'
+                    else ''
+                end
         end as evidence,
         stalls.first_step,
         stalls.last_step,
@@ -163,12 +235,16 @@ stall_findings as (
         end as cost_method,
         {{ safe_divide('stalls.seconds_lost', 'run_time.wall_clock_sec') }} as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        case when stalls.has_evaluation_in_window
+        case
+            when stalls.has_evaluation_in_window
             then 'If this share matters, evaluate less often or on fewer batches (Megatron: eval_interval, eval_iters); '
                 || 'a window much slower than the other evaluation windows points at the evaluation itself (data loading, I/O).'
+            when stalls.is_recurring
+            then 'Find what the loop runs at those ' || stalls.row_unit || 's (evaluation, checkpoint saves, sample generation, logging); '
+                || 'if it is not meant to cost this share, run it less often or asynchronously.'
             else 'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
         end as recommendation
-    from stalls
+    from judged_stalls as stalls
     inner join run_time
         on stalls.run_id = run_time.run_id
 ),

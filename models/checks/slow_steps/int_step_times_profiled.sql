@@ -11,6 +11,10 @@
 -- ((stall_factor - 1) x the median: for a one-step window exactly the old rule), and
 -- an evaluation run inside the window (at the previous logged step or after it) is
 -- named, since its time is in the mean.
+-- The first and the last timed row of a run are never stalls: the first holds the start-up
+-- (compilation, allocator and data-loader warm-up), the last the run's closing work (the
+-- final save or evaluation). A step the config's checkpoint_interval does not name (or a
+-- config without one) is not a checkpoint step unless an event says a checkpoint was saved.
 {#- the stretch (0 .. slow_regime_chunks - 1) a step of `steps` lies in; `@run` names a row with first_step and step_span -#}
 {%- set chunk_of = "cast(floor((steps.step - @run.first_step) * " ~ threshold('slow_regime_chunks')
     ~ " * 1.0 / @run.step_span) as " ~ dbt.type_bigint() ~ ")" %}
@@ -18,7 +22,11 @@ with
 
 config as (
     -- one row per run: the run spine
-    select run_id, checkpoint_interval, coalesce(step_time_is_interval_mean, 'false') = 'true' as is_interval_mean
+    select
+        run_id,
+        checkpoint_interval,
+        coalesce(step_time_is_interval_mean, 'false') = 'true' as is_interval_mean,
+        coalesce(rows_are, 'step') = 'epoch' as rows_are_epochs
     from {{ run_ref('stg_training__config') }}
 ),
 
@@ -33,7 +41,11 @@ steps as (
         end as window_steps,
         case when config.is_interval_mean then resolved.previous_step end as window_start_step,
         lag(resolved.step_time_sec) over (partition by resolved.run_id order by resolved.step) as previous_time_sec,
-        lead(resolved.step_time_sec) over (partition by resolved.run_id order by resolved.step) as next_time_sec
+        lead(resolved.step_time_sec) over (partition by resolved.run_id order by resolved.step) as next_time_sec,
+        (
+            row_number() over (partition by resolved.run_id order by resolved.step) = 1
+            or row_number() over (partition by resolved.run_id order by resolved.step desc) = 1
+        ) as is_edge_row
     from {{ run_ref('int_train_steps_resolved') }} as resolved
     inner join config
         on resolved.run_id = config.run_id
@@ -166,10 +178,13 @@ flagged as (
         (evaluations_in_windows.step is not null) as has_evaluation_in_window,
         usual_times.usual_step_time_sec,
         {{ safe_divide('steps.step_time_sec', 'usual_times.usual_step_time_sec') }} as ratio_to_usual,
-        (
+        coalesce(
             checkpoint_events.step is not null
-            or (config.checkpoint_interval > 0 and mod(steps.step, config.checkpoint_interval) = 0)
+            or (config.checkpoint_interval > 0 and mod(steps.step, config.checkpoint_interval) = 0),
+            false
         ) as is_checkpoint_step,
+        steps.is_edge_row,
+        config.rows_are_epochs,
         usual_times.is_two_regime,
         usual_times.median_step_time_sec,
         -- slow: the step against the run's median; or, in a run of two regimes, every step of a slow
@@ -234,6 +249,8 @@ final as (
         ratio_to_usual,
         is_two_regime,
         is_checkpoint_step,
+        is_edge_row,
+        rows_are_epochs,
         is_slow,
         -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)
         case when is_slow then stretch_length else 0 end as slow_run_length,
@@ -241,10 +258,12 @@ final as (
         case when is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }} then stretch_first_step end
             as slow_stretch_first_step,
         -- outside a slow stretch, a window that lost what one step at stall_factor x the median
-        -- loses; for a one-step window: step time >= stall_factor x the median (which is slow)
+        -- loses; for a one-step window: step time >= stall_factor x the median (which is slow);
+        -- never the run's first or last row (start-up, closing work)
         (
             not (is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }})
             and not is_checkpoint_step
+            and not is_edge_row
             and window_excess_sec >= ({{ threshold('stall_factor') }} - 1) * median_step_time_sec
         ) as is_stall
     from stretch_sizes

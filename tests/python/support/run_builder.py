@@ -323,6 +323,11 @@ class RunBuilder:
         self.train.loc[self.train["step"] == step, "step_time_sec"] = 0.12 * factor
         return self
 
+    def plant_step_time_scale(self, factor: float) -> RunBuilder:
+        """Every step takes `factor` times as long (a bigger model on the same loop)."""
+        self.train["step_time_sec"] = self.train["step_time_sec"] * factor
+        return self
+
     def plant_eval_time(self, seconds: float) -> RunBuilder:
         """Each evaluation's time lands in the step after it (a loop that logs, then evaluates)."""
         after = self.train["step"].isin(self.evals["step"] + 1)
