@@ -1201,10 +1201,12 @@ def test_layout_reaches_the_config_and_the_report(tmp_path: Path) -> None:
 def test_checks_that_need_steps_say_a_per_epoch_log_stops_them(diagnosis: Diagnosis) -> None:
     assert diagnosis.success, diagnosis.errors
     coverage = diagnosis.table("check_coverage").set_index("category")
-    for category in ("slow_steps", "step_sequence", "lr_schedule_mismatch"):
+    for category in ("step_sequence", "lr_schedule_mismatch"):
         assert not coverage.loc[category, "could_run"]
         assert "rows are epochs" in coverage.loc[category, "reason"]
-    assert coverage.loc["overfitting", "could_run"]
+    # slow epochs are judged (a stall there is low: docs/judgement.md)
+    for category in ("overfitting", "slow_steps"):
+        assert coverage.loc[category, "could_run"]
 
 
 # ============================================================== the specific importers keep their files
