@@ -24,6 +24,7 @@ from run_diagnosis.importers import RunImportError, generic_lines, generic_log, 
 from run_diagnosis.importers.canonical import config_document, write_run
 from run_diagnosis.importers.generic_lines import COUNTERLESS, COUNTERLESS_MIN_ROWS
 from run_diagnosis.report_layout import layout_lines
+from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 from support.dbt_session import Diagnosis, fixture_run
 from support.paths import SHARED
 from support.run_builder import RunBuilder
@@ -1245,12 +1246,16 @@ def test_line_timestamps_give_step_times_when_none_is_logged(tmp_path: Path) -> 
     times = [None if math.isnan(t) else t for t in run.train["step_time_sec"].astype(float)]
     assert times == [None, 60.0, 60.0, 180.0, 600.0, None, 120.0]
     assert any("step_time_sec from the training lines' timestamps" in n for n in run.notes)
+    assert (
+        config_document(run)[INTERVAL_MEAN_KEY] is True
+    )  # the seconds between lines over the steps between them
 
 
 def test_logged_step_time_wins_over_line_timestamps(tmp_path: Path) -> None:
     text = pipe_console()  # every line stamped a second apart, and 'dt 405ms' logged
     run = generic_log.load(write(tmp_path, "train.log", text))
     assert set(run.train["step_time_sec"].round(3)) == {0.405}
+    assert INTERVAL_MEAN_KEY not in config_document(run)  # a logged step time is the step's own
 
 
 def test_epoch_counter_repeated_on_batch_lines_gives_steps_per_epoch(tmp_path: Path) -> None:

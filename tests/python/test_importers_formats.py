@@ -38,7 +38,8 @@ from run_diagnosis.importers import (
     yolo_console,
     yolo_results,
 )
-from run_diagnosis.importers.canonical import RunData
+from run_diagnosis.importers.canonical import RunData, config_document
+from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 from support.commands import run_diagnosis
 from support.paths import REPO
 
@@ -147,6 +148,9 @@ def test_mlflow_sqlite_store_is_several_runs_and_honours_is_nan(tmp_path: Path) 
     assert diverged.config["grad_clip_norm"] == 1.0 and diverged.config["total_steps"] == STEPS
     assert diverged.config["grad_norm_measured"] == "before_clipping"
     assert diverged.train["step_time_sec"].dropna().iloc[-1] == pytest.approx(0.5)  # ms timestamps
+    assert (
+        config_document(diverged)[INTERVAL_MEAN_KEY] is True
+    )  # a timestamp's difference: the interval's mean
     assert any("crashed" in e for e in events(diverged))  # status FAILED
     with pytest.raises(RunImportError, match="holds 2 runs"):
         mlflow_store.load(store)

@@ -50,6 +50,7 @@ from run_diagnosis.importers.canonical import (
     numeric_select,
     write_run,
 )
+from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 from support.paths import SHARED
 
 REAL_LOGS = SHARED / "real-logs"
@@ -1096,6 +1097,7 @@ def check_wandb_run(run: RunData) -> None:
     assert math.isnan(times[0]) and times[1:] == [2.0, 2.0]  # eval time (60 s) not charged to steps 21-30
     assert run.evals.values.tolist() == [[20, 1.9, 0.41]]
     assert notes_with(run, "'_runtime' deltas")
+    assert config_document(run)[INTERVAL_MEAN_KEY] is True  # each time the mean over its logging interval
 
 
 def test_wandb_csv(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from run_diagnosis.run_files import (
     EVAL_COLUMNS,
     EVENT_COLUMNS,
     FILE_SUFFIXES,
+    INTERVAL_MEAN_KEY,
     LOSS_OBJECTIVE_KEY,
     OPTIONAL_TOP_KEYS,
     REQUIRED_SCHEDULE_KEYS,
@@ -85,6 +86,9 @@ class RunData:
     layout: dict[str, Any] | None = None  # what an inferring reader understood (provenance.layout)
     files: dict[str, Path] = field(default_factory=dict)  # kind -> a canonical CSV copied as it is
     loss_name: str | None = None  # the logged name the training loss was read from, when one was chosen
+    # step_time_sec read off a clock's differences (aliases.step_times_from_elapsed): each the mean over
+    # the steps since the previous logged row; run_config.json then says step_time_is_interval_mean
+    interval_mean_times: bool = False
 
 
 # the text an importer's event starts with when the log ends before its planned epochs while no
@@ -275,6 +279,8 @@ def config_document(run: RunData) -> dict[str, Any]:
     for key in REQUIRED_TOP_KEYS + OPTIONAL_TOP_KEYS:
         document[key] = _clean(run.config.get(key))
     document.update({k: _clean(v) for k, v in run.config.items() if k not in document})
+    if run.interval_mean_times:  # slow_steps judges such a row by the time its whole window lost
+        document[INTERVAL_MEAN_KEY] = True
     # the uniform-guess reference (vocabulary, classes, model and tokenizer names) at the top level
     lifted, lifted_notes = reference_keys(document, run.source_path)
     document.update(lifted)

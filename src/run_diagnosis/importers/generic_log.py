@@ -1094,7 +1094,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"learning_rate <- {shared!r}: the schedule most of the parameter groups share at every row "
             "(a group apart, as YOLO's biases warmed down from warmup_bias_lr, is not the run's)"
         )
-    train_frame = _train_frame(train, train_steps, assignment, loss, notes)
+    train_frame, interval_means = _train_frame(train, train_steps, assignment, loss, notes)
     eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes, val_field)
     restarts = _restart_events(train, train_steps, counting)
     events = (
@@ -1142,6 +1142,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         notes=notes,
         layout=layout,
         loss_name=layout["fields"].get("loss"),
+        interval_mean_times=interval_means,
     )
 
 
@@ -1279,26 +1280,32 @@ def _renumbered(n: int, starts: list[int]) -> list[int]:
 
 def _train_frame(
     rows: list[Record], steps: list[int], assignment: metric_names.Assignment, loss: str, notes: list[str]
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, bool]:
+    """The canonical train frame, and whether its step times are the means over the logging
+    intervals (read off a clock's differences: an elapsed-time field or the lines' timestamps)."""
     data: dict[str, pd.Series] = {"step": pd.Series(steps, dtype="int64")}
     sources = {"loss": loss, **{f: assignment.columns.get(f) for f in TRAIN_COLUMNS[3:]}}
+    interval_means = False
     for column in TRAIN_COLUMNS[1:]:
         if column == "shard_id":
             data[column] = pd.Series([None] * len(rows), dtype=object)
             continue
         if column == "step_time_sec" and sources.get(column) is None:
-            data[column] = metric_column(_times_from_clock(rows, steps, notes))
+            values = _times_from_clock(rows, steps, notes)
+            interval_means = any(v is not None for v in values)
+            data[column] = metric_column(values)
             continue
         values = _field_values(rows, sources.get(column), column, notes, assignment.terms.get(column, ()))
         if column == "step_time_sec" and _is_elapsed(values):
             values, _ = step_times_from_elapsed(steps, values, notes, repr(sources.get(column)))
-            if any(v is not None for v in values):
+            interval_means = any(v is not None for v in values)
+            if interval_means:
                 notes.append(
                     f"step_time_sec <- {sources.get(column)!r} read as elapsed time (it only grows, "
                     f"{ELAPSED_MIN_GROWTH:g}x or more over the run): seconds per step from its differences"
                 )
         data[column] = metric_column(values)
-    return pd.DataFrame(data, columns=TRAIN_COLUMNS)
+    return pd.DataFrame(data, columns=TRAIN_COLUMNS), interval_means
 
 
 def _is_elapsed(values: list[float | None]) -> bool:

@@ -80,11 +80,13 @@ class Frames:
     events: list[tuple[int, str]]
     notes: list[str]
     assignment: Assignment
+    interval_mean_times: bool = False  # step_time_sec from a clock's differences: each the interval's mean
 
     def run(self, source_format: str, source_path: str, **fields: Any) -> RunData:
         notes = [*self.notes, *fields.pop("notes", [])]
         events = [*self.events, *fields.pop("events", [])]
         fields.setdefault("loss_name", self.assignment.get("loss"))
+        fields.setdefault("interval_mean_times", self.interval_mean_times)
         return RunData(
             source_format,
             source_path,
@@ -177,7 +179,7 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         train[fieldname] = metric_column(
             _by_row_or_step(records, train_rows, lambda r, f=fieldname: value(r, f))
         )
-    times, events = _step_times(records, train_rows, columns, value, notes)
+    times, events, interval_means = _step_times(records, train_rows, columns, value, notes)
     train["step_time_sec"] = metric_column(times)
 
     evals = pd.DataFrame({"step": pd.Series([r.step for r in eval_rows], dtype="int64")})
@@ -206,6 +208,7 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         events,
         notes,
         assignment,
+        interval_means,
     )
 
 
@@ -229,16 +232,18 @@ def _step_times(
     columns: Mapping[str, str],
     value: Any,
     notes: list[str],
-) -> tuple[list[float | None], list[tuple[int, str]]]:
+) -> tuple[list[float | None], list[tuple[int, str]], bool]:
+    """Each training row's step time, the resume events a clock going back shows, and whether
+    the times are the means over the logging intervals (read off a clock's differences)."""
     if "step_time_sec" in columns:
         notes.append(f"step_time_sec from {columns['step_time_sec']!r}")
-        return _by_row_or_step(records, train_rows, lambda r: value(r, "step_time_sec")), []
+        return _by_row_or_step(records, train_rows, lambda r: value(r, "step_time_sec")), [], False
     counter = (
         "elapsed_sec" if "elapsed_sec" in columns else "timestamp_sec" if "timestamp_sec" in columns else None
     )
     if counter is None:
         notes.append("no step-time, elapsed-time or timestamp metric: step_time_sec is empty")
-        return [None] * len(train_rows), []
+        return [None] * len(train_rows), [], False
     with_time = [r for r in records if value(r, counter) is not None]
     times, resets = step_times_from_elapsed(
         [r.step for r in with_time], [value(r, counter) for r in with_time], notes, repr(columns[counter])
@@ -250,7 +255,7 @@ def _step_times(
             "the average over each logging interval (a checkpoint or an evaluation inside it included)"
         )
     events = [(step, f"run resumed: {columns[counter]} went backwards (a new process)") for step in resets]
-    return [by_record.get(id(r)) for r in train_rows], events
+    return [by_record.get(id(r)) for r in train_rows], events, any(t is not None for t in times)
 
 
 def _missing(columns: Mapping[str, str], has_evals: bool) -> list[str]:

@@ -77,10 +77,12 @@ class WideFrames:
     epochs: list[tuple[int, float | None]] = field(default_factory=list)  # (step, logged epoch)
     loss_name: str | None = None  # the column the training loss was read from
     counted_by_epoch: bool = False  # no step column: the epoch numbers the rows, one train row an epoch
+    interval_mean_times: bool = False  # step_time_sec from a clock's differences: each the interval's mean
 
     def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
         """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
         fields.setdefault("loss_name", self.loss_name)
+        fields.setdefault("interval_mean_times", self.interval_mean_times)
         return RunData(
             source_format, str(path), self.train, self.evals, events=events_frame(self.events), **fields
         )
@@ -255,7 +257,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
     shard_column = columns.get("shard_id")
     if shard_column is not None:
         train["shard_id"] = [_text(frame[shard_column].iloc[i]) for i in train_rows]
-    times, events = _step_times(table, columns, steps, rows, train_rows, notes)
+    times, events, interval_means = _step_times(table, columns, steps, rows, train_rows, notes)
     train["step_time_sec"] = metric_column(times)
 
     evals = pd.DataFrame({"step": pd.Series([steps[i] for i in eval_rows], dtype="int64")})
@@ -293,6 +295,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         epochs,
         columns.get("loss"),
         counted_by_epoch,
+        interval_means,
     )
 
 
@@ -392,14 +395,16 @@ def _step_times(
     rows: list[int],
     train_rows: list[int],
     notes: list[str],
-) -> tuple[list[float | None], list[tuple[int, str]]]:
+) -> tuple[list[float | None], list[tuple[int, str]], bool]:
+    """Each training row's step time, the resume events a clock starting over shows, and whether
+    the times are the means over the logging intervals (read off a clock's differences)."""
     if columns.get("step_time_sec") is not None:
         notes.append(f"step_time_sec from column {columns.get('step_time_sec')!r}")
-        return _by_row_or_step(table, columns, "step_time_sec", steps, train_rows, notes), []
+        return _by_row_or_step(table, columns, "step_time_sec", steps, train_rows, notes), [], False
     counter = columns.get("elapsed_sec") or columns.get("timestamp_sec")
     if counter is None:
         notes.append("no step-time or elapsed-time column (e.g. _runtime): step_time_sec is empty")
-        return [None] * len(train_rows), []
+        return [None] * len(train_rows), [], False
     key = "elapsed_sec" if columns.get("elapsed_sec") else "timestamp_sec"
     # a clock kept in another unit than seconds says so in its name (elapsed_hours, elapsed_ms)
     scale = SECONDS_PER_TIME_UNIT.get(resolve(counter).unit, 1.0)
@@ -413,7 +418,7 @@ def _step_times(
             "the average over each logging interval; the first row has no earlier time"
         )
     events = [(step, f"run resumed: {counter} restarted (a new process)") for step in resets]
-    return [by_row[i] for i in train_rows], events
+    return [by_row[i] for i in train_rows], events, any(t is not None for t in times)
 
 
 def _missing_notes(columns: ColumnMap, eval_rows: list[int]) -> list[str]:
