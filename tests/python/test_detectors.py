@@ -684,6 +684,15 @@ def test_stall_inside_an_interval_mean(diagnosis: Diagnosis, declared: bool, fou
         assert "step_time_slowdown" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_save_after_its_step().plant_interval_mean_logging(5))
+def test_a_save_inside_an_interval_window_is_no_stall(diagnosis: Diagnosis) -> None:
+    """Each save (0.95 s, every 50 steps) runs after its step's row was logged: its time is in the
+    mean of the next 5-step window, which holds the checkpoint step at its start: no stall."""
+    assert findings_of(diagnosis, "slow_steps").empty
+    profile = diagnosis.query("select step, is_checkpoint_step from main.int_step_times_profiled")
+    assert set(profile.loc[profile["is_checkpoint_step"], "step"]) == {50, 55, 100, 105, 150, 155, 200, 205}
+
+
 @fixture_run(lambda: RunBuilder().plant_interval_mean_logging(5))
 def test_interval_mean_logging_alone_is_clean(diagnosis: Diagnosis) -> None:
     assert findings_of(diagnosis, "slow_steps").empty

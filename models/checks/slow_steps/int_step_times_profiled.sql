@@ -11,6 +11,8 @@
 -- ((stall_factor - 1) x the median: for a one-step window exactly the old rule), and
 -- an evaluation run inside the window (at the previous logged step or after it) is
 -- named, since its time is in the mean.
+-- A window holding a checkpoint save (at its start step, saved after that row was logged, or
+-- inside it) is a checkpoint window, expected to be slow, as a checkpoint step is.
 -- The first and the last timed row of a run are never stalls: the first holds the start-up
 -- (compilation, allocator and data-loader warm-up), the last the run's closing work (the
 -- final save or evaluation). A step the config's checkpoint_interval does not name (or a
@@ -67,6 +69,18 @@ evaluations_in_windows as (
 checkpoint_events as (
     select distinct run_id, step from {{ run_ref('int_events_classified') }}
     where event_kind = 'checkpoint_saved'
+),
+
+checkpoint_windows as (
+    -- interval windows (more than one step) holding a checkpoint save: at window_start_step (saved
+    -- after that row was logged) or later, up to this row
+    select distinct steps.run_id, steps.step
+    from steps
+    inner join checkpoint_events
+        on steps.run_id = checkpoint_events.run_id
+        and checkpoint_events.step >= steps.window_start_step
+        and checkpoint_events.step <= steps.step
+    where steps.window_steps > 1
 ),
 
 run_medians as (
@@ -178,9 +192,22 @@ flagged as (
         (evaluations_in_windows.step is not null) as has_evaluation_in_window,
         usual_times.usual_step_time_sec,
         {{ safe_divide('steps.step_time_sec', 'usual_times.usual_step_time_sec') }} as ratio_to_usual,
+        -- the step saved a checkpoint, or (an interval window) a save ran inside its window: a
+        -- multiple of checkpoint_interval from window_start_step to the step
         coalesce(
             checkpoint_events.step is not null
-            or (config.checkpoint_interval > 0 and mod(steps.step, config.checkpoint_interval) = 0),
+            or checkpoint_windows.step is not null
+            or (
+                config.checkpoint_interval > 0
+                and (
+                    mod(steps.step, config.checkpoint_interval) = 0
+                    or (
+                        steps.window_steps > 1
+                        and floor(steps.step * 1.0 / config.checkpoint_interval) * config.checkpoint_interval
+                            >= steps.window_start_step
+                    )
+                )
+            ),
             false
         ) as is_checkpoint_step,
         steps.is_edge_row,
@@ -216,6 +243,9 @@ flagged as (
     left join checkpoint_events
         on steps.run_id = checkpoint_events.run_id
         and steps.step = checkpoint_events.step
+    left join checkpoint_windows
+        on steps.run_id = checkpoint_windows.run_id
+        and steps.step = checkpoint_windows.step
     left join evaluations_in_windows
         on steps.run_id = evaluations_in_windows.run_id
         and steps.step = evaluations_in_windows.step

@@ -334,6 +334,15 @@ class RunBuilder:
         self.train.loc[after, "step_time_sec"] = self.train.loc[after, "step_time_sec"] + seconds
         return self
 
+    def plant_save_after_its_step(self) -> RunBuilder:
+        """Each checkpoint save's time lands in the step after it (a loop that logs, then saves)."""
+        saved = self.train["step"] % self.checkpoint_interval == 0
+        after = saved.shift(1, fill_value=False)
+        save_times = self.train.loc[saved, "step_time_sec"].to_numpy()
+        self.train.loc[after, "step_time_sec"] = save_times[: after.sum()]
+        self.train.loc[saved, "step_time_sec"] = 0.12
+        return self
+
     def plant_interval_mean_logging(self, interval: int, declared: bool = True) -> RunBuilder:
         """Log every `interval`-th step only, its step time the mean over the steps since the previous
         logged row (Megatron's "elapsed time per iteration"); `declared`: the config says so."""
