@@ -195,6 +195,9 @@ def test_changed_files_notices_a_changed_snapshot(tmp_path: Path) -> None:
     assert CORPUS.changed_files({"c": case}, tmp_path) == []
     target.write_bytes(b"loss 9.0\n")
     assert CORPUS.changed_files({"c": case}, tmp_path) == ["c: a/log.txt"]
+    # a transcription's digest: the snapshot's own bytes may differ (materialize writes them)
+    case["source"]["transcribed"] = True
+    assert CORPUS.changed_files({"c": case}, tmp_path) == []
 
 
 def test_a_healthy_key_is_one_with_nothing_expected_unless_it_says_otherwise() -> None:
