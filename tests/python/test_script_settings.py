@@ -24,6 +24,8 @@ from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_
         ("flags.DEFINE_integer('max_epoch', 20, 'maximum training epochs')\n", 20),
         ("args = TrainingArguments(output_dir='out', num_train_epochs=3)\n", 3),
         ("def fit(self, loader, gpus=1, max_epochs=100):\n    pl.Trainer(max_epochs=max_epochs)\n", 100),
+        # a whole number passed by position binds to the parameter of the one def of that name
+        ("class M:\n    def train(self, epochs, batch_size):\n        pass\nM().train(200, 30)\n", 200),
     ],
 )
 def test_the_planned_epochs_a_script_states(tmp_path: Path, script: str, epochs: int) -> None:
@@ -50,6 +52,12 @@ def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothi
     (tmp_path / "a.py").write_text("batch_size = 32\nSHUFFLE = True\nlr = 3\n")
     assert planned_epochs(tmp_path, [], 1) is None
     assert {s.key for s in script_settings(tmp_path)} == {"batch_size", "lr"}
+    # a positional number binds only to a function defined once in the script, never through *args
+    (tmp_path / "a.py").write_text(
+        "def train(epochs):\n    pass\ndef train(epochs, extra):\n    pass\ntrain(7)\n"
+        "def run(epochs, size):\n    pass\nrun(*sizes)\nrange(12)\n"
+    )
+    assert planned_epochs(tmp_path, [], 1) is None
     assert "epochs" in PLANNED_EPOCH_KEYS
     # a plan the log already went past is another launch's (a command line over the default)
     (tmp_path / "a.py").write_text("parser.add_argument('--epochs', type=int, default=400)\n")

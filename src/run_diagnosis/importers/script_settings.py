@@ -2,10 +2,13 @@
 
 A run's planned length is often written nowhere but in the script that launched it:
 ``pl.Trainer(max_epochs=35)``, ``model.fit(..., epochs=50)``, ``EPOCHS = 100`` in a ``config.py``,
-``parser.add_argument("--epochs", type=int, default=20)`` or absl's
-``flags.DEFINE_integer("max_epoch", 20, ...)``. ``script_settings`` parses every small ``*.py`` beside
-the log, and each code cell of a Jupyter notebook there, with :mod:`ast` (nothing is imported or
-executed) and returns each whole-number literal so stated, with where it was found. The caller
+``parser.add_argument("--epochs", type=int, default=20)``, absl's
+``flags.DEFINE_integer("max_epoch", 20, ...)``, or ``model.train(200, 30)`` where the same script
+defines ``def train(self, epochs, batch_size)`` (a whole number passed by position is the parameter
+it binds to, when one function of that name is defined there). ``script_settings`` parses every
+small ``*.py`` beside the log, and each code cell of a Jupyter notebook there, with :mod:`ast`
+(nothing is imported or executed) and returns each whole-number literal so stated, with where it
+was found. The caller
 decides which keys it wants (the importers' own key tables, e.g. ``num_epochs``) and uses a key
 only when every script names the same value: two different values (a test call with
 ``epochs=1`` beside the real one, a script of another stage) say nothing.
@@ -48,6 +51,8 @@ class Setting:
 
 # how _settings_of says a function parameter's default was found
 PARAMETER_DEFAULT = "parameter default"
+# a method's first parameter, which a call on an object or class binds itself
+BOUND_FIRST_PARAMETERS = ("self", "cls")
 
 
 def _int(node: ast.AST | None) -> int | None:
@@ -90,11 +95,42 @@ def _call_settings(call: ast.Call) -> list[tuple[str, int, str]]:
     return found
 
 
+def _positional_settings(
+    call: ast.Call, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
+) -> list[tuple[str, int, str]]:
+    """(parameter, value, how) for each whole number a call passes by position to a function the
+    script defines once under that name: ``model.train(200, 30)`` beside ``def train(self, epochs,
+    batch_size)`` states epochs 200 and batch_size 30. A name defined twice, or a call unpacking
+    ``*args``, binds nothing."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    defined = functions.get(name or "", [])
+    if len(defined) != 1 or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return []
+    target = defined[0]
+    parameters = target.args.posonlyargs + target.args.args
+    if isinstance(func, ast.Attribute) and parameters and parameters[0].arg in BOUND_FIRST_PARAMETERS:
+        parameters = parameters[1:]
+    how = f"positional argument of {target.name}, defined at line {target.lineno}"
+    return [
+        (parameter.arg, number, how)
+        for parameter, arg in zip(parameters, call.args, strict=False)
+        if (number := _int(arg)) is not None
+    ]
+
+
 def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
     found = []
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            functions.setdefault(node.name, []).append(node)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             found += [(key, value, node.lineno, how) for key, value, how in _call_settings(node)]
+            found += [
+                (key, value, node.lineno, how) for key, value, how in _positional_settings(node, functions)
+            ]
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             # a parameter's default ('def fit(self, loader, max_epochs=100)'): the value the run
             # used unless its caller passed another, as an argparse default
