@@ -64,28 +64,28 @@ run_spans as (
     group by run_id
 ),
 
-stall_parts as (
-    -- how many parts of the run its stalls (of each kind) fall in
-    select run_id, has_evaluation_in_window, count(distinct part_number) as parts_hit
-    from (
-        select
-            profiled.run_id,
-            profiled.has_evaluation_in_window,
-            cast(floor((profiled.step - run_spans.first_step) * {{ threshold('stall_recurrence_parts') }} * 1.0
-                / run_spans.step_span) as {{ dbt.type_bigint() }}) as part_number
-        from profiled
-        inner join run_spans
-            on profiled.run_id = run_spans.run_id
-        where profiled.is_stall
-    ) as stall_rows
-    group by run_id, has_evaluation_in_window
+stall_rows as (
+    -- the stalled steps (or windows), each with the part of the run it falls in
+    select
+        profiled.*,
+        cast(floor((profiled.step - run_spans.first_step) * {{ threshold('stall_recurrence_parts') }} * 1.0
+            / run_spans.step_span) as {{ dbt.type_bigint() }}) as part_number
+    from profiled
+    inner join run_spans
+        on profiled.run_id = run_spans.run_id
+    where profiled.is_stall
 ),
 
 stalls as (
     select
         run_id,
         has_evaluation_in_window,
-        max(case when rows_are_epochs then 1 else 0 end) = 1 as rows_are_epochs,
+        rows_are_epochs,
+        case when rows_are_epochs then 'epoch' else 'step' end as row_unit,
+        -- how many parts of the run the stalls fall in; a window slowed by its evaluation is no recurring stall
+        count(distinct part_number) as parts_hit,
+        (not has_evaluation_in_window and count(distinct part_number) >= {{ threshold('stall_recurrence_min_parts') }})
+            as is_recurring,
         min(step) as first_step,
         max(step) as last_step,
         count(*) as slow_steps,
@@ -95,23 +95,10 @@ stalls as (
             ~ " || case when window_steps > 1 then ' mean over ' || " ~ fmt_int('window_steps') ~ " || ' steps' else '' end || ')'",
             "', '", "order by step") }}
             as stall_list
-    from profiled
-    where is_stall
-    group by run_id, has_evaluation_in_window
+    from stall_rows
+    -- rows_are_epochs: the run's (one value a run)
+    group by run_id, has_evaluation_in_window, rows_are_epochs
     having count(*) > 0
-),
-
-judged_stalls as (
-    select
-        stalls.*,
-        stall_parts.parts_hit,
-        (not stalls.has_evaluation_in_window and stall_parts.parts_hit >= {{ threshold('stall_recurrence_min_parts') }})
-            as is_recurring,
-        case when stalls.rows_are_epochs then 'epoch' else 'step' end as row_unit
-    from stalls
-    inner join stall_parts
-        on stalls.run_id = stall_parts.run_id
-        and stalls.has_evaluation_in_window = stall_parts.has_evaluation_in_window
 ),
 
 stretch_findings as (
@@ -244,7 +231,7 @@ stall_findings as (
                 || 'if it is not meant to cost this share, run it less often or asynchronously.'
             else 'Check what ran at those steps (evaluation, logging, garbage collection, I/O); move it off the training loop or make it asynchronous.'
         end as recommendation
-    from judged_stalls as stalls
+    from stalls
     inner join run_time
         on stalls.run_id = run_time.run_id
 ),

@@ -71,16 +71,15 @@ checkpoint_events as (
     where event_kind = 'checkpoint_saved'
 ),
 
-checkpoint_windows as (
-    -- interval windows (more than one step) holding a checkpoint save: at window_start_step (saved
-    -- after that row was logged) or later, up to this row
+checkpoint_rows as (
+    -- rows holding a checkpoint save: at the step, or, for a row standing for a window
+    -- (is_interval_mean), from window_start_step (saved after that row was logged) to the step
     select distinct steps.run_id, steps.step
     from steps
     inner join checkpoint_events
         on steps.run_id = checkpoint_events.run_id
-        and checkpoint_events.step >= steps.window_start_step
+        and checkpoint_events.step >= coalesce(steps.window_start_step, steps.step)
         and checkpoint_events.step <= steps.step
-    where steps.window_steps > 1
 ),
 
 run_medians as (
@@ -192,21 +191,14 @@ flagged as (
         (evaluations_in_windows.step is not null) as has_evaluation_in_window,
         usual_times.usual_step_time_sec,
         {{ safe_divide('steps.step_time_sec', 'usual_times.usual_step_time_sec') }} as ratio_to_usual,
-        -- the step saved a checkpoint, or (an interval window) a save ran inside its window: a
-        -- multiple of checkpoint_interval from window_start_step to the step
+        -- a save the events name in the row's span (the step; an interval window from its start),
+        -- or a multiple of checkpoint_interval there: the largest multiple up to the step lies in it
         coalesce(
-            checkpoint_events.step is not null
-            or checkpoint_windows.step is not null
+            checkpoint_rows.step is not null
             or (
                 config.checkpoint_interval > 0
-                and (
-                    mod(steps.step, config.checkpoint_interval) = 0
-                    or (
-                        steps.window_steps > 1
-                        and floor(steps.step * 1.0 / config.checkpoint_interval) * config.checkpoint_interval
-                            >= steps.window_start_step
-                    )
-                )
+                and floor(steps.step * 1.0 / config.checkpoint_interval) * config.checkpoint_interval
+                    >= coalesce(steps.window_start_step, steps.step)
             ),
             false
         ) as is_checkpoint_step,
@@ -240,12 +232,9 @@ flagged as (
         and slow_chunks.chunk_number = {{ chunk_of | replace('@run', 'usual_times') }}
     inner join config
         on steps.run_id = config.run_id
-    left join checkpoint_events
-        on steps.run_id = checkpoint_events.run_id
-        and steps.step = checkpoint_events.step
-    left join checkpoint_windows
-        on steps.run_id = checkpoint_windows.run_id
-        and steps.step = checkpoint_windows.step
+    left join checkpoint_rows
+        on steps.run_id = checkpoint_rows.run_id
+        and steps.step = checkpoint_rows.step
     left join evaluations_in_windows
         on steps.run_id = evaluations_in_windows.run_id
         and steps.step = evaluations_in_windows.step
