@@ -39,8 +39,8 @@ MIN_FORMATS_PER_HALF = 3
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def corpus_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_tool", REPO / "corpus" / "corpus.py")
+def corpus_module(name: str = "corpus") -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"{name}_tool", REPO / "corpus" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -48,6 +48,7 @@ def corpus_module() -> ModuleType:
 
 
 CORPUS = corpus_module()
+BUILD = corpus_module("corpus_build")
 
 
 @functools.cache
@@ -205,3 +206,37 @@ def test_a_healthy_key_is_one_with_nothing_expected_unless_it_says_otherwise() -
     assert not CORPUS.is_healthy({"expect": ["overfitting"]})
     assert not CORPUS.is_healthy({"expect": [], "healthy": False})
     assert not CORPUS.is_healthy({"expect": [], "negative": True})
+
+
+def test_the_one_build_scores_a_case_as_score_corpus_does() -> None:
+    """corpus_build.py: found at low or above (info is a note), false at medium or above on a
+    must_not category, nothing found on a case not read, a negative case refused when not read."""
+    key = {"expect": ["overfitting", "nan_loss|loss_spikes"], "must_not": ["no_learning", "run_restart"]}
+    reported = [
+        ("overfitting", "low", "overfitting:3"),
+        ("loss_spikes", "info", "loss_spikes:9"),
+        ("no_learning", "medium", "no_learning:run"),
+        ("run_restart", "low", "run_restart:40"),
+    ]
+    outcome = BUILD.score_case(key, None, reported)
+    assert (outcome["found"], outcome["expected"]) == (1, 2)
+    assert outcome["missed"] == ["nan_loss|loss_spikes"] and outcome["false"] == ["no_learning"]
+    unread = BUILD.score_case(key, "RunImportError: no loss", reported)
+    assert (unread["read"], unread["found"], unread["false"]) == (False, 0, [])
+    assert BUILD.score_case({"negative": True}, "BadInput: not a log", []) == {"negative_refused": True}
+    scores = {"a": {"split": "dev", **outcome, "loss": True}, "b": {"split": "dev", **unread}}
+    assert BUILD.half_sums(scores) == ["dev: read=1/2 found=1/4 false=1 loss=1/1"]
+
+
+def test_the_one_build_compares_two_scores_by_what_changed() -> None:
+    old = {
+        "same": {"split": "dev", "read": True, "found": 1, "reported": ["a:low:a:1"]},
+        "noted": {"split": "dev", "read": True, "found": 0, "reported": []},
+        "better": {"split": "dev", "read": True, "found": 0, "reported": ["b:info:b:2"]},
+    }
+    new = {
+        "same": {"split": "dev", "read": True, "found": 1, "reported": ["a:low:a:1"]},
+        "noted": {"split": "dev", "read": True, "found": 0, "reported": ["c:info:c:5"]},  # info only
+        "better": {"split": "dev", "read": True, "found": 1, "reported": ["b:medium:b:2"]},
+    }
+    assert BUILD.compare(old, new) == ["better [dev]", "   found: 0 -> 1", "   + b:medium:b:2"]
