@@ -15,7 +15,8 @@ folder) is read as one run here, where ``diagnose`` splits it: such a case count
 Writes OUT/score.json (case -> split, read, found, expected, missed, false, loss, reported) and
 prints one line per case and the sums of each half. Run it with the project's interpreter: it
 imports ``run_diagnosis`` and DuckDB. ``RUN_DIAGNOSIS_PROJECT_DIR`` and ``PYTHONPATH`` point it at
-another checkout (an export of an older commit, to compare against).
+another checkout (an export of an older commit, to compare against), ``RUN_DIAGNOSIS_SCORER_DIR`` at
+the folder of ``score_corpus.py`` when that checkout has no ``../shared/tools`` beside it.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-SCORER_DIR = REPO.parent / "shared" / "tools"
+# score_corpus.py's folder: ../shared/tools beside the checkout (RUN_DIAGNOSIS_SCORER_DIR: elsewhere)
+SCORER_DIR = Path(os.environ.get("RUN_DIAGNOSIS_SCORER_DIR", REPO.parent / "shared" / "tools"))
 SERIOUS = ("critical", "high", "medium")
 OUTCOMES = ("read", "found", "false", "loss", "negative_refused")
 

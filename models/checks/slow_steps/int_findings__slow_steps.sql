@@ -4,9 +4,10 @@
 -- Checkpoint saves are expected to be slow and left out. Evidence: the stretch,
 -- its median vs the run's, the seconds lost, and events logged around it.
 -- A logged row that is the mean over a window of steps (step_time_is_interval_mean)
--- counts its excess once per step of the window; such windows slowed by an
--- evaluation run inside them are reported apart (slow_steps:evaluation_windows): the
--- time evaluation costs, medium only from slow_high_share_lost, never high.
+-- counts its excess once per step of the window; rows slowed by an evaluation run in
+-- their span (the window; for a one-step row its step or the step before) are reported
+-- apart (slow_steps:evaluation_windows): the time evaluation costs, medium only from
+-- slow_high_share_lost, never high.
 -- Stalls that recur through the run (in stall_recurrence_min_parts or more of its
 -- stall_recurrence_parts equal parts) are the loop's own work (an evaluation, a save, a
 -- visualisation every N steps) or a recurring stall: reported apart
@@ -174,7 +175,7 @@ stall_findings as (
         end as severity,
         case
             when stalls.has_evaluation_in_window
-                then {{ fmt_int('stalls.slow_steps') }} || ' logged window(s) holding an evaluation ran slow, up to '
+                then {{ fmt_int('stalls.slow_steps') }} || ' logged row(s) holding an evaluation ran slow, up to '
                     || {{ fmt('stalls.stretch_median_sec / run_time.usual_step_time_sec', 1) }} || 'x the usual step time: evaluation costs about '
                     || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
             when stalls.is_recurring
@@ -186,9 +187,10 @@ stall_findings as (
         end as title,
         case
             when stalls.has_evaluation_in_window
-                then 'slow windows: ' || stalls.stall_list || '; usual step time ' || {{ fmt('run_time.usual_step_time_sec', 4) }}
-                    || ' s; each logged step time is the mean over the steps since the previous logged row (step_time_is_interval_mean), '
-                    || 'and an evaluation ran inside each of these windows, so its time is in the mean; each window lost at least what one step at '
+                then 'slow rows: ' || stalls.stall_list || '; usual step time ' || {{ fmt('run_time.usual_step_time_sec', 4) }}
+                    || ' s; an evaluation ran in the span each of these rows stands for (its step or the step before; for a row that is '
+                    || 'the mean over the steps since the previous logged row, step_time_is_interval_mean, anywhere in that window), '
+                    || 'so its time is in the row''s; each lost at least what one step at '
                     || {{ threshold('stall_factor') }} || 'x the usual step time would'
             else 'stalled ' || stalls.row_unit || 's: ' || stalls.stall_list || '; usual ' || stalls.row_unit || ' time '
                 || {{ fmt('run_time.usual_step_time_sec', 4) }}

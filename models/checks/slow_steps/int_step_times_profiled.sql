@@ -10,7 +10,9 @@
 -- stall is a window that lost as much time as one stalled step would
 -- ((stall_factor - 1) x the median: for a one-step window exactly the old rule), and
 -- an evaluation run inside the window (at the previous logged step or after it) is
--- named, since its time is in the mean.
+-- named, since its time is in the mean. A one-step row with an evaluation at its step or
+-- the step before holds that evaluation's time likewise (the loop evaluates at the top of
+-- an iteration, or after logging the previous one).
 -- A window holding a checkpoint save (at its start step, saved after that row was logged, or
 -- inside it) is a checkpoint window, expected to be slow, as a checkpoint step is.
 -- The first and the last timed row of a run are never stalls: the first holds the start-up
@@ -47,7 +49,8 @@ steps as (
         (
             row_number() over (partition by resolved.run_id order by resolved.step) = 1
             or row_number() over (partition by resolved.run_id order by resolved.step desc) = 1
-        ) as is_edge_row
+        ) as is_edge_row,
+        config.rows_are_epochs
     from {{ run_ref('int_train_steps_resolved') }} as resolved
     inner join config
         on resolved.run_id = config.run_id
@@ -55,15 +58,18 @@ steps as (
 ),
 
 evaluations_in_windows as (
-    -- interval windows (more than one step) holding an evaluation: it ran after the log line of
-    -- window_start_step or later, before this row's line
+    -- rows whose time holds an evaluation: an interval window (more than one step) with one that
+    -- ran after the log line of window_start_step or later, before this row's line; a one-step row
+    -- with one at its step (run at the top of the iteration, nanoGPT) or at the step before (run
+    -- after that row was logged, the Hugging Face Trainer). Never an epoch row: every epoch holds
+    -- its validation, and a slow epoch is judged as such
     select distinct steps.run_id, steps.step
     from steps
     inner join {{ run_ref('int_evals_resolved') }} as evals
         on steps.run_id = evals.run_id
-        and evals.step >= steps.window_start_step
-        and evals.step < steps.step
-    where steps.window_steps > 1
+        and evals.step >= coalesce(steps.window_start_step, steps.step - 1)
+        and evals.step <= case when steps.window_steps > 1 then steps.step - 1 else steps.step end
+    where not steps.rows_are_epochs
 ),
 
 checkpoint_events as (
@@ -203,7 +209,7 @@ flagged as (
             false
         ) as is_checkpoint_step,
         steps.is_edge_row,
-        config.rows_are_epochs,
+        steps.rows_are_epochs,
         usual_times.is_two_regime,
         usual_times.median_step_time_sec,
         -- slow: the step against the run's median; or, in a run of two regimes, every step of a slow
