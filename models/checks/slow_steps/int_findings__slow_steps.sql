@@ -58,25 +58,6 @@ stretch_events as (
     group by stretches.run_id, stretches.first_step
 ),
 
-run_spans as (
-    -- each run's timed step range, cut into stall_recurrence_parts equal parts
-    select run_id, min(step) as first_step, max(step) - min(step) + 1 as step_span
-    from profiled
-    group by run_id
-),
-
-stall_rows as (
-    -- the stalled steps (or windows), each with the part of the run it falls in
-    select
-        profiled.*,
-        cast(floor((profiled.step - run_spans.first_step) * {{ threshold('stall_recurrence_parts') }} * 1.0
-            / run_spans.step_span) as {{ dbt.type_bigint() }}) as part_number
-    from profiled
-    inner join run_spans
-        on profiled.run_id = run_spans.run_id
-    where profiled.is_stall
-),
-
 stalls as (
     select
         run_id,
@@ -84,8 +65,8 @@ stalls as (
         rows_are_epochs,
         case when rows_are_epochs then 'epoch' else 'step' end as row_unit,
         -- how many parts of the run the stalls fall in; a window slowed by its evaluation is no recurring stall
-        count(distinct part_number) as parts_hit,
-        (not has_evaluation_in_window and count(distinct part_number) >= {{ threshold('stall_recurrence_min_parts') }})
+        count(distinct recurrence_part) as parts_hit,
+        (not has_evaluation_in_window and count(distinct recurrence_part) >= {{ threshold('stall_recurrence_min_parts') }})
             as is_recurring,
         min(step) as first_step,
         max(step) as last_step,
@@ -96,7 +77,8 @@ stalls as (
             ~ " || case when window_steps > 1 then ' mean over ' || " ~ fmt_int('window_steps') ~ " || ' steps' else '' end || ')'",
             "', '", "order by step") }}
             as stall_list
-    from stall_rows
+    from profiled
+    where is_stall
     -- rows_are_epochs: the run's (one value a run)
     group by run_id, has_evaluation_in_window, rows_are_epochs
     having count(*) > 0

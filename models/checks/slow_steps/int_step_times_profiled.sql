@@ -19,9 +19,12 @@
 -- (compilation, allocator and data-loader warm-up), the last the run's closing work (the
 -- final save or evaluation). A step the config's checkpoint_interval does not name (or a
 -- config without one) is not a checkpoint step unless an event says a checkpoint was saved.
-{#- the stretch (0 .. slow_regime_chunks - 1) a step of `steps` lies in; `@run` names a row with first_step and step_span -#}
-{%- set chunk_of = "cast(floor((steps.step - @run.first_step) * " ~ threshold('slow_regime_chunks')
-    ~ " * 1.0 / @run.step_span) as " ~ dbt.type_bigint() ~ ")" %}
+{#- the part (0 .. @parts - 1) of its run's timed step range a step of `steps` lies in; `@run` names a
+    row with first_step and step_span: the stretch (of slow_regime_chunks) that finds speed regimes,
+    and the part (of stall_recurrence_parts) that tells a recurring stall from an incident -#}
+{%- set part_of = "cast(floor((steps.step - @run.first_step) * @parts * 1.0 / @run.step_span) as "
+    ~ dbt.type_bigint() ~ ")" %}
+{%- set chunk_of = part_of | replace('@parts', threshold('slow_regime_chunks') | string) %}
 with
 
 config as (
@@ -210,6 +213,8 @@ flagged as (
         ) as is_checkpoint_step,
         steps.is_edge_row,
         steps.rows_are_epochs,
+        {{ part_of | replace('@parts', threshold('stall_recurrence_parts') | string) | replace('@run', 'usual_times') }}
+            as recurrence_part,
         usual_times.is_two_regime,
         usual_times.median_step_time_sec,
         -- slow: the step against the run's median; or, in a run of two regimes, every step of a slow
@@ -276,6 +281,7 @@ final as (
         is_checkpoint_step,
         is_edge_row,
         rows_are_epochs,
+        recurrence_part,
         is_slow,
         -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)
         case when is_slow then stretch_length else 0 end as slow_run_length,
