@@ -8,10 +8,9 @@ defines ``def train(self, epochs, batch_size)`` (a whole number passed by positi
 it binds to, when one function of that name is defined there). ``script_settings`` parses every
 small ``*.py`` beside the log, and each code cell of a Jupyter notebook there, with :mod:`ast`
 (nothing is imported or executed) and returns each whole-number literal so stated, with where it
-was found. The caller
-decides which keys it wants (the importers' own key tables, e.g. ``num_epochs``) and uses a key
-only when every script names the same value: two different values (a test call with
-``epochs=1`` beside the real one, a script of another stage) say nothing.
+was found. The caller decides which keys it wants (the importers' own key tables, e.g.
+``num_epochs``) and uses a key only when every script names the same value: two different values
+(a test call with ``epochs=1`` beside the real one, a script of another stage) say nothing.
 
 A script states what its author meant at the time it was committed; the run may have been
 launched with another value on the command line. So a plan the log already went past is not
