@@ -15,7 +15,10 @@ in the shape ``../shared/tools/score_corpus.py`` reads (``files``, ``expect``, `
     python corpus/corpus.py check corpus/runs.json
         # the manifest's shape: every case has a source, a split, a key; prints the counts
 
-A case whose repository snapshot is absent is reported and skipped, never guessed. A source may
+A case whose repository snapshot is absent is reported and skipped, never guessed, unless an earlier
+copy already holds every one of its files (a transcription copied by hand): it keeps its key. A
+snapshot that lacks the keyed commit or path (history rewritten, another branch) skips that case,
+named, and the others are still written. A source may
 record the sha256 of each path (``source.sha256``): materialize refuses a blob that differs, and
 ``changed_files`` lists materialized files that no longer match (a changed snapshot is noticed).
 A source marked ``transcribed`` was keyed on files written from the file index's text (``read_file``)
@@ -124,37 +127,56 @@ def materialize(manifest: Path, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     keys: dict[str, dict[str, Any]] = {}
     absent: Counter[str] = Counter()
+    unreadable: list[str] = []
+    kept: list[str] = []
     for name, case in sorted(cases.items()):
         source = case["source"]
         gd = git_dir(source["repo"])
         if not gd.is_dir():
-            absent[source["repo"]] += 1
+            held = [destination(out / name, path, source.get("strip", "")) for path in source["paths"]]
+            if all(target.is_file() for target in held):
+                # no snapshot here, but an earlier copy of every file (a transcription copied by hand):
+                # the case keeps its key
+                keys[name] = {k: case[k] for k in KEY_FIELDS if k in case}
+                kept.append(name)
+            else:
+                absent[source["repo"]] += 1
             continue
-        case_dir = out / name
+        blobs: dict[str, bytes] = {}
         for path in source["paths"]:
-            target = destination(case_dir, path, source.get("strip", ""))
-            target.parent.mkdir(parents=True, exist_ok=True)
             blob = subprocess.run(
                 ["git", "--git-dir", str(gd), "show", f"{source['commit']}:{path}"], capture_output=True
             )
             if blob.returncode != 0:
-                raise CorpusError(f"case {name}: {source['repo']}@{source['commit'][:10]}:{path}: not found")
+                # a snapshot without the keyed commit (history rewritten, another branch): the case is
+                # skipped and named, the others are still written
+                unreadable.append(f"{name}: {source['repo']}@{source['commit'][:10]}:{path}")
+                break
+            blobs[path] = blob.stdout
+        if len(blobs) < len(source["paths"]):
+            continue
+        case_dir = out / name
+        for path, data in blobs.items():
+            target = destination(case_dir, path, source.get("strip", ""))
+            target.parent.mkdir(parents=True, exist_ok=True)
             recorded = source.get("sha256", {}).get(path)
-            if recorded and hashlib.sha256(blob.stdout).hexdigest() != recorded:
+            if recorded and hashlib.sha256(data).hexdigest() != recorded:
                 where = f"{source['repo']}@{source['commit'][:10]}:{path}"
                 if not source.get("transcribed"):
                     raise CorpusError(f"case {name}: {where}: sha256 differs from the manifest's")
                 note = f"  note: case {name}: {where}: the blob differs from the transcription keyed"
                 print(note, file=sys.stderr)
-            target.write_bytes(blob.stdout)
+            target.write_bytes(data)
         keys[name] = {k: case[k] for k in KEY_FIELDS if k in case}
     (out / "expected.json").write_text(
         json.dumps(keys, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    print(f"{len(keys)} of {len(cases)} case(s) written into {out}")
+    print(f"{len(keys)} of {len(cases)} case(s) in {out} ({len(kept)} kept from an earlier copy)")
     for repo, n in sorted(absent.items()):
         print(f"  absent: {repo} ({n} case(s)): fetch github:{repo} first", file=sys.stderr)
-    return 0 if not absent else 1
+    for where in unreadable:
+        print(f"  not in the snapshot (the keyed commit or path): {where}", file=sys.stderr)
+    return 0 if not absent and not unreadable else 1
 
 
 def score(manifest: Path, out: Path, split: str | None, project: Path) -> int:

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
@@ -199,6 +200,37 @@ def test_changed_files_notices_a_changed_snapshot(tmp_path: Path) -> None:
     # a transcription's digest: the snapshot's own bytes may differ (materialize writes them)
     case["source"]["transcribed"] = True
     assert CORPUS.changed_files({"c": case}, tmp_path) == []
+
+
+def test_materialize_writes_what_it_can_and_names_the_rest(tmp_path: Path) -> None:
+    """A snapshot without the keyed commit skips that case, named, and the others are still written;
+    a case with no snapshot here whose files an earlier copy already holds keeps its key."""
+    snapshot = tmp_path / "mirror" / "someone+somewhere" / "repo"
+    snapshot.mkdir(parents=True)
+    git = ["git", "-C", str(snapshot), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (snapshot / "log.txt").write_text("loss 1.0\n", encoding="utf-8")
+    subprocess.run([*git, "add", "log.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "log"], check=True)
+    rev = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    head = rev.stdout.strip()
+    cases = {
+        "kept": {"source": {"repo": "someone/somewhere", "commit": head, "paths": ["log.txt"]}},
+        "gone": {"source": {"repo": "someone/somewhere", "commit": "1" * 40, "paths": ["log.txt"]}},
+        "copied": {"source": {"repo": "elsewhere/absent", "commit": "2" * 40, "paths": ["x/run.csv"]}},
+        "missing": {"source": {"repo": "elsewhere/absent", "commit": "2" * 40, "paths": ["y/run.csv"]}},
+    }
+    for case in cases.values():
+        case.update(split="dev", format="text", expect=[])
+    out = tmp_path / "out"
+    (out / "copied").mkdir(parents=True)
+    (out / "copied" / "run.csv").write_text("step,loss\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CORPUS, "MIRROR", tmp_path / "mirror")
+        assert CORPUS.materialize(write_manifest(tmp_path, cases), out) == 1
+    assert (out / "kept" / "log.txt").read_text(encoding="utf-8") == "loss 1.0\n"
+    assert not (out / "gone").exists()
+    assert sorted(json.loads((out / "expected.json").read_text(encoding="utf-8"))) == ["copied", "kept"]
 
 
 def test_a_healthy_key_is_one_with_nothing_expected_unless_it_says_otherwise() -> None:
