@@ -11,8 +11,9 @@
 -- value (eval_gain_min_share and eval_gain_noise_multiple x the eval-to-eval jitter), or
 -- had already gained before the first evaluation (the training loss fell by
 -- underfitting_max_drop before it). From these, one learning verdict per run, the first
--- that holds: at chance, near chance, flat, no validation gain (only with an LR far outside
--- its usual range or a training loss that barely fell), shallow, else learned; and the
+-- that holds: at chance, near chance, got worse, lost progress (flat or shallow from start to
+-- end after holding a far lower level: it learned, then lost it), flat, no validation gain (only
+-- with an LR far outside its usual range or a training loss that barely fell), shallow, else learned; and the
 -- cause to name for it (a warmup the logged run never left, an LR far outside the range).
 {#- the log is too noisy to tell a flat loss from one that fell by underfitting_max_drop (is_noise_bound,
     explained where it is selected); set once, as has_val_gain reads it in the same select -#}
@@ -96,6 +97,51 @@ windows as (
         min(case when position > n_steps / 2.0 then loss end) as late_min_loss
     from sized
     group by run_id
+),
+
+stretches as (
+    -- the run cut into consecutive stretches of end_points rows (the end window's size), each with its
+    -- median loss and last step: a level the run held, not one lucky batch (only whole stretches)
+    select
+        run_id,
+        floor((position - 1) / end_points) as stretch_number,
+        max(end_points) as end_points,
+        count(*) as stretch_points,
+        max(step) as stretch_last_step,
+        percentile_cont(0.5) within group (order by loss) as stretch_loss
+    from sized
+    group by run_id, floor((position - 1) / end_points)
+),
+
+ranked_stretches as (
+    select
+        run_id,
+        stretch_loss,
+        stretch_last_step,
+        row_number() over (partition by run_id order by stretch_loss, stretch_number) as stretch_rank
+    from stretches
+    where stretch_points = end_points
+),
+
+best_stretches as (
+    -- the lowest level the run held (its best whole stretch) and where that stretch ends
+    select run_id, stretch_loss as best_stretch_loss, stretch_last_step as best_stretch_step
+    from ranked_stretches
+    where stretch_rank = 1
+),
+
+later_spikes as (
+    -- loss spikes after the best stretch: a jump that can explain an end above the level the run held
+    select
+        spikes.run_id,
+        count(*) as spikes_after_best,
+        min(spikes.step) as first_spike_after_best
+    from {{ run_ref('int_loss_baselines_computed') }} as spikes
+    inner join best_stretches
+        on spikes.run_id = best_stretches.run_id
+        and spikes.step > best_stretches.best_stretch_step
+    where spikes.is_loss_spike
+    group by spikes.run_id
 ),
 
 file_rows as (
@@ -381,6 +427,10 @@ joined as (
         1 - {{ safe_divide('windows.end_loss', learning_start) }} as relative_drop,
         1 - {{ safe_divide('windows.end_loss', 'windows.three_quarter_loss') }} as last_quarter_relative_drop,
         windows.loss_scatter,
+        best_stretches.best_stretch_loss,
+        best_stretches.best_stretch_step,
+        coalesce(later_spikes.spikes_after_best, 0) as spikes_after_best,
+        later_spikes.first_spike_after_best,
         windows.late_max_loss,
         windows.late_min_loss,
         {{ learning_start }} - windows.end_loss as level_change,
@@ -448,6 +498,10 @@ joined as (
     from runs
     left join windows
         on runs.run_id = windows.run_id
+    left join best_stretches
+        on runs.run_id = best_stretches.run_id
+    left join later_spikes
+        on runs.run_id = later_spikes.run_id
     left join zeros
         on runs.run_id = zeros.run_id
     left join recurring
@@ -558,6 +612,16 @@ flagged as (
             and end_loss - start_loss >= {{ threshold('underfitting_max_drop') }} * abs(start_loss),
             false
         ) as is_signed_rise,
+        -- it learned, then lost it: a whole stretch of the run held a level underfitting_max_drop or more
+        -- below the start and beyond its noise (a model that cannot learn never holds one), and the end lies
+        -- above that level beyond its noise; an end back near the start is then a jump or a divergence
+        -- after learning (loss_spikes finds a jump), not a run that never learned
+        coalesce(
+            best_stretch_loss <= (1 - {{ threshold('underfitting_max_drop') }}) * start_loss
+            and start_loss - best_stretch_loss > {{ threshold('no_learning_scatter_factor') }} * loss_scatter
+            and end_loss - best_stretch_loss > {{ threshold('no_learning_scatter_factor') }} * loss_scatter,
+            false
+        ) as is_lost_progress,
         -- too early to judge whether it learns: the log stops inside its warmup, short of the configured end
         (is_within_warmup and not is_warmup_over_configured_run and is_log_short_of_configured_end) as is_too_early,
         -- too early as well: a log of the first steps only, whose loss falls beyond its noise and has
@@ -589,6 +653,8 @@ judged as (
             when is_frozen then 'frozen'
             when is_near_chance then 'near_chance'
             when is_got_worse then 'got_worse'
+            -- flat or shallow from start to end, but it held a far lower level in between: it learned, then lost it
+            when is_lost_progress and (is_flat or is_shallow) then 'lost_progress'
             -- a validation loss that improved meaningfully outweighs a training loss too noisy to show it
             -- flat or shallow since the start says nothing when the log continues an earlier run
             when is_flat and not coalesce(has_val_gain, false) and coalesce(regime, '') <> 'continuation' then 'flat'
@@ -658,6 +724,7 @@ final as (
             when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
             when 'rose' then 'no_learning:loss_rose'
+            when 'lost_progress' then 'no_learning:lost_progress'
         end as verdict_finding_id,
         case
             when learning_verdict is null or learning_verdict = 'learned' then null
@@ -666,6 +733,10 @@ final as (
             -- a loss with negative values rising: whether lower is better depends on the objective (a GAN
             -- critic's rises as its generator improves), so a weak signal
             when learning_verdict = 'rose' then 'low'
+            -- it learned, then lost it: low when a loss spike after its best stretch is the jump (loss_spikes
+            -- reports it, with its cost), medium for a divergence no spike explains (the final weights are
+            -- worse than the run's best, by more than its noise)
+            when learning_verdict = 'lost_progress' then case when spikes_after_best > 0 then 'low' else 'medium' end
             -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'

@@ -803,7 +803,9 @@ def improved_then_degraded() -> RunBuilder:
     """Validation falls 20% (1.25 -> 1.0 at step 80), then both losses climb to the end (validation
     to ~2.4, scattering +-0.1 around its trend): the model learned, then got worse. Its scatter makes
     the noise bar of a meaningful gain (3x the median eval-to-eval change, 0.6) larger than the 0.25
-    gained, yet a 20% gain is a gain: not got_worse (nor overfitting: the training loss climbs too)."""
+    gained, yet a 20% gain is a gain: not got_worse (nor overfitting: the training loss climbs too),
+    but a run that learned, then lost it (its training loss held ~0.95, then climbed back past its
+    start, no spike explaining it: a divergence, medium)."""
     builder = knocked_off_its_optimum(train_keeps_falling=False)
     steps = builder.train["step"].to_numpy(dtype=float)
     climb = 0.95 + 1.25 * (steps - 80) / 160
@@ -816,7 +818,38 @@ def improved_then_degraded() -> RunBuilder:
 
 @fixture_run(improved_then_degraded)
 def test_validation_that_improved_first_is_not_got_worse(diagnosis: Diagnosis) -> None:
-    assert not ids_of(diagnosis, "no_learning", "underfitting", "overfitting")
+    assert ids_of(diagnosis, "no_learning", "underfitting", "overfitting") == ["no_learning:lost_progress"]
+    assert finding(diagnosis, "no_learning:lost_progress")["severity"] == "medium"
+
+
+def learned_then_lost(jump: bool) -> RunBuilder:
+    """No evaluations; the training loss falls 5.8 -> 3.1 by step 150 as usual, then is back at its
+    start by the end: `jump`, at once at step 160 (x1.9, kept: a level jump); else a steady climb
+    from step 160 to x1.9 at step 215, kept to the end (a divergence no single step explains)."""
+    builder = RunBuilder()
+    builder.evals = builder.evals.iloc[0:0]
+    if jump:
+        return builder.plant_level_jump(160, 1.9)
+    steps = builder.train["step"].to_numpy(dtype=float)
+    builder.train["loss"] *= 1 + 0.9 * np.clip((steps - 160) / 55, 0, 1)
+    return builder
+
+
+@pytest.mark.parametrize("jump", [True, False])
+@fixture_run(learned_then_lost)
+def test_a_run_that_learned_then_lost_it_is_not_a_run_that_never_learned(
+    diagnosis: Diagnosis, jump: bool
+) -> None:
+    """Start and end alone read flat (no_learning:run, high, before); the stretch it held at ~3.1
+    says it learned: lost_progress, low when the jump is a loss spike (loss_spikes reports it),
+    medium for the climb no spike explains."""
+    row = finding(diagnosis, "no_learning:lost_progress")
+    assert "no_learning:run" not in ids_of(diagnosis, "no_learning")
+    assert row["severity"] == ("low" if jump else "medium")
+    assert "the run learned, then lost it" in row["title"]
+    assert row["cost_unit"] == "nats" and row["estimated_cost"] > 2
+    if jump:
+        assert "loss_spikes:160" in ids_of(diagnosis, "loss_spikes")
 
 
 @fixture_run(lambda: fine_tune(2e-5, 2.05, rise=0.0).plant_loss_curve(2.0, 1.9, 2.05, 2.05))

@@ -8,6 +8,8 @@
 -- a reward) is no likelihood: its relative drop means nothing; only a rise above its start is
 -- reported, low (no_learning:loss_rose). A run that learned and then stopped (its last evaluations
 -- repeat one value to the last digit: no_learning:stopped) is medium: it cost the updates after it.
+-- A run flat from start to end that held a far lower level in between learned, then lost it
+-- (no_learning:lost_progress): low when a loss spike after it is the jump, medium for a divergence.
 {#- a run no other verdict already calls at chance, and whose loss was not zeroed -#}
 {%- set no_other_chance_verdict -%}
 learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
@@ -82,7 +84,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'rose') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'rose', 'lost_progress') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -97,7 +99,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'shallow', 'rose')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'shallow', 'rose', 'lost_progress')
 ),
 
 trend_findings as (
@@ -128,6 +130,11 @@ trend_findings as (
                 || ' at step ' || {{ fmt_int('first_eval_step') }} || ' (its best), ' || {{ fmt('val_level_after_first', 4) }}
                 || ' (median) after it, while the training loss rose too (' || {{ fmt('train_at_first_eval', 4) }} || ' -> '
                 || {{ fmt('train_level_after_first', 4) }} || '): training undid what the model knew.'
+            when 'lost_progress' then 'Training loss fell to ' || {{ fmt('best_stretch_loss', 4) }} || ' (a stretch ending at step '
+                || {{ fmt_int('best_stretch_step') }} || '), then went back to ' || {{ fmt('end_loss', 4) }} || ' by the end, against '
+                || {{ fmt('start_loss', 4) }} || ' at the start: the run learned, then lost it'
+                || case when spikes_after_best > 0 then ' (a loss jump from step ' || {{ fmt_int('first_spike_after_best') }} || ', see loss_spikes).'
+                    else '.' end
             when 'rose' then 'Training loss ended above where it started: ' || {{ fmt('start_loss', 4) }} || ' at the start, '
                 || {{ fmt('end_loss', 4) }} || ' at the end; the run made its objective worse, if lower is better.'
             when 'no_val_gain' then 'Validation loss never improved on its first value ' || {{ fmt('first_val_loss', 4) }}
@@ -165,6 +172,14 @@ trend_findings as (
                 || {{ fmt_pct(threshold('chance_no_learning_share'), 0) }} || ' of it, underfitting within ' || {{ fmt_pct(threshold('chance_underfitting_share'), 0) }} || ')'
                 || case when chance_confidence <> 'high' then '; the vocabulary is matched by name, not read from the config, so one step less severe' else '' end
                 else '' end
+            || case when learning_verdict = 'lost_progress' then '; the lowest median over a whole stretch of '
+                || {{ fmt_int('end_points') }} || ' rows (the end window''s size) ' || {{ fmt('best_stretch_loss', 4) }} || ', ending at step '
+                || {{ fmt_int('best_stretch_step') }} || ' (' || {{ fmt_pct(safe_divide('start_loss - best_stretch_loss', 'start_loss')) }}
+                || ' below the start): a model that cannot learn never holds such a level, so the end above it is a jump or a divergence'
+                || case when spikes_after_best > 0 then '; ' || {{ fmt_int('spikes_after_best') }} || ' loss spike(s) after it, the first at step '
+                    || {{ fmt_int('first_spike_after_best') }} || ': low here, as loss_spikes reports the jump with its cost'
+                    else '; no loss spike after it explains the rise: a divergence, medium' end
+                else '' end
             || case when learning_verdict = 'rose' then '; the loss takes negative values, so it is no likelihood and has no chance level: '
                 || 'low, as for some objectives (a GAN critic) a rise is how training goes' else '' end
             || case when learning_verdict = 'stopped' then '; validation loss ' || {{ fmt('repeated_val_loss', 6) }} || ' at each of the last '
@@ -187,12 +202,16 @@ trend_findings as (
             when learning_verdict = 'no_val_gain' then best_val_loss
             when learning_verdict = 'got_worse' then val_level_after_first else end_loss end as observed_value,
         case when learning_verdict in ('at_chance', 'near_chance') then chance_loss
-            when learning_verdict in ('no_val_gain', 'got_worse') then first_val_loss else start_loss end as expected_value,
+            when learning_verdict in ('no_val_gain', 'got_worse') then first_val_loss
+            when learning_verdict = 'lost_progress' then best_stretch_loss else start_loss end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,
-        case when learning_verdict = 'stopped' then stopped_share else relative_drop end as estimated_cost,
-        case when learning_verdict = 'stopped' then 'share_of_updates' else 'relative_loss_drop' end as cost_unit,
+        case when learning_verdict = 'stopped' then stopped_share
+            when learning_verdict = 'lost_progress' then end_loss - best_stretch_loss else relative_drop end as estimated_cost,
+        case when learning_verdict = 'stopped' then 'share_of_updates'
+            when learning_verdict = 'lost_progress' then 'nats' else 'relative_loss_drop' end as cost_unit,
         case when learning_verdict = 'stopped' then 'the share of the logged steps after the evaluations stopped changing: updates that changed nothing'
+            when learning_verdict = 'lost_progress' then 'the median training loss of the end of the run minus that of the best whole stretch: what the run lost of what it had learned (training loss, not validation)'
             else 'relative drop of the median training loss from the first steps to the end of the run' end as cost_method,
         case when learning_verdict = 'stopped' then stopped_share when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
         learning_cause as caused_by,
@@ -205,6 +224,8 @@ trend_findings as (
                 then 'Raise the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
             when learning_verdict = 'stopped'
                 then 'Find what stopped the updates at that step: an LR decayed or cut to zero (a StepLR or plateau scheduler), an optimizer no longer stepping (skipped steps after an overflow), parameters frozen by a callback; stop the run where learning stops, or fix the schedule and rerun from that checkpoint.'
+            when learning_verdict = 'lost_progress'
+                then 'Keep a checkpoint from before the rise (the best stretch). Find what changed there: a loss jump (see loss_spikes: LR, a bad batch, a resume), a schedule step, new data; lower the LR or clip gradients and rerun from that checkpoint.'
             when learning_verdict = 'got_worse'
                 then 'Keep the checkpoint of the first evaluation. Lower the peak LR (a pretrained model knocked off its optimum gets worse as the warmup raises the LR) or check what changed after it (a resume, the data); rerun a short stretch and confirm both losses fall from the first evaluation on.'
             when category = 'no_learning'
