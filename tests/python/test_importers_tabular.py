@@ -199,7 +199,7 @@ def test_llamafactory_folder_merges_state_and_step_times() -> None:
     assert times.median() == pytest.approx(2.4, abs=0.05)
     # 10 steps per interval; together they span 5:39:46 minus the first interval's 0:00:24
     assert (times * 10).sum() == pytest.approx(5 * 3600 + 39 * 60 + 46 - 24, abs=0.01)
-    assert run.config["step_time_is_interval_mean"] is True  # slow_steps judges windows, not steps
+    assert config_document(run)[INTERVAL_MEAN_KEY] is True  # slow_steps judges windows, not steps
     assert run.config["total_steps"] == 8660 and run.config["eval_interval"] is None
     assert notes_with(run, "eval_steps=500 is recorded but log_history has no eval rows")
     assert notes_with(run, "step times from trainer_log.jsonl")
@@ -214,7 +214,7 @@ def test_llamafactory_jsonl_alone() -> None:
     assert run.train["step_time_sec"].median() == pytest.approx(2.4, abs=0.05)
     assert run.train["learning_rate"].max() == pytest.approx(5e-5)
     assert run.config["total_steps"] == 8660 and run.config["logging_interval"] == 10
-    assert run.config["step_time_is_interval_mean"] is True
+    assert config_document(run)[INTERVAL_MEAN_KEY] is True
     assert events(run) == [(8660, "run finished")]
 
 

@@ -394,7 +394,7 @@ def test_megatron_lm_events_and_config(tmp_path):
     assert any("decays over train_iters" in note for note in run.notes)
     assert (run.config["grad_clip_norm"], run.config["checkpoint_interval"]) == (0.5, 30)
     assert run.config["grad_norm_measured"] == "before_clipping"  # clip_grad_norm_fp32's total_norm
-    assert run.config["step_time_is_interval_mean"] is True  # elapsed time per iteration: an interval mean
+    assert run.interval_mean_times  # elapsed time per iteration: an interval mean (run_config.json says so)
     train_csv = write_run(run, tmp_path / "out")["train"].read_text().splitlines()
     assert train_csv[3].split(",")[3] == "nan"  # the NaN grad norm reaches the CSV
 
@@ -402,7 +402,7 @@ def test_megatron_lm_events_and_config(tmp_path):
 def test_megatron_without_arguments_dump_takes_total_from_lines(tmp_path):
     run = text_logs.load(write(tmp_path, "m.log", iteration(10) + iteration(20)))
     assert run.config["total_steps"] == 100
-    assert run.config["step_time_is_interval_mean"] is True
+    assert run.interval_mean_times
     assert run.schedule == {}
     assert any("no 'arguments' dump" in note for note in run.notes)
 

@@ -52,7 +52,6 @@ from run_diagnosis.importers import RunImportError
 from run_diagnosis.importers.aliases import UNREADABLE, python_literal, read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Conventions, Record, build_frames, number, single_file
-from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 
 FORMAT = "fairseq"
 DESCRIPTION = (
@@ -186,8 +185,15 @@ def load(path: Path) -> RunData:
             )
     schedule, config = _config(config_text, notes)
     config["grad_norm_measured"] = "before_clipping"
-    config[INTERVAL_MEAN_KEY] = True
-    return frames.run(FORMAT, str(source), schedule=schedule, config=config, notes=notes, events=events)
+    return frames.run(
+        FORMAT,
+        str(source),
+        schedule=schedule,
+        config=config,
+        notes=notes,
+        events=events,
+        interval_mean_times=True,
+    )
 
 
 def _config(line: str | None, notes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

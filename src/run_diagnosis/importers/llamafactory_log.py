@@ -71,7 +71,6 @@ from run_diagnosis.importers.training_args import (
     find_training_args,
     schedule_from_args,
 )
-from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 
 FORMAT = "llamafactory_log"
 DESCRIPTION = "LLaMA-Factory trainer_log.jsonl (file or output folder; merged with trainer_state.json there)"
@@ -199,7 +198,7 @@ def _merged(folder: Path, records: list[_Record], keys: ColumnMap) -> RunData:
         note += f"; {repeated} steps appear twice in the jsonl (resumed run): the later time is used"
     run = load_state_run(folder, by_step, note)
     run.source_format = FORMAT
-    run.config[INTERVAL_MEAN_KEY] = True
+    run.interval_mean_times = True
     run.notes.insert(
         0, f"train/eval rows, grad_norm and config from {STATE_FILE}; step times from {LOG_FILE}"
     )
@@ -267,7 +266,7 @@ def _standalone(path: Path, log_path: Path, records: list[_Record], keys: Column
         notes=notes,
     )
     run.config = config_from({}, args, list(train["step"]), list(evals["step"]), total_steps, notes)
-    run.config[INTERVAL_MEAN_KEY] = True
+    run.interval_mean_times = True
     _standalone_notes(run, log_path, sources)
     return run
 

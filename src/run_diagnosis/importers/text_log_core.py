@@ -137,6 +137,8 @@ class Shape:
     line_types: tuple[LineType, ...]
     config: Callable[[ParsedLog], LogConfig]
     notes: tuple[str, ...] = ()
+    # its step times are each the mean over the steps since the previous logged line (RunData's field)
+    interval_mean_times: bool = False
 
     @property
     def evidence(self) -> tuple[LineType, ...]:

@@ -21,7 +21,6 @@ from run_diagnosis.importers.text_log_core import (
     parse_number,
     schedule_type,
 )
-from run_diagnosis.run_files import INTERVAL_MEAN_KEY
 
 
 def megatron_config(
@@ -172,8 +171,6 @@ def megatron_log_config(parsed: ParsedLog) -> LogConfig:
     else:
         total = parsed.total_steps[-1] if parsed.total_steps else None
         result = LogConfig(*megatron_config(parsed.settings, "the arguments dump", total))
-    # "elapsed time per iteration" is the mean over the iterations since the previous iteration line
-    result.config[INTERVAL_MEAN_KEY] = True
     result.notes.append("step_time_sec is Megatron's elapsed time per iteration: a log-interval mean")
     return result
 
@@ -263,6 +260,8 @@ MEGATRON = Shape(
         ),
     ),
     config=megatron_log_config,
+    # "elapsed time per iteration" is the mean over the iterations since the previous iteration line
+    interval_mean_times=True,
     notes=(
         "Megatron iteration lines are averages over the log interval: each train row is the mean lm loss "
         "and mean time per iteration of the iterations since the previous line",

@@ -416,4 +416,5 @@ def load(path: Path) -> RunData:
         schedule=cfg.schedule,
         config=cfg.config,
         notes=notes,
+        interval_mean_times=shape.interval_mean_times,
     )
