@@ -83,6 +83,8 @@
     ('step_time_is_interval_mean', '$.step_time_is_interval_mean', 'text', false),
     ('rows_are', '$.rows_are', 'text', false),
     ('loss_objective', '$.loss_objective', 'text', false),
+    ('train_zero_loss_terms', '$.train_zero_loss_terms', 'text', false),
+    ('val_zero_loss_terms', '$.val_zero_loss_terms', 'text', false),
     ('vocab_size', '$.vocab_size', 'integer', false),
     ('source_format', '$.provenance.source_format', 'text', false),
     ('baseline_run_id', '$.baseline_run_id', 'name', false),

@@ -61,6 +61,11 @@ ROWS_ARE_KEY = "rows_are"
 # of a sum whose total is not logged
 LOSS_OBJECTIVE_KEY = "loss_objective"
 
+# the config fields an importer sets to the names of a split's box-regression loss terms that are
+# exactly 0 on every row while another term of the same split is not: no labelled box reached the loss
+# in that split (no targets); learning_progress and log_quality read them beside the mAP
+ZERO_TERMS_KEYS = {"loss": "train_zero_loss_terms", "val_loss": "val_zero_loss_terms"}
+
 # config key path -> expected JSON type; the keys stg_training__config reads (macro config_fields)
 CONFIG_TYPES = {
     "lr_schedule.type": "text",
@@ -83,6 +88,8 @@ CONFIG_TYPES = {
     INTERVAL_MEAN_KEY: "text",
     ROWS_ARE_KEY: "text",
     LOSS_OBJECTIVE_KEY: "text",
+    ZERO_TERMS_KEYS["loss"]: "text",
+    ZERO_TERMS_KEYS["val_loss"]: "text",
     "vocab_size": "integer",
     "num_classes": "integer",
     "num_classes_basis": "text",

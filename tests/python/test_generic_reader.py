@@ -403,6 +403,26 @@ def test_a_loss_read_from_one_term_of_a_sum_is_marked_in_the_config(tmp_path: Pa
     assert any("'train/box_loss' is exactly 0 on every row" in note for note in run.notes)
 
 
+def test_a_split_whose_box_term_never_engaged_is_named_in_the_config(tmp_path: Path) -> None:
+    """A box-regression term exactly 0 on every row while another term of its split is not: no labelled
+    box reached that split's loss (the config names the terms); a class term of 0 (a one-class YOLOv5)
+    or a split all of whose terms are 0 (YOLOv9 logs no validation loss) says nothing of its targets."""
+    header = "epoch,train/box_loss,train/obj_loss,train/cls_loss,val/box_loss,val/obj_loss,val/cls_loss"
+
+    def zero_terms(name: str, row: str) -> tuple[object, object]:
+        rows = [row.format(e=e, fall=1.0 - 0.05 * e) for e in range(10)]
+        document = config_document(generic_log.load(write(tmp_path, name, "\n".join([header, *rows]) + "\n")))
+        return document.get("train_zero_loss_terms"), document.get("val_zero_loss_terms")
+
+    # validation without labels: val box and cls 0, val objectness not (YOLOv5 with an unlabelled val set)
+    assert zero_terms("v.csv", "{e},{fall},0.04,0.03,0,0.022,0") == (None, "val/box_loss")
+    # training without labels: both splits' box terms 0 beside their class terms
+    assert zero_terms("t.csv", "{e},0,0.04,{fall},0,0.02,1.2") == ("train/box_loss", "val/box_loss")
+    # a one-class detector logs cls 0 in both splits; YOLOv9 logs every validation term as 0
+    assert zero_terms("one.csv", "{e},{fall},0.04,0,0.9,0.02,0") == (None, None)
+    assert zero_terms("v9.csv", "{e},{fall},0.04,0.03,0,0,0") == (None, None)
+
+
 def test_a_detectors_map_at_iou_half_is_written_to_the_eval_log(tmp_path: Path) -> None:
     # YOLOv8's results.csv: metrics/mAP50(B) is the validation mAP at IoU 0.5 (the eval log's optional
     # val_map50), mAP50-95 is another metric; a run whose log names no mAP writes no such column

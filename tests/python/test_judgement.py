@@ -361,6 +361,30 @@ def test_a_detector_at_zero_whose_loss_still_falls_was_cut_short(diagnosis: Diag
     assert "no_learning:detection_score" not in ids_of(diagnosis, "no_learning")
 
 
+@pytest.mark.parametrize("split", ["val", "train"])
+@fixture_run(
+    lambda split: detector([0.0] * 13).plant_config(
+        **{f"{split}_zero_loss_terms": f"{split}/box_loss, {split}/dfl_loss"}
+    )
+)
+def test_a_detector_no_labelled_box_reached_is_not_judged_on_its_map(
+    diagnosis: Diagnosis, split: str
+) -> None:
+    """An mAP of 0 at every evaluation, as in the test above, but the importer saw the box terms of one
+    split exactly 0 on every row: no labelled box reached that loss. Validation: its mAP measured
+    nothing (log_quality says so), no detection verdict. Training: nothing to learn to find, medium."""
+    assert not ids_of(diagnosis, "underfitting")
+    assert "no_learning:detection_score" not in ids_of(diagnosis, "no_learning")
+    if split == "val":
+        row = finding(diagnosis, "log_quality:validation_without_targets")
+        assert row["detector_severity"] == "medium" and "val/box_loss, val/dfl_loss" in row["evidence"]
+        assert "no_learning:no_training_targets" not in ids_of(diagnosis, "no_learning")
+    else:
+        row = finding(diagnosis, "no_learning:no_training_targets")
+        assert row["severity"] == "medium" and "train/box_loss" in row["evidence"]
+        assert "log_quality:validation_without_targets" not in ids_of(diagnosis, "log_quality")
+
+
 @fixture_run(lambda: detector([0.0, 0.002, 0.001, 0.0, 0.003]))
 def test_a_detector_at_zero_over_a_few_evaluations_is_a_low_note(diagnosis: Diagnosis) -> None:
     assert finding(diagnosis, "no_learning:detection_score")["severity"] == "low"

@@ -10,12 +10,15 @@
 -- repeat one value to the last digit: no_learning:stopped) is medium: it cost the updates after it.
 -- A run flat from start to end that held a far lower level in between learned, then lost it
 -- (no_learning:lost_progress): low when a loss spike after it is the jump, medium for a divergence.
+-- A detector whose training box loss is exactly 0 on every row had no labelled box to learn from
+-- (no_learning:no_training_targets, medium); its detection score, and one measured on a validation
+-- that no labelled box reached, are not judged.
 {#- a run no other verdict already calls at chance, and whose loss was not zeroed -#}
 {%- set no_other_chance_verdict -%}
 learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
 {%- endset %}
 {#- the findings a log too early to judge keeps at their severity: what they say was wrong whatever came next -#}
-{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score', 'underfitting:detection_score')" %}
+{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score', 'underfitting:detection_score', 'no_learning:no_training_targets')" %}
 {#- the training loss ended flat at ln 2 (a two-class model predicting the class prior) -#}
 {%- set training_settled_at_ln_2 -%}
 abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
@@ -76,6 +79,12 @@ detection_scores as (
     from {{ run_ref('int_evals_compared') }}
     where val_map50 is not null
     group by run_id
+),
+
+target_terms as (
+    -- the splits no labelled box reached (a box-regression loss term exactly 0 on every row while
+    -- another term is not: the importer's train_zero_loss_terms and val_zero_loss_terms)
+    select run_id, train_zero_loss_terms, val_zero_loss_terms from {{ run_ref('stg_training__config') }}
 ),
 
 verdicts as (
@@ -328,8 +337,15 @@ detection_judged as (
     from detection_scores
     left join progress
         on detection_scores.run_id = progress.run_id
+    left join target_terms
+        on detection_scores.run_id = target_terms.run_id
     where detection_scores.best_map50 < {{ threshold('detection_map50_floor') }}
         and detection_scores.map_evals >= {{ threshold('detection_min_evals_low') }}
+        -- an mAP measured against no labelled box says nothing of the detector (log_quality reports the
+        -- validation that compared nothing), and a detector no labelled box reached in training is
+        -- target_findings' verdict
+        and target_terms.val_zero_loss_terms is null
+        and target_terms.train_zero_loss_terms is null
 ),
 
 detection_findings as (
@@ -450,6 +466,49 @@ chance_val_loss_findings as (
         and not ({{ training_settled_at_ln_2 }})
 ),
 
+target_findings as (
+    -- a detector no labelled box reached in training: its box-regression loss term(s) exactly 0 on every
+    -- training row while its other terms are not (the importer's train_zero_loss_terms). A box term is
+    -- computed over the predictions matched to labelled boxes, so the detector never had a box to learn
+    -- to find, whatever its class or objectness terms did: no learning, medium (a box gain set to 0 in
+    -- the trainer's settings would log the same zeros: the recommendation says to check both)
+    select
+        target_terms.run_id,
+        'no_learning:no_training_targets' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'No labelled box reached the training loss: its box term is exactly 0 on all ' || {{ fmt_int('progress.logged_steps') }}
+            || ' logged rows, so the detector had nothing to learn to find.' as title,
+        'training box-regression term(s) ' || target_terms.train_zero_loss_terms || ' exactly 0 on every row while the other'
+            || ' training loss terms are not: a box term is computed over predictions matched to labelled boxes, so none reached'
+            || ' the loss (training labels missing, rejected by the loader, or removed by a class filter)'
+            || coalesce('; detector mAP50 best ' || {{ fmt('detection_scores.best_map50', 4) }} || ' over '
+                || {{ fmt_int('detection_scores.map_evals') }} || ' evaluations', '')
+            || case when target_terms.val_zero_loss_terms is not null then '; validation has no labelled box either (log_quality)' else '' end
+            as evidence,
+        progress.first_step,
+        progress.last_step,
+        progress.logged_steps as steps_affected,
+        cast(0 as {{ type_double() }}) as observed_value,
+        cast(null as {{ type_double() }}) as expected_value,
+        cast(null as {{ type_double() }}) as threshold_value,
+        cast(null as {{ dbt.type_string() }}) as threshold_name,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'no update of a run whose training had no labelled box taught the detector to find one' as cost_method,
+        0.9 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check the training labels: the label files the data config points to exist beside the images, hold boxes in the trainer''s format, and survive any class filter (classes=...); check the box loss gain is not 0; look at one training batch with its boxes drawn before rerunning.'
+            as recommendation
+    from target_terms
+    inner join progress
+        on target_terms.run_id = progress.run_id
+    left join detection_scores
+        on target_terms.run_id = detection_scores.run_id
+    where target_terms.train_zero_loss_terms is not null
+        and progress.logged_steps > 0
+),
+
 unioned as (
     select * from trend_findings
     union all
@@ -462,6 +521,8 @@ unioned as (
     select * from chance_findings
     union all
     select * from detection_findings
+    union all
+    select * from target_findings
 ),
 
 final as (

@@ -3,7 +3,8 @@
 -- missing or unreadable values, placeholder validation losses of 0, shard ids the shard table does not know, label
 -- variants, repeated shard rows, duplicate events, unrecognised events, a log every record of
 -- which was written several times over (an importer's log_written_several_times event), training
--- and validation loss on different scales), with counts and what was done.
+-- and validation loss on different scales, a validation that no labelled box reached), with counts and
+-- what was done.
 with
 
 train_rows as (
@@ -66,6 +67,24 @@ eval_totals as (
 
 restarts as (
     select run_id, resume_step, crashed_after_step from {{ run_ref('int_restarts_detected') }} where is_seen_in_log
+),
+
+untargeted_validation as (
+    -- validation that no labelled box reached: its box-regression loss term(s) exactly 0 at every
+    -- evaluation while another of its terms is not (the importer's val_zero_loss_terms), with the
+    -- detector's mAP over those evaluations
+    select
+        config.run_id,
+        config.val_zero_loss_terms,
+        count(eval_rows.step) as evaluations,
+        min(eval_rows.step) as first_step,
+        max(eval_rows.step) as last_step,
+        max(eval_rows.val_map50) as best_map50
+    from {{ run_ref('stg_training__config') }} as config
+    inner join eval_rows
+        on config.run_id = eval_rows.run_id
+    where config.val_zero_loss_terms is not null
+    group by config.run_id, config.val_zero_loss_terms
 ),
 
 row_defects as (
@@ -367,6 +386,24 @@ issues as (
     where event_kind = 'other'
     group by run_id
     having count(*) > 0
+
+    union all
+
+    select
+        run_id,
+        'validation_without_targets',
+        'medium',
+        'Validation compared no labelled object: its box loss is exactly 0 at all ' || {{ fmt_int('evaluations') }} || ' evaluations'
+            || case when best_map50 = 0 then ', and its mAP is 0 at every one.' else '.' end,
+        'validation box-regression term(s) ' || val_zero_loss_terms || ' exactly 0 on every row while the split''s other loss terms are not:'
+            || ' a box term is computed over predictions matched to labelled boxes, so it is 0 only where none reached the loss'
+            || ' (a validation set without labels, labels the loader rejects, or a class filter that leaves none)'
+            || coalesce('; best validation mAP50 ' || {{ fmt('best_map50', 4) }}, '')
+            || '; the validation loss and mAP measure nothing here, so the detection-score verdict is not given',
+        first_step, last_step, evaluations,
+        cast(null as {{ dbt.type_string() }}),
+        'Check the validation labels: the folder the data config names for val holds one label file per image in the trainer''s format (YOLO: labels/ beside images/, normalised boxes); until then, judge the detector on a labelled split.'
+    from untargeted_validation
 
     union all
 

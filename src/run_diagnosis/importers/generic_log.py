@@ -99,7 +99,7 @@ from run_diagnosis.importers.generic_lines import (
     table_records,
 )
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
-from run_diagnosis.run_files import ROWS_ARE_KEY
+from run_diagnosis.run_files import ROWS_ARE_KEY, ZERO_TERMS_KEYS
 
 FORMAT = "generic"
 DESCRIPTION = (
@@ -1122,6 +1122,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"steps_per_epoch = {counting.steps_per_epoch}: the median number of training rows an epoch "
             "(the epoch counter repeats on the rows of each epoch; one row a step assumed)"
         )
+    config.update(_zero_terms(assignment, zeros, notes))
     if counting.kind == "epoch":
         config[ROWS_ARE_KEY] = "epoch"
         notes.append(
@@ -1144,6 +1145,31 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         loss_name=layout["fields"].get("loss"),
         interval_mean_times=interval_means,
     )
+
+
+# the words naming a detector's box-regression loss terms (YOLO's box and DFL, DETR's GIoU, mmdet's bbox)
+LOCALISATION_TERMS = frozenset({"box", "bbox", "giou", "ciou", "diou", "iou", "dfl"})
+
+
+def _zero_terms(
+    assignment: metric_names.Assignment, zeros: frozenset[str], notes: list[str]
+) -> dict[str, str]:
+    """For each split, its box-regression loss terms (LOCALISATION_TERMS) exactly 0 on every row while
+    another of its terms is not, as the config fields of ZERO_TERMS_KEYS. A box term is computed over the
+    predictions matched to a labelled box, so it is 0 only where no labelled box reached the loss: a
+    split without targets. A class term of 0 is a one-class detector (YOLOv5 logs cls_loss 0), and a
+    split all of whose terms are 0 logs no loss at all (YOLOv9's validation): neither says so."""
+    found: dict[str, str] = {}
+    for field_name, key in ZERO_TERMS_KEYS.items():
+        terms = [n for n in assignment.candidates.get(field_name, []) if assignment.meanings[n].term]
+        zero = [n for n in terms if n in zeros and LOCALISATION_TERMS & set(name_tokens(n))]
+        if zero and any(n not in zeros for n in terms):
+            found[key] = ", ".join(zero)
+            notes.append(
+                f"{', '.join(repr(n) for n in zero)}: exactly 0 on every row while the split's other loss "
+                "terms are not: no labelled box reached the loss there (a split without targets)"
+            )
+    return found
 
 
 def _total_from_eta(
