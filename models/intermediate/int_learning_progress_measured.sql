@@ -278,11 +278,14 @@ before_zero as (
 ),
 
 gradients as (
-    -- logged gradient norms, and how many are exactly 0 (no gradient reached the parameters)
+    -- logged gradient norms, and how many are exactly 0 (no gradient reached the parameters); the steps
+    -- whose loss is exactly 0 as well (a step with no learning signal moved nothing), and the first
     select
         run_id,
         count(grad_norm) as logged_grad_norms,
-        sum(case when grad_norm = 0 then 1 else 0 end) as zero_grad_norms
+        sum(case when grad_norm = 0 then 1 else 0 end) as zero_grad_norms,
+        sum(case when grad_norm = 0 and loss = 0 then 1 else 0 end) as still_steps,
+        min(case when grad_norm = 0 and loss = 0 then step end) as first_still_step
     from {{ run_ref('int_train_steps_resolved') }}
     where grad_norm is not null
     group by run_id
@@ -444,6 +447,9 @@ joined as (
         -- every logged gradient norm (progress_min_points or more) is exactly 0: the updates moved nothing
         coalesce(gradients.logged_grad_norms >= {{ threshold('progress_min_points') }}
             and gradients.zero_grad_norms = gradients.logged_grad_norms, false) as is_zero_gradient,
+        coalesce(gradients.logged_grad_norms, 0) as logged_grad_norms,
+        coalesce(gradients.still_steps, 0) as still_steps,
+        gradients.first_still_step,
         referenced.chance_loss,
         referenced.chance_basis,
         referenced.chance_confidence,

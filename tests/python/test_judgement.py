@@ -324,6 +324,37 @@ def test_vocabulary_from_the_tokenizer_name_is_medium(diagnosis: Diagnosis) -> N
     assert finding(diagnosis, "no_learning:chance_level")["severity"] == "medium"
 
 
+def policy_with_still_steps(every: int | None) -> RunBuilder:
+    """A GRPO-like loss near 0 (0.002-0.012, as the policy term is at the sampling policy) with gradient
+    norms of ~0.1, no evaluations; `every`: every that-many-th step logs loss 0 and grad_norm 0 (a group
+    whose answers all got one reward); None: every step from 101 on (a policy collapsed to one answer)."""
+    builder = RunBuilder()
+    builder.evals = builder.evals.iloc[0:0]
+    n = len(builder.train)
+    builder.train["loss"] = 0.002 + 0.01 * builder.rng.random(n)
+    steps = builder.train["step"]
+    still = steps > 100 if every is None else steps % every == 0
+    builder.train.loc[still, ["loss", "grad_norm"]] = 0.0
+    return builder
+
+
+@pytest.mark.parametrize("every", [None, 6])
+@fixture_run(policy_with_still_steps)
+def test_a_run_most_of_whose_updates_moved_nothing_learned_nothing(
+    diagnosis: Diagnosis, every: int | None
+) -> None:
+    """Loss and gradient norm both exactly 0: the update moved nothing. On 140 of 240 steps (from 101):
+    medium, costed as that share of the updates; on a sixth of them (a healthy GRPO run's all-equal
+    groups): nothing. Not the zero-loss collapse (critical): the loss was near 0 before, no jump."""
+    assert "no_learning:zero_loss" not in ids_of(diagnosis, "no_learning")
+    if every is None:
+        row = finding(diagnosis, "no_learning:zero_updates")
+        assert row["severity"] == "medium" and row["first_step"] == 101
+        assert row["estimated_cost"] == pytest.approx(140 / 240)
+    else:
+        assert "no_learning:zero_updates" not in ids_of(diagnosis, "no_learning")
+
+
 # --- a detector: its validation mAP at IoU 0.5 ------------------------------------------------
 
 

@@ -12,13 +12,14 @@
 -- (no_learning:lost_progress): low when a loss spike after it is the jump, medium for a divergence.
 -- A detector whose training box loss is exactly 0 on every row had no labelled box to learn from
 -- (no_learning:no_training_targets, medium); its detection score, and one measured on a validation
--- that no labelled box reached, are not judged.
+-- that no labelled box reached, are not judged. A run most of whose steps log a loss and a gradient
+-- norm both exactly 0 moved nothing on them (no_learning:zero_updates, medium: a GRPO policy collapsed).
 {#- a run no other verdict already calls at chance, and whose loss was not zeroed -#}
 {%- set no_other_chance_verdict -%}
 learning_verdict not in ('at_chance', 'near_chance', 'flat', 'frozen') and zero_loss_steps = 0
 {%- endset %}
 {#- the findings a log too early to judge keeps at their severity: what they say was wrong whatever came next -#}
-{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score', 'underfitting:detection_score', 'no_learning:no_training_targets')" %}
+{%- set judged_any_time = "('no_learning:zero_loss', 'no_learning:detection_score', 'underfitting:detection_score', 'no_learning:no_training_targets', 'no_learning:zero_updates')" %}
 {#- the training loss ended flat at ln 2 (a two-class model predicting the class prior) -#}
 {%- set training_settled_at_ln_2 -%}
 abs(end_loss - ln(2.0)) <= {{ threshold('chance_loss_tolerance') }}
@@ -466,6 +467,45 @@ chance_val_loss_findings as (
         and not ({{ training_settled_at_ln_2 }})
 ),
 
+still_findings as (
+    -- most of the run's steps moved nothing: their loss and gradient norm are both exactly 0 on at least
+    -- zero_update_min_share of the steps with a logged gradient norm (a run zero_findings already reports
+    -- is left to it). A batch whose loss carries no learning signal has no gradient: a GRPO group whose
+    -- completions all got one reward has advantages of 0 (a policy that gives one answer: collapsed), a
+    -- batch whose labels are all masked. Medium: what it cost is the updates, counted
+    select
+        run_id,
+        'no_learning:zero_updates' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'Most updates moved nothing: on ' || {{ fmt_int('still_steps') }} || ' of ' || {{ fmt_int('logged_grad_norms') }}
+            || ' logged steps (' || {{ fmt_pct(safe_divide('still_steps', 'logged_grad_norms'), 0) }} || '), from step '
+            || {{ fmt_int('first_still_step') }} || ', the loss and the gradient norm are both exactly 0.' as title,
+        'steps with loss = 0 and grad_norm = 0: ' || {{ fmt_int('still_steps') }} || ' of ' || {{ fmt_int('logged_grad_norms') }}
+            || ' with a logged gradient norm (at least ' || {{ fmt_pct(threshold('zero_update_min_share'), 0) }} || '), the first at step '
+            || {{ fmt_int('first_still_step') }} || ': a batch with no learning signal has no gradient, so those updates changed no'
+            || ' parameter (a GRPO group whose sampled answers all got one reward has advantages of 0: the policy collapsed to one'
+            || ' answer; a batch whose labels are all masked)' as evidence,
+        first_still_step as first_step,
+        last_step,
+        still_steps as steps_affected,
+        cast(0 as {{ type_double() }}) as observed_value,
+        cast(null as {{ type_double() }}) as expected_value,
+        cast({{ threshold('zero_update_min_share') }} as {{ type_double() }}) as threshold_value,
+        'zero_update_min_share' as threshold_name,
+        {{ safe_divide('still_steps', 'logged_grad_norms') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'the share of the logged steps whose loss and gradient norm are both exactly 0: updates that moved nothing' as cost_method,
+        {{ safe_divide('still_steps', 'logged_grad_norms') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'For an RL fine-tune (GRPO): check that rewards vary within each group (the share of groups with one reward), raise the sampling temperature or the group size, or make the reward finer; otherwise check that the labels are not all masked (-100) on those batches.'
+            as recommendation
+    from progress
+    where logged_grad_norms >= {{ threshold('progress_min_points') }}
+        and still_steps >= {{ threshold('zero_update_min_share') }} * logged_grad_norms
+        and run_id not in (select run_id from zero_findings)
+),
+
 target_findings as (
     -- a detector no labelled box reached in training: its box-regression loss term(s) exactly 0 on every
     -- training row while its other terms are not (the importer's train_zero_loss_terms). A box term is
@@ -523,6 +563,8 @@ unioned as (
     select * from detection_findings
     union all
     select * from target_findings
+    union all
+    select * from still_findings
 ),
 
 final as (
