@@ -218,6 +218,22 @@ def test_validation_that_never_beats_a_coin_flip_is_no_learning(diagnosis: Diagn
     assert not ids_of(diagnosis, "overfitting")
 
 
+@fixture_run(
+    lambda: (
+        RunBuilder()
+        .plant_loss_curve(1.5, 0.3, 0.712, 0.697)
+        .plant_config(vocab_size=40030, model_name="vinai/bartpho-syllable")
+    )
+)
+def test_validation_near_ln_2_is_a_coincidence_where_the_uniform_guess_lies_elsewhere(
+    diagnosis: Diagnosis,
+) -> None:
+    """The same curves as above, from a run whose config gives a vocabulary of 40,030 tokens: a uniform
+    guess is ln 40030 = 10.6, so a validation loss near 0.693 is a coincidence of scale, not a coin flip."""
+    assert reference(diagnosis)["chance_basis"] == "vocab_size"
+    assert "no_learning:chance_val_loss" not in set(diagnosis.findings()["finding_id"])
+
+
 @fixture_run(lambda: RunBuilder().plant_loss_curve(1.5, 0.3, 2.0, 0.693))
 def test_validation_that_came_down_to_ln_2_learned(diagnosis: Diagnosis) -> None:
     """Its control: a validation loss that fell from 2.0 to 0.693 learned (an LM fine-tune can end

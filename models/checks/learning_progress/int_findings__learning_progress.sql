@@ -465,6 +465,10 @@ chance_val_loss_findings as (
         and first_val_loss <= (1 + {{ threshold('chance_val_start_share') }}) * ln(2.0)
         -- the training loss settled at ln 2 too: no_learning:chance_loss says it
         and not ({{ training_settled_at_ln_2 }})
+        -- a uniform guess the run's config or names put elsewhere (a vocabulary, more than two classes): a
+        -- loss near 0.693 is then a coincidence of scale, not a coin flip (a summarizer over 40,030 tokens)
+        and not coalesce(chance_confidence in ('high', 'medium')
+            and abs(chance_loss - ln(2.0)) > {{ threshold('chance_loss_tolerance') }}, false)
 ),
 
 still_findings as (
