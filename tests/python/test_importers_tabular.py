@@ -855,6 +855,22 @@ def test_lightning_hparams_of_a_dataclass_config_saved_whole_plan_the_run(tmp_pa
     )
 
 
+def test_lightning_hparams_keyed_by_pickled_numpy_scalars_are_read(tmp_path: Path) -> None:
+    """pytorch-forecasting saves its encoders whole: a mapping keyed by numpy scalars pickled as
+    `? !!python/object/apply:numpy._core.multiarray.scalar [...]`. Read as plain data such a key is a
+    list, which SafeLoader refuses as unhashable, and the whole file with it (the run was not read):
+    the key is kept as a tuple and the plan is still read."""
+    run = load_epoch_step_loss(
+        tmp_path,
+        [(s // 100, s, 3.0 - s / 1000) for s in range(9, 200, 10)],
+        "max_epochs: 30\nlearning_rate: 0.003\ncategorical_encoders:\n  region:\n    classes_:\n"
+        "      ? !!python/object/apply:numpy._core.multiarray.scalar\n"
+        "      - !!python/object/apply:numpy.dtype\n        args: [i8, false, true]\n"
+        "      - !!binary AQAAAAAAAAA=\n      : 0\n",
+    )
+    assert run.config["num_epochs"] == 30 and run.schedule["peak_lr"] == 0.003
+
+
 def test_lightning_resumed_versions_keep_only_the_last_versions_unfinished_epochs(tmp_path: Path) -> None:
     """version_0 ends in epoch 1 of 6 and was resumed: its own end is not the run's; version_2 ends
     in epoch 5, the last planned: nothing unfinished."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -90,6 +90,25 @@ SEARCH_DEPTH = 4  # nested levels searched (hparams -> model -> config ...)
 
 class TolerantLoader(yaml.SafeLoader):
     """SafeLoader that reads Python-object tags (Namespace, tuples...) as plain data."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping whose key is a Python object read as plain data (a numpy scalar, pickled by
+        ``!!python/object/apply`` as a list) keeps that key as a tuple, or as its text: SafeLoader
+        refuses such a key as unhashable, and the whole file with it."""
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list):
+                key = tuple(_hashable(item) for item in key)
+            elif not isinstance(key, Hashable):
+                key = repr(key)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, Hashable) else repr(value)
 
 
 def _plain(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
