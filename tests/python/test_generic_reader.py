@@ -1331,6 +1331,22 @@ def test_a_pass_takes_its_last_progress_state_not_its_first(tmp_path: Path, call
     assert ("a callback's message inside a pass" in notes) is callbacks
 
 
+def test_an_epoch_summary_after_a_pass_header_is_a_row_not_a_callback_message(tmp_path: Path) -> None:
+    """A loop that prints Keras' pass header (`Epoch 3/30`), then its own summary in name-value pairs
+    (`Epoch 3: train_loss=0.52, val_dice=0.71 ± 0.26`): the summary is the epoch's row. A callback's
+    message opens with words (`Epoch 3: val_loss improved from ...`), a summary with a name and = or :."""
+    lines = []
+    for epoch in range(1, 12):
+        lines.append(f"2025-10-22 15:48:37,762 - INFO - Epoch {epoch}/30")
+        lines.append(
+            f"2025-10-22 15:52:00,125 - INFO - Epoch {epoch}: train_loss={0.8 - 0.03 * epoch:.6f}, "
+            f"val_dice={0.7 + 0.01 * epoch:.6f} ± 0.23"
+        )
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(1, 12))
+    assert losses(run) == [round(0.8 - 0.03 * e, 6) for e in range(1, 12)]
+
+
 def test_a_line_opening_with_an_episode_number_is_counted_by_it(tmp_path: Path) -> None:
     # a DQN loop: 'Episode 10/500 | Reward: ... | Loss: ...': the episode is the run's counter and its
     # total the plan; an episode count among other metrics (SB3's time/episodes) stays a metric

@@ -62,7 +62,9 @@ PASS_HEADER = re.compile(r"^\s*Epoch\s+\d+\s*/\s*\d+\s*$", re.I)
 # a progress state inside a pass: an unnamed done/total first on the line, then values
 PROGRESS_STATE = re.compile(r"^\s*(?P<done>\d+)\s*/\s*(?P<total>\d+)(?![\d.:=/])")
 # a callback's message inside a pass (Keras ModelCheckpoint, ReduceLROnPlateau, EarlyStopping)
-CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z]", re.I)
+# ("Epoch 3: val_loss improved from 0.52 to 0.49", "Epoch 7: early stopping"), not an epoch's summary in
+# name-value pairs ("Epoch 3: train_loss=0.52, val_dice=0.71": its first word is a name, then = or :)
+CALLBACK_MESSAGE = re.compile(r"^\s*Epoch\s+\d+\s*:\s+[A-Za-z][\w./-]*\b(?!\s*[=:])", re.I)
 # a console with no counter on any line (print(f"Training loss: {loss}, validation loss: {val}") once
 # an epoch): its counterless lines that name the same numbers, a training loss among them, are its
 # rows, numbered in file order, when at least this many lines do (fewer is a summary, not a series)
