@@ -699,11 +699,11 @@ weighed as (
             -- flat, shallow, no gain or worse on one term of a sum whose total is not logged: terms trade off
             -- (YOLO's box term rises through its warmup while the class term falls; a VAE's KL rises as its
             -- reconstruction falls), so one term's course is a weak signal of the whole's
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse') and is_term_loss then 'term_loss'
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'lost_progress') and is_term_loss then 'term_loss'
             -- any verdict on a reinforcement-learning loss (a value, policy or TD loss): its targets move with
             -- the policy (a value loss grows as the returns it predicts grow), so its course is a weak signal of
             -- whether the agent learns; the return shows that
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose') and is_reinforcement_loss then 'reinforcement'
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose', 'lost_progress') and is_reinforcement_loss then 'reinforcement'
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'
@@ -740,9 +740,11 @@ final as (
             -- critic's rises as its generator improves), so a weak signal
             when learning_verdict = 'rose' then 'low'
             -- it learned, then lost it: low when a loss spike after its best stretch is the jump (loss_spikes
-            -- reports it, with its cost), medium for a divergence no spike explains (the final weights are
-            -- worse than the run's best, by more than its noise)
-            when learning_verdict = 'lost_progress' then case when spikes_after_best > 0 then 'low' else 'medium' end
+            -- reports it, with its cost) or when the loss is a weak signal (lowered_by: one term of a sum, an
+            -- RL loss), medium for a divergence no spike explains (the final weights are worse than the
+            -- run's best, by more than its noise)
+            when learning_verdict = 'lost_progress' then
+                case when spikes_after_best > 0 or lowered_by is not null then 'low' else 'medium' end
             -- a chance level matched by name (a family's variants differ by up to 13% in ln V): one step lower
             when learning_verdict = 'at_chance' then case when chance_confidence = 'high' then 'high' else 'medium' end
             when learning_verdict = 'near_chance' then 'medium'
