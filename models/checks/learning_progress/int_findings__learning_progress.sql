@@ -188,7 +188,8 @@ trend_findings as (
                 || ' below the start): a model that cannot learn never holds such a level, so the end above it is a jump or a divergence'
                 || case when spikes_after_best > 0 then '; ' || {{ fmt_int('spikes_after_best') }} || ' loss spike(s) after it, the first at step '
                     || {{ fmt_int('first_spike_after_best') }} || ': low here, as loss_spikes reports the jump with its cost'
-                    else '; no loss spike after it explains the rise: a divergence, medium' end
+                    when lowered_by is null then '; no loss spike after it explains the rise: a divergence, medium'
+                    else '; no loss spike after it explains the rise' end
                 else '' end
             || case when learning_verdict = 'rose' then '; the loss takes negative values, so it is no likelihood and has no chance level: '
                 || 'low, as for some objectives (a GAN critic) a rise is how training goes' else '' end
