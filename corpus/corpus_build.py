@@ -1,4 +1,4 @@
-"""Every materialized case of a corpus in one dbt build, scored by score_corpus.py's rules.
+"""The materialized cases of one half of a corpus in one dbt build, scored by score_corpus.py's rules.
 
 ``corpus.py score`` runs ``scripts/diagnose.py`` once per case (a dbt build each: about 15 s, so
 two and a half hours for 600 cases). Checking that a rule changes only what it should needs every
@@ -11,6 +11,11 @@ folder) is read as one run here, where ``diagnose`` splits it: such a case count
     .venv/bin/python corpus/corpus_build.py corpus/runs.json /work/corpus/runs --out /tmp/ms-new
     .venv/bin/python corpus/corpus_build.py corpus/runs.json /work/corpus/runs --out /tmp/ms-new \\
         --compare /tmp/ms-old/score.json      # the cases whose outcome or findings changed
+    .venv/bin/python corpus/corpus_build.py corpus/runs.json /work/corpus/runs --out /tmp/ms-h \\
+        --split heldout                       # the held-out half: only when asked for by name
+
+The dev half is the default: a check of a rule on dev never builds, scores or prints the held-out
+half, so its findings are not seen before its one first score.
 
 Writes OUT/score.json (case -> split, read, found, expected, missed, false, loss, reported) and
 prints one line per case and the sums of each half. Run it with the project's interpreter: it
@@ -185,7 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, required=True, help="folder for the warehouse, database and score.json"
     )
-    parser.add_argument("--split", choices=("dev", "heldout"), help="one half only")
+    parser.add_argument(
+        "--split",
+        choices=("dev", "heldout"),
+        default="dev",
+        help="the half to build (default dev: the held-out half only when asked for by name)",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="processes importing cases (default 2)")
     parser.add_argument("--compare", type=Path, help="an earlier score.json: print what changed")
     a = parser.parse_args(argv)
@@ -198,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     _print(half_sums(scores))
     if a.compare:
         earlier = json.loads(a.compare.read_text(encoding="utf-8"))
-        if a.split:  # one half scored: the other half's cases did not change, they were not built
-            earlier = {name: s for name, s in earlier.items() if name in scores}
+        # one half scored: the other half's cases were not built (nor shown)
+        earlier = {name: s for name, s in earlier.items() if name in scores}
         _print(["", f"changed against {a.compare}:"])
         _print(compare(earlier, scores) or ["(nothing)"])
     return 0

@@ -260,6 +260,25 @@ def test_the_one_build_scores_a_case_as_score_corpus_does() -> None:
     assert BUILD.half_sums(scores) == ["dev: read=1/2 found=1/4 false=1 loss=1/1"]
 
 
+def test_the_one_build_builds_the_held_out_half_only_when_asked(tmp_path: Path) -> None:
+    """A check on dev never builds (scores, prints) the held-out half: its findings are not seen before
+    its one first score. --split heldout asks for it by name."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "expected.json").write_text("{}", encoding="utf-8")
+    asked: list[str | None] = []
+
+    def record(manifest: Path, corpus: Path, out: Path, split: str | None, jobs: int) -> dict[str, Any]:
+        asked.append(split)
+        return {}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BUILD, "build", record)
+        for extra in ([], ["--split", "heldout"]):
+            BUILD.main([str(tmp_path / "m.json"), str(corpus), "--out", str(tmp_path / "out"), *extra])
+    assert asked == ["dev", "heldout"]
+
+
 def test_the_one_build_compares_two_scores_by_what_changed() -> None:
     old = {
         "same": {"split": "dev", "read": True, "found": 1, "reported": ["a:low:a:1"]},
