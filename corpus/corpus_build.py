@@ -140,13 +140,13 @@ def _findings(db_path: Path) -> dict[str, list[tuple[str, str, str]]]:
     return found
 
 
-def build(manifest: Path, corpus: Path, out: Path, split: str | None, jobs: int) -> dict[str, dict[str, Any]]:
-    """Import, build and score every materialized case (of one half, when split is given)."""
+def build(manifest: Path, corpus: Path, out: Path, split: str, jobs: int) -> dict[str, dict[str, Any]]:
+    """Import, build and score every materialized case of one half."""
     from run_diagnosis import diagnose
 
     cases = json.loads(manifest.read_text(encoding="utf-8"))
     keys = json.loads((corpus / "expected.json").read_text(encoding="utf-8"))
-    names = sorted(n for n in keys if n in cases and (split is None or cases[n]["split"] == split))
+    names = sorted(n for n in keys if n in cases and cases[n]["split"] == split)
     warehouse = out / "warehouse"
     rules = scorer()
     work = [(n, rules.target_of(str(corpus / n), keys[n].get("files", [])), str(warehouse)) for n in names]

@@ -36,10 +36,18 @@ all_points as (
     select run_id, step, loss from {{ run_ref('int_train_steps_resolved') }} where loss is not null
 ),
 
-scored as (
+baselined as (
+    -- every logged loss with its spike flag, read once: the spikes are left out of the levels below,
+    -- and counted after the best stretch (later_spikes)
     select run_id, step, loss, is_loss_spike
     from {{ run_ref('int_loss_baselines_computed') }}
-    where loss is not null and not is_loss_spike
+    where loss is not null
+),
+
+scored as (
+    select run_id, step, loss, is_loss_spike
+    from baselined
+    where not is_loss_spike
 ),
 
 row_kinds as (
@@ -136,7 +144,7 @@ later_spikes as (
         spikes.run_id,
         count(*) as spikes_after_best,
         min(spikes.step) as first_spike_after_best
-    from {{ run_ref('int_loss_baselines_computed') }} as spikes
+    from baselined as spikes
     inner join best_stretches
         on spikes.run_id = best_stretches.run_id
         and spikes.step > best_stretches.best_stretch_step

@@ -266,9 +266,9 @@ def test_the_one_build_builds_the_held_out_half_only_when_asked(tmp_path: Path) 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "expected.json").write_text("{}", encoding="utf-8")
-    asked: list[str | None] = []
+    asked: list[str] = []
 
-    def record(manifest: Path, corpus: Path, out: Path, split: str | None, jobs: int) -> dict[str, Any]:
+    def record(manifest: Path, corpus: Path, out: Path, split: str, jobs: int) -> dict[str, Any]:
         asked.append(split)
         return {}
 
