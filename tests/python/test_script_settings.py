@@ -26,6 +26,15 @@ from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_
         ("def fit(self, loader, gpus=1, max_epochs=100):\n    pl.Trainer(max_epochs=max_epochs)\n", 100),
         # a whole number passed by position binds to the parameter of the one def of that name
         ("class M:\n    def train(self, epochs, batch_size):\n        pass\nM().train(200, 30)\n", 200),
+        # a number passed by a name the script binds to it once
+        ("target_epochs = 12\nmodel.fit(x, y, epochs=target_epochs, callbacks=[logger])\n", 12),
+        # the bound of a loop over epochs, numbered from 0 or from 1, a number or a config field
+        ("for epoch in range(40):\n    train_one_epoch()\n", 40),
+        (
+            "@dataclass\nclass Config:\n    pretrain_epochs: int = 50\ncfg = Config()\n"
+            "for epoch in range(1, cfg.pretrain_epochs + 1):\n    pass\n",
+            50,
+        ),
     ],
 )
 def test_the_planned_epochs_a_script_states(tmp_path: Path, script: str, epochs: int) -> None:
@@ -79,6 +88,28 @@ def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothi
     notes: list[str] = []
     assert planned_epochs(tmp_path, notes, 12)[0] == 80  # type: ignore[index]
     assert any("early stopping" in note for note in notes)
+
+
+def test_a_name_is_read_as_its_number_only_where_the_scripts_bind_it_to_one(tmp_path: Path) -> None:
+    # bound in the config module the training script imports
+    (tmp_path / "config.py").write_text("TOTAL = 25\n")
+    (tmp_path / "train.py").write_text("from config import *\ntrainer = pl.Trainer(max_epochs=TOTAL)\n")
+    planned = planned_epochs(tmp_path, [], 1)
+    assert planned is not None and planned[0] == 25 and "TOTAL assigned at config.py:1" in planned[1]
+    (tmp_path / "config.py").unlink()
+    # bound twice to two numbers, bound by a loop, or a function's parameter: no number
+    for script in (
+        "TOTAL = 25\nTOTAL = 30\ntrainer = pl.Trainer(max_epochs=TOTAL)\n",
+        "for TOTAL in (5, 10):\n    trainer = pl.Trainer(max_epochs=TOTAL)\n",
+        "TOTAL = 25\ndef fit(TOTAL):\n    pl.Trainer(max_epochs=TOTAL)\n",
+        "TOTAL = 25\nTOTAL += 5\ntrainer = pl.Trainer(max_epochs=TOTAL)\n",
+    ):
+        (tmp_path / "train.py").write_text(script)
+        assert planned_epochs(tmp_path, [], 1) is None, script
+    # a loop over epochs from a resumed start, or over something else, states no count
+    for script in ("for epoch in range(start_epoch, 30):\n    pass\n", "for batch in range(30):\n    pass\n"):
+        (tmp_path / "train.py").write_text(script)
+        assert planned_epochs(tmp_path, [], 1) is None, script
 
 
 def notebook(cells: list[tuple[str, str]]) -> str:

@@ -60,6 +60,59 @@ def _int(node: ast.AST | None) -> int | None:
     return None
 
 
+class Constants:
+    """The names the scripts beside a log bind to one whole number and to nothing else
+    (``target_epochs = 12``, a dataclass field ``pretrain_epochs: int = 50``, ``EPOCHS = 30`` in a
+    config.py the training script imports), so that a value passed by name
+    (``epochs=target_epochs``, ``range(cfg.pretrain_epochs)``) reads as that number. A name bound
+    to different numbers, or bound otherwise too (a loop variable, a function parameter, an
+    augmented or computed assignment), in any of the scripts, is no constant."""
+
+    def __init__(self, trees: list[tuple[str, ast.Module]]) -> None:
+        values: dict[str, set[int | None]] = {}
+        where: dict[str, str] = {}
+        for script, tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            values.setdefault(target.id, set()).add(_int(node.value))
+                            where.setdefault(target.id, f"{script}:{node.lineno}")
+        for node in (node for _, tree in trees for node in ast.walk(tree)):
+            # any other binding makes the name's value depend on the path the code takes
+            if isinstance(node, ast.arg):
+                values.setdefault(node.arg, set()).add(None)
+            elif isinstance(node, ast.AugAssign | ast.For | ast.AsyncFor | ast.comprehension):
+                for name in ast.walk(node.target):
+                    if isinstance(name, ast.Name):
+                        values.setdefault(name.id, set()).add(None)
+            elif isinstance(node, ast.withitem | ast.NamedExpr):
+                bound = node.optional_vars if isinstance(node, ast.withitem) else node.target
+                for name in ast.walk(bound) if bound is not None else []:
+                    if isinstance(name, ast.Name):
+                        values.setdefault(name.id, set()).add(None)
+        self.values = {
+            name: number
+            for name, bound_to in values.items()
+            if len(bound_to) == 1 and (number := next(iter(bound_to))) is not None
+        }
+        self.where = where
+
+    def number(self, node: ast.AST | None) -> tuple[int, str] | None:
+        """The whole number a literal, or a name (``EPOCHS``, ``cfg.epochs``: its last part) bound
+        once to one, stands for, with how it was read."""
+        literal = _int(node)
+        if literal is not None:
+            return literal, ""
+        name = (
+            node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        )
+        if name is None or name not in self.values:
+            return None
+        return self.values[name], f", {name} assigned at {self.where[name]}"
+
+
 def _string(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
@@ -68,34 +121,68 @@ def _option_name(text: str) -> str:
     return text.lstrip("-").replace("-", "_")
 
 
-def _call_settings(call: ast.Call) -> list[tuple[str, int, str]]:
-    """(key, value, how) a call states: its whole-number keywords, an argparse option's default,
-    an absl DEFINE_integer flag's default."""
+def _call_settings(call: ast.Call, constants: Constants) -> list[tuple[str, int, str]]:
+    """(key, value, how) a call states: its whole-number keywords (a number, or a name bound to
+    one), an argparse option's default, an absl DEFINE_integer flag's default."""
     found = []
     method = call.func.attr if isinstance(call.func, ast.Attribute) else None
     options = [_string(arg) for arg in call.args]
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
     if method == "add_argument" and options and all(o and o.startswith("-") for o in options):
-        default = _int(keywords.get("default"))
+        default = constants.number(keywords.get("default"))
         if default is not None:
             # the long option names the setting ('-e', '--epochs' -> epochs)
             name = max((o for o in options if o), key=len)
-            found.append((_option_name(name), default, "argparse default"))
+            found.append((_option_name(name), default[0], "argparse default" + default[1]))
         return found
     if method is not None and method.startswith("DEFINE_") and len(call.args) >= 2 and options[0]:
-        default = _int(call.args[1])
+        default = constants.number(call.args[1])
         if default is not None:
-            found.append((options[0], default, f"flags.{method} default"))
+            found.append((options[0], default[0], f"flags.{method} default" + default[1]))
         return found
     for key, value in keywords.items():
-        number = _int(value)
+        number = constants.number(value)
         if number is not None:
-            found.append((key, number, "keyword argument"))
+            found.append((key, number[0], "keyword argument" + number[1]))
     return found
 
 
+# the loop variable of a loop over epochs ('for epoch in range(EPOCHS)', 'for i_epoch in ...')
+EPOCH_LOOP_VARIABLE = re.compile(r"epoch", re.IGNORECASE)
+# the key a loop's bound is filed under (one of PLANNED_EPOCH_KEYS)
+EPOCH_LOOP_KEY = "epochs"
+
+
+def _loop_settings(loop: ast.For | ast.AsyncFor, constants: Constants) -> list[tuple[str, int, str]]:
+    """The epoch count a loop over epochs runs: ``for epoch in range(N)`` and ``range(0, N)`` run
+    N, ``range(1, N + 1)`` runs N (numbered from 1); N a number or a name bound to one. A loop
+    from another start (a resumed epoch, a variable) states no count."""
+    target = loop.target
+    iterator = loop.iter
+    if not (isinstance(target, ast.Name) and EPOCH_LOOP_VARIABLE.search(target.id)):
+        return []
+    if not (
+        isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
+    ):
+        return []
+    arguments = iterator.args
+    if iterator.keywords or not 1 <= len(arguments) <= 2:
+        return []
+    start = _int(arguments[0]) if len(arguments) == 2 else 0
+    stop = arguments[-1]
+    if start == 1 and isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.Add) and _int(stop.right) == 1:
+        bound = constants.number(stop.left)  # range(1, N + 1): N epochs numbered from 1
+    elif start == 0:
+        bound = constants.number(stop)
+    else:
+        return []
+    if bound is None:
+        return []
+    return [(EPOCH_LOOP_KEY, bound[0], f"the bound of 'for {target.id} in range(...)'" + bound[1])]
+
+
 def _positional_settings(
-    call: ast.Call, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]
+    call: ast.Call, functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], constants: Constants
 ) -> list[tuple[str, int, str]]:
     """(parameter, value, how) for each whole number a call passes by position to a function the
     script defines once under that name: ``model.train(200, 30)`` beside ``def train(self, epochs,
@@ -112,13 +199,13 @@ def _positional_settings(
         parameters = parameters[1:]
     how = f"positional argument of {target.name}, defined at line {target.lineno}"
     return [
-        (parameter.arg, number, how)
+        (parameter.arg, number[0], how + number[1])
         for parameter, arg in zip(parameters, call.args, strict=False)
-        if (number := _int(arg)) is not None
+        if (number := constants.number(arg)) is not None
     ]
 
 
-def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
+def _settings_of(tree: ast.AST, constants: Constants) -> list[tuple[str, int, int, str]]:
     found = []
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     for node in ast.walk(tree):
@@ -126,10 +213,13 @@ def _settings_of(tree: ast.AST) -> list[tuple[str, int, int, str]]:
             functions.setdefault(node.name, []).append(node)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            found += [(key, value, node.lineno, how) for key, value, how in _call_settings(node)]
+            found += [(key, value, node.lineno, how) for key, value, how in _call_settings(node, constants)]
             found += [
-                (key, value, node.lineno, how) for key, value, how in _positional_settings(node, functions)
+                (key, value, node.lineno, how)
+                for key, value, how in _positional_settings(node, functions, constants)
             ]
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            found += [(key, value, node.lineno, how) for key, value, how in _loop_settings(node, constants)]
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             # a parameter's default ('def fit(self, loader, max_epochs=100)'): the value the run
             # used unless its caller passed another, as an argparse default
@@ -192,13 +282,16 @@ def _notebook_cells(path: Path) -> list[tuple[str, str]]:
 
 
 def _settings_in(scripts: list[tuple[str, str]]) -> list[Setting]:
-    settings = []
+    trees = []
     for name, text in scripts:
         try:
-            tree = ast.parse(text, filename=name)
+            trees.append((name, ast.parse(text, filename=name)))
         except (SyntaxError, ValueError):
             continue  # a script that does not parse is passed over
-        for key, value, line, how in _settings_of(tree):
+    constants = Constants(trees)
+    settings = []
+    for name, tree in trees:
+        for key, value, line, how in _settings_of(tree, constants):
             settings.append(Setting(key, value, f"{name}:{line} ({how})", how == PARAMETER_DEFAULT))
     return settings
 
