@@ -16,7 +16,7 @@
 {% macro run_file_spec(kind) %}
   {% set specs = {
     'train': {'suffix': 'train_log.csv', 'columns': ['step', 'shard_id', 'loss', 'grad_norm', 'learning_rate', 'step_time_sec']},
-    'eval': {'suffix': 'eval_log.csv', 'columns': ['step', 'val_loss', 'val_accuracy'], 'optional': ['val_map50']},
+    'eval': {'suffix': 'eval_log.csv', 'columns': ['step', 'val_loss', 'val_accuracy'], 'optional': ['val_map50', 'val_auc']},
     'shards': {'suffix': 'shard_info.csv', 'columns': ['shard_id', 'n_examples', 'source']},
     'events': {'suffix': 'run_events.csv', 'columns': ['step', 'event']},
     'config': {'suffix': 'run_config.json', 'columns': []},

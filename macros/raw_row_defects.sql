@@ -36,7 +36,7 @@
       ('out_of_step_order', 'resolved', 'train_rows.is_out_of_order_in_attempt',
          'logged out of step order: placed by its step number'),
     ],
-    'eval': share_defects('val_accuracy', 'accuracy') + share_defects('val_map50', 'map') + [
+    'eval': share_defects('val_accuracy', 'accuracy') + share_defects('val_map50', 'map') + share_defects('val_auc', 'auc') + [
       ('step_repeated', 'staging', 'count(*) over (partition by run_id, step) > 1',
         'step evaluated more than once: this later row is used'),
       ('out_of_file_order', 'staging', out_of_file_order() | trim, 'logged out of step order: placed by its step number'),
@@ -78,7 +78,7 @@
   ({% for flag in flags %}coalesce({{ flag }}, false){% if not loop.last %} or {% endif %}{% endfor %})
 {% endmacro %}
 
-{#- the defects of a share a logger may write in percent (val_accuracy, val_map50; staging reads it
+{#- the defects of a share a logger may write in percent (val_accuracy, val_map50, val_auc; staging reads it
     with logged_share_column and share_value): in percent, out of range, unreadable -#}
 {% macro share_defects(column, prefix) %}
   {{ return([

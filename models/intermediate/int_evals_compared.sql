@@ -97,6 +97,7 @@ final as (
         val_loss,
         val_accuracy,
         val_map50,
+        val_auc,
         train_loss_smoothed,
         {{ safe_divide('train_loss_smoothed', 'val_loss') }} as train_to_val_ratio,
         best_val_loss_so_far,

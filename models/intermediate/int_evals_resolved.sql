@@ -28,6 +28,7 @@ final as (
         val_accuracy_logged,
         is_accuracy_percent,
         val_map50,
+        val_auc,
         rows_for_step,
         is_val_loss_non_finite
     from ranked

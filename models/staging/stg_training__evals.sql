@@ -1,6 +1,6 @@
 -- One row per raw eval-log row. Accuracy logged in percent (a value above 1) is
 -- converted to a share and flagged; the logged value is kept beside it; the same for a
--- detector's mAP at IoU 0.5 (val_map50, an optional column). A validation loss of
+-- detector's mAP at IoU 0.5 (val_map50) and a ROC AUC (val_auc), optional columns. A validation loss of
 -- exactly 0 beside the run's real ones is flagged as a placeholder.
 with
 
@@ -13,13 +13,14 @@ parsed as (
         run_id,
         file_row_number as eval_row_id,
         file_row_number,
-        {{ raw_columns(['step', 'val_loss', 'val_accuracy', 'val_map50']) }}
+        {{ raw_columns(['step', 'val_loss', 'val_accuracy', 'val_map50', 'val_auc']) }}
         {{ integer_column('step') }},
         {{ numeric_column('val_loss') }},
         ({{ clean_text('val_accuracy') }} is null) as is_val_accuracy_missing,
         {{ logged_share_column('val_accuracy') }},
         {{ logged_share_column('val_map50') }},
-        {{ is_exact_duplicate(['step', 'val_loss', 'val_accuracy', 'val_map50']) }} as is_exact_duplicate
+        {{ logged_share_column('val_auc') }},
+        {{ is_exact_duplicate(['step', 'val_loss', 'val_accuracy', 'val_map50', 'val_auc']) }} as is_exact_duplicate
     from source
 ),
 
@@ -31,6 +32,7 @@ flagged as (
         -- a share is at most 1; (1, 100] can only be percent (rules in the catalogue)
         {{ share_value('eval', 'val_accuracy', 'accuracy') }} as val_accuracy,
         {{ share_value('eval', 'val_map50', 'map') }} as val_map50,
+        {{ share_value('eval', 'val_auc', 'auc') }} as val_auc,
         -- a loss of exactly 0 where the run's other evaluations log losses of at least
         -- val_loss_placeholder_min_positive (or none above 0): no measurement (a logger writing 0
         -- when no validation ran, as YOLO's results.csv with val=False), set aside

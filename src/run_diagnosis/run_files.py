@@ -20,8 +20,10 @@ EVENT_COLUMNS = ["step", "event"]
 CSV_COLUMNS = {"train": TRAIN_COLUMNS, "eval": EVAL_COLUMNS, "shards": SHARD_COLUMNS, "events": EVENT_COLUMNS}
 # kind -> columns a file may carry after its own (a writer writes one only when it has values; a file
 # without it is read as if it were empty): val_map50, a detector's validation mean average precision
-# at IoU 0.5 (a share, 0..1), the score learning_progress judges a detector by
-OPTIONAL_CSV_COLUMNS = {"eval": ["val_map50"]}
+# at IoU 0.5 (a share, 0..1), the score learning_progress judges a detector by; val_auc, the area
+# under the ROC curve on validation (a share, 0..1; 0.5 is chance at any class balance)
+OPTIONAL_EVAL_COLUMNS = ["val_map50", "val_auc"]
+OPTIONAL_CSV_COLUMNS = {"eval": OPTIONAL_EVAL_COLUMNS}
 
 
 def csv_columns(kind: str, present: list[str] | tuple[str, ...] = ()) -> list[str]:

@@ -943,6 +943,41 @@ def test_accuracy_stuck_at_chance(diagnosis: Diagnosis) -> None:
     assert found.loc["no_learning:chance_accuracy", "expected_value"] == pytest.approx(0.5)
 
 
+def ranking_auc(values: list[float]) -> RunBuilder:
+    """The healthy run with a validation ROC AUC logged at its first evaluations (the rest empty)."""
+    builder = RunBuilder()
+    builder.evals["val_auc"] = (values + [None] * len(builder.evals))[: len(builder.evals)]
+    return builder
+
+
+@fixture_run(lambda: ranking_auc([0.43, 0.468, 0.489, 0.499, 0.506]))
+def test_a_roc_auc_never_above_chance_is_no_learning(diagnosis: Diagnosis) -> None:
+    """An AUC of 0.5 is a ranking at random at any class balance: five evaluations never above
+    0.55, while the loss falls, learned nothing that ranks held-out examples."""
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    row = found.loc["no_learning:chance_auc"]
+    assert row["severity"] == "medium"
+    assert row["observed_value"] == pytest.approx(0.506) and row["expected_value"] == pytest.approx(0.5)
+    assert "no better than at random" in row["title"]
+
+
+@fixture_run(lambda: ranking_auc([51.0, 72.5, 80.1, 84.0, 86.2]))
+def test_a_roc_auc_in_percent_that_rises_learned(diagnosis: Diagnosis) -> None:
+    """An AUC logged in percent is read as a share (the staging flag says so); one that rises from
+    near chance to 0.86 learned: no finding."""
+    assert findings_of(diagnosis, "no_learning").empty
+    evals = diagnosis.query(
+        "select val_auc, is_auc_percent from main.stg_training__evals where val_auc is not null"
+    )
+    assert evals["val_auc"].max() == pytest.approx(0.862) and evals["is_auc_percent"].all()
+
+
+@fixture_run(lambda: ranking_auc([0.5, 0.51]))
+def test_two_evaluations_near_chance_are_no_verdict(diagnosis: Diagnosis) -> None:
+    """One or two evaluations near 0.5 can be a fresh head before it learns (chance_auc_min_evals)."""
+    assert "no_learning:chance_auc" not in set(diagnosis.findings()["finding_id"])
+
+
 def spike_on_a_near_zero_loss() -> RunBuilder:
     builder = RunBuilder()
     builder.train["loss"] = builder.train["loss"] * 0.001  # a classification loss near 0.003

@@ -159,6 +159,20 @@ def test_a_variant_stands_in_but_a_component_never_does() -> None:
     assert "loss" not in assign(["step", "loss_aux", "z_loss"]).columns
 
 
+def test_a_roc_auc_on_validation_is_val_auc_and_a_precision_recall_auc_is_not() -> None:
+    # Keras' CSVLogger ('auc', 'val_auc'), Lightning ('valid_auc', 'val_auroc_epoch', 'dev_auroc'),
+    # scikit-learn's name ('val_roc_auc'): 0.5 is chance at any class balance
+    for name in ("val_auc", "valid_auc", "val_auroc_epoch", "dev_auroc", "val_roc_auc", "val/AUC"):
+        assert resolve(name).field == "val_auc", name
+    # the training split's (Keras names it bare) and the test split's are known, not judged
+    assert resolve("auc").quantity == "auc" and resolve("auc").field is None
+    assert resolve("test_auc").field is None
+    # the area under the precision-recall curve: its chance level is the share of positives
+    assert resolve("val_pr_auc").field is None and resolve("val_pr_auc").quantity == "other"
+    chosen = assign(["epoch", "loss", "auc", "pr_auc", "val_loss", "val_auc", "val_pr_auc"])
+    assert chosen.columns["val_auc"] == "val_auc"
+
+
 def test_a_loss_logged_only_as_the_tasks_terms_is_read_from_the_first() -> None:
     # YOLOv8/11 results.csv: box, cls and dfl terms, no total; the first logged term stands in
     names = ["epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "val/box_loss", "val/cls_loss"]

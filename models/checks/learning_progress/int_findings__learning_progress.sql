@@ -64,6 +64,20 @@ stuck_accuracy as (
     where accuracy.accuracy_evals >= 1
 ),
 
+ranking_scores as (
+    -- the validation ROC AUC over the run: 0.5 is a ranking at random, at any class balance
+    select
+        run_id,
+        count(*) as auc_evals,
+        min(val_auc) as min_auc,
+        max(val_auc) as max_auc,
+        min(step) as first_step,
+        max(step) as last_step
+    from {{ run_ref('int_evals_compared') }}
+    where val_auc is not null
+    group by run_id
+),
+
 largest_chance_class as (
     select run_id, max(n_classes) as max_n_classes from stuck_accuracy group by run_id
 ),
@@ -121,7 +135,15 @@ trend_findings as (
         case learning_verdict
             when 'at_chance' then 'The ' || judged_loss_kind || ' loss is still at the level of a uniform guess: '
                 || {{ fmt('judged_loss', 4) }} || ' at best against ' || {{ fmt('chance_loss', 4) }} || ' ('
-                || {{ fmt_pct('judged_share_of_chance') }} || ' of it): nothing was learned.'
+                || {{ fmt_pct('judged_share_of_chance') }} || ' of it): '
+                -- a training loss that left the near-chance band fit its training data: what it did not
+                -- learn is anything that holds on held-out data
+                || case when judged_loss_kind = 'validation'
+                        and end_loss < (1 - {{ threshold('chance_underfitting_share') }}) * chance_loss
+                    then 'nothing that holds on held-out data was learned, while the training loss fell to '
+                        || {{ fmt('end_loss', 4) }} || ' (' || {{ fmt_pct(safe_divide('end_loss', 'chance_loss')) }}
+                        || ' of it): the model fit its training data only.'
+                    else 'nothing was learned.' end
             when 'near_chance' then 'The ' || judged_loss_kind || ' loss ended barely below the level of a uniform guess: '
                 || {{ fmt('judged_loss', 4) }} || ' at best against ' || {{ fmt('chance_loss', 4) }} || ' ('
                 || {{ fmt_pct('judged_share_of_chance') }} || ' of it).'
@@ -320,6 +342,41 @@ chance_findings as (
     inner join largest_chance_class
         on stuck_accuracy.run_id = largest_chance_class.run_id
         and stuck_accuracy.n_classes = largest_chance_class.max_n_classes
+),
+
+chance_auc_findings as (
+    -- a validation ROC AUC never above chance_auc_tolerance over 0.5 on chance_auc_min_evals or more
+    -- evaluations: the model ranks held-out examples no better than at random. Unlike accuracy, whose
+    -- chance rate depends on the class count and balance, an AUC of 0.5 is chance for any task it is
+    -- computed on (a binary label, or the mean over a multi-label head's labels)
+    select
+        run_id,
+        'no_learning:chance_auc' as finding_id,
+        'no_learning' as category,
+        'medium' as severity,
+        'Validation ROC AUC never rose above ' || {{ fmt('max_auc', 3) }} || ' on ' || {{ fmt_int('auc_evals') }}
+            || ' evaluations: the model ranks held-out examples no better than at random (0.5).' as title,
+        'val_auc between ' || {{ fmt('min_auc', 4) }} || ' and ' || {{ fmt('max_auc', 4) }} || ' on '
+            || {{ fmt_int('auc_evals') }} || ' evaluations (steps ' || {{ fmt_int('first_step') }} || '-' || {{ fmt_int('last_step') }}
+            || '), never above 0.5 + ' || {{ threshold('chance_auc_tolerance') }}
+            || ' (an AUC of 0.5 is chance at any class balance)' as evidence,
+        first_step,
+        last_step,
+        auc_evals as steps_affected,
+        max_auc as observed_value,
+        cast(0.5 as {{ type_double() }}) as expected_value,
+        cast({{ threshold('chance_auc_tolerance') }} as {{ type_double() }}) as threshold_value,
+        'chance_auc_tolerance' as threshold_name,
+        cast(1 as {{ type_double() }}) as estimated_cost,
+        'relative_loss_drop' as cost_unit,
+        'a model that ranks at random has learned nothing usable' as cost_method,
+        0.9 as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Check that labels reach the loss and match the inputs (a shuffled or misaligned label file ranks at random); check the metric is fed probabilities for the positive class; try to overfit a handful of examples.'
+            as recommendation
+    from ranking_scores
+    where auc_evals >= {{ threshold('chance_auc_min_evals') }}
+        and max_auc <= 0.5 + {{ threshold('chance_auc_tolerance') }}
 ),
 
 detection_judged as (
@@ -564,6 +621,8 @@ unioned as (
     select * from zero_findings
     union all
     select * from chance_findings
+    union all
+    select * from chance_auc_findings
     union all
     select * from detection_findings
     union all

@@ -99,7 +99,7 @@ from run_diagnosis.importers.generic_lines import (
     table_records,
 )
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
-from run_diagnosis.run_files import ROWS_ARE_KEY, ZERO_TERMS_KEYS
+from run_diagnosis.run_files import OPTIONAL_EVAL_COLUMNS, ROWS_ARE_KEY, ZERO_TERMS_KEYS
 
 FORMAT = "generic"
 DESCRIPTION = (
@@ -1384,9 +1384,10 @@ def _eval_frame(
         },
         columns=EVAL_COLUMNS,
     )
-    score = assignment.columns.get("val_map50")
-    if score is not None:  # a detector's mAP50 (an optional column of the eval log)
-        frame["val_map50"] = metric_column(_field_values(rows, score, "val_map50", notes))
+    for optional in OPTIONAL_EVAL_COLUMNS:  # a detector's mAP50, a ROC AUC: written only when logged
+        score = assignment.columns.get(optional)
+        if score is not None:
+            frame[optional] = metric_column(_field_values(rows, score, optional, notes))
     return frame
 
 

@@ -50,7 +50,7 @@ from run_diagnosis.importers.canonical import (
 )
 from run_diagnosis.importers.metric_names import Assignment, resolve
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, convert
-from run_diagnosis.run_files import csv_columns
+from run_diagnosis.run_files import OPTIONAL_EVAL_COLUMNS, csv_columns
 
 
 @dataclass
@@ -189,9 +189,10 @@ def build_frames(records: Sequence[Record], source: str, conventions: Convention
         notes.append(f"{columns.get('val_accuracy')} has values outside 0..1: val_accuracy left empty")
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
-    if columns.get("val_map50") is not None:  # a detector's mAP50 (an optional column of the eval log)
-        scores = _by_row_or_step(records, eval_rows, lambda r: value(r, "val_map50"))
-        evals["val_map50"] = metric_column(scores)
+    for optional in OPTIONAL_EVAL_COLUMNS:  # a detector's mAP50, a ROC AUC: written only when logged
+        if columns.get(optional) is not None:
+            scores = _by_row_or_step(records, eval_rows, lambda r, f=optional: value(r, f))
+            evals[optional] = metric_column(scores)
     sets = evaluation_sets(
         mapping,
         lambda fieldname, name: [

@@ -82,6 +82,7 @@ FIELDS = (
     "val_accuracy",
     "test_accuracy",
     "val_map50",
+    "val_auc",
     "learning_rate",
     "grad_norm",
     "step_time_sec",
@@ -646,6 +647,11 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
         if _at_iou_half(words):
             return "map50", "map at IoU 0.5"
         return "other", "map not at IoU 0.5 alone (COCO's 0.5:0.95, or no threshold named)"
+    # the area under the ROC curve ('val_auc', 'valid_auc', 'dev_auroc', 'val_roc_auc'): 0.5 is chance at
+    # any class balance; not the area under the precision-recall curve ('val_pr_auc'), whose chance is
+    # the share of positives
+    if present.intersection(_ROC_AUC) and not present & _PRECISION_RECALL:
+        return "auc", first(*_ROC_AUC)
     other = [w for w in words if w in kinds and kinds[w].kind == OTHER and w not in _TIME_PARTS]
     if other:
         return "other", other[0]
@@ -709,6 +715,9 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
     return None, ""
 
 
+_ROC_AUC = ("auc", "auroc")
+_PRECISION_RECALL = frozenset({"pr", "prc", "precision", "recall", "ap"})
+
 # the standard losses' names; a name whose only quantity is one of them is that loss
 _LOSS_FUNCTIONS = frozenset({"mse", "mae", "smoothl1", "huber", "bce", "hinge"})
 _LOSS_FUNCTION_NAMED = " (a loss function's name, not the word loss)"
@@ -726,6 +735,8 @@ _FIELD_BY_SPLIT: dict[str, dict[str | None, str | None]] = {
     # a detector's mAP is computed on its validation set (YOLO's results.csv names no split:
     # 'metrics/mAP50(B)'); one of the training or test split is not that series
     "map50": {"train": None, None: "val_map50", "validation": "val_map50", "test": None},
+    # a ROC AUC is judged on validation; Keras names the training one by the bare name ('auc')
+    "auc": {"train": None, None: None, "validation": "val_auc", "test": None},
     "accuracy": {
         "train": "train_accuracy",
         None: "train_accuracy",

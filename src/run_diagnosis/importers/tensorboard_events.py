@@ -63,14 +63,14 @@ from run_diagnosis.importers.training_args import (
     schedule_from_args,
     steps_per_epoch_from_log,
 )
-from run_diagnosis.run_files import csv_columns
+from run_diagnosis.run_files import OPTIONAL_EVAL_COLUMNS, csv_columns
 
 FORMAT = "tensorboard"
 DESCRIPTION = "TensorBoard event files (events.out.tfevents.*): a file, or a folder searched recursively"
 
 EVENT_FILE_MARK = "tfevents"
 TRAIN_FIELDS = ("loss", "grad_norm", "learning_rate", "step_time_sec")
-EVAL_FIELDS = ("val_loss", "val_accuracy", "val_map50")
+EVAL_FIELDS = ("val_loss", "val_accuracy", *OPTIONAL_EVAL_COLUMNS)
 SCALAR_PLUGIN = "scalars"
 LEGACY_KINDS = {"histo": "histograms", "image": "images", "audio": "audio", "tensor": "tensor"}
 

@@ -42,7 +42,7 @@ from run_diagnosis.importers.canonical import (
 from run_diagnosis.importers.metric_names import resolve
 from run_diagnosis.importers.training_args import epoch_fallback_events
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, cell_parser, column_unit, split_cell
-from run_diagnosis.run_files import csv_columns
+from run_diagnosis.run_files import OPTIONAL_EVAL_COLUMNS, csv_columns
 
 # names the resolver reads as each field, for messages
 EXAMPLES = {
@@ -269,9 +269,10 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         )
         accuracy = [None] * len(eval_rows)
     evals["val_accuracy"] = metric_column(accuracy)
-    if columns.get("val_map50") is not None:
-        scores = _by_row_or_step(table, columns, "val_map50", steps, eval_rows, notes)
-        evals["val_map50"] = metric_column(scores)
+    for optional in OPTIONAL_EVAL_COLUMNS:  # a detector's mAP50, a ROC AUC: written only when logged
+        if columns.get(optional) is not None:
+            scores = _by_row_or_step(table, columns, optional, steps, eval_rows, notes)
+            evals[optional] = metric_column(scores)
 
     def read(fieldname: str, name: str) -> list[tuple[int, float | None]]:
         cells = _cells(table, name, cell_parser(fieldname, name, to_float))
