@@ -304,7 +304,7 @@ referenced as (
 ),
 
 evals as (
-    select run_id, step, val_loss, eval_index, train_loss_smoothed
+    select run_id, step, val_loss, val_accuracy, eval_index, train_loss_smoothed
     from {{ run_ref('int_evals_compared') }}
     where val_loss is not null
 ),
@@ -314,6 +314,7 @@ eval_changes as (
         run_id,
         step,
         val_loss,
+        val_accuracy,
         eval_index,
         train_loss_smoothed,
         abs(val_loss - {{ previous_value('val_loss', 'step', 'run_id') }}) as eval_change
@@ -365,15 +366,33 @@ repeated_evals as (
         and eval_changes.eval_index = eval_summary.repeated_from_index
 ),
 
+repeated_accuracy as (
+    -- the lowest validation accuracy over the final stretch of repeated evaluations
+    select
+        eval_changes.run_id,
+        min(eval_changes.val_accuracy) as min_accuracy
+    from eval_changes
+    inner join eval_summary
+        on eval_changes.run_id = eval_summary.run_id
+        and eval_changes.eval_index >= eval_summary.repeated_from_index
+    group by eval_changes.run_id
+),
+
 repeated_digits as (
     -- whether the repeated value carries frozen_eval_min_significant_digits: it lies farther than
     -- frozen_loss_tolerance (relative) from its rounding to one digit less (a value printed with
-    -- fewer digits can repeat by rounding alone)
+    -- fewer digits can repeat by rounding alone); and whether those evaluations were saturated: every
+    -- one of them classified the whole validation set right (accuracy 1), where the outputs can sit at
+    -- a floor of their own (probabilities rounded to 1) and a value that repeats no longer shows that
+    -- the weights stopped changing
     select
-        *,
+        repeated_evals.*,
         coalesce(abs(scaled_val_loss - round(scaled_val_loss)) > {{ threshold('frozen_loss_tolerance') }} * scaled_val_loss, false)
-            as has_enough_digits
+            as has_enough_digits,
+        coalesce(repeated_accuracy.min_accuracy >= 1, false) as is_eval_saturated
     from repeated_evals
+    left join repeated_accuracy
+        on repeated_evals.run_id = repeated_accuracy.run_id
 ),
 
 lr_ranges as (
@@ -475,6 +494,7 @@ joined as (
         repeated_digits.repeated_val_loss,
         coalesce(repeated_digits.repeated_evals, 0) as repeated_evals,
         coalesce(repeated_digits.has_enough_digits, false) as has_enough_digits,
+        coalesce(repeated_digits.is_eval_saturated, false) as is_eval_saturated,
         greatest(coalesce(windows.last_step, eval_summary.last_eval_step), coalesce(eval_summary.last_eval_step, windows.last_step))
             as last_logged_step,
         case when eval_summary.best_trained_val_loss is not null then 'validation'
@@ -569,6 +589,7 @@ flagged as (
         coalesce(
             repeated_evals >= {{ threshold('frozen_eval_min_evals') }}
             and has_enough_digits
+            and not is_eval_saturated
             and last_logged_step - repeated_from_step >= {{ threshold('frozen_eval_min_share') }} * last_logged_step,
             false
         ) as is_eval_frozen,

@@ -387,6 +387,24 @@ def test_evaluations_repeating_a_value_rounded_to_four_digits_are_no_finding(dia
     assert not found["category"].isin(["no_learning", "underfitting"]).any(), found[["finding_id", "title"]]
 
 
+def stopped_at_perfect_accuracy() -> RunBuilder:
+    builder = RunBuilder().plant_stopped_learning(from_step=140)
+    builder.evals.loc[builder.evals["step"] >= 140, "val_accuracy"] = 1.0
+    return builder
+
+
+@fixture_run(stopped_at_perfect_accuracy)
+def test_evaluations_that_repeat_at_perfect_accuracy_are_saturated_not_stopped(diagnosis: Diagnosis) -> None:
+    # the same repeats where every one of those evaluations classified the whole validation set right:
+    # its outputs can sit at a floor of their own (a YOLOv8 classifier at top-1 1.0 whose validation
+    # loss repeated 0.15078 nine times while its training loss kept changing), so no finding
+    assert "no_learning:stopped" not in set(diagnosis.findings()["finding_id"])
+    progress = diagnosis.query(
+        "select is_eval_saturated, is_eval_frozen from main.int_learning_progress_measured"
+    )
+    assert progress["is_eval_saturated"].all() and not progress["is_eval_frozen"].any()
+
+
 @fixture_run(lambda: RunBuilder().plant_frozen_loss(from_step=100, level=0.0003))
 def test_a_converged_loss_printed_as_one_small_value_is_not_frozen(diagnosis: Diagnosis) -> None:
     # a loss near 0 printed to 4 decimals can repeat one rounded value: below frozen_loss_min_level
