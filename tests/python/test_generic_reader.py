@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -252,6 +253,35 @@ def test_a_rerun_appended_to_a_counterless_log_starts_the_rows_again(tmp_path: P
         run = generic_log.load(write(tmp_path, "loss.csv", loss_lines(values)))
         assert steps(run.train) == list(range(1, len(values) + 1))
         assert run.events.empty
+
+
+def test_an_elapsed_clock_that_starts_over_while_the_counter_carries_on_is_a_resume(tmp_path: Path) -> None:
+    # Ultralytics' resume continues the epoch count, and its results.csv 'time' (seconds since the
+    # process started) starts over: a new process took the run on at epoch 7
+    clock = [380.0 * e for e in range(1, 7)] + [360.0 * (e - 6) for e in range(7, 13)]
+    rows = [f"{e},{t},{2.0 - 0.1 * e:.2f}" for e, t in zip(range(1, 13), clock, strict=True)]
+    run = generic_log.load(write(tmp_path, "results.csv", "\n".join(["epoch,time,train/loss", *rows]) + "\n"))
+    assert steps(run.train) == list(range(1, 13))
+    assert [(s, e) for s, e in run.events.itertuples(index=False, name=None)] == [
+        (7, "run resumed: 'time' went backwards (a new process)")
+    ]
+    # a clock that only grows: no event
+    rows = [f"{e},{380.0 * e},{2.0 - 0.1 * e:.2f}" for e in range(1, 13)]
+    run = generic_log.load(write(tmp_path, "results.csv", "\n".join(["epoch,time,train/loss", *rows]) + "\n"))
+    assert run.events.empty
+
+
+def test_single_batch_noise_in_a_counterless_log_is_no_rerun(tmp_path: Path) -> None:
+    # a fine-tune of batch 2 printing each batch's loss: the losses scatter by half their level from
+    # row to row, so stretches of harder batches at twice the level, starting near the first rows'
+    # level, are the log's own noise (a PSPNet log of 585 batches, the forty-third held-out half)
+    rng = np.random.default_rng(7)
+    values = [round(float(v), 4) for v in np.exp(rng.normal(math.log(0.9), 0.6, 300))]
+    values[:4] = [2.64, 1.55, 0.79, 1.44]
+    values[150:155] = [2.83, 2.68, 1.28, 1.64, 2.52]
+    run = generic_log.load(write(tmp_path, "loss.csv", loss_lines(values)))
+    assert steps(run.train) == list(range(1, 301))
+    assert run.events.empty and not any("started over" in note for note in run.notes)
 
 
 def test_a_table_written_with_decimal_commas(tmp_path: Path) -> None:

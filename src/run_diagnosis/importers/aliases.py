@@ -284,6 +284,12 @@ def step_times_from_elapsed(
     return times, resets
 
 
+def clock_reset_events(resets: Sequence[int], name: str) -> list[tuple[int, str]]:
+    """The resume events of an elapsed-time clock that went backwards (step_times_from_elapsed's
+    resets): a clock counted from the process's start begins again in a new process."""
+    return [(step, f"run resumed: {name} went backwards (a new process)") for step in resets]
+
+
 EVAL_SET_FIELDS = ("val_loss", "val_accuracy")
 
 

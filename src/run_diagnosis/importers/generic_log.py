@@ -67,7 +67,7 @@ import pandas as pd
 import yaml
 
 from run_diagnosis.importers import RunImportError, metric_names, script_settings, yolo_results
-from run_diagnosis.importers.aliases import metric_column, step_times_from_elapsed
+from run_diagnosis.importers.aliases import clock_reset_events, metric_column, step_times_from_elapsed
 from run_diagnosis.importers.canonical import (
     EVAL_COLUMNS,
     TRAIN_COLUMNS,
@@ -1094,11 +1094,16 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"learning_rate <- {shared!r}: the schedule most of the parameter groups share at every row "
             "(a group apart, as YOLO's biases warmed down from warmup_bias_lr, is not the run's)"
         )
-    train_frame, interval_means = _train_frame(train, train_steps, assignment, loss, notes)
+    train_frame, interval_means, clock_resets = _train_frame(train, train_steps, assignment, loss, notes)
     eval_frame = _eval_frame(evals, eval_steps, assignment, val, notes, val_field)
     restarts = _restart_events(train, train_steps, counting)
+    # an elapsed clock that went back where the counter carried on: a new process resumed the run
+    # (Ultralytics' resume continues the epoch count; its results.csv 'time' starts over)
+    counted = {step for step, _ in restarts}
+    clock = repr(assignment.columns.get("step_time_sec"))
     events = (
         restarts
+        + clock_reset_events([s for s in clock_resets if s not in counted], clock)
         + _plan_changes(train, train_steps, restarts)
         + _ending_traceback(train, train_steps, skipped)
         + ([written_several_times_event(train_steps[0], copies, len(train))] if copies else [])
@@ -1231,7 +1236,11 @@ ELAPSED_MIN_ROWS = 5  # fewer rows rise together by chance
 # of the rows the first run took from that level, and over the next RELAUNCH_FALL_ROWS rows falls
 # by RELAUNCH_PACE_SHARE of what the first run fell over as many rows (a fall of
 # RELAUNCH_MIN_EARLY_FALL or more): a fresh start relearns at the first run's pace, where a spike
-# comes back at once and a divergence stays up
+# comes back at once and a divergence stays up. Not in a loss whose median change from row to row is
+# RELAUNCH_MAX_SCATTER of its level or more: there a jump to twice the level and a stretch of harder
+# batches are the log's own noise, and the level alone cannot tell them from a rerun (a segmentation
+# fine-tune of batch 2 whose single-batch losses scatter 0.4-3.3, 57% from row to row, is no rerun;
+# the corpus's counterless logs with appended reruns are epoch means that move 0.2-2% from row to row)
 RELAUNCH_JUMP = 2.0
 RELAUNCH_LEVEL_RATIO = 1.25
 RELAUNCH_BACK = 1.1
@@ -1240,11 +1249,16 @@ RELAUNCH_PACE_SHARE = 0.5
 RELAUNCH_FALL_ROWS = 10
 RELAUNCH_MIN_EARLY_FALL = 0.05
 RELAUNCH_LEVEL_ROWS = 5  # the rows before a jump whose median is the level it jumped from
+RELAUNCH_MAX_SCATTER = 0.2
 
 
 def fresh_starts(losses: list[float | None]) -> list[int]:
     """The rows of a counterless loss series where a rerun starts (see RELAUNCH_JUMP)."""
     values = [v if v is not None and math.isfinite(v) and v > 0 else None for v in losses]
+    present = [v for v in values if v is not None]
+    changes = [abs(b - a) / ((a + b) / 2) for a, b in itertools.pairwise(present)]
+    if changes and statistics.median(changes) >= RELAUNCH_MAX_SCATTER:
+        return []  # a loss this noisy jumps to twice its level on its own
     starts: list[int] = []
     first = 0
     for j in range(1, len(values)):
@@ -1306,12 +1320,14 @@ def _renumbered(n: int, starts: list[int]) -> list[int]:
 
 def _train_frame(
     rows: list[Record], steps: list[int], assignment: metric_names.Assignment, loss: str, notes: list[str]
-) -> tuple[pd.DataFrame, bool]:
-    """The canonical train frame, and whether its step times are the means over the logging
-    intervals (read off a clock's differences: an elapsed-time field or the lines' timestamps)."""
+) -> tuple[pd.DataFrame, bool, list[int]]:
+    """The canonical train frame, whether its step times are the means over the logging intervals
+    (read off a clock's differences: an elapsed-time field or the lines' timestamps), and the steps
+    at which an elapsed-time field went backwards (step_times_from_elapsed's resets)."""
     data: dict[str, pd.Series] = {"step": pd.Series(steps, dtype="int64")}
     sources = {"loss": loss, **{f: assignment.columns.get(f) for f in TRAIN_COLUMNS[3:]}}
     interval_means = False
+    resets: list[int] = []
     for column in TRAIN_COLUMNS[1:]:
         if column == "shard_id":
             data[column] = pd.Series([None] * len(rows), dtype=object)
@@ -1323,7 +1339,7 @@ def _train_frame(
             continue
         values = _field_values(rows, sources.get(column), column, notes, assignment.terms.get(column, ()))
         if column == "step_time_sec" and _is_elapsed(values):
-            values, _ = step_times_from_elapsed(steps, values, notes, repr(sources.get(column)))
+            values, resets = step_times_from_elapsed(steps, values, notes, repr(sources.get(column)))
             interval_means = any(v is not None for v in values)
             if interval_means:
                 notes.append(
@@ -1331,7 +1347,7 @@ def _train_frame(
                     f"{ELAPSED_MIN_GROWTH:g}x or more over the run): seconds per step from its differences"
                 )
         data[column] = metric_column(values)
-    return pd.DataFrame(data, columns=TRAIN_COLUMNS), interval_means
+    return pd.DataFrame(data, columns=TRAIN_COLUMNS), interval_means, resets
 
 
 def _is_elapsed(values: list[float | None]) -> bool:

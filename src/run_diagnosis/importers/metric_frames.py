@@ -33,6 +33,7 @@ from run_diagnosis.importers import NoLossError, RunImportError, training_args
 from run_diagnosis.importers.aliases import (
     DECIMAL_COMMA,
     UNREADABLE,
+    clock_reset_events,
     column_map,
     evaluation_sets,
     files_to_read,
@@ -255,7 +256,7 @@ def _step_times(
             f"step_time_sec from {columns[counter]!r} deltas / step deltas between consecutive records: "
             "the average over each logging interval (a checkpoint or an evaluation inside it included)"
         )
-    events = [(step, f"run resumed: {columns[counter]} went backwards (a new process)") for step in resets]
+    events = clock_reset_events(resets, columns[counter])
     return [by_record.get(id(r)) for r in train_rows], events, any(t is not None for t in times)
 
 
