@@ -159,6 +159,18 @@ def test_a_variant_stands_in_but_a_component_never_does() -> None:
     assert "loss" not in assign(["step", "loss_aux", "z_loss"]).columns
 
 
+def test_an_accuracy_under_the_validators_namespace_is_validations() -> None:
+    # Ultralytics' classifier results.csv: its validator's top-1 accuracy under 'metrics/', no split word
+    chosen = assign(["epoch", "train/loss", "metrics/accuracy_top1", "metrics/accuracy_top5", "val/loss"])
+    assert chosen.columns["val_accuracy"] == "metrics/accuracy_top1"
+    assert "train_accuracy" not in chosen.columns
+    # a split word there still decides (Composer), and a bare accuracy stays the training one
+    assert resolve("metrics/train/MulticlassAccuracy").field == "train_accuracy"
+    assert resolve("metrics/eval/MulticlassAccuracy").field == "val_accuracy"
+    assert resolve("accuracy").field == "train_accuracy"
+    assert resolve("train/metrics/acc").field == "train_accuracy"
+
+
 def test_a_roc_auc_on_validation_is_val_auc_and_a_precision_recall_auc_is_not() -> None:
     # Keras' CSVLogger ('auc', 'val_auc'), Lightning ('valid_auc', 'val_auroc_epoch', 'dev_auroc'),
     # scikit-learn's name ('val_roc_auc'): 0.5 is chance at any class balance

@@ -716,6 +716,8 @@ def _quantity(words: list[str], name: str) -> tuple[str | None, str]:
 
 
 _ROC_AUC = ("auc", "auroc")
+# the namespace a validator files its scores under, when the name says no split (Ultralytics)
+_VALIDATOR_NAMESPACE = "metrics/"
 _PRECISION_RECALL = frozenset({"pr", "prc", "precision", "recall", "ap"})
 
 # the standard losses' names; a name whose only quantity is one of them is that loss
@@ -853,6 +855,12 @@ def resolve(name: str) -> Meaning:
     if unit:
         reasons.append(f"unit {unit}")
     label_positions, label, label_index = _set_label(words, split)
+    if split is None and quantity == "accuracy" and name.strip().lower().startswith(_VALIDATOR_NAMESPACE):
+        # Ultralytics' results.csv files its validator's scores under 'metrics/' ('metrics/accuracy_top1',
+        # 'metrics/mAP50(B)') beside 'train/loss' and 'val/loss'; Composer names the split there
+        # ('metrics/eval/MulticlassAccuracy'): an accuracy there with no split word is validation's
+        split = "validation"
+        reasons.append(f"under {_VALIDATOR_NAMESPACE!r} with no split word: the validator's")
     rank, aggregation, index, rank_reasons, term = _rank(words, quantity, split, name, label_positions)
     if label is not None:
         rank, index = max(rank, VARIANT), label_index
