@@ -172,6 +172,8 @@ def test_event_kinds_and_resumed_step(diagnosis: Diagnosis) -> None:
         ),
         ("saved checkpoint at iteration 300", "checkpoint_saved", 300),
         ("CUDA out of memory. Tried to allocate 2.00 GiB", "crash", None),
+        # an importer's: an elapsed clock that went back while the counter carried on (a new process)
+        ("run resumed: 'time' went backwards (a new process)", "restart", None),
         ("the cat sat on the mat", "other", None),
     ],
 )
