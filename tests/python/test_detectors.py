@@ -218,6 +218,15 @@ def test_run_restart_and_replay_resolution(diagnosis: Diagnosis, crash_after: in
     assert "run_crashed_and_resumed" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_restart(crash_after=137, resume_from=137))
+def test_a_resume_that_lost_no_steps_is_at_its_step(diagnosis: Diagnosis) -> None:
+    """Resumed from the checkpoint of its last step: nothing replayed, and the finding's range is the
+    step it resumed at (not 'steps 138-137')."""
+    row = findings_of(diagnosis, "run_restart").set_index("finding_id").loc["run_restart:138"]
+    assert (row["first_step"], row["last_step"], row["steps_affected"]) == (138, 138, 0)
+    assert "losing no steps" in row["title"]
+
+
 @fixture_run(lambda: RunBuilder().plant_duplicate_row(40).plant_swap(150))
 def test_duplicates_and_swaps_are_step_sequence_findings(diagnosis: Diagnosis) -> None:
     ids = set(findings_of(diagnosis, "step_sequence")["finding_id"])

@@ -54,7 +54,9 @@ final as (
             || case when not restarts.is_seen_in_events then '; no restart event was logged: the replay is seen only in the step numbers' else '' end
             as evidence,
         restarts.resume_step as first_step,
-        restarts.crashed_after_step as last_step,
+        -- the replayed range; a resume that lost no steps (it carried on from its last step) is at its step
+        case when restarts.crashed_after_step < restarts.resume_step then restarts.resume_step
+            else restarts.crashed_after_step end as last_step,
         restarts.steps_lost as steps_affected,
         cast(restarts.crashed_after_step as {{ type_double() }}) as observed_value,
         cast(restarts.resume_step - 1 as {{ type_double() }}) as expected_value,
