@@ -837,13 +837,17 @@ def test_lightning_hparams_grouped_in_a_training_section_plan_the_run(tmp_path: 
     )
 
 
+# a Lightning log of epochs 0-1 (steps 9-199, every tenth), its loss falling from 3.0: it ends in epoch 1
+TWO_EPOCHS_OF_STEPS = [(s // 100, s, 3.0 - s / 1000) for s in range(9, 200, 10)]
+
+
 def test_lightning_hparams_of_a_dataclass_config_saved_whole_plan_the_run(tmp_path: Path) -> None:
     """A dataclass config saved whole (`cfg: !!python/object:__main__.Config` wrapping `experiment`,
     which holds `trainer` and `optimizer`) plans the run from its nested training sections: the
     log ends in epoch 1 of its 200 planned."""
     run = load_epoch_step_loss(
         tmp_path,
-        [(s // 100, s, 3.0 - s / 1000) for s in range(9, 200, 10)],
+        TWO_EPOCHS_OF_STEPS,
         "cfg: !!python/object:__main__.Config\n  experiment: !!python/object:__main__.ExperimentConfig\n"
         "    optimizer: !!python/object:__main__.OptimizerConfig\n      lr: 0.0001\n"
         "    trainer: !!python/object:__main__.TrainerConfig\n      max_epochs: 200\n"
@@ -862,7 +866,7 @@ def test_lightning_hparams_keyed_by_pickled_numpy_scalars_are_read(tmp_path: Pat
     the key is kept as a tuple and the plan is still read."""
     run = load_epoch_step_loss(
         tmp_path,
-        [(s // 100, s, 3.0 - s / 1000) for s in range(9, 200, 10)],
+        TWO_EPOCHS_OF_STEPS,
         "max_epochs: 30\nlearning_rate: 0.003\ncategorical_encoders:\n  region:\n    classes_:\n"
         "      ? !!python/object/apply:numpy._core.multiarray.scalar\n"
         "      - !!python/object/apply:numpy.dtype\n        args: [i8, false, true]\n"
