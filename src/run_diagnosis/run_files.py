@@ -52,6 +52,12 @@ REQUIRED_CONFIG_KEYS = tuple([f"lr_schedule.{key}" for key in REQUIRED_SCHEDULE_
 # stall by its window (int_step_times_profiled)
 INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 
+# the config fields an importer sets from a dataset file that names the run's training and
+# validation data (an Ultralytics data YAML's `train` and `val`, joined to its `path`): the same
+# places in both means the run validated on its training data (eval_contamination)
+TRAIN_DATA_KEY = "train_data"
+EVAL_DATA_KEY = "eval_data"
+
 # the config field an importer sets to "epoch" when each train row is an epoch, not a step (a
 # per-epoch log read by the generic reader): check_coverage then says which checks need steps
 ROWS_ARE_KEY = "rows_are"

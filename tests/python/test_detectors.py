@@ -920,6 +920,30 @@ def test_eval_set_the_size_of_the_training_set_is_high(diagnosis: Diagnosis) -> 
     assert found.loc["eval_contamination:eval_is_train", "severity"] == "high"
 
 
+SAME_DATA = "datasets/parts/images/train"
+
+
+@fixture_run(lambda: RunBuilder().plant_config(train_data=SAME_DATA, eval_data=SAME_DATA))
+def test_a_dataset_file_naming_the_training_data_for_validation_is_eval_on_train(
+    diagnosis: Diagnosis,
+) -> None:
+    # an Ultralytics data YAML whose val is its train (the importer's train_data and eval_data): the
+    # data is known to be the same, how far its numbers are off is not, so medium
+    found = findings_of(diagnosis, "eval_contamination").set_index("finding_id")
+    assert list(found.index) == ["eval_contamination:eval_is_train"]
+    row = found.loc["eval_contamination:eval_is_train"]
+    assert row["severity"] == "medium"
+    assert f"The validation data is the training data ({SAME_DATA})" in row["title"]
+    assert f"the dataset file names {SAME_DATA} for both training and validation" in row["evidence"]
+
+
+@fixture_run(
+    lambda: RunBuilder().plant_config(train_data=SAME_DATA, eval_data=SAME_DATA.replace("train", "val"))
+)
+def test_a_dataset_file_naming_other_validation_data_is_no_eval_on_train(diagnosis: Diagnosis) -> None:
+    assert findings_of(diagnosis, "eval_contamination").empty
+
+
 def loss_collapsed_to_zero() -> RunBuilder:
     builder = RunBuilder()
     builder.train.loc[builder.train["step"] > 60, "loss"] = 0.0

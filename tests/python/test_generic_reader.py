@@ -271,6 +271,39 @@ def test_an_elapsed_clock_that_starts_over_while_the_counter_carries_on_is_a_res
     assert run.events.empty
 
 
+def test_launches_appended_to_one_epoch_log_are_restarts_where_the_counter_starts_over(
+    tmp_path: Path,
+) -> None:
+    # a script appending one line an epoch to the same file at every launch: a launch that ended
+    # after its first epoch, another, one of three epochs, then one of four. The epoch counter repeats
+    # only its first value, and goes back to it: launches, not an epoch logged on several rows
+    epochs = [0, 0, 0, 1, 2, 0, 1, 2, 3]
+    values = [415.17, 242.14, 437.2, 64.19, 63.22, 284.14, 20.58, 12.82, 8.11]
+    text = "".join(f"epoch:{e}\tloss:{v}\tf1:0.1\n" for e, v in zip(epochs, values, strict=True))
+    run = generic_log.load(write(tmp_path, "log.txt", text))
+    assert steps(run.train) == epochs
+    assert [step for step, _ in run.events.itertuples(index=False, name=None)] == [0, 0, 0]
+    assert "started over at 0 at line 2" in run.events["event"].iloc[0]
+    # an epoch logged on several rows repeats its other values too: rows in file order, no restart
+    batches = [0, 0, 0, 1, 1, 1, 0, 0, 1, 1]
+    text = "".join(f"epoch:{e}\tloss:{3.0 - 0.1 * i:.3f}\n" for i, e in enumerate(batches))
+    run = generic_log.load(write(tmp_path, "log.txt", text))
+    assert steps(run.train) == list(range(1, len(batches) + 1))
+    assert run.events.empty
+
+
+def test_a_loop_index_named_i_is_the_step_counter(tmp_path: Path) -> None:
+    # print(f"i: {i}, train_loss: {loss}") inside `for i, batch in enumerate(loader)`, under an
+    # 'Epoch 1' banner, in a file two launches appended to: the index counts the steps, and its
+    # going back to 0 is the second launch
+    lines = ["Epoch 1", *(f"[TRAIN]: i: {i}, train_loss: {1.39 - 0.001 * i}" for i in range(12))]
+    lines += ["Epoch 1", *(f"[TRAIN]: i: {i}, train_loss: {1.39 - 0.001 * i}" for i in range(5))]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [*range(12), *range(5)]
+    assert [step for step, _ in run.events.itertuples(index=False, name=None)] == [0]
+    assert not any(note.startswith(metric_names.NOT_UNDERSTOOD) for note in run.notes)
+
+
 def test_single_batch_noise_in_a_counterless_log_is_no_rerun(tmp_path: Path) -> None:
     # a fine-tune of batch 2 printing each batch's loss: the losses scatter by half their level from
     # row to row, so stretches of harder batches at twice the level, starting near the first rows'
@@ -1071,6 +1104,39 @@ def test_an_ultralytics_run_states_its_peak_lr(
     run = generic_log.load(write(tmp_path, "results.csv", yolo_lr_rows(10, 2)))
     assert run.schedule.get("peak_lr") == peak
     assert (run.config.get("optimizer") or {}).get("name") == optimizer
+
+
+@pytest.mark.parametrize(
+    ("data", "dataset", "written", "same"),
+    [
+        # coco128.yaml: val is the training folder, by design of the demo set
+        (
+            "data\\coco128.yaml",
+            "path: ../datasets/coco128\ntrain: images/train2017\nval: images/train2017\n",
+            "coco128.yaml",
+            True,
+        ),
+        # the same folder written two ways (a Windows root, a trailing slash)
+        ("config.yaml", "path: C:\\data\ntrain: images\nval: ./images/\n", "config.yaml", True),
+        # a list of folders for each split, in another order
+        ("sets/d.yaml", "train: [a/img, b/img]\nval: [b/img, a/img]\n", "sets/d.yaml", True),
+        ("data.yaml", "path: /mnt/data\ntrain: images/train\nval: images/val\n", "data.yaml", False),
+    ],
+)
+def test_an_ultralytics_run_states_its_training_and_validation_data(
+    tmp_path: Path, data: str, dataset: str, written: str, same: bool
+) -> None:
+    # args.yaml's `data` names the dataset file (as the training command was given it: found under
+    # the run folder, above it, or beside the log by its name); its `val` may be its `train`
+    (tmp_path / "args.yaml").write_text(f"model: yolov8n.pt\nepochs: 10\ndata: {data}\n", encoding="utf-8")
+    (tmp_path / written).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / written).write_text(dataset, encoding="utf-8")
+    run = generic_log.load(write(tmp_path, "results.csv", yolo_lr_rows(10, 2)))
+    assert (run.config["train_data"] == run.config["eval_data"]) is same
+    # no dataset file, or one without both splits: nothing is said
+    (tmp_path / written).write_text("names: [a, b]\n", encoding="utf-8")
+    run = generic_log.load(write(tmp_path, "results.csv", yolo_lr_rows(10, 2)))
+    assert "train_data" not in run.config and "eval_data" not in run.config
 
 
 def test_a_console_with_no_counter_on_any_line_numbers_its_loss_lines(tmp_path: Path) -> None:

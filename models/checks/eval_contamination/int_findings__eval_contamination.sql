@@ -1,6 +1,8 @@
 -- Finding: validation data is likely inside training: a training shard whose
 -- source names an eval / holdout / test set; the evaluation set the same size
--- as the training set (the run's own eval_samples = train_samples); validation
+-- as the training set (the run's own eval_samples = train_samples); a dataset
+-- file that names the same data for validation as for training (the config's
+-- train_data = eval_data: an Ultralytics data YAML whose val is its train); validation
 -- loss equal to the training loss logged at the same step on several
 -- evaluations; or validation loss persistently below the training loss around it
 -- (by contamination_min_gap, in at least contamination_min_share of the
@@ -53,7 +55,9 @@ sample_counts as (
     select
         run_id,
         {{ parse_integer(json_text('config_json', '$.train_samples')) }} as train_samples,
-        {{ parse_integer(json_text('config_json', '$.eval_samples')) }} as eval_samples
+        {{ parse_integer(json_text('config_json', '$.eval_samples')) }} as eval_samples,
+        {{ json_text('config_json', '$.train_data') }} as train_data,
+        {{ json_text('config_json', '$.eval_data') }} as eval_data
     from {{ run_ref('stg_training__config') }}
 ),
 
@@ -72,6 +76,8 @@ strong_evidence as (
         last_eval.val_loss as last_val_loss,
         last_eval.train_loss_smoothed as last_train_loss,
         coalesce(sample_counts.train_samples = sample_counts.eval_samples, false) as is_same_sample_count,
+        sample_counts.train_data,
+        coalesce(sample_counts.train_data = sample_counts.eval_data, false) as is_same_data,
         -- evaluated on the training batches, every evaluation scores what training did; a few equal
         -- among many are values printed with few digits that coincide
         coalesce(exact_matches.exact_evals, 0) >= {{ threshold('contamination_exact_min_evals') }}
@@ -140,20 +146,27 @@ source_findings as (
 ),
 
 strong_findings as (
-    -- the evaluation set is the training set (same size) or scores exactly what training scored
+    -- the evaluation set is the training set (same size, or the same data named by its dataset file) or
+    -- scores exactly what training scored
     select
         run_id,
         'eval_contamination:eval_is_train' as finding_id,
         'eval_contamination' as category,
-        case when is_exact_match or coalesce(last_val_loss <= last_train_loss, false) then 'high' else 'medium' end
-            as severity,
-        case when is_same_sample_count
+        -- a dataset file that names the training data for validation too is certain but says nothing of
+        -- how far the numbers are off (a demo set such as coco128 does it by design): medium alone
+        case when is_exact_match or (is_same_sample_count and coalesce(last_val_loss <= last_train_loss, false)) then 'high'
+            else 'medium' end as severity,
+        case when is_same_data
+            then 'The validation data is the training data (' || train_data
+                || '): every validation number of this run scores images or examples it trained on, so none says how it does on held-out data.'
+            when is_same_sample_count
             then 'The evaluation set has as many samples as the training set (' || {{ fmt_int('eval_samples') }}
                 || '): the run most likely evaluated on its training data, so its validation numbers say nothing about held-out data.'
             else 'Validation loss equalled the training loss at the same step on ' || {{ fmt_int('exact_evals') }}
                 || ' evaluations: the evaluation batches are the training batches.'
         end as title,
-        'train_samples ' || coalesce({{ fmt_int('train_samples') }}, 'unknown') || ', eval_samples '
+        case when is_same_data then 'the dataset file names ' || train_data || ' for both training and validation; ' else '' end
+            || 'train_samples ' || coalesce({{ fmt_int('train_samples') }}, 'unknown') || ', eval_samples '
             || coalesce({{ fmt_int('eval_samples') }}, 'unknown') || '; evaluations equal to the training loss at the same step (within '
             || {{ threshold('contamination_exact_tolerance') }} || ' relative): ' || {{ fmt_int('exact_evals') }}
             || ' of the ' || {{ fmt_int('paired_evals') }} || ' with a training loss there'
@@ -174,7 +187,7 @@ strong_findings as (
         'Evaluate on a held-out split (check the eval dataset argument and the split names); until then treat every validation number of this run as a training number.'
             as recommendation
     from strong_evidence
-    where is_same_sample_count or is_exact_match
+    where is_same_sample_count or is_exact_match or is_same_data
 ),
 
 gap_findings as (

@@ -99,7 +99,13 @@ from run_diagnosis.importers.generic_lines import (
     table_records,
 )
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
-from run_diagnosis.run_files import OPTIONAL_EVAL_COLUMNS, ROWS_ARE_KEY, ZERO_TERMS_KEYS
+from run_diagnosis.run_files import (
+    EVAL_DATA_KEY,
+    OPTIONAL_EVAL_COLUMNS,
+    ROWS_ARE_KEY,
+    TRAIN_DATA_KEY,
+    ZERO_TERMS_KEYS,
+)
 
 FORMAT = "generic"
 DESCRIPTION = (
@@ -489,10 +495,32 @@ class Counting:
     map_record: Callable[[Record], int | None] | None = None  # a step for another layout's record
     steps_per_epoch: int | None = None  # rows an epoch, when an epoch counter groups the rows
     epochs_logged: int | None = None  # epochs the rows reach (begun), when an epoch counter numbers them
+    # the counter's first value repeated on consecutive rows is a launch that ended on its first row
+    # and a new one (_relaunched_epochs): a restart, as a counter that goes back is
+    repeats_are_launches: bool = False
 
 
 def _value(record: Record, name: str) -> float | None:
     return record.counters.get(name)
+
+
+def _relaunched_epochs(values: list[float | None]) -> bool:
+    """One row an epoch in a file that holds several launches: the counter goes back to its first
+    value at least once (a launch appended to the file, starting over), and the only value it
+    repeats on consecutive rows is that first one (a launch that ended after its first epoch, then
+    the next). An epoch logged on several rows repeats its other values too ('epoch:1' on every
+    batch of epoch 1), a fractional or missing value is no such counter."""
+    if not values or any(v is None or not float(v).is_integer() for v in values):
+        return False
+    start, back = values[0], False
+    for before, after in itertools.pairwise(values):
+        if after == before and after != start:
+            return False
+        if after is not None and before is not None and after < before:
+            if after != start:
+                return False
+            back = True
+    return back
 
 
 def _advancing_share(records: list[Record], name: str) -> float:
@@ -562,16 +590,18 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
         values = [_value(r, epoch) for r in records]
         whole = all(v is not None and float(v).is_integer() for v in values)
         advancing = sum(1 for a, b in itertools.pairwise(values) if b != a)
-        if whole and (n == 1 or advancing >= EPOCH_ADVANCE_SHARE * (n - 1)):
+        relaunched = whole and _relaunched_epochs(values)
+        if whole and (n == 1 or advancing >= EPOCH_ADVANCE_SHARE * (n - 1) or relaunched):
             steps = [int(v or 0) for v in values]
             total = records[0].totals.get(epoch)
             return Counting(
                 "epoch",
                 epoch,
-                f"{epoch!r}: one row an epoch",
+                f"{epoch!r}: one row an epoch" + (", in launches appended to one file" if relaunched else ""),
                 steps,
                 total,
                 map_record=_int_counter(epoch),
+                repeats_are_launches=relaunched,
             )
         why = "fractional" if not whole else "repeated on consecutive lines"
         counting = _record_counting(records, f"{epoch!r} is {why}: rows numbered in file order")
@@ -1432,6 +1462,15 @@ def _restart_events(rows: list[Record], steps: list[int], counting: Counting) ->
                     f"{steps[i]} at line {rows[i].line} (a restart; both attempts kept as logged)",
                 )
             )
+        elif counting.repeats_are_launches and steps[i] == steps[i - 1] == steps[0]:
+            events.append(
+                (
+                    steps[i],
+                    f"resuming from step {steps[i]}: the counter {what} started over at {steps[i]} at line "
+                    f"{rows[i].line}, the launch before it having ended on its first row (a restart; both "
+                    "attempts kept as logged)",
+                )
+            )
     return events
 
 
@@ -1773,6 +1812,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     own = script_settings.logged_settings(file, first_row) or script_settings.settings_beside(file)
     _planned_epochs(run, file.parent, own)
     _configured_lr(run, file.parent)
+    _dataset_splits(run, file.parent)
     return run
 
 
@@ -1815,6 +1855,20 @@ def _planned_epochs(run: RunData, folder: Path, own: list[script_settings.Settin
     run.notes.append(
         f"planned length from {name} beside the log: epochs {epochs} (the last epoch is step {last}, "
         f"the counter starting at {first})"
+    )
+
+
+def _dataset_splits(run: RunData, folder: Path) -> None:
+    """The training and validation data an Ultralytics run read, from the dataset file its
+    arguments name (``yolo_results.dataset_splits``), so a validation set that is the training set
+    is told (eval_contamination)."""
+    splits = yolo_results.dataset_splits(folder)
+    if splits is None or TRAIN_DATA_KEY in run.config:
+        return
+    train, val, name = splits
+    run.config[TRAIN_DATA_KEY], run.config[EVAL_DATA_KEY] = train, val
+    run.notes.append(
+        f"training data {train!r} and validation data {val!r} from {name} (the run's dataset file)"
     )
 
 

@@ -264,7 +264,7 @@ WORDS: dict[str, Word] = _table(
             QUANTITY,
             "step",
             "the optimizer step counter",
-            "step steps iter iters iteration iterations it update updates batch",
+            "step steps iter iters iteration iterations it i update updates batch",
         ),
         (
             QUANTITY,

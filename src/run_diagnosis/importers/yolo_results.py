@@ -26,6 +26,7 @@ Conventions, modelled
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
@@ -190,6 +191,59 @@ def _yaml_mapping(path: Path) -> dict[str, object] | None:
     except (OSError, yaml.YAMLError):
         return None
     return document if isinstance(document, dict) else None
+
+
+# the splits of an Ultralytics dataset file (the YAML its argument file's `data` names): `path` is
+# their root, `train` and `val` each a folder, a list file or a list of them, relative to the root
+DATASET_SPLITS = ("train", "val")
+# how far up from the run folder a relative `data` path is looked for (runs/detect/train -> the
+# folder the training command ran in)
+DATASET_PARENTS = 3
+
+
+def _split_places(root: object, entry: object) -> tuple[str, ...] | None:
+    """The places a dataset split names, each joined to the root and normalised (Windows or POSIX
+    separators, `./`, trailing slashes): None when the entry is empty or not text."""
+    entries = [entry] if isinstance(entry, str) else entry
+    if (
+        not isinstance(entries, list)
+        or not entries
+        or not all(isinstance(e, str) and e.strip() for e in entries)
+    ):
+        return None
+    base = root.strip().replace("\\", "/") if isinstance(root, str) and root.strip() else ""
+    places = []
+    for item in entries:
+        path = item.strip().replace("\\", "/")
+        joined = (
+            path if not base or path.startswith("/") or re.match(r"^[A-Za-z]:/", path) else f"{base}/{path}"
+        )
+        places.append(posixpath.normpath(joined))
+    return tuple(sorted(places))
+
+
+def dataset_splits(folder: Path) -> tuple[str, str, str] | None:
+    """The training and validation data of an Ultralytics run, from the dataset file its argument
+    file names (``data: coco128.yaml``), found as written, under the run folder or up to
+    DATASET_PARENTS folders above it, or beside the log by its file name: (train, val, the file's
+    name), each split its places joined by ', '. None when no such file, or a split it lacks."""
+    for _, args in _arguments(folder):
+        data = args.get("data")
+        if not isinstance(data, str) or not data.strip().lower().endswith((".yaml", ".yml")):
+            continue
+        written = Path(data.strip().replace("\\", "/"))
+        tried = [written] if written.is_absolute() else []
+        tried += [base / written for base in [folder, *list(folder.parents)[:DATASET_PARENTS]]]
+        tried.append(folder / written.name)
+        for candidate in tried:
+            mapping = _yaml_mapping(candidate)
+            if mapping is None:
+                continue
+            train, val = (_split_places(mapping.get("path"), mapping.get(key)) for key in DATASET_SPLITS)
+            if train is None or val is None:
+                continue
+            return ", ".join(train), ", ".join(val), candidate.name
+    return None
 
 
 def configured_lr(folder: Path) -> tuple[float, str, str] | None:
