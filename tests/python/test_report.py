@@ -638,27 +638,6 @@ def test_an_index_without_reports_is_a_clear_error(tmp_path: Path) -> None:
     assert main([str(tmp_path)]) == 1
 
 
-def test_diagnosing_the_same_run_twice_gives_the_same_bytes(tmp_path: Path) -> None:
-    from run_diagnosis.dbt_runner import build_run
-    from support.run_builder import RunBuilder
-
-    outputs = []
-    for attempt in ("first", "second"):
-        # the same run in a folder of the same name (the folder's name is the run_id)
-        run_dir = (
-            RunBuilder()
-            .plant_lr_scale(3.0)
-            .plant_restart(130, 100, unclipped_after=True)
-            .write(tmp_path / attempt / "the-run")
-        )
-        # the fixture builds' database name: the build reuses the worker's parse (dbt_runner)
-        build = build_run(run_dir, tmp_path / attempt / "run_diagnosis.duckdb", tmp_path / attempt / "dbt")
-        outputs.append(write_report(build.db_path, build.target_path, tmp_path / attempt, progress=None))
-    for kind in ("markdown", "findings"):
-        assert outputs[0][kind].read_bytes() == outputs[1][kind].read_bytes(), kind
-    assert "## Fix first: " in read(outputs[0], "markdown")
-
-
 def test_causes_are_named_plainly_in_running_text() -> None:
     from run_diagnosis.report_story import short
 
