@@ -132,9 +132,11 @@ def materialize(manifest: Path, out: Path) -> int:
     for name, case in sorted(cases.items()):
         source = case["source"]
         gd = git_dir(source["repo"])
+        held = all(
+            destination(out / name, path, source.get("strip", "")).is_file() for path in source["paths"]
+        )
         if not gd.is_dir():
-            held = [destination(out / name, path, source.get("strip", "")) for path in source["paths"]]
-            if all(target.is_file() for target in held):
+            if held:
                 # no snapshot here, but an earlier copy of every file (a transcription copied by hand):
                 # the case keeps its key
                 keys[name] = {k: case[k] for k in KEY_FIELDS if k in case}
@@ -149,8 +151,13 @@ def materialize(manifest: Path, out: Path) -> int:
             )
             if blob.returncode != 0:
                 # a snapshot without the keyed commit (history rewritten, another branch): the case is
-                # skipped and named, the others are still written
-                unreadable.append(f"{name}: {source['repo']}@{source['commit'][:10]}:{path}")
+                # skipped and named, the others are still written; a transcription held here (keyed on
+                # the file index's text of that commit) keeps its key
+                if source.get("transcribed") and held:
+                    keys[name] = {k: case[k] for k in KEY_FIELDS if k in case}
+                    kept.append(name)
+                else:
+                    unreadable.append(f"{name}: {source['repo']}@{source['commit'][:10]}:{path}")
                 break
             blobs[path] = blob.stdout
         if len(blobs) < len(source["paths"]):
