@@ -304,6 +304,39 @@ def test_a_loop_index_named_i_is_the_step_counter(tmp_path: Path) -> None:
     assert not any(note.startswith(metric_names.NOT_UNDERSTOOD) for note in run.notes)
 
 
+def test_a_folder_of_a_training_and_a_validation_table_is_one_run_per_split(tmp_path: Path) -> None:
+    # train.log and valid.log, each 'epoch,loss,ppl,accuracy': two tables a Keras CSVLogger could have
+    # written, but one run written per split; the Keras reader reads one log and leaves them alone
+    header = "epoch,loss,ppl,accuracy\n"
+    train = header + "".join(
+        f"{e}, {loss_of(e + 1):.5f}, {math.exp(loss_of(e + 1)):.3f},0.5\n" for e in range(12)
+    )
+    valid = header + "".join(f"{e}, {1.1 * loss_of(e + 1):.5f}, 9.0,0.4\n" for e in range(12))
+    write(tmp_path, "train.log", train)
+    write(tmp_path, "valid.log", valid)
+    module = importers.detect(tmp_path)
+    assert module is generic_log
+    run = module.load(tmp_path)
+    assert len(run.train) == 12 and len(run.evals) == 12
+    # a folder of one such table is the Keras reader's still
+    (tmp_path / "valid.log").unlink()
+    assert importers.detect(tmp_path) is not generic_log
+
+
+def test_a_metrics_csv_without_a_step_column_is_no_lightning_log(tmp_path: Path) -> None:
+    # a DQN script's logs/metrics.csv: 'episode,reward,loss' has Lightning's file name, not its columns
+    rows = "".join(f"{e},{20.0 + e},{0.5 + 0.1 * e:.3f}\n" for e in range(30))
+    write(tmp_path, "metrics.csv", "episode,reward,loss\n" + rows)
+    assert importers.detect(tmp_path) is generic_log
+    run = generic_log.load(tmp_path)
+    # its loss, logged beside a reward, is the agent's TD loss: its targets move with the policy
+    assert run.config["loss_objective"] == "reinforcement"
+    assert len(run.train) == 30
+    # a loss with no episode or reward beside it is no agent's
+    write(tmp_path, "metrics.csv", "row,quality,loss\n" + rows)
+    assert "loss_objective" not in generic_log.load(tmp_path).config
+
+
 def test_single_batch_noise_in_a_counterless_log_is_no_rerun(tmp_path: Path) -> None:
     # a fine-tune of batch 2 printing each batch's loss: the losses scatter by half their level from
     # row to row, so stretches of harder batches at twice the level, starting near the first rows'

@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from run_diagnosis.importers import RunImportError, script_settings
-from run_diagnosis.importers.aliases import read_text, sniff_path, writes_decimal_commas
+from run_diagnosis.importers.aliases import files_to_read, read_text, sniff_path, writes_decimal_commas
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
 from run_diagnosis.importers.metric_names import resolve
@@ -96,6 +96,11 @@ def _sniff_file(path: Path) -> bool:
 
 
 def sniff(path: Path) -> bool:
+    """One Keras log, or a folder holding exactly one: a folder of several (a training log beside
+    a validation log, appended sessions per file) is the generic reader's, which reads a run
+    written one file per split."""
+    if path.is_dir():
+        return len(files_to_read(path, _candidates, _sniff_file)) == 1
     return sniff_path(path, _candidates, _sniff_file)
 
 

@@ -130,8 +130,10 @@ PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,6}$")  # a directory or a file na
 def sniff(path: Path) -> bool:
     """metrics.csv with a step column, a folder holding one, or a folder of version_N/metrics.csv."""
     if path.is_dir():
-        return (path / METRICS_FILE).is_file() or bool(_versions(path))
-    if path.name != METRICS_FILE:
+        # a metrics.csv without a step column is another logger's table (an RL script's episode,
+        # reward, loss): the generic reader's
+        return sniff(path / METRICS_FILE) or bool(_versions(path))
+    if path.name != METRICS_FILE or not path.is_file():
         return False
     try:
         return "step" in pd.read_csv(path, nrows=0).columns
