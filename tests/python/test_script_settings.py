@@ -22,6 +22,9 @@ from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_
         ("EPOCHS = 100\nfor epoch in range(EPOCHS):\n    pass\n", 100),
         ("p = argparse.ArgumentParser()\np.add_argument('-e', '--num-epochs', type=int, default=20)\n", 20),
         ("flags.DEFINE_integer('max_epoch', 20, 'maximum training epochs')\n", 20),
+        # a command-line option named in the singular is a setting too, never a loop's position
+        ("parser.add_argument('-epoch', type=int, default=30)\n", 30),
+        ("flags.DEFINE_integer('epoch', 25, 'training epochs')\n", 25),
         ("args = TrainingArguments(output_dir='out', num_train_epochs=3)\n", 3),
         ("def fit(self, loader, gpus=1, max_epochs=100):\n    pl.Trainer(max_epochs=max_epochs)\n", 100),
         # a whole number passed by position binds to the parameter of the one def of that name
@@ -43,6 +46,12 @@ def test_the_planned_epochs_a_script_states(tmp_path: Path, script: str, epochs:
     planned = planned_epochs(tmp_path, notes, 1)
     assert planned is not None and planned[0] == epochs
     assert "train.py:" in planned[1] and not notes
+
+
+def test_an_epoch_in_the_singular_outside_an_option_is_no_plan(tmp_path: Path) -> None:
+    # a keyword or an assignment named 'epoch' is where a run is, not how long it is planned
+    (tmp_path / "train.py").write_text("scheduler.step(epoch=5)\nepoch = 3\nsave(model, epoch=3)\n")
+    assert planned_epochs(tmp_path, [], 1) is None
 
 
 def test_a_script_is_parsed_never_run_and_disagreement_or_bad_syntax_gives_nothing(tmp_path: Path) -> None:

@@ -117,8 +117,15 @@ def _string(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+# a command-line option is a setting, never a loop's state: one named in the singular ('-epoch', a
+# flag 'epoch') sets the epoch count as '--epochs' does (a keyword or an assignment 'epoch = 3' is a
+# position, not a plan)
+OPTION_PLAN_ALIASES = {"epoch": "epochs"}
+
+
 def _option_name(text: str) -> str:
-    return text.lstrip("-").replace("-", "_")
+    name = text.lstrip("-").replace("-", "_")
+    return OPTION_PLAN_ALIASES.get(name.lower(), name)
 
 
 def _call_settings(call: ast.Call, constants: Constants) -> list[tuple[str, int, str]]:
@@ -138,7 +145,7 @@ def _call_settings(call: ast.Call, constants: Constants) -> list[tuple[str, int,
     if method is not None and method.startswith("DEFINE_") and len(call.args) >= 2 and options[0]:
         default = constants.number(call.args[1])
         if default is not None:
-            found.append((options[0], default[0], f"flags.{method} default" + default[1]))
+            found.append((_option_name(options[0]), default[0], f"flags.{method} default" + default[1]))
         return found
     for key, value in keywords.items():
         number = constants.number(value)
