@@ -513,11 +513,12 @@ def _relaunched_epochs(values: list[float | None]) -> bool:
     batch of epoch 1), a fractional or missing value is no such counter."""
     if not values or any(v is None or not float(v).is_integer() for v in values):
         return False
-    start, back = values[0], False
-    for before, after in itertools.pairwise(values):
+    counts = [float(v or 0) for v in values]
+    start, back = counts[0], False
+    for before, after in itertools.pairwise(counts):
         if after == before and after != start:
             return False
-        if after is not None and before is not None and after < before:
+        if after < before:
             if after != start:
                 return False
             back = True
@@ -591,7 +592,7 @@ def _count(records: list[Record], step_override: str | None) -> Counting:
         values = [_value(r, epoch) for r in records]
         whole = all(v is not None and float(v).is_integer() for v in values)
         advancing = sum(1 for a, b in itertools.pairwise(values) if b != a)
-        relaunched = whole and _relaunched_epochs(values)
+        relaunched = _relaunched_epochs(values)
         if whole and (n == 1 or advancing >= EPOCH_ADVANCE_SHARE * (n - 1) or relaunched):
             steps = [int(v or 0) for v in values]
             total = records[0].totals.get(epoch)
