@@ -219,7 +219,12 @@ def read_source(source: Path, fmt: str | None, mapping: dict[str, str] | None = 
     except importers.NoLossError as error:
         run = history_without_loss(source, fmt, mapping, error)
     except importers.RunImportError as error:
-        raise BadInput(str(error)) from error
+        if fmt is not None or mapping is not None:  # the reader the user chose: its error stands
+            raise BadInput(str(error)) from error
+        try:
+            run = importers.generic_instead(module, source, error)
+        except importers.RunImportError as first:
+            raise BadInput(str(first)) from first
     except OSError as error:
         raise BadInput(f"{source}: cannot be read as {module.FORMAT}: {error.strerror or error}") from error
     if console is not None:

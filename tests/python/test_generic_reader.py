@@ -337,6 +337,29 @@ def test_a_metrics_csv_without_a_step_column_is_no_lightning_log(tmp_path: Path)
     assert "loss_objective" not in generic_log.load(tmp_path).config
 
 
+def test_a_log_its_detected_reader_cannot_read_is_read_by_the_generic_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # detection guesses by a file's name or shape; a reader that claimed a log and could not read it
+    # leaves it to the generic reader, which says so in the run's first note
+    def cannot_read(path: Path) -> None:
+        raise RunImportError(f"{path}: no step column")
+
+    claimed = SimpleNamespace(FORMAT="claimed", load=cannot_read)
+    monkeypatch.setattr(importers, "detect", lambda path: claimed)
+    log = write(tmp_path, "log.txt", "".join(f"step {s} loss {loss_of(s):.4f}\n" for s in range(1, 31)))
+    for run in (importers.load_run(log), diagnose.read_source(log, None)):
+        assert steps(run.train) == list(range(1, 31))
+        assert run.notes[0].endswith("no step column); read by the generic reader instead")
+    # the reader the user chose keeps its error; so does a file the generic reader cannot read either
+    monkeypatch.setattr(importers, "by_format", lambda fmt: claimed)
+    with pytest.raises(diagnose.BadInput, match="no step column"):
+        diagnose.read_source(log, "claimed")
+    notes = write(tmp_path, "notes.txt", "a shopping list\nmilk\n")
+    with pytest.raises(RunImportError, match="no step column"):
+        importers.load_run(notes)
+
+
 def test_single_batch_noise_in_a_counterless_log_is_no_rerun(tmp_path: Path) -> None:
     # a fine-tune of batch 2 printing each batch's loss: the losses scatter by half their level from
     # row to row, so stretches of harder batches at twice the level, starting near the first rows'

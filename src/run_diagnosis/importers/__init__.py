@@ -213,6 +213,29 @@ def load_console(folder: Path, console: Path, note: Callable[[Path, ModuleType],
     return run
 
 
+def generic_instead(module: ModuleType, path: Path, error: RunImportError) -> RunData:
+    """The generic reader's reading of a file or folder that another reader claimed, by its name or
+    its shape, and could not read (a DQN's `metrics.csv` of episode, reward and loss is no Lightning
+    log): detection is a guess, and a guess that fails must not cost the diagnosis. The run's first
+    note says so. The first reader's error, which says what it expected, when the generic reader
+    cannot read it either (or was the reader that failed)."""
+    # an importer module (it imports this one): imported here, when first needed
+    from run_diagnosis.importers import generic_log
+
+    if module is generic_log:
+        raise error
+    try:
+        run = generic_log.load(path)
+    except RunImportError:
+        raise error from None
+    run.notes.insert(
+        0,
+        f"{path}: taken for a {module.FORMAT} log, which it could not be read as ({error}); read by the "
+        "generic reader instead",
+    )
+    return run
+
+
 def load_run(path: Path, fmt: str | None = None) -> RunData:
     console = wandb_console(path) if not fmt else None
     if console is not None:
@@ -225,3 +248,7 @@ def load_run(path: Path, fmt: str | None = None) -> RunData:
         if console is None:
             raise
         return load_console(path, console, wandb_history_console_note)
+    except RunImportError as error:
+        if fmt:
+            raise
+        return generic_instead(module, path, error)
