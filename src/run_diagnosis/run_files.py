@@ -52,6 +52,11 @@ REQUIRED_CONFIG_KEYS = tuple([f"lr_schedule.{key}" for key in REQUIRED_SCHEDULE_
 # stall by its window (int_step_times_profiled)
 INTERVAL_MEAN_KEY = "step_time_is_interval_mean"
 
+# the config field an importer sets (to the script's name) when a script beside the log stops the
+# run early on a validation plateau (script_settings.early_stopping): overfitting reads a rise that
+# ended the run as the one early stopping watched for
+EARLY_STOPPING_KEY = "early_stopping"
+
 # the config fields an importer sets from a dataset file that names the run's training and
 # validation data (an Ultralytics data YAML's `train` and `val`, joined to its `path`): the same
 # places in both means the run validated on its training data (eval_contamination)

@@ -563,6 +563,25 @@ def test_overfitting(
     assert summary["best_eval_step"] == best_at
 
 
+@pytest.mark.parametrize(("total_steps", "severity"), [(400, "low"), (None, "high")])
+@fixture_run(
+    lambda total_steps: (
+        RunBuilder()
+        .plant_overfitting(100, 0.08)
+        .plant_config(early_stopping="train.py", **({"total_steps": total_steps} if total_steps else {}))
+    )
+)
+def test_overfitting_that_early_stopping_ended_is_low(
+    diagnosis: Diagnosis, total_steps: int | None, severity: str
+) -> None:
+    """A script beside the log stops its run early on a plateau (config early_stopping): a rise the
+    run ended on, before its planned length, is the one early stopping watched for (low, said so);
+    a run that went its whole planned length was not stopped by it (the 8% rise stays high)."""
+    found = findings_of(diagnosis, "overfitting").iloc[0]
+    assert found["severity"] == severity
+    assert ("early stopping caught this rise" in found["evidence"]) == (severity == "low")
+
+
 def noisy_val_plateau(builder: RunBuilder, after: int) -> RunBuilder:
     """Validation loss flat after `after`, with the fixture's 0.3% eval noise: no overfitting."""
     level = builder.evals.loc[builder.evals["step"] == after, "val_loss"].iloc[0]

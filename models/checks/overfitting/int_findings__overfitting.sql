@@ -16,7 +16,12 @@ rises as (
 ),
 
 objectives as (
-    select run_id, is_term_loss from {{ run_ref('stg_training__config') }}
+    select
+        run_id,
+        is_term_loss,
+        total_steps,
+        {{ json_text('config_json', '$.early_stopping') }} as early_stopping_script
+    from {{ run_ref('stg_training__config') }}
 ),
 
 assessed as (
@@ -25,7 +30,12 @@ assessed as (
     -- rise is not the held-out objective's
     select
         rises.*,
-        coalesce(objectives.is_term_loss, false) as is_term_loss
+        coalesce(objectives.is_term_loss, false) as is_term_loss,
+        objectives.early_stopping_script,
+        -- a script beside the log stops its run early on a plateau, and the log ends before its planned
+        -- length (or none is known): the rise is the one early stopping watched for, and it ended the run
+        coalesce(objectives.early_stopping_script is not null
+            and (objectives.total_steps is null or rises.final_step < objectives.total_steps), false) as is_early_stopped
     from rises
     left join objectives
         on rises.run_id = objectives.run_id
@@ -78,6 +88,8 @@ final as (
         case
             when is_sustained_mild_rise then 'low'
             when is_term_loss then 'low'
+            -- early stopping caught it: the run ended on this rise, and its callback keeps the best checkpoint
+            when is_early_stopped then 'low'
             -- a rise of the level within the eval series' own noise, or in a validation series that is not on
             -- the training loss's scale (another quantity or set): low
             when not is_rise_beyond_noise or is_scale_mismatched then 'low'
@@ -140,6 +152,10 @@ final as (
             || case when is_term_loss and not is_sustained_mild_rise
                 then '; low: the validation loss read is one term of a sum whose total is not logged (config loss_objective = term): '
                     || 'terms trade off, so its rise need not be the held-out objective''s'
+                else '' end
+            || case when is_early_stopped and not is_sustained_mild_rise and not is_term_loss
+                then '; low: ' || early_stopping_script || ' beside the log stops the run early on a plateau, and the run ended '
+                    || {{ fmt_int('evals_after_best') }} || ' evaluations after the minimum: early stopping caught this rise'
                 else '' end
             || case when is_without_val_gain
                 then '; validation never improved meaningfully on its first evaluation (step ' || {{ fmt_int('first_eval_step') }}

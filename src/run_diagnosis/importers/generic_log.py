@@ -1842,6 +1842,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     _planned_epochs(run, file.parent, own)
     _configured_lr(run, file.parent)
     _dataset_splits(run, file.parent)
+    run.config.update(script_settings.early_stopping(file.parent, run.notes))
     return run
 
 

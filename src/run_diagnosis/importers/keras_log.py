@@ -127,6 +127,7 @@ def load(path: Path) -> RunData:
     if planned is not None:
         config["total_steps"] = planned[0]
         notes.append(f"total_steps = {planned[0]}: the planned epochs, from {planned[1]} beside the log")
+    config.update(script_settings.early_stopping(source.parent, notes))
     return frames.run(FORMAT, str(source), config=config, notes=notes)
 
 

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from run_diagnosis.run_files import EARLY_STOPPING_KEY
+
 SCRIPT_SUFFIX = ".py"
 NOTEBOOK_SUFFIX = ".ipynb"
 SCRIPT_MAX_BYTES = 1_000_000
@@ -456,3 +458,19 @@ def _shown(settings: list[Setting]) -> str:
 
 # a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)
 EARLY_STOPPING = re.compile(r"early_?stop|patience", re.IGNORECASE)
+# a script that says it stops early (EarlyStopping, early_stopping, print("Early stopping at ...")):
+# a patience alone may be a plateau scheduler's (ReduceLROnPlateau), which stops nothing
+STOPS_EARLY = re.compile(r"early[ _-]?stop", re.IGNORECASE)
+
+
+def early_stopping(folder: Path, notes: list[str]) -> dict[str, str]:
+    """The config field EARLY_STOPPING_KEY (the script that says so) when a script beside the log
+    stops its run early on a validation plateau: the overfitting check then reads a rise that ended
+    the run as the one early stopping watched for (low). {} otherwise."""
+    for name, text in _scripts(folder):
+        if STOPS_EARLY.search(text):
+            notes.append(
+                f"{EARLY_STOPPING_KEY} = {name}: the script beside the log stops its run early on a plateau"
+            )
+            return {EARLY_STOPPING_KEY: name}
+    return {}
