@@ -360,6 +360,37 @@ def test_a_log_its_detected_reader_cannot_read_is_read_by_the_generic_reader(
         importers.load_run(notes)
 
 
+def test_lines_printed_alike_under_banners_that_name_splits_take_their_split(tmp_path: Path) -> None:
+    # one print for both loops, 'Epoch 0 | loss = 0.033 | current = 0.915', under a banner each:
+    # the banners say which loop printed the line
+    lines = []
+    for e in range(12):
+        lines += [
+            f"===== training epoch {e + 1} =====",
+            f"Epoch {e} | loss = {loss_of(e + 1):.4f} | current = 0.9",
+        ]
+        lines += [
+            f"===== validate epoch {e + 1} =====",
+            f"Epoch {e} | loss = {1.2 * loss_of(e + 1):.4f} | current = 0.8",
+        ]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(12)) and len(run.evals) == 12
+    assert losses(run) == [round(loss_of(e + 1), 4) for e in range(12)]
+    # one banner naming one split says nothing of the lines after the next phase starts
+    lines = [f"Epoch {e} | loss = {loss_of(e + 1):.4f}" for e in range(12)]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(["===== Validation =====", *lines]) + "\n"))
+    assert steps(run.train) == list(range(12)) and run.evals.empty
+    # training lines that carry on after an evaluation's banner and its own lines stay training lines
+    lines = ["start training"]
+    for e in range(1, 13):
+        lines += [
+            f"iteration:{e} step:{b}/300, NER loss:{loss_of(e) + 0.01 * b / 100:.4f}" for b in (100, 200, 300)
+        ]
+        lines += ["evaluate:dev", f"accuracy: {90 + e / 10:.2f}%; precision: 70.0%"]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert len(run.train) == 36
+
+
 def test_single_batch_noise_in_a_counterless_log_is_no_rerun(tmp_path: Path) -> None:
     # a fine-tune of batch 2 printing each batch's loss: the losses scatter by half their level from
     # row to row, so stretches of harder batches at twice the level, starting near the first rows'

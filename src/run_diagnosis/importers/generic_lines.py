@@ -32,12 +32,14 @@ means: that is the metric-name resolver's job (``metric_names``), called by ``ge
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import csv
 import io
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -632,6 +634,7 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
     batches = BatchRows(records, skipped)
     # the counterless lines that continued no record (skipped, unless no line counts: counterless_rows)
     loose: list[Record] = []
+    banners: list[tuple[int, str]] = []  # (line, split) of the lines without a value that name a split
 
     def close_pass() -> None:
         # a pass whose last state stopped short of its total (the log ends inside the epoch) holds a
@@ -684,10 +687,20 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
                 else "no name-value pair (text, banner or separator)"
             )
             skipped.add(reason, number, raw)
+            banner = split_word(cleaned.text) if not cleaned.warning and not cleaned.had_bar else None
+            if banner is not None:
+                banners.append((number, banner))
             continue
         record.rank = cleaned.rank
         record.own = record.names
         record.clock = cleaned.clock
+        if not record.metrics:  # '=== validate epoch 1 ===': a counter with a split word, a banner too
+            named: list[str | None] = (
+                [record.split] if record.split else [split_word(counter) for counter in record.counters]
+            )
+            banner = next((split for split in named if split), None)
+            if banner is not None:
+                banners.append((number, banner))
         if record.counters:
             close_pass()
             records.append(record)
@@ -723,11 +736,57 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
         skipped.add(COUNTERLESS, number, raw)
     close_pass()
     settled = batches.settle()
+    sections(settled + loose, banners)
     if any(r.counters for r in settled):
         return settled
     rows = counterless_rows(loose)
     skipped.restore(COUNTERLESS, [r.line for r in rows])
     return rows + settled if rows else settled
+
+
+# a shape of line is a section's own when it opens at least this share of the sections under the
+# banners of a split: a banner of each loop, then that loop's lines
+SECTION_OPENING_SHARE = 0.5
+
+
+def sections(records: list[Record], banners: list[tuple[int, str]]) -> None:
+    """The split of lines printed alike under banners that name splits in turn
+    (``===== training epoch 1 =====``, ``Epoch 0 | loss = 0.033``, ``===== validate epoch 1 =====``,
+    ``Epoch 0 | loss = 0.037``): a record without a split of its own takes the split of the last banner
+    above it, where records of its very shape (the names the resolver reads) open most sections (at
+    least SECTION_OPENING_SHARE of them) of two splits or more, whose banners come about as often
+    (the loops take turns). A shape that follows one split's banners only, or training lines that
+    carry on after each 'evaluate:dev' banner below one 'start training', names no section."""
+    if len({split for _, split in banners}) < 2:
+        return
+    lines = [line for line, _ in banners]
+    sections_of: Counter[str] = Counter(split for _, split in banners)
+    opened: dict[frozenset[str], Counter[str]] = {}
+    placed: list[tuple[Record, int, frozenset[str]]] = []
+    for record in sorted((r for r in records if r.metrics and r.split is None), key=lambda r: r.line):
+        at = bisect.bisect_right(lines, record.line) - 1
+        # its shape: the names it carries that the resolver reads (a timing line glued on, 'Training
+        # consumes 53.7 second', differs between the sections and says nothing of the shape)
+        shape = frozenset(name for name in record.metrics if meaning(name).quantity)
+        if at < 0 or not shape:
+            continue
+        if not placed or placed[-1][1] != at:  # the first record of the section under banner `at`
+            opened.setdefault(shape, Counter())[banners[at][1]] += 1
+        placed.append((record, at, shape))
+    own = set()
+    for shape, counts in opened.items():
+        # the splits whose sections this shape opens, and how many banners each has: the loops take
+        # turns, so as many banners of each (within a factor 1 / SECTION_OPENING_SHARE)
+        banner_counts = [
+            sections_of[split]
+            for split in counts
+            if counts[split] >= SECTION_OPENING_SHARE * sections_of[split]
+        ]
+        if len(banner_counts) >= 2 and min(banner_counts) >= SECTION_OPENING_SHARE * max(banner_counts):
+            own.add(shape)
+    for record, at, shape in placed:
+        if shape in own:
+            record.split = banners[at][1]
 
 
 def counterless_rows(loose: list[Record]) -> list[Record]:
