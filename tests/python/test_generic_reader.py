@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from run_diagnosis import diagnose, importers
-from run_diagnosis.importers import RunImportError, generic_lines, generic_log, metric_names
+from run_diagnosis.importers import RunImportError, canonical_files, generic_lines, generic_log, metric_names
 from run_diagnosis.importers.canonical import config_document, write_run
 from run_diagnosis.importers.generic_lines import COUNTERLESS, COUNTERLESS_MIN_ROWS
 from run_diagnosis.report_layout import layout_lines
@@ -358,6 +358,9 @@ def test_a_log_its_detected_reader_cannot_read_is_read_by_the_generic_reader(
     notes = write(tmp_path, "notes.txt", "a shopping list\nmilk\n")
     with pytest.raises(RunImportError, match="no step column"):
         importers.load_run(notes)
+    # the tool's own five files keep their error (it names the file, row and column to mend)
+    with pytest.raises(RunImportError, match="no step column"):
+        importers.generic_instead(canonical_files, log, RunImportError("no step column"))
 
 
 def test_lines_printed_alike_under_banners_that_name_splits_take_their_split(tmp_path: Path) -> None:

@@ -218,11 +218,12 @@ def generic_instead(module: ModuleType, path: Path, error: RunImportError) -> Ru
     its shape, and could not read (a DQN's `metrics.csv` of episode, reward and loss is no Lightning
     log): detection is a guess, and a guess that fails must not cost the diagnosis. The run's first
     note says so. The first reader's error, which says what it expected, when the generic reader
-    cannot read it either (or was the reader that failed)."""
-    # an importer module (it imports this one): imported here, when first needed
-    from run_diagnosis.importers import generic_log
+    cannot read it either, was the reader that failed, or the log is in the tool's own five files
+    (their error names the file, row and column to mend)."""
+    # importer modules (they import this one): imported here, when first needed
+    from run_diagnosis.importers import canonical_files, generic_log
 
-    if module is generic_log:
+    if module in (generic_log, canonical_files):
         raise error
     try:
         run = generic_log.load(path)
