@@ -99,9 +99,12 @@ def sniff(path: Path) -> bool:
     """One Keras log, or a folder holding exactly one: a folder of several (a training log beside
     a validation log, appended sessions per file) is the generic reader's, which reads a run
     written one file per split."""
-    if path.is_dir():
+    if not path.is_dir():
+        return sniff_path(path, _candidates, _sniff_file)
+    try:
         return len(files_to_read(path, _candidates, _sniff_file)) == 1
-    return sniff_path(path, _candidates, _sniff_file)
+    except OSError:  # a folder that cannot be listed or a file that cannot be read: as sniff_path does
+        return False
 
 
 def load(path: Path) -> RunData:
