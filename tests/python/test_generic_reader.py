@@ -1003,6 +1003,20 @@ def test_step_in_brackets_opening_a_metrics_line(tmp_path: Path) -> None:
     assert losses(run) == [loss_of(s) for s in range(10, 110, 10)]
 
 
+def test_a_count_and_a_parenthesis_opening_a_metrics_line_is_its_counter(tmp_path: Path) -> None:
+    """The first-order-motion family's logger ('00000003) perceptual - 53.7; warp_loss - 0.46', once
+    an epoch, appending to one file): the zero-padded count is the counter, so a launch that wrote
+    its first count again is seen as going back, and a list item ('1) see below') is no counter."""
+    lines = [
+        f"{e:08d}) perceptual - {54 - e / 10:.5f}; equivariance_value - 0.2{e:02d}; warp_loss - {loss_of(e)}"
+        for e in [0, *range(12)]
+    ]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [0, *range(12)]
+    record = generic_lines.parse_pairs(1, "1) see the notes below")
+    assert record is None or not record.counters
+
+
 def test_traceback_after_the_last_training_line_is_the_run_ending(tmp_path: Path) -> None:
     """A log that ends in a traceback (an interrupt, an exception) stopped there: an event at the
     last logged step names it; a traceback the run survived (training went on) is no ending."""

@@ -91,6 +91,10 @@ DATED_STAMP = re.compile(
 )
 # a whole number in brackets opening a line of name=value metrics: the step (clu's metric writer)
 LEADING_STEP = re.compile(r"^\s*\[(\d+)\]\s+(?=[A-Za-z_][\w/.\-]*\s*=)")
+# a whole number and a closing parenthesis opening a line of named metrics, "name - value",
+# "name: value" or "name=value": the line's count (the first-order-motion family's logger writes
+# "00000012) perceptual - 53.7; warp_loss - 0.46" once an epoch, the count zero-padded to 8 digits)
+LEADING_COUNT = re.compile(r"^\s*(\d+)\)\s+(?=[A-Za-z_][\w/.\-]*\s*(?:=|:|\s-\s))")
 # glog's prefix (Caffe, PaddlePaddle, MXNet's and TensorFlow's C++ side), after any progress dots the
 # trainer printed without a newline before it (Paddle's --dot_period: '......I0305 23:00:29.74 ...')
 GLOG_PREFIX = re.compile(r"^\.*[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+:\d+\]\s*")
@@ -500,6 +504,10 @@ def parse_pairs(number: int, text: str) -> Record | None:
     if leading:  # "[120] train_loss=0.31, lr=0.03" (clu's metric writer): the step in brackets
         record.counters["step"] = float(leading.group(1))
         text = text[leading.end() :]
+    counted = LEADING_COUNT.match(text)
+    if counted:  # "00000012) perceptual - 53.7; warp_loss - 0.46": the line's count
+        record.counters["step"] = float(counted.group(1))
+        text = text[counted.end() :]
     dicts = list(dict_spans(text))
     for start, end, document in reversed(dicts):
         for key, pair in flat_numbers(document).items():
