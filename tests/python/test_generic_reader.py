@@ -1109,8 +1109,10 @@ def test_a_time_column_that_only_grows_is_elapsed_time(tmp_path: Path) -> None:
             0,
             299,
         ),  # YOLOv5/v7's opt.yaml as train.py saves it: weights and a hyp file, no lr0 of its own
-        # no model, weights, hyp or lr0: not an Ultralytics argument file
-        ("args.yaml", "epochs: 125\n", 1, None),
+        # no model, weights, hyp or lr0: not an Ultralytics argument file, but a settings file saved
+        # beside the log all the same (script_settings.settings_beside), whose plan it is
+        ("args.yaml", "epochs: 125\n", 1, 125),
+        ("args.yaml", "lr: 0.01\n", 1, None),  # a settings file that plans nothing
         (None, "", 1, None),  # nothing beside the log: no plan
     ],
 )
@@ -1125,7 +1127,8 @@ def test_an_ultralytics_argument_file_gives_the_planned_epochs(
         (tmp_path / args_file).write_text(args, encoding="utf-8")
     run = generic_log.load(log)
     assert run.config.get("total_steps") == planned
-    assert any(f"planned length from {args_file}" in note for note in run.notes) == (planned is not None)
+    planned_from = [note for note in run.notes if note.startswith("planned length from ")]
+    assert (planned is not None) == any(f"{args_file} " in note for note in planned_from)
 
 
 @pytest.mark.parametrize(

@@ -251,3 +251,31 @@ def test_the_logs_own_settings_dump_plans_before_a_script(tmp_path: Path) -> Non
     run = generic_log.load(tmp_path / "train.log")
     assert run.config["total_steps"] == 30
     assert any("epochs=30 at train.log:1 (the log's own settings)" in note for note in run.notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("training_hyperparameters.json", '{"batch_size": 64, "num_epochs": 50, "save_best": true}'),
+        ("params.yaml", "train:\n  epochs: 50\n  lr: 0.001\n"),
+    ],
+)
+def test_a_settings_file_saved_beside_the_log_plans_it(tmp_path: Path, name: str, text: str) -> None:
+    """A JSON or YAML settings file the run saved beside its log states the plan at its top level or
+    one level down, as a settings dump does; deeper (a scheduler's own settings), a value that is
+    not a whole number (true, 50.0), or a file that is no mapping, it plans nothing."""
+    rows = "\n".join(f"{e},{0.22 - 0.01 * e:.4f}" for e in range(11))
+    (tmp_path / "train_metrics.csv").write_text("epoch,train_epoch_loss\n" + rows + "\n")
+    (tmp_path / name).write_text(text)
+    run = generic_log.load(tmp_path / "train_metrics.csv")
+    assert run.config["total_steps"] == 49  # the counter starts at 0: epoch 49 is the last of 50
+    assert any(f"{name} (a settings file beside the log" in note for note in run.notes)
+    for unplanned in (
+        '{"scheduler": {"cosine": {"num_epochs": 50}}}',
+        '{"num_epochs": true, "epochs": 50.0}',
+        '[{"num_epochs": 50}]',
+    ):
+        (tmp_path / name).unlink()
+        (tmp_path / "settings.json").write_text(unplanned)
+        assert generic_log.load(tmp_path / "train_metrics.csv").config.get("total_steps") is None
+        name = "settings.json"
