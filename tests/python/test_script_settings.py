@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from run_diagnosis.importers import generic_log, keras_log, lightning_csv
-from run_diagnosis.importers.script_settings import PLANNED_EPOCH_KEYS, planned_epochs, script_settings
+from run_diagnosis.importers.script_settings import (
+    PLANNED_EPOCH_KEYS,
+    early_stopping,
+    planned_epochs,
+    script_settings,
+    stops_early,
+)
 
 
 @pytest.mark.parametrize(
@@ -279,3 +285,29 @@ def test_a_settings_file_saved_beside_the_log_plans_it(tmp_path: Path, name: str
         (tmp_path / "settings.json").write_text(unplanned)
         assert generic_log.load(tmp_path / "train_metrics.csv").config.get("total_steps") is None
         name = "settings.json"
+
+
+@pytest.mark.parametrize(
+    ("script", "stops"),
+    [
+        ("cb = EarlyStopping(monitor='val_loss', patience=5)\n", True),
+        ("if epochs_without_gain >= patience:\n    print('Early stopping')\n    break\n", True),
+        ("patience = 10\nif bad > patience:\n    break\n", True),  # a loop's own patience
+        # a plateau scheduler's patience lowers the LR and stops nothing
+        ("sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=5)\n", False),
+        ("reduce_lr = ReduceLROnPlateau(monitor='val_loss', patience=3)\n", False),
+        ("model.fit(x, y, epochs=50)\n", False),
+    ],
+)
+def test_early_stopping_is_said_or_a_patience_no_scheduler_takes(
+    tmp_path: Path, script: str, stops: bool
+) -> None:
+    """The note on the plan and the config's early_stopping field read one predicate: a script that
+    says it stops early, or counts a patience that no plateau scheduler on its line takes."""
+    assert stops_early(script) == stops
+    (tmp_path / "train.py").write_text(script + "model.fit(x, y, epochs=50)\n")
+    notes: list[str] = []
+    assert bool(early_stopping(tmp_path, notes)) == stops
+    planned = planned_epochs(tmp_path, notes, 8)
+    assert planned is not None and planned[0] == 50
+    assert any("configures early stopping" in note for note in notes) == stops

@@ -458,7 +458,7 @@ def planned_epochs(
     if logged_epochs > value:
         notes.append(f"{where} is not this run's plan: the log holds {logged_epochs} epochs")
         return None
-    if any(EARLY_STOPPING.search(text) for _, text in scripts):
+    if any(stops_early(text) for _, text in scripts):
         notes.append(
             "a script beside the log configures early stopping: a run that ends before its planned "
             "epochs may have stopped by design"
@@ -490,19 +490,30 @@ def _shown(settings: list[Setting]) -> str:
     return ", ".join(f"{s.key}={s.value} ({s.where})" for s in settings)
 
 
-# a script that stops its run early on a plateau (Keras/Lightning EarlyStopping, a patience setting)
-EARLY_STOPPING = re.compile(r"early_?stop|patience", re.IGNORECASE)
-# a script that says it stops early (EarlyStopping, early_stopping, print("Early stopping at ...")):
-# a patience alone may be a plateau scheduler's (ReduceLROnPlateau), which stops nothing
+# a script that says it stops early (EarlyStopping, early_stopping, print("Early stopping at ..."))
 STOPS_EARLY = re.compile(r"early[ _-]?stop", re.IGNORECASE)
+# a patience counted in the training loop ('patience = 10', 'if bad_epochs > patience: break') stops
+# it early too, unless the line gives it to a plateau scheduler (ReduceLROnPlateau(..., patience=5)),
+# which lowers the LR and stops nothing
+PATIENCE = re.compile(r"patience", re.IGNORECASE)
+SCHEDULER_LINE = re.compile(r"plateau|scheduler|reduce_?lr|lr_?reduc", re.IGNORECASE)
+
+
+def stops_early(text: str) -> bool:
+    """Whether a script stops its run early on a validation plateau: it says so, or it counts a
+    patience that no plateau scheduler on the same line takes."""
+    return any(
+        STOPS_EARLY.search(line) or (PATIENCE.search(line) and not SCHEDULER_LINE.search(line))
+        for line in text.splitlines()
+    )
 
 
 def early_stopping(folder: Path, notes: list[str]) -> dict[str, str]:
     """The config field EARLY_STOPPING_KEY (the script that says so) when a script beside the log
-    stops its run early on a validation plateau: the overfitting check then reads a rise that ended
-    the run as the one early stopping watched for (low). {} otherwise."""
+    stops its run early on a validation plateau (stops_early): the overfitting check then reads a
+    rise that ended the run as the one early stopping watched for (low). {} otherwise."""
     for name, text in _scripts(folder):
-        if STOPS_EARLY.search(text):
+        if stops_early(text):
             notes.append(
                 f"{EARLY_STOPPING_KEY} = {name}: the script beside the log stops its run early on a plateau"
             )
