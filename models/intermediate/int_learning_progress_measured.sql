@@ -740,6 +740,15 @@ weighed as (
             -- underfitting_max_drop or more, within its noise): validation is then the only evidence
             when learning_verdict = 'no_val_gain' and is_noise_bound and not (is_lr_far_above or is_lr_far_below)
                 and relative_drop >= {{ threshold('underfitting_max_drop') }} then 'noise_bound'
+            -- no validation gain above the bar, where both losses fell: the training loss beyond its noise, and
+            -- the later evaluations' median below the first by more than the eval-to-eval jitter (under pure
+            -- noise about one run in six) and by eval_gain_min_share of it at least, the best of them under
+            -- only the bar's multiple of that jitter (a noisy validation set): a gain the jitter cannot
+            -- confirm is no evidence that there was none
+            when learning_verdict = 'no_val_gain' and not (is_lr_far_above or is_lr_far_below)
+                and coalesce(first_val_loss - val_level_after_first > greatest(eval_noise,
+                        {{ threshold('eval_gain_min_share') }} * first_val_loss)
+                    and level_change > {{ threshold('no_learning_scatter_factor') }} * loss_scatter, false) then 'noisy_gain'
         end as lowered_by
     from judged
 ),

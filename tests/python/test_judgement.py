@@ -997,6 +997,36 @@ def test_a_validation_dip_not_held_beside_a_too_noisy_training_loss_is_no_gain(
     assert "a dip the later evaluations did not hold" in row["title"]
 
 
+def small_fall_noisy_validation(gain: float) -> RunBuilder:
+    """A regression whose training loss falls 9% over the run (under underfitting_max_drop, beyond its
+    1% noise) and whose thirteen evaluations scatter about 6% around a level `gain` (relative) under
+    the first evaluation's from the second on: the best evaluation's gain under the bar of three
+    eval-to-eval jitters either way (a behavioural-cloning CNN's steering loss, the forty-eighth
+    held-out half)."""
+    builder = RunBuilder(seed=3)
+    steps = builder.train["step"].to_numpy(dtype=float)
+    builder.train["loss"] = 0.064 * (1 - 0.09 * steps / 240) * np.exp(builder.rng.normal(0, 0.01, len(steps)))
+    jitter = np.array([0.0, 0.05, -0.04, 0.06, -0.05, 0.03, -0.06, 0.04, -0.03, 0.05, -0.05, 0.02, -0.02])
+    levels = np.r_[1.0, np.full(len(builder.evals) - 1, 1 - gain)]
+    builder.evals["val_loss"] = 0.0652 * levels * (1 + jitter[: len(builder.evals)])
+    return builder
+
+
+@pytest.mark.parametrize("gain", [0.0, 0.09])
+@fixture_run(small_fall_noisy_validation)
+def test_no_validation_gain_above_the_jitter_bar_where_both_losses_fell_is_low(
+    diagnosis: Diagnosis, gain: float
+) -> None:
+    """Both losses fell (the later evaluations' median more than their jitter under the first): a gain
+    the jitter cannot confirm is no evidence there was none, low; validation that stays at its first
+    level beside the same training loss is no_learning, medium, as before."""
+    progress = diagnosis.table("int_learning_progress_measured").iloc[0]
+    assert progress["learning_verdict"] == "no_val_gain" and not progress["is_noise_bound"]
+    row = finding(diagnosis, "no_learning:no_val_gain")
+    assert row["severity"] == ("low" if gain else "medium")
+    assert ("only that jitter leaves the validation gain unconfirmed" in row["evidence"]) == bool(gain)
+
+
 @fixture_run(lambda: knocked_off_its_optimum(train_keeps_falling=True))
 def test_validation_worse_while_training_keeps_falling_is_overfitting(diagnosis: Diagnosis) -> None:
     assert not ids_of(diagnosis, "no_learning", "underfitting")

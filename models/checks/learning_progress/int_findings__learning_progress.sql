@@ -663,7 +663,15 @@ final as (
                 when progress.lowered_by = 'noise_bound' and unioned.finding_id = progress.verdict_finding_id
                 then '; low: the log is too noisy to have shown a fall of ' || {{ fmt_pct(threshold('underfitting_max_drop'), 0) }}
                     || ' (log-to-log scatter ' || {{ fmt('progress.loss_scatter', 4) }} || ' against a start of '
-                    || {{ fmt('progress.start_loss', 4) }} || ')' else '' end as evidence,
+                    || {{ fmt('progress.start_loss', 4) }} || ')'
+                when progress.lowered_by = 'noisy_gain' and unioned.finding_id = progress.verdict_finding_id
+                then '; low: both losses fell (the training loss ' || {{ fmt('progress.level_change', 4) }}
+                    || ', beyond its log-to-log scatter ' || {{ fmt('progress.loss_scatter', 4) }}
+                    || '; the later evaluations'' median ' || {{ fmt('progress.val_level_after_first', 4) }}
+                    || ' below the first ' || {{ fmt('progress.first_val_loss', 4) }} || ' by more than their jitter '
+                    || {{ fmt('progress.eval_noise', 4) }} || '), and only that jitter leaves the validation gain'
+                    || ' unconfirmed: no evidence that there was none'
+                else '' end as evidence,
         unioned.first_step,
         unioned.last_step,
         unioned.steps_affected,
