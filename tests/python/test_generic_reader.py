@@ -1670,3 +1670,46 @@ def test_of_two_layouts_as_frequent_the_one_whose_counter_moves(tmp_path: Path) 
         lines.append(f"Pass={p} Batch=1472 samples=188399 AvgLoss={loss_of(p * 10 + 9)}")
     run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
     assert losses(run) == [loss_of(p * 10 + 9) for p in range(10)]
+
+
+def test_a_file_of_printed_lists_one_a_line_is_read_by_position(tmp_path: Path) -> None:
+    """'loss_log: [tensor(2.3294, grad_fn=<AddBackward0>), ...]' (a loop that keeps its losses in
+    Python lists and prints each once at the end, without .item()): every line names one list, the
+    position in the lists is the counter, and a tensor's or NumPy scalar's repr is its number; one
+    line that is no list makes it a console like any other."""
+    logged = [round(2.3 * 0.99**i, 4) for i in range(40)]
+    lines = [
+        f"label_log: {[17 + i % 3 for i in range(40)]}",
+        "loss_log: [" + ", ".join(f"tensor({x}, grad_fn=<AddBackward0>)" for x in logged) + "]",
+        "cosine_log: [" + ", ".join(f"np.float64({0.8 - 0.01 * i:.4f})" for i in range(40)) + "]",
+    ]
+    run = generic_log.load(write(tmp_path, "train_log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == list(range(40)) and losses(run) == logged
+    assert generic_lines.named_lists(["loss_log: [1.0, 0.9]", "done in 3 s"]) is None
+    # a console line printing its loss as a tensor (no .item()): the number, not "device='cuda" = 0
+    console = [
+        f"epoch {e} loss: tensor({1 - e / 20:.4f}, device='cuda:0', grad_fn=<NllLossBackward0>)"
+        for e in range(12)
+    ]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(console) + "\n"))
+    assert losses(run) == [round(1 - e / 20, 4) for e in range(12)]
+
+
+def test_the_pytorch_tutorials_progress_line_is_an_iteration_and_its_loss(tmp_path: Path) -> None:
+    """'0m 24s (- 5m 10s) (5000 6%) 3.5270' (the PyTorch translation and character-RNN tutorials
+    print '%s (%d %d%%) %.4f': time since the start and left, iteration and percent, the average loss
+    bare), behind a logger's prefix or not: the iteration is the step and the bare number the loss;
+    a later edit's named loss keeps its name."""
+    bare = [
+        f"{i // 2}m {i * 7 % 60}s (- {9 - i // 2}m 5s) ({i * 5000} {i * 100 // 15}%) {3.5 - 0.13 * i:.4f}"
+        for i in range(1, 16)
+    ]
+    prefixed = [f"INFO---->train--->2022-03-23 10:37:{i:02d},456--->{line}" for i, line in enumerate(bare)]
+    for name, lines in (("bare.log", bare), ("prefixed.log", prefixed)):
+        run = generic_log.load(write(tmp_path, name, "\n".join(lines) + "\n"))
+        assert steps(run.train) == [i * 5000 for i in range(1, 16)]
+        assert losses(run) == [round(3.5 - 0.13 * i, 4) for i in range(1, 16)]
+    named = generic_lines.clean(1, "0m 53s (10000 100%) training loss = 2.9386", False).text
+    assert named == "iter 10000 | training loss = 2.9386"
+    # no time since the start: no tutorial line ('(5000 6%)' alone says nothing of what follows)
+    assert "iter" not in generic_lines.clean(1, "(5000 6%) 3.5270", False).text

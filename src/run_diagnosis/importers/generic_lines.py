@@ -135,6 +135,18 @@ COUNTER_WORDS_EXCLUDED = {"max", "total", "per", "every", "planned"}
 # a counter word glued to its number ('EP12', 'Epoch3', 'iter500', 'step40': print("EP%d" % epoch)),
 # standing alone (not inside a longer word or name): read as the word and the number
 GLUED_COUNTER = re.compile(r"(?<![\w.])(epoch|ep|step|iter|iteration)(\d+)(?![\w.])", re.IGNORECASE)
+# the PyTorch tutorials' progress line (translation, character RNNs): the time since the start (and
+# the time left), then "(iteration percent%)" and the average loss printed bare, as '%s (%d %d%%) %.4f'
+# prints it ("0m 24s (- 5m 10s) (5000 6%) 3.5270"), or named by a later edit ("(10000 100%) training
+# loss = 2.94"): the iteration is the counter and a bare number is the loss the tutorial averages
+TUTORIAL_PROGRESS = re.compile(
+    r"(?:^|[\s>:|-])\d+m\s+\d+s(?:\s+\(-\s*\d+m\s+\d+s\))?\s+\((?P<count>\d+)\s+\d{1,3}%\)\s*(?P<rest>.*)$"
+)
+BARE_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# a number printed as its tensor or NumPy scalar, as a loop prints it without .item()
+# (print(f"loss: {loss}")) or a list of them:
+# "tensor(2.3294, grad_fn=<AddBackward0>)", "tensor(0.5, device='cuda:0')", NumPy 2's "np.float64(0.69)"
+SCALAR_REPR = re.compile(r"\b(?:tensor|(?:np|numpy)\.(?:float|int)\d+)\(\s*([^,()\s]+)[^()]*\)")
 PROSE_WORDS = 8  # a segment of more words than this before its number is prose, not a name
 # a table aligned by spaces: three named columns at least (a counter, a loss and one more), and its
 # rows of numbers on 80% of the lines after the header (a warning or a repeated header may interleave)
@@ -424,6 +436,13 @@ def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
         had_bar = True
         text = KERAS_BAR.sub(" | ", text)
     text = GLUED_COUNTER.sub(r"\1 \2", text)
+    text = SCALAR_REPR.sub(r"\1", text)
+    progress = TUTORIAL_PROGRESS.search(text)
+    if progress:
+        rest = progress.group("rest").strip()
+        text = f"iter {progress.group('count')} | " + (
+            f"loss {rest}" if BARE_NUMBER.fullmatch(rest) else rest
+        )
     return Cleaned(text.strip(), rank, bar, warning is not None, had_bar, clock)
 
 
@@ -1112,6 +1131,26 @@ def _csv_rows(lines: list[tuple[int, str]], delimiter: str) -> Iterator[tuple[in
 
 
 # --------------------------------------------------------------------------- JSON
+
+
+# a line that names one printed list (print(f"loss_log: {losses}"), a series kept in a Python list and
+# printed once at the end): "name: [v1, v2, ...]" or "name = [...]"
+NAMED_LIST_LINE = re.compile(r"^\s*([A-Za-z_][\w./-]*)\s*[:=]\s*(\[.*\])\s*$")
+
+
+def named_lists(lines: list[str]) -> dict[str, list[Any]] | None:
+    """{name: values} of a file whose every line names one printed list of numbers ("loss_log:
+    [tensor(2.33, grad_fn=...), ...]"), the file's series; None for any other file."""
+    lists: dict[str, list[Any]] = {}
+    for line in lines:
+        found = NAMED_LIST_LINE.match(line)
+        if not found:
+            return None
+        values = literal(SCALAR_REPR.sub(r"\1", found.group(2)))
+        if not _numeric_array(values):
+            return None
+        lists[found.group(1)] = values
+    return lists or None
 
 
 def json_records(document: Any, stem: str) -> list[Record] | None:

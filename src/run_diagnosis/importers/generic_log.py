@@ -94,6 +94,7 @@ from run_diagnosis.importers.generic_lines import (
     looks_like_markdown,
     meaning,
     name_tokens,
+    named_lists,
     sniff_delimiter,
     split_word,
     table_records,
@@ -299,6 +300,9 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
                 notes.append("a JSON document of another shape")
                 return Parsed(path, kind, [], skipped, len(lines), notes=notes)
             records = found
+    if records is None and nonblank and (lists := named_lists(nonblank)) is not None:
+        kind, records = "json", json_records(lists, stem)
+        notes.append("one printed list a line ('name: [values]'): the position in the lists is the counter")
     if records is None and nonblank and _mostly_json_objects(nonblank):
         kind, records = "jsonl", jsonl_records(lines, skipped)
     if records is None and nonblank and not looks_like_markdown(nonblank):
