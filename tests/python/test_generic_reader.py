@@ -1713,3 +1713,20 @@ def test_the_pytorch_tutorials_progress_line_is_an_iteration_and_its_loss(tmp_pa
     assert named == "iter 10000 | training loss = 2.9386"
     # no time since the start: no tutorial line ('(5000 6%)' alone says nothing of what follows)
     assert "iter" not in generic_lines.clean(1, "(5000 6%) 3.5270", False).text
+
+
+def test_a_loss_renamed_by_a_later_launch_continues_its_series(tmp_path: Path) -> None:
+    """Two launches appended to one log, the script edited between them ('step 50 loss 2.1', then
+    'step 10 training loss = 3.4'): the second name, on a stretch of its own after the last of the
+    first and its counter starting over, is the same training loss; read so, the counter's going back
+    is a restart."""
+    first = [f"step {s} loss {loss_of(s)}" for s in range(10, 110, 10)]
+    second = [f"step {s} training loss = {loss_of(s) + 0.5}" for s in range(10, 60, 10)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(first + second) + "\n"))
+    assert steps(run.train) == list(range(10, 110, 10)) + list(range(10, 60, 10))
+    assert any("the same training loss under another name" in note for note in run.notes)
+    # a closing summary printed twice under another name (HF's 'train_loss' at the last step): its
+    # counter does not go back, so it is no launch of its own
+    closing = ["step 100 train_loss = 0.9"] * 2
+    summary = generic_log.load(write(tmp_path, "summary.log", "\n".join([*first, *closing]) + "\n"))
+    assert steps(summary.train) == list(range(10, 110, 10))

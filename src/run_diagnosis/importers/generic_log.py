@@ -505,6 +505,47 @@ class Counting:
     repeats_are_launches: bool = False
 
 
+# a name the chosen loss is continued under must carry it on this many lines at least: one line
+# under another name after the series is a summary ("final training loss: 0.23"), not a series
+RENAMED_MIN_LINES = 2
+
+
+def _renamed_losses(
+    records: list[Record], loss: str, assignment: metric_names.Assignment, notes: list[str]
+) -> None:
+    """A training loss printed under another name on a stretch of the log of its own, wholly after
+    (or before) the chosen name's lines and never on a line with it, whose counter starts below where
+    the earlier stretch's ended, is the same series renamed by an edited script between launches
+    appended to one file ('(75000 100%) 1.5692', then '(5000 50%) training loss = 3.5225'): its records
+    carry it under the chosen name, so the counter's going back between them is seen (run_restart). A
+    candidate of the same rank only (no component of a sum); a closing summary ('train_loss' at the
+    last epoch) does not go back and stays apart."""
+    rank = assignment.meanings[loss].rank
+    for other in assignment.candidates.get("loss", []):
+        if other == loss or assignment.meanings[other].rank != rank:
+            continue
+        chosen = [r for r in records if loss in r.named]
+        carrying = [r for r in records if other in r.named]
+        lines = [r.line for r in carrying]
+        if len(lines) < RENAMED_MIN_LINES or not chosen or any(loss in r.named for r in carrying):
+            continue
+        if min(lines) > chosen[-1].line or max(lines) < chosen[0].line:
+            earlier, later = (chosen, carrying) if min(lines) > chosen[-1].line else (carrying, chosen)
+            # a new launch: the later stretch's counter starts below where the earlier one ended (a run's
+            # closing summary, "train_loss" at the last epoch, does not go back)
+            shared = earlier[-1].counters.keys() & later[0].counters.keys()
+            if not any(later[0].counters[c] < earlier[-1].counters[c] for c in shared):
+                continue
+            for record in carrying:
+                record.named[loss] = record.named.pop(other)
+            notes.append(
+                f"{other!r} on lines {min(lines)}-{max(lines)}, a launch of its own "
+                f"{'after' if later is carrying else 'before'} the {loss!r} lines, its counter starting "
+                "over: the same training loss under another name (a script edited between launches), "
+                f"read as {loss!r}"
+            )
+
+
 def _value(record: Record, name: str) -> float | None:
     return record.counters.get(name)
 
@@ -1082,6 +1123,8 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             f"{len(with_metrics)} lines with a counter and numbers, names {_names_found(with_metrics)}; "
             "none of them reads as a training loss",
         )
+    if "loss" not in overrides:
+        _renamed_losses(with_metrics, loss, assignment, notes)
     loss_names = {n for f in ("loss", "val_loss", "test_loss") for n in assignment.candidates.get(f, [])}
     train, others = _largest(with_metrics, loss, loss_names)
     counting = _count(train, step_override)
