@@ -503,6 +503,22 @@ def test_numbers_named_by_their_split_alone_are_its_losses_when_they_fall(
     assert any("named by their split alone and falling over the run" in note for note in run.notes)
 
 
+@pytest.mark.parametrize("stem", ["train_log", "train_history", "run_log"])
+def test_a_headerless_table_named_after_its_split_file_is_that_splits_loss(tmp_path: Path, stem: str) -> None:
+    """'4.557,4.556' rows with no header and no counter in train_log.txt (a loop that writes its loss
+    and accuracy each epoch): the first column, named after the file, is named by its split alone (a
+    file-kind word beside it says nothing of what is measured), so, falling, it is the training loss;
+    a file whose name is no split word says nothing either way."""
+    rows = "\n".join(f"{4.6 - 0.1 * e:.4f},{5 + 2.2 * e:.2f}" for e in range(39))
+    log = write(tmp_path, f"{stem}.txt", rows + "\n")
+    if stem == "run_log":
+        with pytest.raises(RunImportError):
+            generic_log.load(log)
+        return
+    run = generic_log.load(log)
+    assert len(run.train) == 39 and list(run.train["loss"].round(4))[:2] == [4.6, 4.5]
+
+
 def test_a_loss_term_a_schedule_switches_on_is_an_event(tmp_path: Path) -> None:
     """A logged term of the loss exactly 0 on the rows of the first epoch and not 0 from the second
     (an auxiliary loss a schedule turns on) is an objective change at its first row; a hinge term

@@ -410,14 +410,23 @@ def _same_term(name: str, candidates: list[str]) -> str | None:
 BARE_SPLIT_END_ROWS = 3
 
 
+# words that say what kind of file a name comes from, not what it measures: a headerless table named
+# after its file ('train_log.txt', 'val_history.csv') is named by its split alone
+FILE_KIND_WORDS = frozenset(
+    {"log", "logs", "history", "hist", "record", "records", "file", "output", "results"}
+)
+
+
 def _bare_split_losses(records: list[Record], on_lines: Counter[str]) -> dict[str, str]:
-    """Field -> name for a file whose numbers are named by a split word alone ('train', 'val'):
+    """Field -> name for a file whose numbers are named by a split word alone ('train', 'val'; a
+    headerless table named after its file, 'train_log', with a file-kind word beside the split):
     when the training split's series falls over the run (a loss, not an accuracy), it is the
     training loss and a validation (or else test) split's the held-out loss. Empty otherwise."""
     by_split: dict[str, str] = {}
     for name in on_lines:
         split = split_word(name)
-        if split and len(name_tokens(name)) == 1 and not is_counter(name):
+        words = [w for w in name_tokens(name) if w.lower() not in FILE_KIND_WORDS]
+        if split and len(words) == 1 and not is_counter(name):
             by_split.setdefault(split, name)
     train = by_split.get("train")
     if train is None:
