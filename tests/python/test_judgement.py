@@ -517,6 +517,33 @@ def test_loss_jump_at_a_resume(diagnosis: Diagnosis) -> None:
     assert checked(diagnosis)["is_loss_jump"]
 
 
+def interleaved_runs() -> RunBuilder:
+    """Twelve short runs of 40 steps whose writers share one log file, four rows at a time in turn
+    (a calibration sweep's workers appending to one log_train.txt): each run at its own loss level,
+    so the counter goes back at every turn and the loss moves to another run's level there."""
+    builder = RunBuilder(seed=4)
+    base = builder.train[builder.train["step"] < 40].reset_index(drop=True)
+    turns = []
+    for block in range(10):
+        for run in range(12):
+            rows = base.iloc[block * 4 : block * 4 + 4].copy()
+            rows["loss"] = (0.004 + 0.003 * (run % 5)) * (1 + rows["step"] / 40)
+            turns.append(rows)
+    builder.train = pd.concat(turns, ignore_index=True)
+    builder.evals = builder.evals.iloc[0:0]
+    return builder
+
+
+@fixture_run(interleaved_runs)
+def test_loss_jumps_between_runs_interleaved_in_one_log_are_low(diagnosis: Diagnosis) -> None:
+    """One run's resumes replay a few steps; runs interleaved in one file log every step many times
+    (12 here), so each "resume" is a boundary between runs and its loss jump says nothing of a
+    restore: low, saying so (test_loss_jump_at_a_resume is the medium control)."""
+    jumps = diagnosis.findings().query("finding_id.str.startswith('loss_spikes:resume_')")
+    assert len(jumps) and set(jumps["detector_severity"]) == {"low"}
+    assert all("several runs interleaved or appended in one file" in e for e in jumps["evidence"])
+
+
 @fixture_run(lambda: RunBuilder().plant_resume_defect(200, 190, "lr_reset", "loss_jump"))
 def test_loss_jump_after_an_lr_reset_is_its_symptom(diagnosis: Diagnosis) -> None:
     jump = finding(diagnosis, "loss_spikes:resume_191")

@@ -33,6 +33,33 @@ resume_jumps as (
     select * from {{ run_ref('int_resumes_checked') }} where is_loss_jump
 ),
 
+resume_counts as (
+    select run_id, count(*) as n_resumes from {{ run_ref('int_resumes_checked') }} group by run_id
+),
+
+logged_rows as (
+    -- rows logged per distinct step: one run's resumes replay a few steps, runs interleaved or
+    -- appended in one file log every step several times
+    select
+        run_id,
+        count(*) as n_rows,
+        count(distinct step) as n_steps
+    from {{ run_ref('int_train_rows_resolved') }}
+    where resolution in ('counted', 'superseded')
+    group by run_id
+),
+
+interleaved_runs as (
+    -- resume_interleaved_min_resumes resumes or more over a log holding every step
+    -- resume_interleaved_min_rows_per_step times or more: boundaries between runs, not resumes of one
+    select resume_counts.run_id, resume_counts.n_resumes, logged_rows.n_rows, logged_rows.n_steps
+    from resume_counts
+    inner join logged_rows
+        on resume_counts.run_id = logged_rows.run_id
+    where resume_counts.n_resumes >= {{ threshold('resume_interleaved_min_resumes') }}
+        and logged_rows.n_rows >= {{ threshold('resume_interleaved_min_rows_per_step') }} * logged_rows.n_steps
+),
+
 objectives as (
     -- what the loss read is: a GAN player's loss rises and falls with the other player's progress; a
     -- reinforcement-learning loss (a value, policy or TD loss) with the returns its policy reaches
@@ -198,21 +225,28 @@ final as (
 
 resume_findings as (
     select
-        run_id,
+        resume_jumps.run_id,
         'loss_spikes:resume_' || {{ fmt_int('resume_step') }} as finding_id,
         'loss_spikes' as category,
-        'medium' as severity,
+        case when interleaved_runs.run_id is null then 'medium' else 'low' end as severity,
         'Training loss jumped ' || {{ fmt_pct('exp(loss_jump) - 1') }}
             || case when boundary_source = 'learning_rate' then ' when the LR schedule restarted at step ' else ' when the run resumed at step ' end
             || {{ fmt_int('resume_step') }}
-            || ' (' || {{ fmt('loss_after', 3) }} || ' against ' || {{ fmt('loss_before', 3) }} || ' before): the resume did not restore the training state'
+            || ' (' || {{ fmt('loss_after', 3) }} || ' against ' || {{ fmt('loss_before', 3) }} || ' before)'
+            || case when interleaved_runs.run_id is null then ': the resume did not restore the training state'
+                else ', where the log moves to another of the runs it holds' end
             || case when is_lr_discontinuous then ' (the LR changed at the same step).' else '.' end as title,
         'median loss of the first ' || {{ fmt_int('jump_rows') }} || ' rows after the resume ' || {{ fmt('loss_after', 4) }}
             || ' against ' || case when loss_basis = 'same_steps' then 'the crashed attempt''s losses at the same steps '
                 else 'the median of the last ' || {{ fmt_int('loss_before_rows') }} || ' pre-crash rows ' end || {{ fmt('loss_before', 4) }}
             || ': +' || {{ fmt_pct('exp(loss_jump) - 1') }} || ', ' || {{ fmt(safe_divide('loss_jump', 'loss_jump_standard_error'), 1) }}
             || ' standard errors of the pre-crash scatter (a jump from ' || {{ fmt_pct(threshold('resume_loss_jump_min_share'), 0) }} || ' and '
-            || {{ threshold('resume_loss_jump_n_sigmas') }} || ' standard errors); at this resume: ' || defects as evidence,
+            || {{ threshold('resume_loss_jump_n_sigmas') }} || ' standard errors); at this resume: ' || defects
+            || case when interleaved_runs.run_id is not null then '; low: the log holds '
+                || {{ fmt_int('interleaved_runs.n_resumes') }} || ' resumes and logs its '
+                || {{ fmt_int('interleaved_runs.n_steps') }} || ' steps ' || {{ fmt('interleaved_runs.n_rows * 1.0 / interleaved_runs.n_steps', 1) }}
+                || ' times each: several runs interleaved or appended in one file, so the loss moves to another run''s level here'
+                else '' end as evidence,
         resume_step as first_step,
         jump_last_step as last_step,
         jump_rows as steps_affected,
@@ -229,6 +263,8 @@ resume_findings as (
         'Check what the resume restores: the optimizer state (Adam moments), the weights, the LR scheduler and the data position; '
             || 'resume a short run from a checkpoint and compare its first losses with the crashed attempt''s.' as recommendation
     from resume_jumps
+    left join interleaved_runs
+        on resume_jumps.run_id = interleaved_runs.run_id
 ),
 
 epoch_jumps as (
