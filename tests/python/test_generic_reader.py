@@ -1746,3 +1746,29 @@ def test_a_loss_renamed_by_a_later_launch_continues_its_series(tmp_path: Path) -
     closing = ["step 100 train_loss = 0.9"] * 2
     summary = generic_log.load(write(tmp_path, "summary.log", "\n".join([*first, *closing]) + "\n"))
     assert steps(summary.train) == list(range(10, 110, 10))
+
+
+def test_a_table_the_console_prints_between_other_lines_is_read_by_its_header(tmp_path: Path) -> None:
+    """Old Ultralytics YOLOv3 and its JDE port print 'Epoch Batch box conf id total nTargets time'
+    once, behind a logger's prefix, then rows '0/29 0/165 0.227 2.06 19 158 83 59.6' among warnings
+    and an evaluation table of another width: the rows are read under their header, 'N/M' cells of a
+    counter column counted, the other lines set aside with their reason; 'total' names no loss, so
+    the user says which column is (--map), and the error names the columns to choose from."""
+    stamp = "2021-01-25 05:58:00 [INFO]:"
+    lines = [f"{stamp}    Epoch   Batch   box   conf   id   total   nTargets   time"]
+    for epoch in range(4):
+        for batch in range(0, 165, 40):
+            total = 158 - 10 * epoch - batch / 20
+            lines.append(f"{stamp} {epoch:>6}/29 {batch:>6}/165 0.227 2.06 19 {total:.1f} 83 59.6")
+        lines += [
+            "/opt/torch/_functions.py:61: UserWarning: Was asked to gather",
+            "  Image  Total  P  R  mAP",
+        ]
+        lines.append(f"   1000   3000   0.5   0.6   {0.3 + epoch / 100:.3f}")
+    log = write(tmp_path, "log_train.txt", "\n".join(lines) + "\n")
+    with pytest.raises(RunImportError, match=r"names box \(20\), conf \(20\), id \(20\), total \(20\)"):
+        generic_log.load(log)
+    run = generic_log.load(log, {"loss": "total"})
+    assert len(run.train) == 20 and run.train["loss"].iloc[0] == 158.0
+    assert steps(run.train)[:2] == sorted(steps(run.train))[:2]
+    assert run.layout is not None and run.layout["skipped"]["not a row of the console's table"]["lines"] == 12

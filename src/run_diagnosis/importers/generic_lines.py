@@ -208,6 +208,13 @@ class Skipped:
             self.counts.pop(reason, None)
             self.examples.pop(reason, None)
 
+    def merge(self, other: Skipped) -> None:
+        """Another reading's skipped lines counted here too (kept when that reading is used)."""
+        for reason, n in other.counts.items():
+            self.counts[reason] = self.counts.get(reason, 0) + n
+            kept = self.examples.setdefault(reason, [])
+            kept += other.examples.get(reason, [])[: max(0, EXAMPLES_KEPT - len(kept))]
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())
@@ -1024,6 +1031,53 @@ def aligned_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
     return [(n, "\t".join(text.split())) for n, text in nonblank]
 
 
+# a progress count printed as one cell of a table row ('3/29' under 'Epoch')
+COUNT_CELL = re.compile(r"(\d+)/(\d+)")
+# a console's table must hold this many rows under its headers to be read as one
+CONSOLE_TABLE_MIN_ROWS = 10
+
+
+def console_table(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[int, str]] | None:
+    """A table a console prints between its other lines (old Ultralytics YOLOv3 and its JDE port:
+    'Epoch  Batch  box  conf  id  total  nTargets  time' once, after a logger's prefix, then rows
+    '0/29  0/165  0.227  2.06  19  158  83  59.6' among warnings and summaries): a line of three or
+    more column names, a counter among them and no number, heads the rows below it with as many cells,
+    each a number or a count 'N/M'; a row takes the latest header of its width. Rewritten tab-separated,
+    the header first (table_records reads it), the other lines set aside with their reason; None when
+    fewer than CONSOLE_TABLE_MIN_ROWS rows fall under the first header."""
+    headers: dict[int, list[str]] = {}
+    first: list[str] | None = None
+    first_line = 0
+    rows: list[tuple[int, list[str]]] = []
+    other: list[tuple[int, str]] = []
+    for number, raw in lines:
+        cells = strip_prefixes(raw.strip()).split()
+        is_header = (
+            len(cells) >= ALIGNED_MIN_COLUMNS
+            and not any(cell_value(c) is not None or COUNT_CELL.fullmatch(c) for c in cells)
+            and any(is_counter(c) for c in cells)
+        )
+        if is_header:
+            headers[len(cells)] = cells
+            if first is None:
+                first, first_line = cells, number
+        elif first and cells == headers.get(len(cells)):
+            continue
+        elif (
+            first is not None
+            and headers.get(len(cells)) == first
+            and all(cell_value(c) is not None or COUNT_CELL.fullmatch(c) for c in cells)
+        ):
+            rows.append((number, cells))
+        elif raw.strip():
+            other.append((number, raw))
+    if first is None or len(rows) < CONSOLE_TABLE_MIN_ROWS:
+        return None
+    for number, raw in other:
+        skipped.add("not a row of the console's table", number, raw.strip())
+    return [(first_line, "\t".join(first))] + [(n, "\t".join(cells)) for n, cells in rows]
+
+
 @dataclass
 class Table:
     records: list[Record]
@@ -1085,6 +1139,11 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
         first_cell = cell_value(cells[0])
         if counted and first_cell is not None:
             record.counters[header[0]] = first_cell[0]
+        for name, cell in zip(header, cells, strict=True):
+            count = COUNT_CELL.fullmatch(cell)
+            if count and is_counter(name):  # '3/29' under 'Epoch': the count and its total
+                record.counters[name] = float(count.group(1))
+                record.totals[name] = float(count.group(2))
         if filled(
             record,
             ((n, cell_value(c)) for n, c in zip(header, cells, strict=True) if n not in record.counters),

@@ -86,6 +86,7 @@ from run_diagnosis.importers.generic_lines import (
     Skipped,
     aligned_lines,
     console_records,
+    console_table,
     counter_kind,
     is_counter,
     json_records,
@@ -323,6 +324,16 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
             if table is not None:
                 kind, records = "aligned", table.records
                 notes.append("a table aligned by spaces: its first line names the columns")
+            else:
+                printed = console_table(lines, skipped_table := Skipped())
+                table = table_records(printed, "\t", stem, skipped_table) if printed else None
+                if table is not None:
+                    kind, records = "aligned", table.records
+                    skipped.merge(skipped_table)
+                    notes.append(
+                        f"a table the console prints between its other lines: {' '.join(table.header)!r} "
+                        "names its columns"
+                    )
     markdown = False
     if records is None:
         markdown = looks_like_markdown(nonblank)
