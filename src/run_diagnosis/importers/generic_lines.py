@@ -1035,6 +1035,9 @@ def aligned_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
 COUNT_CELL = re.compile(r"(\d+)/(\d+)")
 # a console's table must hold this many rows under its headers to be read as one
 CONSOLE_TABLE_MIN_ROWS = 10
+# its first header is printed before the training starts: a log with none in its first lines is read
+# line by line at once (a long console pays no second pass)
+CONSOLE_TABLE_HEADER_LINES = 300
 
 
 def console_table(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[int, str]] | None:
@@ -1042,7 +1045,8 @@ def console_table(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[
     'Epoch  Batch  box  conf  id  total  nTargets  time' once, after a logger's prefix, then rows
     '0/29  0/165  0.227  2.06  19  158  83  59.6' among warnings and summaries): a line of three or
     more column names, a counter among them and no number, heads the rows below it with as many cells,
-    each a number or a count 'N/M'; a row takes the latest header of its width. Rewritten tab-separated,
+    each a number or a count 'N/M'; a row takes the latest header of its width. The first header comes
+    within the first CONSOLE_TABLE_HEADER_LINES lines. Rewritten tab-separated,
     the header first (table_records reads it), the other lines set aside with their reason; None when
     fewer than CONSOLE_TABLE_MIN_ROWS rows fall under the first header."""
     headers: dict[int, list[str]] = {}
@@ -1050,7 +1054,9 @@ def console_table(lines: list[tuple[int, str]], skipped: Skipped) -> list[tuple[
     first_line = 0
     rows: list[tuple[int, list[str]]] = []
     other: list[tuple[int, str]] = []
-    for number, raw in lines:
+    for index, (number, raw) in enumerate(lines):
+        if first is None and index >= CONSOLE_TABLE_HEADER_LINES:
+            return None
         cells = strip_prefixes(raw.strip()).split()
         is_header = (
             len(cells) >= ALIGNED_MIN_COLUMNS
