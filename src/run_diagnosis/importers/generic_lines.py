@@ -443,13 +443,16 @@ def clean(number: int, raw: str, numbered_ranks: bool) -> Cleaned:
         had_bar = True
         text = KERAS_BAR.sub(" | ", text)
     text = GLUED_COUNTER.sub(r"\1 \2", text)
-    text = SCALAR_REPR.sub(r"\1", text)
-    progress = TUTORIAL_PROGRESS.search(text)
-    if progress:
-        rest = progress.group("rest").strip()
-        text = f"iter {progress.group('count')} | " + (
-            f"loss {rest}" if BARE_NUMBER.fullmatch(rest) else rest
-        )
+    # both forms hold a parenthesis: most lines have none and skip both searches (about a fifth of
+    # this function's time on a plain 'step 12 | loss 2.5' line)
+    if "(" in text:
+        text = SCALAR_REPR.sub(r"\1", text)
+        progress = TUTORIAL_PROGRESS.search(text)
+        if progress:
+            rest = progress.group("rest").strip()
+            text = f"iter {progress.group('count')} | " + (
+                f"loss {rest}" if BARE_NUMBER.fullmatch(rest) else rest
+            )
     return Cleaned(text.strip(), rank, bar, warning is not None, had_bar, clock)
 
 
