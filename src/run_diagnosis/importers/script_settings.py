@@ -24,11 +24,12 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import yaml
-
+from run_diagnosis.importers.reference_keys import side_documents
 from run_diagnosis.run_files import EARLY_STOPPING_KEY
 
 SCRIPT_SUFFIX = ".py"
@@ -382,27 +383,14 @@ DUMP_HEAD_LINES = 300
 DUMP_MAX_BYTES = 64 * 1024 * 1024
 
 
-# a settings file the run saved beside its log (training_hyperparameters.json, args.json,
-# params.yaml, config.yaml, trainer_state.json): its whole-number values read at its top level and
-# one level down ({"train": {"epochs": 50}}); deeper (a scheduler's or a model's own sub-settings)
-# they are no run's plan. Larger files are data, not settings.
-SETTINGS_FILE_SUFFIXES = (".json", ".yaml", ".yml")
-SETTINGS_FILE_MAX_BYTES = 1_000_000
-
-
-def _document_settings(path: Path) -> list[Setting]:
-    """The whole numbers a saved settings file (JSON or YAML) states at its top level and one level
-    down, keyed by their own names; [] for a file that does not parse as a mapping."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        document = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError):
-        return []
-    if not isinstance(document, dict):
-        return []
-    levels = [document, *(value for value in document.values() if isinstance(value, dict))]
+def _document_settings(name: str, document: Mapping[str, Any]) -> list[Setting]:
+    """The whole numbers a settings file the run saved beside its log (training_hyperparameters.json,
+    args.json, params.yaml: reference_keys.side_documents reads them) states at its top level and one
+    level down ({"train": {"epochs": 50}}); deeper (a scheduler's or a model's own sub-settings)
+    they are no run's plan."""
+    levels = [document, *(value for value in document.values() if isinstance(value, Mapping))]
     return [
-        Setting(str(key).lower(), value, f"{path.name} (a settings file beside the log: {key})")
+        Setting(str(key).lower(), value, f"{name} (a settings file beside the log: {key})")
         for level in levels
         for key, value in level.items()
         if isinstance(value, int) and not isinstance(value, bool)
@@ -416,13 +404,12 @@ def settings_beside(log: Path) -> list[Setting]:
     for a log that prints none itself."""
     found: list[Setting] = []
     for path in sorted(log.parent.iterdir()) if log.parent.is_dir() else []:
-        if path == log or not path.is_file():
+        if path == log or not path.is_file() or path.suffix.lower() not in DUMP_SUFFIXES:
             continue
-        suffix, size = path.suffix.lower(), path.stat().st_size
-        if suffix in DUMP_SUFFIXES and size <= DUMP_MAX_BYTES:
+        if path.stat().st_size <= DUMP_MAX_BYTES:
             found += logged_settings(path, DUMP_HEAD_LINES, beside=True)
-        elif suffix in SETTINGS_FILE_SUFFIXES and size <= SETTINGS_FILE_MAX_BYTES:
-            found += [s for s in _document_settings(path) if s.key in PLANNED_EPOCH_KEYS]
+    for name, document in side_documents(log.parent, skip=(log.name,)):
+        found += [s for s in _document_settings(name, document) if s.key in PLANNED_EPOCH_KEYS]
     return found
 
 
