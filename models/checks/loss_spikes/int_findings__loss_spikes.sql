@@ -33,31 +33,36 @@ resume_jumps as (
     select * from {{ run_ref('int_resumes_checked') }} where is_loss_jump
 ),
 
-resume_counts as (
-    select run_id, count(*) as n_resumes from {{ run_ref('int_resumes_checked') }} group by run_id
+many_resumes as (
+    -- the runs with resume_interleaved_min_resumes resumes or more: only their rows are counted below
+    select run_id, count(*) as n_resumes
+    from {{ run_ref('int_resumes_checked') }}
+    group by run_id
+    having count(*) >= {{ threshold('resume_interleaved_min_resumes') }}
 ),
 
 logged_rows as (
-    -- rows logged per distinct step: one run's resumes replay a few steps, runs interleaved or
-    -- appended in one file log every step several times
+    -- rows logged per distinct step of those runs: one run's resumes replay a few steps, runs
+    -- interleaved or appended in one file log every step several times
     select
-        run_id,
+        resolved.run_id,
         count(*) as n_rows,
-        count(distinct step) as n_steps
-    from {{ run_ref('int_train_rows_resolved') }}
-    where resolution in ('counted', 'superseded')
-    group by run_id
+        count(distinct resolved.step) as n_steps
+    from {{ run_ref('int_train_rows_resolved') }} as resolved
+    inner join many_resumes
+        on resolved.run_id = many_resumes.run_id
+    where resolved.resolution in ('counted', 'superseded')
+    group by resolved.run_id
 ),
 
 interleaved_runs as (
-    -- resume_interleaved_min_resumes resumes or more over a log holding every step
-    -- resume_interleaved_min_rows_per_step times or more: boundaries between runs, not resumes of one
-    select resume_counts.run_id, resume_counts.n_resumes, logged_rows.n_rows, logged_rows.n_steps
-    from resume_counts
+    -- many resumes over a log holding every step resume_interleaved_min_rows_per_step times or more:
+    -- boundaries between runs, not resumes of one
+    select many_resumes.run_id, many_resumes.n_resumes, logged_rows.n_rows, logged_rows.n_steps
+    from many_resumes
     inner join logged_rows
-        on resume_counts.run_id = logged_rows.run_id
-    where resume_counts.n_resumes >= {{ threshold('resume_interleaved_min_resumes') }}
-        and logged_rows.n_rows >= {{ threshold('resume_interleaved_min_rows_per_step') }} * logged_rows.n_steps
+        on many_resumes.run_id = logged_rows.run_id
+    where logged_rows.n_rows >= {{ threshold('resume_interleaved_min_rows_per_step') }} * logged_rows.n_steps
 ),
 
 objectives as (
