@@ -338,6 +338,18 @@ def test_nan_loss(diagnosis: Diagnosis, steps: list[int]) -> None:
     assert "loss_is_not_finite" in diagnosis.failing_tests()
 
 
+@fixture_run(lambda: RunBuilder().plant_nan([1, 2, 3, 4, 5]))
+def test_nan_losses_before_the_first_finite_one_are_placeholders(diagnosis: Diagnosis) -> None:
+    """NaN on the first five logs, finite from the sixth: an update made with a non-finite loss poisons
+    every later loss, so none was made with them (a loss averaged over no batches before the first
+    update, or updates a loss scaler skipped): low, not the high of NaNs after training began
+    (test_nan_loss)."""
+    found = findings_of(diagnosis, "nan_loss").iloc[0]
+    assert found["detector_severity"] == "low" and found["first_step"] == 1
+    assert "all before the first finite one (step 6)" in found["title"]
+    only_expected_above_low(diagnosis, set())
+
+
 @pytest.mark.parametrize(
     ("steps", "severity"),
     [([1, 2, 5], "low"), ([60, 90, 120, 150], "medium")],

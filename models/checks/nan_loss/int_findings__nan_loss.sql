@@ -11,6 +11,7 @@ steps as (
     select
         run_id,
         step,
+        loss,
         coalesce(is_loss_non_finite, false) as is_loss_non_finite,
         coalesce(is_grad_norm_non_finite, false) as is_grad_norm_non_finite,
         min(step) over (partition by run_id) as first_step_of_run
@@ -36,6 +37,7 @@ nan_steps_by_run as (
             and step > first_step_of_run + {{ threshold('scaler_settle_steps') }} then 1 else 0 end) as late_grad_skip_steps,
         min(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as first_step,
         max(case when is_loss_non_finite or is_grad_norm_non_finite then step end) as last_step,
+        min(case when not is_loss_non_finite and loss is not null then step end) as first_finite_loss_step,
         min(step) as first_counted_step,
         max(step) as final_step,
         -- the optimizer steps the log spans: a log written every N steps (Megatron, fairseq,
@@ -56,7 +58,12 @@ nan_steps as (
         coalesce(nan_steps_by_run.late_grad_skip_steps, 0) as late_grad_skip_steps,
         nan_steps_by_run.first_step,
         nan_steps_by_run.last_step,
-        nan_steps_by_run.final_step
+        nan_steps_by_run.final_step,
+        -- every non-finite loss or gradient came before the first finite one: no update was made with them (an
+        -- update with non-finite gradients poisons every later loss), so they are values logged
+        -- before the first update (an average over no batches) or updates a loss scaler skipped
+        coalesce(nan_steps_by_run.last_step < nan_steps_by_run.first_finite_loss_step, false) as is_leading_placeholder,
+        nan_steps_by_run.first_finite_loss_step
     from runs
     left join nan_steps_by_run
         on runs.run_id = nan_steps_by_run.run_id
@@ -122,14 +129,18 @@ run_findings as (
             -- fewer non-finite losses than nan_high_min_loss_steps, with finite losses after them: the run
             -- recovered (an update whose gradients were non-finite would have poisoned every later loss),
             -- so the bad batch's update was skipped or harmless: worth a look, not high
-            when nan_steps.non_finite_loss_steps > 0
+            when nan_steps.non_finite_loss_steps > 0 and not nan_steps.is_leading_placeholder
                 and nan_steps.non_finite_loss_steps < {{ threshold('nan_high_min_loss_steps') }} then 'medium'
-            when nan_steps.non_finite_loss_steps > 0 then 'high'
+            when nan_steps.non_finite_loss_steps > 0 and not nan_steps.is_leading_placeholder then 'high'
             when {{ safe_divide('coalesce(overflows.late_overflow_events, 0) + nan_steps.late_grad_skip_steps', 'nan_steps.spanned_steps') }}
                 > {{ threshold('overflow_medium_share') }} then 'medium'
             else 'low'
         end as severity,
-        case when nan_steps.non_finite_loss_steps > 0
+        case when nan_steps.is_leading_placeholder and nan_steps.non_finite_loss_steps > 0
+            then 'The first ' || {{ fmt_int('nan_steps.non_finite_loss_steps') }} || ' logged losses were NaN/inf, all before the first finite one (step '
+                || {{ fmt_int('nan_steps.first_finite_loss_step') }} || '): no update was made with them (a non-finite update poisons every later'
+                || ' loss), so they are values logged before the first update (an average over no batches) or updates a loss scaler skipped.'
+            when nan_steps.non_finite_loss_steps > 0
             then 'Loss or gradient was NaN/inf on ' || {{ fmt_int('nan_steps.non_finite_steps') }} || ' steps, first at step '
                 || {{ fmt_int('nan_steps.first_step') }} || '.'
             when nan_steps.non_finite_steps > 0
@@ -158,8 +169,10 @@ run_findings as (
             else {{ safe_divide('nan_steps.non_finite_steps + overflows.overflow_events', 'nan_steps.counted_steps') }}
         end as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Find the first non-finite step''s batch and the LR there; in fp16 check the loss scaler, in bf16 look for a division by zero or an LR high enough to blow up the weights.'
-            as recommendation
+        case when nan_steps.is_leading_placeholder
+            then 'Nothing to fix in the model: log the loss from the first update on (or skip an empty average), so that a real NaN later stands out.'
+            else 'Find the first non-finite step''s batch and the LR there; in fp16 check the loss scaler, in bf16 look for a division by zero or an LR high enough to blow up the weights.'
+        end as recommendation
     from nan_steps
     inner join overflows
         on nan_steps.run_id = overflows.run_id
