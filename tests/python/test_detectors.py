@@ -990,6 +990,29 @@ def test_loss_collapsed_to_zero_is_critical(diagnosis: Diagnosis) -> None:
     assert findings_of(diagnosis, "initial_loss_too_high").empty
 
 
+def loss_zero_from_the_start(objective: str | None) -> RunBuilder:
+    """A training loss exactly 0 on every log, no gradient norm logged (a classifier whose data
+    loader found one class: its cross-entropy is 0 whatever the weights)."""
+    builder = RunBuilder().plant_config(loss_objective=objective)
+    builder.train["loss"] = 0.0
+    builder.train["grad_norm"] = None
+    return builder
+
+
+@pytest.mark.parametrize("objective", [None, "reinforcement"])
+@fixture_run(loss_zero_from_the_start)
+def test_a_plain_loss_zero_on_every_log_trained_nothing(diagnosis: Diagnosis, objective: str | None) -> None:
+    """A plain loss 0 from the first log has no gradient: nothing was trained (or the logger wrote 0
+    for a loss it never measured): medium, with the reason. A reinforcement-learning objective can
+    report 0 at its sampling policy and still have a gradient: no zero-loss finding."""
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    if objective is None:
+        assert found.loc["no_learning:zero_loss", "severity"] == "medium"
+        assert "exactly 0 on every log" in found.loc["no_learning:zero_loss", "title"]
+    else:
+        assert "no_learning:zero_loss" not in found.index
+
+
 def start_above_any_vocabulary_then_zero() -> RunBuilder:
     """A first loss of 122 nats (no uniform guess over a vocabulary in use is above ln 262144 = 12.5),
     then exactly 0 on every later log: a loss mis-reduced at the start and zeroed after it."""

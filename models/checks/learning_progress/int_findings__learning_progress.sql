@@ -273,8 +273,14 @@ zero_findings as (
         run_id,
         'no_learning:zero_loss' as finding_id,
         'no_learning' as category,
-        'critical' as severity,
-        case when loss_before_zero is null
+        -- 0 from the first log with no gradient norm logged: nothing was trained, or the logger wrote 0
+        -- for a loss it never measured (a placeholder): medium either way
+        case when loss_before_zero is null and not is_zero_gradient then 'medium' else 'critical' end as severity,
+        case when loss_before_zero is null and not is_zero_gradient
+            then 'Training loss is exactly 0 on every log (' || {{ fmt_int('zero_loss_steps') }} || ' of '
+                || {{ fmt_int('logged_steps') }} || '): a loss of 0 has no gradient, so nothing was trained (a task with'
+                || ' nothing to learn: one class, a target the input gives away), unless the logger wrote 0 for a loss it never measured.'
+            when loss_before_zero is null
             then 'Training loss and gradient norm are exactly 0 from the first log (' || {{ fmt_int('zero_loss_steps') }} || ' of '
                 || {{ fmt_int('logged_steps') }} || ' logs): no gradient reached the parameters, nothing is being trained.'
             else 'Training loss collapsed to exactly 0 at step ' || {{ fmt_int('first_zero_step') }} || ' (from '
@@ -282,7 +288,9 @@ zero_findings as (
                 || {{ fmt_int('logged_steps') }} || ' logs: nothing is being trained.' end as title,
         'logged losses exactly 0: ' || {{ fmt_int('zero_loss_steps') }} || ' of ' || {{ fmt_int('logged_steps') }}
             || ', first at step ' || {{ fmt_int('first_zero_step') }}
-            || case when loss_before_zero is null
+            || case when loss_before_zero is null and not is_zero_gradient
+                then '; no gradient norm logged; the loss is a plain one (not a reinforcement-learning objective, which can report 0 at its sampling policy and still have a gradient)'
+                when loss_before_zero is null
                 then '; every logged gradient norm is exactly 0 as well (an RL objective that reports 0 at its sampling policy still has a gradient; a loss whose labels are all masked has none)'
                 else '; last non-zero loss before it ' || {{ fmt('loss_before_zero', 4) }}
                     || ' (a converging loss shrinks gradually; a jump to exactly 0 means the loss is masked or zeroed)' end
@@ -299,14 +307,20 @@ zero_findings as (
         'every update after the collapse trains nothing' as cost_method,
         1.0 as impact_score,
         cast(null as {{ dbt.type_string() }}) as caused_by,
-        'Check the labels and the chat template: if every label is masked (-100) the loss is 0; check for a loss zeroed by overflow or a wrong loss reduction. Rerun a few steps and print the number of unmasked label tokens.'
-            as recommendation
+        case when loss_before_zero is null and not is_zero_gradient
+            then 'Check what the logged loss is: the classes the data loader found (one class makes a cross-entropy 0), a target the input gives away, or a logger writing 0 where the loss was never computed; rerun a few steps and print the loss and gradient norm.'
+            else 'Check the labels and the chat template: if every label is masked (-100) the loss is 0; check for a loss zeroed by overflow or a wrong loss reduction. Rerun a few steps and print the number of unmasked label tokens.'
+        end as recommendation
     from progress
     where {{ safe_divide('zero_loss_steps', 'logged_steps') }} >= {{ threshold('zero_loss_min_share') }}
         and (
             loss_before_zero >= {{ threshold('zero_loss_min_jump_from') }}
             -- zero from the first log: nothing to jump from, but no gradient either (not an RL objective)
             or (loss_before_zero is null and is_zero_gradient)
+            -- zero on every log, no gradient norm logged: a plain loss (an RL objective reports 0 at its
+            -- sampling policy; a GAN player's or one term of a sum can be 0 while the rest trains)
+            or (loss_before_zero is null and logged_grad_norms = 0 and zero_loss_steps = logged_steps
+                and not (is_reinforcement_loss or is_adversarial_loss or is_term_loss))
         )
 ),
 
