@@ -330,11 +330,11 @@ def test_a_metrics_csv_without_a_step_column_is_no_lightning_log(tmp_path: Path)
     assert importers.detect(tmp_path) is generic_log
     run = generic_log.load(tmp_path)
     # its loss, logged beside a reward, is the agent's TD loss: its targets move with the policy
-    assert run.config["loss_objective"] == "reinforcement"
+    assert config_document(run)["loss_objective"] == "reinforcement"
     assert len(run.train) == 30
     # a loss with no episode or reward beside it is no agent's
     write(tmp_path, "metrics.csv", "row,quality,loss\n" + rows)
-    assert "loss_objective" not in generic_log.load(tmp_path).config
+    assert config_document(generic_log.load(tmp_path)).get("loss_objective") is None
 
 
 def test_a_log_its_detected_reader_cannot_read_is_read_by_the_generic_reader(

@@ -1476,3 +1476,34 @@ def test_a_printed_python_value_is_read_quietly() -> None:
     assert python_literal("{'pattern': '\\d+', 'lr': 3e-4}") == {"pattern": "\\d+", "lr": 3e-4}
     assert python_literal("{'pattern': '\\d'}") == {"pattern": "\\d"}
     assert python_literal("[1, 2") is UNREADABLE
+
+
+def test_a_loss_logged_beside_an_agents_episodes_or_rewards_is_a_reinforcement_learning_loss(
+    tmp_path: Path,
+) -> None:
+    """Whatever the reader: a Lightning DQN's metrics.csv logs its TD loss as train_loss beside the
+    episode reward, and a TD loss rises as the returns grow, so the config says loss_objective
+    reinforcement (the loss checks then judge it low at most). A DPO run's rewards/chosen and
+    rewards/margins are a preference model's scores, not an agent's returns: its loss stays a plain
+    loss, as does a Lightning run logging no reward."""
+    folder = tmp_path / "lightning_logs" / "version_0"
+    folder.mkdir(parents=True)
+    rows = "".join(f"{49 + 50 * i},0,0.9,{0.001 * i:.3f},{4e-5 * (1 + i):.6g}\n" for i in range(30))
+    (folder / "metrics.csv").write_text(
+        "step,epoch,epsilon,episode reward,train_loss\n" + rows, encoding="utf-8"
+    )
+    document = config_document(lightning_csv.load(folder))
+    assert document["loss_objective"] == "reinforcement"
+    assert "episode reward" in " ".join(document["provenance"]["notes"])
+    (folder / "metrics.csv").write_text("step,epoch,epsilon,val_acc,train_loss\n" + rows, encoding="utf-8")
+    assert config_document(lightning_csv.load(folder)).get("loss_objective") is None
+    history = [
+        {"step": s, "epoch": s / 100, "loss": 0.69 - 0.002 * s, "learning_rate": 5e-7,
+         "rewards/chosen": 0.01 * s, "rewards/rejected": -0.01 * s, "rewards/margins": 0.02 * s,
+         "rewards/accuracies": 0.6}
+        for s in range(10, 210, 10)
+    ]  # fmt: skip
+    state = tmp_path / "dpo" / "trainer_state.json"
+    state.parent.mkdir()
+    state.write_text(json.dumps({"log_history": history, "max_steps": 200}), encoding="utf-8")
+    assert config_document(hf_trainer.load(state.parent)).get("loss_objective") is None

@@ -18,7 +18,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from run_diagnosis.importers.metric_names import is_adversarial, is_reinforcement, resolve
+from run_diagnosis.importers.metric_names import (
+    is_adversarial,
+    is_reinforcement,
+    reinforcement_loop_names,
+    resolve,
+)
 from run_diagnosis.importers.reference_keys import reference_keys
 from run_diagnosis.run_files import (
     EVAL_COLUMNS,
@@ -89,6 +94,9 @@ class RunData:
     # step_time_sec read off a clock's differences (aliases.step_times_from_elapsed): each the mean over
     # the steps since the previous logged row; run_config.json then says step_time_is_interval_mean
     interval_mean_times: bool = False
+    # every metric and counter name the log holds: beside the loss read, they can say what it is (a
+    # reinforcement-learning loop's episodes and rewards: _loss_objective)
+    logged_names: tuple[str, ...] = ()
 
 
 # the text an importer's event starts with when the log ends before its planned epochs while no
@@ -253,15 +261,20 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _loss_objective(loss_name: str) -> tuple[str, str] | None:
+def _loss_objective(loss_name: str, logged_names: Sequence[str] = ()) -> tuple[str, str] | None:
     """What the loss read is, when the checks must read it otherwise (config loss_objective), and why:
-    a GAN player's, a reinforcement-learning loss, one term of a sum whose total is not logged."""
+    a GAN player's, a reinforcement-learning loss (named for one, or a plain loss logged beside a
+    reinforcement-learning loop's episodes or rewards), one term of a sum whose total is not logged."""
     if is_adversarial(loss_name):
         return "adversarial", "is a GAN player's"
+    moving = "its targets move with the policy, so its level is no measure of learning"
     if is_reinforcement(loss_name):
+        return "reinforcement", f"is a reinforcement-learning loss (a value, policy or TD loss): {moving}"
+    loop = reinforcement_loop_names(logged_names)
+    if loop:
         return "reinforcement", (
-            "is a reinforcement-learning loss (a value, policy or TD loss): its targets move with the "
-            "policy, so its level is no measure of learning"
+            f"is logged beside a reinforcement-learning loop's episodes or rewards ({', '.join(loop[:3])}): "
+            f"the agent's value, TD or policy loss, and {moving} (a TD loss rises as the returns grow)"
         )
     if resolve(loss_name).term:
         return (
@@ -285,7 +298,7 @@ def config_document(run: RunData) -> dict[str, Any]:
     lifted, lifted_notes = reference_keys(document, run.source_path)
     document.update(lifted)
     objective = (
-        _loss_objective(run.loss_name)
+        _loss_objective(run.loss_name, run.logged_names)
         if run.loss_name is not None and document.get(LOSS_OBJECTIVE_KEY) is None
         else None
     )

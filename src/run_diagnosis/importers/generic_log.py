@@ -103,7 +103,6 @@ from run_diagnosis.importers.generic_lines import (
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
 from run_diagnosis.run_files import (
     EVAL_DATA_KEY,
-    LOSS_OBJECTIVE_KEY,
     OPTIONAL_EVAL_COLUMNS,
     ROWS_ARE_KEY,
     TRAIN_DATA_KEY,
@@ -1227,7 +1226,6 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
             "(the epoch counter repeats on the rows of each epoch; one row a step assumed)"
         )
     config.update(_zero_terms(assignment, zeros, notes))
-    config.update(_reinforcement_loop(assignment, counting, layout["fields"].get("loss"), notes))
     if counting.kind == "epoch":
         config[ROWS_ARE_KEY] = "epoch"
         notes.append(
@@ -1249,33 +1247,8 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         layout=layout,
         loss_name=layout["fields"].get("loss"),
         interval_mean_times=interval_means,
+        logged_names=(*assignment.meanings, *([counting.name] if counting.name else [])),
     )
-
-
-# the words of a reinforcement-learning loop's log: its episodes counted, the reward each earned
-# (DQN's 'episode,reward,loss', 'Episode 10 | Reward: -483 | Loss: 24.1'); a loss logged beside them
-# under a plain name is the agent's value, TD or policy loss
-REINFORCEMENT_LOOP_WORDS = frozenset({"episode", "episodes", "reward", "rewards", "rew"})
-
-
-def _reinforcement_loop(
-    assignment: metric_names.Assignment, counting: Counting, loss: str | None, notes: list[str]
-) -> dict[str, str]:
-    """loss_objective reinforcement for a loss under a plain name ('loss') in the log of a
-    reinforcement-learning loop: its rows counted by episodes, or a reward logged beside it. Its
-    targets move with the policy, so a TD or value loss rises as the returns grow (a DQN on CartPole:
-    0.6 to 27 while its reward went from 25 to 170), which the loss checks must not read as a spike
-    or as no learning; a loss named for what it is (td_loss, value_loss) says so already."""
-    names = [*assignment.meanings, counting.name or ""]
-    words = [w for name in names for w in name_tokens(name) if w in REINFORCEMENT_LOOP_WORDS]
-    if loss is None or not words or metric_names.is_reinforcement(loss) or metric_names.is_adversarial(loss):
-        return {}
-    notes.append(
-        f"{LOSS_OBJECTIVE_KEY} = reinforcement: the log counts a reinforcement-learning loop's "
-        f"{'episodes' if {'episode', 'episodes'} & set(words) else 'rewards'}, so its loss {loss!r} is the "
-        "agent's value, TD or policy loss, whose targets move with the policy"
-    )
-    return {LOSS_OBJECTIVE_KEY: "reinforcement"}
 
 
 # the words naming a detector's box-regression loss terms (YOLO's box and DFL, DETR's GIoU, mmdet's bbox)

@@ -136,6 +136,9 @@ def load_state_run(path: Path, step_times: Mapping[int, float] | None = None, ti
         events=events_frame(events),
         run_name=_run_name(args, state_path),
         notes=notes,
+        logged_names=tuple(
+            dict.fromkeys(k for row in state["log_history"] if isinstance(row, dict) for k in row)
+        ),
     )
     total_steps = positive_int(state.get("max_steps")) or positive_int(args.get("max_steps"))
     run.schedule = schedule_from_args(args, total_steps, notes) if args else {}
@@ -262,6 +265,11 @@ def _log_keys(history: list[Any]) -> ColumnMap:
         if key != "step" and isinstance(value, (int, float)) and not isinstance(value, bool)
     )
     return column_map(keys, load_aliases())
+
+
+def _logged_names(history: list[Any]) -> tuple[str, ...]:
+    """Every key the log_history's records hold, in first-seen order."""
+    return tuple(dict.fromkeys(key for row in history if isinstance(row, dict) for key in row))
 
 
 def _split_log_history(history: list[Any], path: Path) -> _Rows:

@@ -88,6 +88,7 @@ class Frames:
         events = [*self.events, *fields.pop("events", [])]
         fields.setdefault("loss_name", self.assignment.get("loss"))
         fields.setdefault("interval_mean_times", self.interval_mean_times)
+        fields.setdefault("logged_names", tuple(self.assignment.meanings))
         return RunData(
             source_format,
             source_path,

@@ -564,6 +564,28 @@ _VALUE_SIDE = {"critic", "value", "vf"}
 _POLICY_SIDE = {"actor", "policy", "pg", "pi"}
 
 
+# the words of a reinforcement-learning loop's log: its episodes counted, the reward each earned
+# (DQN's 'episode,reward,loss', 'Episode 10 | Reward: -483 | Loss: 24.1', a Lightning DQN's
+# 'episode reward' and 'total_reward', GRPO's 'reward'); a loss logged beside them under a plain name
+# is the agent's value, TD or policy loss
+REINFORCEMENT_LOOP_WORDS = frozenset({"episode", "episodes", "reward", "rewards", "rew"})
+# the words that make a reward a preference model's score, not an agent's return: DPO's
+# rewards/chosen, rewards/rejected, rewards/margins and rewards/accuracies, a reward model's accuracy.
+# Its loss is a logistic loss on pairs that starts at ln 2 and must fall like any classifier's
+_PREFERENCE_WORDS = frozenset({"chosen", "rejected", "margin", "margins", "accuracies", "accuracy", "acc"})
+
+
+def reinforcement_loop_names(names: Iterable[str]) -> list[str]:
+    """The names, of those a log logged, that count a reinforcement-learning loop's episodes or its
+    rewards (REINFORCEMENT_LOOP_WORDS), a preference model's rewards aside (_PREFERENCE_WORDS)."""
+    found = []
+    for name in names:
+        words = set(tokens(name))
+        if words & REINFORCEMENT_LOOP_WORDS and not words & _PREFERENCE_WORDS:
+            found.append(name)
+    return found
+
+
 def is_reinforcement(name: str) -> bool:
     """True for a reinforcement-learning loss ('value_loss', 'train/policy_gradient_loss', 'td_loss'):
     its targets move with the policy (a value loss grows with the returns it learns to predict), so its

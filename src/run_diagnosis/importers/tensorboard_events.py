@@ -464,4 +464,5 @@ def load(path: Path) -> RunData:
         config=config,
         notes=notes + config_notes,
         loss_name=fields.get("loss"),
+        logged_names=tuple(tags),
     )

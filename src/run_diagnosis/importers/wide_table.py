@@ -78,11 +78,13 @@ class WideFrames:
     loss_name: str | None = None  # the column the training loss was read from
     counted_by_epoch: bool = False  # no step column: the epoch numbers the rows, one train row an epoch
     interval_mean_times: bool = False  # step_time_sec from a clock's differences: each the interval's mean
+    logged_names: tuple[str, ...] = ()  # every column of the table
 
     def run(self, source_format: str, path: Path, **fields: Any) -> RunData:
         """The run these frames hold, read from `path`; `fields`: RunData's other fields."""
         fields.setdefault("loss_name", self.loss_name)
         fields.setdefault("interval_mean_times", self.interval_mean_times)
+        fields.setdefault("logged_names", self.logged_names)
         return RunData(
             source_format, str(path), self.train, self.evals, events=events_frame(self.events), **fields
         )
@@ -297,6 +299,7 @@ def split_wide(table: Table, alias_file: Path | None = None) -> WideFrames:
         columns.get("loss"),
         counted_by_epoch,
         interval_means,
+        tuple(map(str, frame.columns)),
     )
 
 
