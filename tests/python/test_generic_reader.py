@@ -988,6 +988,24 @@ def test_inner_counts_become_steps(tmp_path: Path) -> None:
     assert run.events.empty  # an inner count's reset is no restart
 
 
+def test_an_inner_count_from_0_to_its_total_takes_one_position_more(tmp_path: Path) -> None:
+    """`Train: [ 1/5] Step 000/335` .. `Step 335/335`: a counter from 0 that reaches its /M takes
+    M + 1 positions an epoch. Counted as M, each epoch's 0 would land on the last step of the epoch
+    before, and every boundary would read as a step logged twice (a resume): no event, no repeat."""
+    inner = (0, 100, 200, 300, 335)
+    lines = [
+        f"2021-12-19 01:3{e}:{i:02d},540 Train: [{e:2d}/5] Step {b:03d}/335 Loss {loss_of(e * 336 + b)}"
+        for e in range(1, 4)
+        for i, b in enumerate(inner)
+    ]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [(e - 1) * 336 + b for e in range(1, 4) for b in inner]
+    assert run.events.empty
+    lines = [f"Epoch: [{e}][{b:3d}/44]\tLoss {loss_of(e * 45 + b)}" for e in range(3) for b in (0, 20, 44)]
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    assert steps(run.train) == [e * 45 + b for e in range(3) for b in (0, 20, 44)]
+
+
 def test_bare_inner_count_in_brackets_becomes_steps(tmp_path: Path) -> None:
     """SwAV/DINO/MoCo-style ``Epoch: [e][i]`` without a total: the period is the largest inner + 1,
     and a launch appended after another (the epoch back to 0) is a second attempt."""

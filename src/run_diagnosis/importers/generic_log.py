@@ -814,7 +814,7 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
         if all(e is not None for e in epochs) and (
             len(advanced) >= EPOCH_ADVANCE_SHARE * len(drops) or _holds_inner(epochs, values)
         ):
-            period = total if total else _cycle_length(values)
+            period = _positions(total if total else _cycle_length(values), values)
             first = min(e for e in epochs if e is not None)
             steps = [int(((e or 0) - first) * period + v) for e, v in zip(epochs, values, strict=True)]
             detail = f"{name!r} restarts each {epoch!r}: step = ({epoch} - {first:g}) x {period:g} + {name}"
@@ -857,6 +857,14 @@ def _step_counting(records: list[Record], name: str, epoch: str | None) -> Count
     return plain
 
 
+def _positions(period: float, values: Sequence[float]) -> float:
+    """The positions an epoch's inner counter takes: its period, or one more when it counts from 0 and
+    reaches the period (`Step 000/335` .. `Step 335/335`: 336 rows an epoch). Counted as `period`, the
+    next epoch's 0 would land on this one's last step, and every epoch boundary would read as a
+    step logged twice (a resume)."""
+    return max(values) + 1 if values and min(values) == 0 and max(values) >= period else period
+
+
 def _cycle_length(values: list[float]) -> float:
     """The length of an inner counter's cycle with no /M: its logging interval past the largest value (the
     first value being one interval in: 9, 19, .. 99 or 10, 20, .. 100 of 100). A cycle is never shorter than
@@ -878,6 +886,7 @@ def _inner_counting(records: list[Record], epoch: str) -> Counting:
     """An epoch counter with an unnamed inner N/M (``Epoch: [3][ 10/44]``): step = epoch x M + N."""
     totals = [r.inner[1] for r in records if r.inner and r.inner[1]]
     period = max(totals) if totals else max((r.inner[0] for r in records if r.inner), default=0) + 1
+    period = _positions(period, [r.inner[0] for r in records if r.inner])
     first = min(_value(r, epoch) or 0 for r in records)
 
     def mapped(r: Record) -> int | None:
