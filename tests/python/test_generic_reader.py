@@ -700,6 +700,9 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
     assert not generic_log.sniff(other)
     with pytest.raises(importers.RunImportError, match="expected one training log"):
         generic_log.load(other)
+    # and so does the folder's detection, naming the two logs (not "no training log this tool can read")
+    with pytest.raises(importers.RunImportError, match="read as logs: history.csv, train.log"):
+        importers.detect(other)
 
 
 def test_an_actor_critic_logged_without_a_total_stands_in_with_its_value_loss(tmp_path: Path) -> None:

@@ -1842,8 +1842,26 @@ def sniff(path: Path) -> bool:
         return False
 
 
+def _not_one_log(folder: Path, readable: Sequence[Path]) -> str:
+    """The error for a folder that holds no training log, or several that are not one run's (not
+    one run's splits, not copies of one log): which files read as logs, and what to do."""
+    looked = ", ".join(p.name for p in _candidates(folder)) or "no text files"
+    found = "none" if not readable else ", ".join(p.name for p in readable)
+    return (
+        f"{folder}: expected one training log in this folder; read as logs: {found} (looked at: {looked}). "
+        "Pass the file itself."
+    )
+
+
 def explain(path: Path) -> str | None:
-    """Why a file is not read, for the error of a file no importer takes (None for a folder)."""
+    """Why a file is not read, for the error of a file no importer takes; for a folder, only when it
+    holds several files that each read as a training log (which to diagnose is the user's choice)."""
+    if path.is_dir():
+        try:
+            readable = list(_folder_runs(path, SNIFF_BYTES))
+        except OSError:
+            return None
+        return _not_one_log(path, readable) if len(readable) > 1 else None
     if not path.is_file():
         return None
     try:
@@ -1869,12 +1887,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
         if copies is not None:
             readable = [copies.chosen]
         if len(readable) != 1 and family is None:
-            looked = ", ".join(p.name for p in _candidates(path)) or "no text files"
-            found = "none" if not readable else ", ".join(p.name for p in readable)
-            raise RunImportError(
-                f"{path}: expected one training log in this folder; read as logs: {found} "
-                f"(looked at: {looked}). Pass the file itself."
-            )
+            raise RunImportError(_not_one_log(path, readable))
         file = family.train if family is not None else readable[0]
     mapping = {**load_map(file), **dict(overrides or {})}
     parsed = parse_file(file) if family is None else _family_parsed(family)
