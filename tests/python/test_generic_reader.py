@@ -673,6 +673,27 @@ def test_one_run_written_per_split_is_read_as_one_run(tmp_path: Path) -> None:
         generic_log.load(dro)
 
 
+def test_headerless_tables_per_split_with_a_clock_and_a_delimiter_of_their_own(tmp_path: Path) -> None:
+    """A logger's own rows, `2024-11-29 18:15:04.852164🫤3🫤2.82`, one file per split (train_loss.txt
+    beside val_loss.txt): the delimiter is the character every line holds as often, the leading date
+    and time is when the row was written, and val_loss.txt, no training log alone (it holds a
+    validation loss only), is the held-out member of the split family."""
+    sep = "\N{FACE WITH DIAGONAL MOUTH}"
+    stamp = "2024-11-{:02d} 18:15:04.852164"
+    train = "".join(f"{stamp.format(e + 1)}{sep}{e}{sep}{loss_of(e + 1)}\n" for e in range(14))
+    valid = "".join(f"{stamp.format(e + 1)}{sep}{e}{sep}{loss_of(e + 1) + 0.3}\n" for e in range(14))
+    write(tmp_path, "train_loss.txt", train)
+    write(tmp_path, "val_loss.txt", valid)
+    assert importers.detect(tmp_path) is generic_log
+    run = generic_log.load(tmp_path)
+    assert steps(run.train) == list(range(14)) and losses(run) == [loss_of(e + 1) for e in range(14)]
+    assert list(run.evals["val_loss"]) == pytest.approx([loss_of(e + 1) + 0.3 for e in range(14)])
+    assert any("every row opens with a date and time" in n for n in run.notes)
+    # without its training file, a validation table alone is still no training log
+    (tmp_path / "train_loss.txt").unlink()
+    assert not generic_log.sniff(tmp_path)
+
+
 def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path) -> None:
     # history.csv (full precision) beside the train.log that printed the same epochs to 4 decimals:
     # one run, read from the table; the console is passed over with a note
@@ -701,7 +722,7 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
     with pytest.raises(importers.RunImportError, match="expected one training log"):
         generic_log.load(other)
     # and so does the folder's detection, naming the two logs (not "no training log this tool can read")
-    with pytest.raises(importers.RunImportError, match="read as logs: history.csv, train.log"):
+    with pytest.raises(importers.RunImportError, match=r"read as logs: history\.csv, train\.log"):
         importers.detect(other)
 
 

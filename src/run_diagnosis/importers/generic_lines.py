@@ -995,7 +995,25 @@ def sniff_delimiter(lines: list[str]) -> str | None:
         share = widths.count(common) / len(widths)
         if common >= 2 and share >= 0.8 and (best is None or share > best[1]):
             best = (delimiter, share)
-    return best[0] if best else None
+    return best[0] if best else _uncommon_delimiter(sample)
+
+
+# characters that belong to a number, a name, a date or a printed structure, never a table's delimiter
+NOT_DELIMITERS = frozenset(".-+_/:()[]{}'\"=%#*!?@&<>~`^$")
+
+
+def _uncommon_delimiter(sample: list[str]) -> str | None:
+    """A delimiter none of the usual ones is: a character (not a letter, digit or space, nor one that
+    belongs to a number, a name or a date: NOT_DELIMITERS) that every sampled line holds the same
+    number of times, once at least ('2024-11-29 18:15:04🫤0🫤4.4855', a logger's own separator).
+    csv.Sniffer's idea, restricted to a count shared by every line."""
+    counts = Counter(sample[0])
+    for char, count in counts.most_common():
+        if char.isalnum() or char.isspace() or char in NOT_DELIMITERS:
+            continue
+        if all(line.count(char) == count for line in sample):
+            return char
+    return None
 
 
 def _colon_table(sample: list[str]) -> bool:
@@ -1092,6 +1110,7 @@ class Table:
     records: list[Record]
     header: list[str]
     named_by_file: bool  # a headerless two-column table: a value is named after the file
+    clock_left_out: bool = False  # a first column of dates and times, on every row, not read
 
     @property
     def counted_by_first_column(self) -> bool:
@@ -1108,6 +1127,9 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
     rows = [(n, [c.strip() for c in cells]) for n, cells in _csv_rows(lines, delimiter)]
     if len(rows) < 2:
         return None
+    clock = all(len(cells) > 2 and _is_clock(cells[0]) for _, cells in rows[:COUNTER_PROBE_ROWS])
+    if clock:  # a logger's date and time opening every row: when, not what; the numbers follow it
+        rows = [(n, cells[1:]) for n, cells in rows]
     if delimiter != "," and writes_decimal_commas(c for _, cells in rows for c in cells):
         # a locale's export ('0;1,6667;1,8333'): every comma of the table is a decimal point
         rows = [(n, [c.replace(",", ".") for c in cells]) for n, cells in rows]
@@ -1160,7 +1182,13 @@ def table_records(lines: list[tuple[int, str]], delimiter: str, stem: str, skipp
             records.append(record)
         else:
             skipped.add("row without numbers", number, delimiter.join(cells))
-    return Table(records, header, named_by_file) if records else None
+    return Table(records, header, named_by_file, clock) if records else None
+
+
+def _is_clock(cell: str) -> bool:
+    """A cell that is a date and a time and nothing else ('2024-11-29 18:15:04.852164')."""
+    stamp = DATED_STAMP.match(cell)
+    return stamp is not None and not cell[stamp.end() :].strip()
 
 
 def _qualified_by_file(header: list[str], stem: str) -> list[str]:

@@ -310,6 +310,12 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
         table = table_records(lines, delimiter, stem, skipped) if delimiter else None
         if table is not None:
             kind, records = ("tsv" if delimiter == "\t" else "csv"), table.records
+            if delimiter not in (",", "\t", ";", "|"):
+                notes.append(f"a table delimited by {delimiter!r} (every line holds it as often)")
+            if table.clock_left_out:
+                notes.append(
+                    "every row opens with a date and time: when it was written, not read as a number"
+                )
             if table.counted_by_first_column:
                 notes.append(f"no header row: the value column is named after the file ({stem!r})")
             elif table.named_by_file:
@@ -1713,13 +1719,16 @@ class SplitFamily:
     passed_over: list[Path]  # other files read as logs beside them
 
 
-def _split_family(readable: list[Path]) -> SplitFamily | None:
+def _split_family(readable: list[Path], unread: Sequence[Path] = ()) -> SplitFamily | None:
     """The split family among the files of a folder that each read as a log, or None: exactly one
     file whose name carries the training split, at least one whose name carries a held-out split
     (validation or test), the words of their names other than the split alike. Such files are
-    one run written per split, each holding the split's numbers under the same names ('avg_loss')."""
+    one run written per split, each holding the split's numbers under the same names ('avg_loss').
+    A held-out member may be one of the folder's files that does not read as a log alone (`unread`),
+    when it holds numbers: a headerless table is named after its file, so `val_loss.txt` holds a
+    validation loss and no training loss (beside `train_loss.txt`)."""
     by_words: dict[tuple[str, ...], list[tuple[Path, str, str]]] = {}
-    for file in readable:
+    for file in [*readable, *unread]:
         words = name_tokens(file.stem)
         splits = [(w, metric_names.WORDS[w].value) for w in words if metric_names.is_split_word(w)]
         if len(splits) != 1:
@@ -1728,8 +1737,12 @@ def _split_family(readable: list[Path]) -> SplitFamily | None:
         by_words.setdefault(rest, []).append((file, splits[0][0], splits[0][1]))
     families: list[tuple[Path, list[tuple[Path, str]]]] = []
     for members in by_words.values():
-        trains = [f for f, _, split in members if split == "train"]
-        held = [(f, word) for f, word, split in members if split in ("validation", "test")]
+        trains = [f for f, _, split in members if split == "train" and f in readable]
+        held = [
+            (f, word)
+            for f, word, split in members
+            if split in ("validation", "test") and (f in readable or _holds_records(f))
+        ]
         if len(trains) == 1 and held:
             families.append((trains[0], held))
     if len(families) != 1:
@@ -1766,6 +1779,14 @@ def _family_parsed(family: SplitFamily) -> Parsed:
     return parsed
 
 
+def _holds_records(path: Path) -> bool:
+    """A file in which the reader finds numbered records (on its first SNIFF_BYTES)."""
+    try:
+        return bool(parse_file(path, SNIFF_BYTES).records)
+    except (RunImportError, OSError, ValueError, RecursionError):
+        return False
+
+
 def _read(path: Path, limit: int | None) -> RunData | None:
     """The run a file reads as (on its first `limit` bytes), or None when it reads as no log."""
     try:
@@ -1776,6 +1797,11 @@ def _read(path: Path, limit: int | None) -> RunData | None:
 
 def _readable(path: Path, limit: int | None) -> bool:
     return _read(path, limit) is not None
+
+
+def _family_candidates(folder: Path, runs: Mapping[Path, RunData]) -> tuple[list[Path], list[Path]]:
+    """The folder's files that read as a log, and the others (_split_family's arguments)."""
+    return list(runs), [p for p in _candidates(folder) if p not in runs]
 
 
 def _folder_runs(folder: Path, limit: int | None) -> dict[Path, RunData]:
@@ -1836,7 +1862,11 @@ def sniff(path: Path) -> bool:
     try:
         if path.is_dir():
             runs = _folder_runs(path, SNIFF_BYTES)
-            return len(runs) == 1 or _split_family(list(runs)) is not None or _copies(runs) is not None
+            return (
+                len(runs) == 1
+                or _split_family(*_family_candidates(path, runs)) is not None
+                or (_copies(runs) is not None)
+            )
         return path.is_file() and _readable(path, SNIFF_BYTES)
     except OSError:
         return False
@@ -1882,7 +1912,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     if path.is_dir():
         runs = _folder_runs(path, None)
         readable = list(runs)
-        family = _split_family(readable) if len(readable) > 1 else None
+        family = _split_family(*_family_candidates(path, runs)) if readable else None
         copies = _copies(runs) if family is None else None
         if copies is not None:
             readable = [copies.chosen]
