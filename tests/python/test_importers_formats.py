@@ -525,6 +525,8 @@ def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
     assert run.train["step"].tolist() == list(range(1, 21))  # epochs completed
     assert math.isnan(losses(run)[7]) and len(run.evals) == 20
     assert any("each row is an epoch" in n for n in run.notes)
+    # so the checks judge epochs as epochs (an epoch mean's jump, a slow epoch), as for every per-epoch log
+    assert run.config["rows_are"] == "epoch"
     semicolons = tmp_path / "semi" / "log.csv"
     semicolons.parent.mkdir()
     semicolons.write_text("my run\n" + "\n".join([header, *rows]).replace(",", ";") + "\n", encoding="utf-8")
@@ -535,6 +537,7 @@ def test_keras_csvlogger_and_history_json(tmp_path: Path) -> None:
     assert detect(history) == "keras"
     from_json = keras_log.load(history)
     assert losses(from_json) == [3.0, 2.0, 1.5] and from_json.evals["val_loss"].tolist() == [3.1, 2.2, 1.9]
+    assert from_json.config["rows_are"] == "epoch"
 
 
 def test_a_csvlogger_file_written_with_decimal_commas(tmp_path: Path) -> None:

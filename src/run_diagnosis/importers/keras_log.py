@@ -38,6 +38,7 @@ from run_diagnosis.importers.aliases import files_to_read, read_text, sniff_path
 from run_diagnosis.importers.canonical import RunData
 from run_diagnosis.importers.metric_frames import Record, build_frames, number, single_file
 from run_diagnosis.importers.metric_names import resolve
+from run_diagnosis.run_files import ROWS_ARE_KEY
 
 FORMAT = "keras"
 DESCRIPTION = "Keras CSVLogger file (epoch,loss,val_loss,...) or History.history JSON; one row per epoch"
@@ -122,7 +123,9 @@ def load(path: Path) -> RunData:
             "the file writes decimal commas (0,4216: a locale's export): every comma is read as a "
             "decimal point"
         )
-    config: dict[str, Any] = {"total_steps": None}
+    # one row an epoch, always (CSVLogger and History write at epoch end): the checks judge epochs as
+    # epochs (a jump of an epoch's mean, a slow epoch) and say which checks need one row a step
+    config: dict[str, Any] = {"total_steps": None, ROWS_ARE_KEY: "epoch"}
     # the epochs a training script beside the log plans (model.fit(..., epochs=50)): step N is
     # epoch N completed, so the plan's last step is its epoch count
     logged = int(frames.train["step"].max()) if not frames.train.empty else 0
