@@ -1738,12 +1738,14 @@ def _split_family(readable: list[Path], unread: Sequence[Path] = ()) -> SplitFam
     families: list[tuple[Path, list[tuple[Path, str]]]] = []
     for members in by_words.values():
         trains = [f for f, _, split in members if split == "train" and f in readable]
+        if len(trains) != 1:
+            continue  # (a held-out file is parsed only beside a training file)
         held = [
             (f, word)
             for f, word, split in members
             if split in ("validation", "test") and (f in readable or _holds_records(f))
         ]
-        if len(trains) == 1 and held:
+        if held:
             families.append((trains[0], held))
     if len(families) != 1:
         return None
