@@ -978,6 +978,10 @@ HYPHEN_ROW = re.compile(r"\d+-\d+(?:\.\d+)?")
 COLON_MIN_COLUMNS = 3
 
 
+# the delimiters a table is tried with first; another one is sniffed only when none of these fits
+COMMON_DELIMITERS = (",", "\t", ";", "|")
+
+
 def sniff_delimiter(lines: list[str]) -> str | None:
     """The delimiter of a table: the one that splits most of the first lines into the same
     number (>= 2) of fields (a hyphen only when every line is a counter, a hyphen and a value)."""
@@ -989,7 +993,7 @@ def sniff_delimiter(lines: list[str]) -> str | None:
     if _colon_table(sample):
         return ":"
     best = None
-    for delimiter in (",", "\t", ";", "|"):
+    for delimiter in COMMON_DELIMITERS:
         widths = [len(next(csv.reader([line], delimiter=delimiter))) for line in sample]
         common = max(set(widths), key=widths.count)
         share = widths.count(common) / len(widths)

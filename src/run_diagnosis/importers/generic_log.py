@@ -80,6 +80,7 @@ from run_diagnosis.importers.canonical import (
 )
 from run_diagnosis.importers.generic_lines import (
     ANSI_ESCAPE,
+    COMMON_DELIMITERS,
     ROW_COUNTER,
     TIME_UNITS,
     Record,
@@ -310,7 +311,7 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
         table = table_records(lines, delimiter, stem, skipped) if delimiter else None
         if table is not None:
             kind, records = ("tsv" if delimiter == "\t" else "csv"), table.records
-            if delimiter not in (",", "\t", ";", "|"):
+            if delimiter not in COMMON_DELIMITERS:
                 notes.append(f"a table delimited by {delimiter!r} (every line holds it as often)")
             if table.clock_left_out:
                 notes.append(
