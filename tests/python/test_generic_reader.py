@@ -1814,3 +1814,26 @@ def test_a_table_the_console_prints_between_other_lines_is_read_by_its_header(tm
     assert len(run.train) == 20 and run.train["loss"].iloc[0] == 158.0
     assert steps(run.train)[:2] == sorted(steps(run.train))[:2]
     assert run.layout is not None and run.layout["skipped"]["not a row of the console's table"]["lines"] == 12
+
+
+@pytest.mark.parametrize(
+    ("counter", "loss", "val_loss"),
+    [
+        ("Эпоха", "Потеря обучения", "Потери валидации"),  # Russian
+        ("Época", "Pérdida entrenamiento", "Pérdida validación"),  # Spanish
+        ("轮次", "训练 损失", "验证 损失"),  # Chinese, words apart
+    ],
+)
+def test_a_log_written_in_the_teams_own_language_is_read_by_its_words(
+    tmp_path: Path, counter: str, loss: str, val_loss: str
+) -> None:
+    """A team prints its log in its own language ('Эпоха:  10 | Потеря обучения: 0.41'): the counter,
+    the loss and the split are the same words in another alphabet. Before, a name without an ASCII
+    letter was no name, and every line was 'numbers without a counter'."""
+    row, epochs = "{}: {:3d} | {}: {} | {}: {:.4f}", range(1, 21)
+    lines = [row.format(counter, e, loss, loss_of(e * 10), val_loss, loss_of(e * 10) + 0.1) for e in epochs]
+    run = generic_log.load(write(tmp_path, "log.txt", "\n".join(lines) + "\n"))
+    assert losses(run) == [loss_of(e * 10) for e in range(1, 21)]
+    assert steps(run.train) == list(range(1, 21))
+    assert run.layout["train"]["counter"]["name"] == counter
+    assert list(run.evals["val_loss"].round(4)) == [round(loss_of(e * 10) + 0.1, 4) for e in range(1, 21)]

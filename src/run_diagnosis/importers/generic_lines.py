@@ -301,7 +301,7 @@ def name_from(text: str) -> str:
     words = name.split()
     if len(words) > NAME_MAX_WORDS:
         name = " ".join(words[-NAME_MAX_WORDS:])
-    return name if re.search(r"[A-Za-z]", name) else ""
+    return name if any(character.isalpha() for character in name) else ""
 
 
 @lru_cache(maxsize=4096)

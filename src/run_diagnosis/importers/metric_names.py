@@ -168,25 +168,31 @@ WORDS: dict[str, Word] = _table(
             SPLIT,
             "train",
             "the training split",
-            "train training trn tr",
+            "train training trn tr"
+            # the same words in the languages logs are most often written in besides English (Russian,
+            # Spanish, Portuguese, French, Italian, Chinese, Japanese)
+            " обучение трен тренировка entrenamiento treino treinamento entraînement apprentissage"
+            " addestramento 训练 訓練 学習",
         ),
         (
             SPLIT,
             "validation",
             "held-out data evaluated during training (Lightning val/valid, HF eval, Megatron validation)",
-            "val valid validation validate dev eval evaluation evaluate heldout",
+            "val valid validation validate dev eval evaluation evaluate heldout"
+            " валидация вал валидации validación validação validazione 验证 検証",
         ),
         (
             SPLIT,
             "test",
             "the test split, evaluated after training (HF's predict phase runs on it)",
-            "test testing predict prediction",
+            "test testing predict prediction тест prueba teste 测试 テスト",
         ),
         (
             QUANTITY,
             "loss",
             "a training objective (cross-entropy and its spellings; 'cost' as TF1 and PaddlePaddle print it)",
-            "loss losses nll ce xent crossentropy objective cost",
+            "loss losses nll ce xent crossentropy objective cost"
+            " потеря потери лосс pérdida perte verlust perda perdita 损失 損失 ロス",
         ),
         (
             QUANTITY,
@@ -204,7 +210,8 @@ WORDS: dict[str, Word] = _table(
             QUANTITY,
             "accuracy",
             "share of correct predictions",
-            "acc accuracy accuracies top1 correct",
+            "acc accuracy accuracies top1 correct"
+            " точность exactitud genauigkeit acurácia accuratezza 准确率 正确率 精度",
         ),
         (
             QUANTITY,
@@ -264,14 +271,16 @@ WORDS: dict[str, Word] = _table(
             QUANTITY,
             "step",
             "the optimizer step counter",
-            "step steps iter iters iteration iterations it i update updates batch",
+            "step steps iter iters iteration iterations it i update updates batch"
+            " шаг итерация итер paso iteración étape itération schritt passo iteração iterazione"
+            " 步 步数 迭代 ステップ",
         ),
         (
             QUANTITY,
             "epoch",
             "the epoch counter (or, after another quantity, a per-epoch aggregate); 'pass' as PaddlePaddle "
             "counts them",
-            "epoch epochs ep pass",
+            "epoch epochs ep pass эпоха época époque epoche epoca 轮 轮次 エポック",
         ),
         (
             QUANTITY,
@@ -464,7 +473,9 @@ COMPOUNDS: dict[tuple[str, str], str] = {
 }
 
 _CAPS_PLURAL = re.compile(r"([A-Z]{2,})s(?![a-z])")
-_TOKEN = re.compile(r"%|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# a word holding a letter outside ASCII (a team's own language: 'Эпоха', 'pérdida', '损失') is one
+# token, tried before the ASCII camel-case splits so that 'época' is not cut at its accent
+_TOKEN = re.compile(r"%|[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # suffixes that make a counter a per-step or per-epoch aggregate of another quantity
 _TIME_PARTS = {
     "data",
