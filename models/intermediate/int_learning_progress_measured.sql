@@ -593,6 +593,23 @@ flagged as (
             and last_logged_step - repeated_from_step >= {{ threshold('frozen_eval_min_share') }} * last_logged_step,
             false
         ) as is_eval_frozen,
+        -- it learned, then stalled: from a first evaluation taken early (at most stall_first_eval_max_share
+        -- into the logged run), no evaluation beat it by eval_gain_min_share and the later ones did not get
+        -- worse beyond the gain bar (validation rising is overfitting's), while the training loss fell by
+        -- less than progress_tail_max_drop from its level after that evaluation (the median of the later
+        -- evaluations' smoothed training losses) to the end: most of the run moved neither loss. A run
+        -- still learning moves its training loss by more over three quarters of its updates at a fixed
+        -- learning rate; a fall made before the first evaluation says it could learn, not that it went on
+        {{ safe_divide('last_logged_step - first_eval_step', 'last_logged_step') }} as stalled_share,
+        coalesce(
+            n_evals >= {{ threshold('frozen_eval_min_evals') }}
+            and first_eval_step - first_step <= {{ threshold('stall_first_eval_max_share') }} * (last_logged_step - first_step)
+            and first_val_loss - best_val_loss < {{ threshold('eval_gain_min_share') }} * abs(first_val_loss)
+            and val_level_after_first - first_val_loss < val_gain_threshold
+            and train_level_after_first - end_loss < {{ threshold('progress_tail_max_drop') }} * abs(train_level_after_first)
+            and end_loss - train_level_after_first < {{ threshold('progress_tail_max_drop') }} * abs(train_level_after_first),
+            false
+        ) as is_stalled,
         -- flat: a fall under no_learning_max_drop, or one within the log-to-log noise that is also
         -- under underfitting_max_drop (a fall of a tenth or more hidden in noisy single-batch logs is
         -- no evidence of no learning: a weak signal, not a high finding)
@@ -706,6 +723,8 @@ judged as (
                 and coalesce(regime, '') <> 'continuation' then 'shallow'
             -- it learned, then stopped: the evaluations repeat one value to the last digit
             when is_eval_frozen then 'stopped'
+            -- it learned before its first evaluation, then neither loss moved for most of the run
+            when is_stalled and coalesce(regime, '') <> 'continuation' then 'stalled'
             else 'learned'
         end as learning_verdict,
         -- the cause a failure to learn is linked to (the findings layer drops one the run did not produce)
@@ -728,11 +747,11 @@ weighed as (
             -- flat, shallow, no gain or worse on one term of a sum whose total is not logged: terms trade off
             -- (YOLO's box term rises through its warmup while the class term falls; a VAE's KL rises as its
             -- reconstruction falls), so one term's course is a weak signal of the whole's
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'lost_progress') and is_term_loss then 'term_loss'
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'lost_progress', 'stalled') and is_term_loss then 'term_loss'
             -- any verdict on a reinforcement-learning loss (a value, policy or TD loss): its targets move with
             -- the policy (a value loss grows as the returns it predicts grow), so its course is a weak signal of
             -- whether the agent learns; the return shows that
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose', 'lost_progress') and is_reinforcement_loss then 'reinforcement'
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'got_worse', 'rose', 'lost_progress', 'stalled') and is_reinforcement_loss then 'reinforcement'
             -- flat or shallow in a log too noisy to have shown a fall of underfitting_max_drop: not shown to
             -- learn is no evidence that it did not
             when learning_verdict in ('flat', 'shallow') and is_noise_bound then 'noise_bound'
@@ -764,6 +783,7 @@ final as (
             when 'flat' then 'no_learning:run'
             when 'frozen' then 'no_learning:frozen'
             when 'stopped' then 'no_learning:stopped'
+            when 'stalled' then 'no_learning:stalled'
             when 'no_val_gain' then 'no_learning:no_val_gain'
             when 'got_worse' then 'no_learning:got_worse'
             when 'shallow' then 'underfitting:run'
@@ -792,7 +812,7 @@ final as (
             -- a pretrained start far below the uniform guess that stays flat or moves little (validation
             -- included) has little left to learn (the format learned in its first steps, a continued stage):
             -- a note, not a failure, unless an LR far outside its range or a warmup the run never left explains it
-            when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null then 'low'
+            when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'stalled') and is_pretrained_start and learning_cause is null then 'low'
             -- a verdict that rests on a weak signal (lowered_by): low
             when lowered_by is not null then 'low'
             when learning_verdict = 'flat' then 'high'
@@ -801,6 +821,9 @@ final as (
             when learning_verdict = 'no_val_gain' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
             -- worse than at its first evaluation on both losses: medium, high when an LR far outside its range explains it
             when learning_verdict = 'got_worse' then case when is_lr_far_above or is_lr_far_below then 'high' else 'medium' end
+            -- it learned, then stalled: what it cost is the updates after the first evaluation, and the run
+            -- did learn before it: medium
+            when learning_verdict = 'stalled' then 'medium'
             else 'medium'
         end as verdict_severity
     from weighed

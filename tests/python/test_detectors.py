@@ -400,6 +400,27 @@ def test_evaluations_that_repeat_to_the_last_digit_are_learning_stopped(diagnosi
     assert row["cost_unit"] == "share_of_updates" and row["estimated_cost"] == pytest.approx(100 / 240)
 
 
+@fixture_run(lambda: RunBuilder().plant_stalled_learning())
+def test_learned_before_the_first_evaluation_then_neither_loss_moved_is_a_stall(diagnosis: Diagnosis) -> None:
+    # the loss fell to 3.12 within the first steps; from the first evaluation (step 20, 8% into the
+    # run) on, validation stays within 0.1% and the training loss moves only by its batch noise:
+    # the 92% of the run after it bought nothing (medium, costed as that share of the updates)
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    assert list(found.index) == ["no_learning:stalled"]
+    row = found.loc["no_learning:stalled"]
+    assert row["severity"] == "medium"
+    assert row["title"].startswith("Learning stalled by the first evaluation (step 20)")
+    assert row["cost_unit"] == "share_of_updates" and row["estimated_cost"] == pytest.approx(220 / 240)
+
+
+@fixture_run(lambda: RunBuilder().plant_stalled_learning(first_eval=80))
+def test_a_plateau_over_the_last_two_thirds_only_is_not_a_stall(diagnosis: Diagnosis) -> None:
+    # the same curves, first evaluated a third into the run: a plateau over the rest may be a model
+    # that converged as planned, so no finding about learning
+    found = diagnosis.findings()
+    assert not found["category"].isin(["no_learning", "underfitting"]).any(), found[["finding_id", "title"]]
+
+
 @fixture_run(lambda: RunBuilder().plant_stopped_learning(from_step=140, digits=4))
 def test_evaluations_repeating_a_value_rounded_to_four_digits_are_no_finding(diagnosis: Diagnosis) -> None:
     # the same repeats printed to four significant digits may be the log's rounding of a model that

@@ -8,6 +8,8 @@
 -- a reward) is no likelihood: its relative drop means nothing; only a rise above its start is
 -- reported, low (no_learning:loss_rose). A run that learned and then stopped (its last evaluations
 -- repeat one value to the last digit: no_learning:stopped) is medium: it cost the updates after it.
+-- So is a run that learned before its first evaluation, then moved neither loss for most of the run
+-- (no_learning:stalled: validation never beat its first value, the training loss flat after it).
 -- A run flat from start to end that held a far lower level in between learned, then lost it
 -- (no_learning:lost_progress): low when a loss spike after it is the jump, medium for a divergence.
 -- A detector whose training box loss is exactly 0 on every row had no labelled box to learn from
@@ -108,7 +110,7 @@ verdicts as (
     select
         *,
         verdict_finding_id as finding_id,
-        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'rose', 'lost_progress') then 'no_learning' else 'underfitting' end
+        case when learning_verdict in ('at_chance', 'flat', 'frozen', 'stopped', 'stalled', 'no_val_gain', 'got_worse', 'rose', 'lost_progress') then 'no_learning' else 'underfitting' end
             as category,
         verdict_severity as severity,
         case when chance_loss is null then '; chance level (a uniform guess) unknown: no vocabulary or class count'
@@ -123,7 +125,7 @@ verdicts as (
             else ''
         end as cause_evidence
     from progress
-    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'stopped', 'no_val_gain', 'got_worse', 'shallow', 'rose', 'lost_progress')
+    where learning_verdict in ('at_chance', 'near_chance', 'flat', 'frozen', 'stopped', 'stalled', 'no_val_gain', 'got_worse', 'shallow', 'rose', 'lost_progress')
 ),
 
 trend_findings as (
@@ -153,6 +155,10 @@ trend_findings as (
             when 'stopped' then 'Learning stopped at step ' || {{ fmt_int('repeated_from_step') }} || ': the last '
                 || {{ fmt_int('repeated_evals') }} || ' evaluations are all ' || {{ fmt('repeated_val_loss', 6) }}
                 || ', to the last digit, so the ' || {{ fmt_pct('stopped_share', 0) }} || ' of the run after it changed nothing.'
+            when 'stalled' then 'Learning stalled by the first evaluation (step ' || {{ fmt_int('first_eval_step') }} || '): validation loss '
+                || {{ fmt('first_val_loss', 4) }} || ' then, ' || {{ fmt('best_val_loss', 4) }} || ' at best after, and the training loss flat from '
+                || {{ fmt('train_level_after_first', 4) }} || ' to ' || {{ fmt('end_loss', 4) }} || ': the '
+                || {{ fmt_pct('stalled_share', 0) }} || ' of the run after it moved neither.'
             when 'flat' then case when level_change < -{{ threshold('no_learning_scatter_factor') }} * loss_scatter
                 then 'Training loss ended above where it started, beyond its noise: '
                 else 'Training loss did not move beyond its noise: ' end
@@ -221,32 +227,42 @@ trend_findings as (
                 || ' repeats of a value with ' || {{ threshold('frozen_eval_min_significant_digits') }} || '+ significant digits, over at least '
                 || {{ fmt_pct(threshold('frozen_eval_min_share'), 0) }} || ' of the run): one validation set through weights that change gives another number each time'
                 else '' end
+            || case when learning_verdict = 'stalled' then '; validation gained ' || {{ fmt_pct(safe_divide('first_val_loss - best_val_loss', 'first_val_loss')) }}
+                || ' on its first value at best (under ' || {{ fmt_pct(threshold('eval_gain_min_share'), 0) }} || '), the training loss (trailing medians) moved '
+                || {{ fmt_pct(safe_divide('train_level_after_first - end_loss', 'train_level_after_first')) }} || ' from its level after the first evaluation to the end (under '
+                || {{ fmt_pct(threshold('progress_tail_max_drop'), 0) }} || '), over the ' || {{ fmt_pct('stalled_share', 0) }}
+                || ' of the logged run after a first evaluation at most ' || {{ fmt_pct(threshold('stall_first_eval_max_share'), 0) }}
+                || ' into it; the fall before it says the run could learn, not that it went on'
+                else '' end
             || cause_evidence
-            || case when learning_verdict in ('flat', 'shallow', 'no_val_gain') and is_pretrained_start and learning_cause is null
+            || case when learning_verdict in ('flat', 'shallow', 'no_val_gain', 'stalled') and is_pretrained_start and learning_cause is null
                 then '; low: the run started at ' || {{ fmt_pct(safe_divide('start_loss', 'chance_loss')) }}
                     || ' of the uniform-guess level, a pretrained model with little left to learn, not one that cannot learn'
                 else '' end
             as evidence,
-        case when learning_verdict = 'stopped' then repeated_from_step else first_step end as first_step,
-        case when learning_verdict = 'stopped' then last_logged_step else last_step end as last_step,
+        case when learning_verdict = 'stopped' then repeated_from_step
+            when learning_verdict = 'stalled' then first_eval_step else first_step end as first_step,
+        case when learning_verdict in ('stopped', 'stalled') then last_logged_step else last_step end as last_step,
         n_steps as steps_affected,
         case when learning_verdict in ('at_chance', 'near_chance') then judged_loss
             when learning_verdict = 'stopped' then repeated_val_loss
-            when learning_verdict = 'no_val_gain' then best_val_loss
+            when learning_verdict in ('no_val_gain', 'stalled') then best_val_loss
             when learning_verdict = 'got_worse' then val_level_after_first else end_loss end as observed_value,
         case when learning_verdict in ('at_chance', 'near_chance') then chance_loss
-            when learning_verdict in ('no_val_gain', 'got_worse') then first_val_loss
+            when learning_verdict in ('no_val_gain', 'got_worse', 'stalled') then first_val_loss
             when learning_verdict = 'lost_progress' then best_stretch_loss else start_loss end as expected_value,
             cast(null as {{ type_double() }}) as threshold_value,
             cast(null as {{ dbt.type_string() }}) as threshold_name,
         case when learning_verdict = 'stopped' then stopped_share
+            when learning_verdict = 'stalled' then stalled_share
             when learning_verdict = 'lost_progress' then end_loss - best_stretch_loss else relative_drop end as estimated_cost,
-        case when learning_verdict = 'stopped' then 'share_of_updates'
+        case when learning_verdict in ('stopped', 'stalled') then 'share_of_updates'
             when learning_verdict = 'lost_progress' then 'nats' else 'relative_loss_drop' end as cost_unit,
         case when learning_verdict = 'stopped' then 'the share of the logged steps after the evaluations stopped changing: updates that changed nothing'
+            when learning_verdict = 'stalled' then 'the share of the logged steps after the first evaluation, over which neither loss moved: updates that bought nothing'
             when learning_verdict = 'lost_progress' then 'the median training loss of the end of the run minus that of the best whole stretch: what the run lost of what it had learned (training loss, not validation)'
             else 'relative drop of the median training loss from the first steps to the end of the run' end as cost_method,
-        case when learning_verdict = 'stopped' then stopped_share when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
+        case when learning_verdict = 'stopped' then stopped_share when learning_verdict = 'stalled' then stalled_share when category = 'no_learning' then 0.9 else 0.5 end as impact_score,
         learning_cause as caused_by,
         case
             when learning_cause = 'schedule_sanity:warmup_covers_run'
@@ -257,6 +273,8 @@ trend_findings as (
                 then 'Raise the LR into the usual range for this model and optimizer (see schedule_sanity) and rerun a short stretch: the loss should fall from the first evaluations.'
             when learning_verdict = 'stopped'
                 then 'Find what stopped the updates at that step: an LR decayed or cut to zero (a StepLR or plateau scheduler), an optimizer no longer stepping (skipped steps after an overflow), parameters frozen by a callback; stop the run where learning stops, or fix the schedule and rerun from that checkpoint.'
+            when learning_verdict = 'stalled'
+                then 'The run reached a plateau early and stayed on it: try a lower LR (a step too large to descend further keeps a loss level), a schedule that decays, or more capacity; check the loss level against a trivial baseline (the frequencies of the targets), and stop a run that no longer moves instead of spending its compute.'
             when learning_verdict = 'lost_progress'
                 then 'Keep a checkpoint from before the rise (the best stretch). Find what changed there: a loss jump (see loss_spikes: LR, a bad batch, a resume), a schedule step, new data; lower the LR or clip gradients and rerun from that checkpoint.'
             when learning_verdict = 'got_worse'

@@ -397,6 +397,19 @@ class RunBuilder:
         self.evals.loc[at, "val_loss"] = float(f"{value:.{digits}g}") if digits else value
         return self
 
+    def plant_stalled_learning(self, level: float = 3.12, first_eval: int = 20) -> RunBuilder:
+        """The loss falls to `level` within the first steps, then neither loss moves (the batch noise
+        alone, validation within 0.1%): evaluations from `first_eval` on (none at the untrained start),
+        so the fall happened before the first of them (a character model stuck at its unigram level)."""
+        steps = self.train["step"].to_numpy()
+        curve = level + 2.6 * np.exp(-steps / 3.0)
+        self.train["loss"] = curve * np.exp(self.rng.normal(0, self.noise, len(steps)))
+        self.evals = self.evals[self.evals["step"] >= first_eval].reset_index(drop=True)
+        eval_steps = self.evals["step"].to_numpy()
+        self.evals["val_loss"] = (level + 0.01) * np.exp(self.rng.normal(0, 0.0005, len(eval_steps)))
+        self.evals["val_accuracy"] = accuracy_of(self.evals["val_loss"])
+        return self
+
     def plant_signed_loss(self, start: float, end: float) -> RunBuilder:
         """A loss with negative values (a density's negative log-likelihood) moving from `start`
         to `end` (an exponential approach, additive noise of 0.5% of |start|); validation likewise."""
