@@ -1095,6 +1095,20 @@ def test_traceback_after_the_last_training_line_is_the_run_ending(tmp_path: Path
     assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
 
 
+def test_a_stop_the_loop_reports_after_the_last_training_line_is_the_run_ending(tmp_path: Path) -> None:
+    """A loop that catches the KeyboardInterrupt and reports it ('Training interrupted by user -
+    Step 100') leaves no traceback: the line itself, after the last training line, is the ending (a
+    crash event, as event_patterns classes it); the same line with training going on after it is none."""
+    lines = [f"step {s} loss {loss_of(s)}" for s in range(10, 110, 10)]
+    stop = "2025-08-10 02:29:39,926 - trainer - INFO - Training interrupted by user - Step 100 (Epoch 0)"
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join([*lines, stop]) + "\n"))
+    assert [(int(s), e.split(": ", 1)[0]) for s, e in run.events.itertuples(index=False)] == [
+        (100, "training interrupted by the user after the last training line (a manual stop)")
+    ]
+    survived = [*lines[:5], stop, *lines[5:]]
+    assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
+
+
 def test_a_split_word_and_a_whole_number_open_the_line_as_its_counter(tmp_path: Path) -> None:
     """'Train 3, loss: ...' / 'Test 3, loss: ...' (DGCNN and its ports write one line per epoch and
     split): the split word names the line's split, the number after it is the counter."""

@@ -104,6 +104,13 @@ LOGGER_DASHED = re.compile(r"^[\w.<>]*[._:][\w.<>:]*\s+-\s+")  # "yolox.core.tra
 WARNING_TEXT = re.compile(r"(?:\S+\.py:\d+: \w*Warning\b|\bwarnings\.warn\(|^\s*\w*Warning: )")
 TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\)")
 TRACEBACK_END = re.compile(r"^[\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b.*")
+# a loop's own message that someone stopped it (a KeyboardInterrupt the script caught and reported:
+# 'Training interrupted by user - Step 55', 'stopped by the user', 'manually interrupted')
+STOPPED_BY_USER = re.compile(
+    r"\b(?:(?:interrupted|stopped|aborted|cancell?ed) by (?:the )?user|training (?:was )?interrupted"
+    r"|manually (?:stopped|interrupted))\b",
+    re.I,
+)
 TQDM_BAR = re.compile(
     r"(?:\d{1,3}%\s*\|[^|\n]{0,80}\|\s*)?(?P<n>[\d.]+)\s*/\s*(?P<m>[\d.]+|\?)\s*\[(?P<inside>[^\]\[]*)\]"
 )
@@ -189,6 +196,8 @@ class Skipped:
     examples: dict[str, list[str]] = field(default_factory=dict)
     # the line number and text of the last traceback's exception line (``KeyboardInterrupt``)
     last_exception: tuple[int, str] | None = None
+    # the line number and text of the last line saying the user stopped the run (STOPPED_BY_USER)
+    last_stop: tuple[int, str] | None = None
 
     def add(self, reason: str, number: int, text: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
@@ -695,6 +704,8 @@ def console_records(lines: list[tuple[int, str]], skipped: Skipped) -> list[Reco
                 in_traceback = False
                 skipped.last_exception = (number, " ".join(raw.split())[:EXAMPLE_CHARS])
             continue
+        if STOPPED_BY_USER.search(raw):
+            skipped.last_stop = (number, " ".join(raw.split())[:EXAMPLE_CHARS])
         cleaned = clean(number, raw, numbered)
         if cleaned.bar is not None:
             cleaned.bar.rank = cleaned.rank

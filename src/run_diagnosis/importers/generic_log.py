@@ -1524,15 +1524,30 @@ def _eval_frame(
 
 def _ending_traceback(rows: list[Record], steps: list[int], skipped: Skipped) -> list[tuple[int, str]]:
     """A traceback after the last training line: the run stopped there (an exception or an
-    interrupt), an event at the last logged step that names it."""
-    if skipped.last_exception is None or not rows:
+    interrupt), an event at the last logged step that names it; and a line after it saying the user
+    stopped the run (a KeyboardInterrupt the script caught and reported itself)."""
+    if not rows:
         return []
-    line, text = skipped.last_exception
-    if line < max(r.last_line for r in rows):
-        return []  # an exception the run survived (logged, then training went on)
-    return [
-        (steps[-1], f"Traceback (most recent call last) after the last training line ended the log: {text}")
-    ]
+    last = max(r.last_line for r in rows)
+    events = []
+    # an exception or a stop before the last training line is one the run survived (training went on)
+    if skipped.last_exception is not None and skipped.last_exception[0] > last:
+        text = skipped.last_exception[1]
+        events.append(
+            (
+                steps[-1],
+                f"Traceback (most recent call last) after the last training line ended the log: {text}",
+            )
+        )
+    if skipped.last_stop is not None and skipped.last_stop[0] > last:
+        text = skipped.last_stop[1]
+        events.append(
+            (
+                steps[-1],
+                f"training interrupted by the user after the last training line (a manual stop): {text}",
+            )
+        )
+    return events
 
 
 def _restart_events(rows: list[Record], steps: list[int], counting: Counting) -> list[tuple[int, str]]:
