@@ -530,3 +530,23 @@ def test_a_gan_critic_beside_a_discriminator_stays_ambiguous() -> None:
     """A critic with no actor beside it is a GAN's player, not a value estimate: no side is chosen."""
     chosen = assign(["step", "d_loss", "critic_loss"])
     assert chosen.columns["loss"] == "d_loss" and chosen.ambiguous["loss"] == ["d_loss", "critic_loss"]
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("trloss", "loss"),
+        ("valloss", "val_loss"),
+        ("tracc", "train_accuracy"),
+        ("valacc", "val_accuracy"),
+        ("testloss_1", "test_loss"),
+        ("devloss", "val_loss"),
+        ("trace", None),
+        ("trainer", None),
+        ("strain", None),
+    ],
+)
+def test_a_split_word_glued_to_a_quantity_word_is_read_as_both(name: str, field: str | None) -> None:
+    """'Epoch: 01, trloss: 1.4891, valloss: 0.7609, valacc: 0.17' (a GNN's console): a split and what it
+    measures written as one lower-case word; a word that merely starts like a split word is no pair."""
+    assert resolve(name).field == field

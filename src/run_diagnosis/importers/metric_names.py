@@ -545,12 +545,25 @@ _COUNT_WORDS = {"num", "number", "count"}
 _COEFFICIENT_WORDS = {"weight", "weights", "coef", "coeff", "coefficient", "lambda"}
 
 
+def _unglued(token: str) -> list[str]:
+    """A word no row holds that is a split word glued to a quantity word ('trloss', 'valacc',
+    'trainloss': a split and what it measures written as one lower-case word) as those two words;
+    any other word as it is."""
+    if token in WORDS or not token.isalpha():
+        return [token]
+    for cut in range(len(token) - 2, 1, -1):
+        head, tail = WORDS.get(token[:cut]), WORDS.get(token[cut:])
+        if head is not None and head.kind == SPLIT and tail is not None and tail.kind == QUANTITY:
+            return [token[:cut], token[cut:]]
+    return [token]
+
+
 def tokens(name: str) -> list[str]:
     """The name's words, lower-cased, compounds joined (see the module docstring)."""
     # an all-capitals plural (TFLOPs, GPUs) is one word
     raw = [t.lower() for t in _TOKEN.findall(_CAPS_PLURAL.sub(lambda m: m.group(1) + "S", name))]
     out: list[str] = []
-    for token in raw:
+    for token in (word for glued in raw for word in _unglued(glued)):
         out.append(token)
         # a compound may join the word before it ('smooth' + 'l' '1' -> 'smooth' 'l1' -> 'smoothl1')
         while len(out) > 1 and (out[-2], out[-1]) in COMPOUNDS:
