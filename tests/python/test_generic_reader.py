@@ -1109,6 +1109,22 @@ def test_a_stop_the_loop_reports_after_the_last_training_line_is_the_run_ending(
     assert generic_log.load(write(tmp_path, "again.log", "\n".join(survived) + "\n")).events.empty
 
 
+def test_a_running_average_that_is_not_finite_marks_its_row_non_finite(tmp_path: Path) -> None:
+    """'Loss 5.00142 (inf)' (an AverageMeter: the last batch's loss, then the mean since the epoch
+    began): an average that is not finite where the value is says a non-finite loss fell in the
+    epoch, and the row holds that average; finite averages leave the printed values as they are."""
+    lines = []
+    for epoch in range(12):
+        average = "inf" if epoch in (5, 6) else f"{loss_of(epoch * 10) + 0.05:.5f}"
+        loss = f"{loss_of(epoch * 10):.5f}"
+        lines.append(f"Epoch: [{epoch}][100]\tBatch Time 1.2 (1.3)\tLoss {loss} ({average})")
+    run = generic_log.load(write(tmp_path, "train.log", "\n".join(lines) + "\n"))
+    read = losses(run)
+    assert [math.isinf(v) for v in read] == [epoch in (5, 6) for epoch in range(12)]
+    assert read[4] == pytest.approx(loss_of(40), abs=1e-5)
+    assert any("running average printed after 'Loss' at 2 row(s)" in note for note in run.notes)
+
+
 def test_a_split_word_and_a_whole_number_open_the_line_as_its_counter(tmp_path: Path) -> None:
     """'Train 3, loss: ...' / 'Test 3, loss: ...' (DGCNN and its ports write one line per epoch and
     split): the split word names the line's split, the number after it is the counter."""

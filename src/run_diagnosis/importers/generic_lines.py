@@ -131,6 +131,9 @@ VALUE = re.compile(
     rf"|(?<![\w.])(?P<num>{NUMBER})(?:\s*/\s*(?P<total>\d+))?"
     r"(?P<unit>\s?(?:%|ms|us|s|sec|secs|min|h|k|K|M|G|B|Mb|MB|GB|KB|dB)(?![A-Za-z]))?(?![\w.])"
 )
+# the running average an AverageMeter prints after the value ('Loss 5.00142 (inf)': the last
+# batch's loss, then the mean since the epoch began, as PyTorch's ImageNet example and its ports do)
+RUNNING_AVERAGE = re.compile(rf"\s*\(\s*(?P<average>{NUMBER})\s*\)")
 UNIT_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}
 TIME_UNITS = {"ms": "ms", "us": "us", "s": "s", "sec": "s", "secs": "s", "min": "min", "h": "h"}
 RATE_AFTER = re.compile(r"^\s*(?P<rate>[A-Za-z][\w]*(?:/[A-Za-z]+)+|[A-Za-z]+/[\w]+)")
@@ -182,6 +185,9 @@ class Record:
     # a counter printed abbreviated ('step:2K', LeRobot's format_big_number): half the unit of its
     # last printed digit, in counts (500 for '2K'), the most its printed value can be off
     rounding: dict[str, float] = field(default_factory=dict)
+    # the names whose running average, printed after the value, is not finite where the value is: a
+    # non-finite value fell in the averaged interval, and the record holds that average instead
+    nonfinite_average: set[str] = field(default_factory=set)
 
     @property
     def names(self) -> frozenset[str]:
@@ -631,6 +637,14 @@ def parse_pairs(number: int, text: str) -> Record | None:
                 continue
             record.metrics[name] = scaled(value, unit)
             previous_counter = None
+            average = RUNNING_AVERAGE.match(segment, position)
+            if average and math.isfinite(value):
+                mean = number_value(average.group("average"))
+                if mean is not None and not math.isfinite(mean):
+                    # an average over the interval that is not finite holds a value that was not
+                    # (inf stays in a sum until the meter resets): the interval had a non-finite value
+                    record.metrics[name] = (mean, unit)
+                    record.nonfinite_average.add(name)
         if not named_any:
             rest = segment[position:] if position else segment
             carried = name_from(rest) if len(rest.split()) <= 3 and not VALUE.search(rest) else ""

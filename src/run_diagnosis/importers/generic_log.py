@@ -1443,6 +1443,13 @@ def _train_frame(
     sources = {"loss": loss, **{f: assignment.columns.get(f) for f in TRAIN_COLUMNS[3:]}}
     interval_means = False
     resets: list[int] = []
+    averaged = [step for row, step in zip(rows, steps, strict=True) if loss in row.nonfinite_average]
+    if averaged:
+        notes.append(
+            f"loss <- the running average printed after {loss!r} at {len(averaged)} row(s) (steps "
+            f"{averaged[0]}-{averaged[-1]}): it is not finite where the printed value is, so a non-finite "
+            "loss fell in that interval (an average keeps it until the meter resets)"
+        )
     for column in TRAIN_COLUMNS[1:]:
         if column == "shard_id":
             data[column] = pd.Series([None] * len(rows), dtype=object)
