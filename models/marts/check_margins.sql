@@ -21,8 +21,10 @@
      'limit_name': none, 'pattern': 'loss_spikes:%'},
     {'check': 'slow_steps', 'statistic': 'longest_slow_run_steps', 'limit': threshold('slow_stretch_min_steps'),
      'limit_name': 'slow_stretch_min_steps', 'pattern': 'slow_steps:%'},
-    {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost', 'limit': threshold('stall_factor') ~ ' - 1',
-     'limit_name': 'stall_factor', 'pattern': 'slow_steps:%'},
+    {'check': 'slow_steps', 'statistic': 'worst_stall_medians_lost',
+     'limit': 'coalesce(worst_stall_medians_lost.stall_limit, ' ~ threshold('stall_factor') ~ ' - 1)',
+     'limit_name': 'stall_factor', 'limit_name_sql': 'coalesce(worst_stall_medians_lost.stall_limit_name, \'stall_factor\')',
+     'pattern': 'slow_steps:%'},
     {'check': 'overfitting', 'statistic': 'final_rise_over_minimum', 'limit': threshold('overfit_min_relative_rise'),
      'limit_name': 'overfit_min_relative_rise', 'pattern': 'overfitting:%'},
     {'check': 'overfitting', 'statistic': 'sustained_rise_share', 'limit': '1',
@@ -115,7 +117,11 @@ worst_stall_medians_lost as (
         run_id,
         max(case when not is_in_slow_stretch and not is_checkpoint_step and not is_edge_row
             then {{ safe_divide('window_excess_sec', 'usual_step_time_sec') }} end) as observed_value,
-        max(case when is_stall then 1 else 0 end) as fired_flag
+        max(case when is_stall then 1 else 0 end) as fired_flag,
+        -- an epoch row stalls at slow_step_factor x its usual time, a step at stall_factor x
+        max(case when rows_are_epochs then {{ threshold('slow_step_factor') }} else {{ threshold('stall_factor') }} end) - 1
+            as stall_limit,
+        max(case when rows_are_epochs then 'slow_step_factor' else 'stall_factor' end) as stall_limit_name
     from step_times
     group by run_id
 ),
@@ -225,7 +231,7 @@ measured as (
         {%- endif %}
         cast({{ statistic.limit }} as {{ type_double() }}) as threshold_value,
         cast({{ statistic.get('reference', '0') }} as {{ type_double() }}) as reference_value,
-        {% if statistic.limit_name is none %}cast(null as {{ dbt.type_string() }}){% else %}{{ sql_literal(statistic.limit_name) }}{% endif %}
+        {% if statistic.get('limit_name_sql') %}{{ statistic.limit_name_sql }}{% elif statistic.limit_name is none %}cast(null as {{ dbt.type_string() }}){% else %}{{ sql_literal(statistic.limit_name) }}{% endif %}
             as threshold_name,
         coalesce({{ statistic.statistic }}.fired_flag, 0) = 1 as has_fired
     from runs

@@ -1,6 +1,7 @@
 -- Finding: stretches of slow steps (a sustained shift in step time, at least
 -- slow_stretch_min_steps steps each slow_step_factor x the run's usual step time) and
--- isolated stalls (a single non-checkpoint step stall_factor x the median).
+-- isolated stalls (a single non-checkpoint step stall_factor x the median; an epoch row
+-- slow_step_factor x, its time the sum of hundreds of steps, and low).
 -- Checkpoint saves are expected to be slow and left out. Evidence: the stretch,
 -- its median vs the run's, the seconds lost, and events logged around it.
 -- A logged row that is the mean over a window of steps (step_time_is_interval_mean)
@@ -15,6 +16,10 @@
 -- only when it cost slow_medium_share_lost of the run and stall_medium_min_seconds, and
 -- the rows are steps: an epoch row's time holds its validation, its save and any pause
 -- of the machine, so one slow epoch is low.
+{#- the multiple of the usual step time a row stalls at (int_step_times_profiled): slow_step_factor
+    for an epoch row, stall_factor for a step -#}
+{%- set stall_multiple = "case when stalls.rows_are_epochs then " ~ threshold('slow_step_factor') ~ " else "
+    ~ threshold('stall_factor') ~ " end" %}
 with
 
 profiled as (
@@ -161,10 +166,10 @@ stall_findings as (
                     || {{ fmt('stalls.stretch_median_sec / run_time.usual_step_time_sec', 1) }} || 'x the usual step time: evaluation costs about '
                     || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
             when stalls.is_recurring
-                then {{ fmt_int('stalls.slow_steps') }} || ' ' || stalls.row_unit || 's stalled at >= ' || {{ threshold('stall_factor') }}
+                then {{ fmt_int('stalls.slow_steps') }} || ' ' || stalls.row_unit || 's stalled at >= ' || {{ stall_multiple }}
                     || 'x the usual ' || stalls.row_unit || ' time all through the run (scheduled work or a recurring stall), costing '
                     || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
-            else {{ fmt_int('stalls.slow_steps') }} || ' isolated ' || stalls.row_unit || '(s) stalled at >= ' || {{ threshold('stall_factor') }}
+            else {{ fmt_int('stalls.slow_steps') }} || ' isolated ' || stalls.row_unit || '(s) stalled at >= ' || {{ stall_multiple }}
                 || 'x the usual ' || stalls.row_unit || ' time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
         end as title,
         case
@@ -183,7 +188,9 @@ stall_findings as (
                             || ' equal parts: a cost the loop pays all through the run (an evaluation, a save or a visualisation every N steps, '
                             || 'or a recurring stall), low: whether it is by design is not in the log'
                     when stalls.rows_are_epochs
-                        then '; the rows are epochs: an epoch''s time holds its validation, its save and any pause of the machine, '
+                        then '; the rows are epochs: an epoch''s time is the sum of hundreds of steps, so one at '
+                            || {{ threshold('slow_step_factor') }} || 'x the usual is beyond their noise (slow_step_factor, not stall_factor); '
+                            || 'it holds its validation, its save and any pause of the machine, '
                             || 'so a slow epoch is low, not a diagnosed straggler'
                     when stalls.seconds_lost < {{ threshold('stall_medium_min_seconds') }}
                         then '; under ' || {{ threshold('stall_medium_min_seconds') }} || ' s lost: low'
@@ -196,8 +203,8 @@ stall_findings as (
         stalls.stretch_median_sec as observed_value,
         run_time.usual_step_time_sec as expected_value,
         -- a one-step window's bar; a window of n steps stalls from median + (stall_factor - 1) x median / n
-        {{ threshold('stall_factor') }} * run_time.usual_step_time_sec as threshold_value,
-        'stall_factor' as threshold_name,
+        {{ stall_multiple }} * run_time.usual_step_time_sec as threshold_value,
+        case when stalls.rows_are_epochs then 'slow_step_factor' else 'stall_factor' end as threshold_name,
         stalls.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
         case when stalls.has_evaluation_in_window

@@ -25,6 +25,10 @@
 {%- set part_of = "cast(floor((steps.step - @run.first_step) * @parts * 1.0 / @run.step_span) as "
     ~ dbt.type_bigint() ~ ")" %}
 {%- set chunk_of = part_of | replace('@parts', threshold('slow_regime_chunks') | string) %}
+{#- the multiple of the median a row stalls at: stall_factor for a step (a single step's time is noisy),
+    slow_step_factor for an epoch row (the sum of hundreds of steps: their noise averages out) -#}
+{%- set stall_multiple = "case when rows_are_epochs then " ~ threshold('slow_step_factor') ~ " else "
+    ~ threshold('stall_factor') ~ " end" %}
 with
 
 config as (
@@ -290,12 +294,13 @@ final as (
             as slow_stretch_first_step,
         -- outside a slow stretch, a window that lost what one step at stall_factor x the median
         -- loses; for a one-step window: step time >= stall_factor x the median (which is slow);
-        -- never the run's first or last row (start-up, closing work)
+        -- an epoch row at slow_step_factor x (stall_multiple); never the run's first or last row
+        -- (start-up, closing work)
         (
             not (is_slow and stretch_length >= {{ threshold('slow_stretch_min_steps') }})
             and not is_checkpoint_step
             and not is_edge_row
-            and window_excess_sec >= ({{ threshold('stall_factor') }} - 1) * median_step_time_sec
+            and window_excess_sec >= ({{ stall_multiple }} - 1) * median_step_time_sec
         ) as is_stall
     from stretch_sizes
 )
