@@ -1219,7 +1219,7 @@ def infer(parsed: Parsed, overrides: Mapping[str, str] | None = None) -> RunData
         restarts
         + clock_reset_events([s for s in clock_resets if s not in counted], clock)
         + _plan_changes(train, train_steps, restarts)
-        + _ending_traceback(train, train_steps, skipped)
+        + _ending_events(train, train_steps, skipped)
         + ([written_several_times_event(train_steps[0], copies, len(train))] if copies else [])
         + term_switches(train, train_steps, [n for n in assignment.candidates.get("loss", []) if n != loss])
     )
@@ -1529,7 +1529,7 @@ def _eval_frame(
     return frame
 
 
-def _ending_traceback(rows: list[Record], steps: list[int], skipped: Skipped) -> list[tuple[int, str]]:
+def _ending_events(rows: list[Record], steps: list[int], skipped: Skipped) -> list[tuple[int, str]]:
     """A traceback after the last training line: the run stopped there (an exception or an
     interrupt), an event at the last logged step that names it; and a line after it saying the user
     stopped the run (a KeyboardInterrupt the script caught and reported itself)."""

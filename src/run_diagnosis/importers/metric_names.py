@@ -170,7 +170,7 @@ WORDS: dict[str, Word] = _table(
             "the training split",
             "train training trn tr"
             # the same words in the languages logs are most often written in besides English (Russian,
-            # Spanish, Portuguese, French, Italian, Chinese, Japanese)
+            # Spanish, Portuguese, French, Italian, German, Chinese, Japanese), here and in the rows below
             " обучение трен тренировка entrenamiento treino treinamento entraînement apprentissage"
             " addestramento 训练 訓練 学習",
         ),
