@@ -118,10 +118,9 @@ worst_stall_medians_lost as (
         max(case when not is_in_slow_stretch and not is_checkpoint_step and not is_edge_row
             then {{ safe_divide('window_excess_sec', 'usual_step_time_sec') }} end) as observed_value,
         max(case when is_stall then 1 else 0 end) as fired_flag,
-        -- an epoch row stalls at slow_step_factor x its usual time, a step at stall_factor x
-        max(case when rows_are_epochs then {{ threshold('slow_step_factor') }} else {{ threshold('stall_factor') }} end) - 1
-            as stall_limit,
-        max(case when rows_are_epochs then 'slow_step_factor' else 'stall_factor' end) as stall_limit_name
+        -- the run's stall bar (int_step_times_profiled: slow_step_factor for epoch rows, else stall_factor)
+        max(stall_multiple) - 1 as stall_limit,
+        max(stall_threshold_name) as stall_limit_name
     from step_times
     group by run_id
 ),

@@ -16,10 +16,6 @@
 -- only when it cost slow_medium_share_lost of the run and stall_medium_min_seconds, and
 -- the rows are steps: an epoch row's time holds its validation, its save and any pause
 -- of the machine, so one slow epoch is low.
-{#- the multiple of the usual step time a row stalls at (int_step_times_profiled): slow_step_factor
-    for an epoch row, stall_factor for a step -#}
-{%- set stall_multiple = "case when stalls.rows_are_epochs then " ~ threshold('slow_step_factor') ~ " else "
-    ~ threshold('stall_factor') ~ " end" %}
 with
 
 profiled as (
@@ -68,6 +64,8 @@ stalls as (
         run_id,
         has_evaluation_in_window,
         rows_are_epochs,
+        stall_multiple,
+        stall_threshold_name,
         case when rows_are_epochs then 'epoch' else 'step' end as row_unit,
         -- how many parts of the run the stalls fall in; a window slowed by its evaluation is no recurring stall
         count(distinct recurrence_part) as parts_hit,
@@ -84,8 +82,8 @@ stalls as (
             as stall_list
     from profiled
     where is_stall
-    -- rows_are_epochs: the run's (one value a run)
-    group by run_id, has_evaluation_in_window, rows_are_epochs
+    -- rows_are_epochs and the stall bar it sets: the run's (one value a run)
+    group by run_id, has_evaluation_in_window, rows_are_epochs, stall_multiple, stall_threshold_name
     having count(*) > 0
 ),
 
@@ -166,10 +164,10 @@ stall_findings as (
                     || {{ fmt('stalls.stretch_median_sec / run_time.usual_step_time_sec', 1) }} || 'x the usual step time: evaluation costs about '
                     || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
             when stalls.is_recurring
-                then {{ fmt_int('stalls.slow_steps') }} || ' ' || stalls.row_unit || 's stalled at >= ' || {{ stall_multiple }}
+                then {{ fmt_int('stalls.slow_steps') }} || ' ' || stalls.row_unit || 's stalled at >= ' || stalls.stall_multiple
                     || 'x the usual ' || stalls.row_unit || ' time all through the run (scheduled work or a recurring stall), costing '
                     || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
-            else {{ fmt_int('stalls.slow_steps') }} || ' isolated ' || stalls.row_unit || '(s) stalled at >= ' || {{ stall_multiple }}
+            else {{ fmt_int('stalls.slow_steps') }} || ' isolated ' || stalls.row_unit || '(s) stalled at >= ' || stalls.stall_multiple
                 || 'x the usual ' || stalls.row_unit || ' time outside checkpoint saves, costing ' || {{ fmt('stalls.seconds_lost', 1) }} || ' s.'
         end as title,
         case
@@ -203,8 +201,8 @@ stall_findings as (
         stalls.stretch_median_sec as observed_value,
         run_time.usual_step_time_sec as expected_value,
         -- a one-step window's bar; a window of n steps stalls from median + (stall_factor - 1) x median / n
-        {{ stall_multiple }} * run_time.usual_step_time_sec as threshold_value,
-        case when stalls.rows_are_epochs then 'slow_step_factor' else 'stall_factor' end as threshold_name,
+        stalls.stall_multiple * run_time.usual_step_time_sec as threshold_value,
+        stalls.stall_threshold_name as threshold_name,
         stalls.seconds_lost as estimated_cost,
         'seconds' as cost_unit,
         case when stalls.has_evaluation_in_window

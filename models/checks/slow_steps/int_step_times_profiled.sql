@@ -285,6 +285,9 @@ final as (
         is_checkpoint_step,
         is_edge_row,
         rows_are_epochs,
+        -- the multiple of the median a row stalls at, and the threshold that sets it (one a run)
+        {{ stall_multiple }} as stall_multiple,
+        case when rows_are_epochs then 'slow_step_factor' else 'stall_factor' end as stall_threshold_name,
         recurrence_part,
         is_slow,
         -- the length of the run of consecutive slow steps this step belongs to (0 when not slow)

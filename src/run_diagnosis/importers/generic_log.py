@@ -1536,25 +1536,13 @@ def _ending_events(rows: list[Record], steps: list[int], skipped: Skipped) -> li
     if not rows:
         return []
     last = max(r.last_line for r in rows)
-    events = []
+    after = "after the last training line"
+    endings = (
+        (skipped.last_exception, f"Traceback (most recent call last) {after} ended the log"),
+        (skipped.last_stop, f"training interrupted by the user {after} (a manual stop)"),
+    )
     # an exception or a stop before the last training line is one the run survived (training went on)
-    if skipped.last_exception is not None and skipped.last_exception[0] > last:
-        text = skipped.last_exception[1]
-        events.append(
-            (
-                steps[-1],
-                f"Traceback (most recent call last) after the last training line ended the log: {text}",
-            )
-        )
-    if skipped.last_stop is not None and skipped.last_stop[0] > last:
-        text = skipped.last_stop[1]
-        events.append(
-            (
-                steps[-1],
-                f"training interrupted by the user after the last training line (a manual stop): {text}",
-            )
-        )
-    return events
+    return [(steps[-1], f"{what}: {seen[1]}") for seen, what in endings if seen and seen[0] > last]
 
 
 def _restart_events(rows: list[Record], steps: list[int], counting: Counting) -> list[tuple[int, str]]:
