@@ -825,6 +825,25 @@ def test_a_json_document_of_metrics_grouped_by_split_is_one_run(tmp_path: Path) 
         generic_log.load(write(tmp_path, "results.json", json.dumps(runs)))
 
 
+def test_a_results_document_keeps_its_log_under_one_key_with_metrics_grouped_by_split(tmp_path: Path) -> None:
+    # a training script's results file: the best epoch and the test metrics beside the history, one
+    # object an epoch whose metrics are grouped by split ({"train": {"loss": ...}, "val": {...}})
+    history = [
+        {"epoch": e + 1, "time": 170.0, "train": {"loss": loss_of(e), "race_acc": 50.0 + e},
+         "val": {"loss": loss_of(e) * 0.8, "race_acc": 60.0 + e}}
+        for e in range(15)
+    ]  # fmt: skip
+    document = {"best_epoch": 15, "test_metrics": {"race_accuracy": 78.8}, "history": history}
+    run = generic_log.load(write(tmp_path, "metrics.json", json.dumps(document)))
+    assert losses(run) == [row["train"]["loss"] for row in history]
+    assert list(run.evals["val_loss"]) == [row["val"]["loss"] for row in history]
+    assert any("the list under 'history'" in note for note in run.notes)
+    # two logs side by side (two runs, or a log beside another table): not one run's log
+    both = {"history": history, "baseline": history}
+    with pytest.raises(RunImportError):
+        generic_log.load(write(tmp_path, "results.json", json.dumps(both)))
+
+
 def test_a_changed_plan_of_epochs_is_a_new_launch(tmp_path: Path) -> None:
     # five workers print '[code][Epoch 02/10] ... Loss:x' interleaved; the job is stopped in epoch 2
     # and launched again for 50 epochs: the epoch count restarts with another total at line 8

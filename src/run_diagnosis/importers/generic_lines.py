@@ -504,13 +504,27 @@ def literal(text: str) -> Any:
 
 
 def flat_numbers(document: dict[str, Any]) -> dict[str, tuple[float, str | None]]:
-    """The numeric entries of a dict (one level: nested dicts and lists are not metrics)."""
+    """The numeric entries of a dict, and those of a dict under a data split's name one level
+    down ({"train": {"loss": 0.3}} is "train/loss": one epoch's metrics grouped by split); other
+    nested dicts and lists are not metrics."""
     numbers = {}
     for key, value in document.items():
+        if isinstance(value, dict) and is_split_name(str(key)):
+            for inner, number in value.items():
+                parsed = cell_value(number)
+                if parsed is not None and str(inner).strip():
+                    numbers[f"{key}/{inner}"] = parsed
+            continue
         parsed = cell_value(value)
         if parsed is not None and str(key).strip():
             numbers[str(key)] = parsed
     return numbers
+
+
+def is_split_name(name: str) -> bool:
+    """A name that is one data split's word ('train', 'val', 'validation', 'test')."""
+    tokens = name_tokens(name)
+    return len(tokens) == 1 and metric_names.is_split_word(tokens[0])
 
 
 def is_bare_inner(segment: str, found: re.Match[str], value: float, previous_counter: str | None) -> bool:
@@ -1304,7 +1318,27 @@ def json_records(document: Any, stem: str) -> list[Record] | None:
         by_split = split_keyed_columns(document)
         if by_split:
             return column_records(by_split)
+        wrapped = wrapped_log(document)
+        if wrapped is not None:
+            return objects_records(enumerate(wrapped[1], start=1))
     return None
+
+
+def wrapped_log(document: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
+    """(key, objects) when exactly one value of a document is a list of two or more objects and
+    none is a list of anything else: a results file that keeps its log (one object an epoch) under
+    one key beside a summary ({"best_epoch": 50, "test_metrics": {...}, "history": [...]}). A
+    document of several such lists (several runs, or a log beside other tables) is not one run's."""
+    lists = {key: value for key, value in document.items() if isinstance(value, list)}
+    objects = {
+        key: value
+        for key, value in lists.items()
+        if len(value) >= 2 and all(isinstance(item, dict) for item in value)
+    }
+    if len(objects) != 1 or len(lists) != 1:
+        return None
+    key, value = next(iter(objects.items()))
+    return str(key), value
 
 
 def _numeric_array(value: Any) -> bool:
@@ -1323,10 +1357,7 @@ def split_keyed_columns(document: dict[str, Any]) -> dict[str, list[Any]]:
     split (Ludwig writes split -> output feature -> metric -> one value an epoch). A document
     keyed by anything else (runs, models, features) is not one run's log: empty."""
     if not document or not all(
-        isinstance(value, dict)
-        and len(name_tokens(key)) == 1
-        and metric_names.is_split_word(name_tokens(key)[0])
-        for key, value in document.items()
+        isinstance(value, dict) and is_split_name(key) for key, value in document.items()
     ):
         return {}
     columns: dict[str, list[Any]] = {}

@@ -100,6 +100,7 @@ from run_diagnosis.importers.generic_lines import (
     sniff_delimiter,
     split_word,
     table_records,
+    wrapped_log,
 )
 from run_diagnosis.importers.units import SECONDS_PER_TIME_UNIT, UnitError, accuracy_to_share, loss_to_nats
 from run_diagnosis.run_files import (
@@ -301,6 +302,11 @@ def parse_file(path: Path, limit: int | None = None) -> Parsed:
                 notes.append("a JSON document of another shape")
                 return Parsed(path, kind, [], skipped, len(lines), notes=notes)
             records = found
+            if isinstance(document, dict) and (wrapped := wrapped_log(document)) is not None:
+                notes.append(
+                    f"the log is the list under {wrapped[0]!r} (one object a row); the document's other "
+                    "keys, a summary, are not rows"
+                )
     if records is None and nonblank and (lists := named_lists(nonblank)) is not None:
         kind, records = "json", json_records(lists, stem)
         notes.append("one printed list a line ('name: [values]'): the position in the lists is the counter")
