@@ -421,6 +421,26 @@ def test_a_plateau_over_the_last_two_thirds_only_is_not_a_stall(diagnosis: Diagn
     assert not found["category"].isin(["no_learning", "underfitting"]).any(), found[["finding_id", "title"]]
 
 
+@fixture_run(lambda: RunBuilder().plant_abandoned_launch(120))
+def test_a_launch_abandoned_flat_then_started_anew_never_learned(diagnosis: Diagnosis) -> None:
+    # a first launch logged steps 1-120 at its start level (batch noise only), then the log starts
+    # again at step 1 and the run learns as usual: the run's verdicts read the last launch, so the
+    # abandoned one is told on its own (medium, costed as its share of the log's 360 training rows)
+    found = findings_of(diagnosis, "no_learning").set_index("finding_id")
+    assert list(found.index) == ["no_learning:abandoned_launch_1"]
+    row = found.loc["no_learning:abandoned_launch_1"]
+    assert row["severity"] == "medium"
+    assert row["title"].startswith("Launch 1 of 2 in this log never learned: its loss went from ")
+    assert row["cost_unit"] == "share_of_updates" and row["estimated_cost"] == pytest.approx(120 / 360)
+
+
+@fixture_run(lambda: RunBuilder().plant_abandoned_launch(120, learned=True))
+def test_a_launch_abandoned_after_it_learned_is_no_learning_finding(diagnosis: Diagnosis) -> None:
+    # the same log, its first launch falling as the run does: a relaunch, not a launch that failed
+    found = diagnosis.findings()
+    assert not found["category"].isin(["no_learning", "underfitting"]).any(), found[["finding_id", "title"]]
+
+
 @fixture_run(lambda: RunBuilder().plant_stopped_learning(from_step=140, digits=4))
 def test_evaluations_repeating_a_value_rounded_to_four_digits_are_no_finding(diagnosis: Diagnosis) -> None:
     # the same repeats printed to four significant digits may be the log's rounding of a model that

@@ -33,6 +33,10 @@ progress as (
     select * from {{ run_ref('int_learning_progress_measured') }}
 ),
 
+attempts as (
+    select * from {{ run_ref('int_attempts_measured') }}
+),
+
 accuracy as (
     select
         run_id,
@@ -643,8 +647,57 @@ target_findings as (
         and progress.logged_steps > 0
 ),
 
+abandoned_findings as (
+    -- a launch the log holds whole and a later launch replaced from the run's first step on (the run
+    -- abandoned and started anew in the same log), whose loss never fell: its mean over its last
+    -- progress_window_share within no_learning_max_drop of its first losses', and no loss
+    -- underfitting_max_drop below them. The run's own verdicts read the last launch only, so this
+    -- one is told here. Medium (low for one term of a sum or an RL loss): that launch's updates taught nothing, and whatever made it fail
+    -- (a setting, the code, the data) may be in the launch that replaced it unless it was changed;
+    -- costed as the share of the log's training rows it took
+    select
+        attempts.run_id,
+        'no_learning:abandoned_launch_' || {{ fmt_int('attempts.attempt_number') }} as finding_id,
+        'no_learning' as category,
+        case when attempts.is_weak_loss then 'low' else 'medium' end as severity,
+        'Launch ' || {{ fmt_int('attempts.attempt_number') }} || ' of ' || {{ fmt_int('attempts.attempts') }}
+            || ' in this log never learned: its loss went from ' || {{ fmt('attempts.start_loss', 4) }} || ' to '
+            || {{ fmt('attempts.end_loss', 4) }} || ' over ' || {{ fmt_int('attempts.logged_losses') }}
+            || ' logged losses, and the run was started anew from step ' || {{ fmt_int('attempts.first_step') }} || '.'
+            as title,
+        'launch ' || {{ fmt_int('attempts.attempt_number') }} || ' (steps ' || {{ fmt_int('attempts.first_step') }} || '-'
+            || {{ fmt_int('attempts.last_step') }} || ', every row replaced by a later launch from the run''s first step):'
+            || ' mean of its first ' || {{ threshold('progress_start_points') }} || ' losses ' || {{ fmt('attempts.start_loss', 4) }}
+            || ', of its last ' || {{ fmt_pct(threshold('progress_window_share'), 0) }} || ' ' || {{ fmt('attempts.end_loss', 4) }}
+            || ' (' || {{ fmt_pct('attempts.relative_drop', 1) }} || ' lower, under ' || {{ fmt_pct(threshold('no_learning_max_drop'), 0) }}
+            || '), lowest ' || {{ fmt('attempts.best_loss', 4) }} || ' (never ' || {{ fmt_pct(threshold('underfitting_max_drop'), 0) }}
+            || ' below its start); the run''s other findings read its last launch, which replaced this one'
+            || case when attempts.is_weak_loss then '; low: the loss read is one term of a sum or a reinforcement-learning'
+                || ' loss (config loss_objective), whose course is a weak sign of learning' else '' end as evidence,
+        attempts.first_step,
+        attempts.last_step,
+        attempts.logged_losses as steps_affected,
+        attempts.relative_drop as observed_value,
+        cast(null as {{ type_double() }}) as expected_value,
+        cast({{ threshold('no_learning_max_drop') }} as {{ type_double() }}) as threshold_value,
+        'no_learning_max_drop' as threshold_name,
+        {{ safe_divide('attempts.logged_losses', 'attempts.log_losses') }} as estimated_cost,
+        'share_of_updates' as cost_unit,
+        'the share of the log''s training rows spent on a launch that learned nothing and was abandoned' as cost_method,
+        {{ safe_divide('attempts.logged_losses', 'attempts.log_losses') }} as impact_score,
+        cast(null as {{ dbt.type_string() }}) as caused_by,
+        'Compare that launch''s settings, code and data with the launch that replaced it (learning rate, initialisation,'
+            || ' the model''s code, the labels): what changed between them is what made it fail; if nothing did, the'
+            || ' later launch may have learned by luck, so rerun it with another seed before trusting it.'
+            as recommendation
+    from attempts
+    where attempts.is_never_learned
+),
+
 unioned as (
     select * from trend_findings
+    union all
+    select * from abandoned_findings
     union all
     select * from chance_loss_findings
     union all

@@ -231,6 +231,18 @@ class RunBuilder:
         )
         return self
 
+    def plant_abandoned_launch(self, last_step: int, learned: bool = False) -> RunBuilder:
+        """An earlier launch logged before the run, from its first step to `last_step`, then the log
+        starts again at step 1 (the launch abandoned and the run started anew, appended to one log).
+        Its loss stays at the run's start level (batch noise only) unless `learned` (then it is the
+        run's own first steps, falling as usual)."""
+        launch = self.train[self.train["step"] <= last_step].copy()
+        if not learned:
+            start = float(self.train["loss"].iloc[:3].mean())
+            launch["loss"] = start * np.exp(self.rng.normal(0, self.noise, len(launch)))
+        self.train = pd.concat([launch, self.train], ignore_index=True)
+        return self
+
     def plant_epochs(self, epochs: int, staircase_drop: float = 0.0) -> RunBuilder:
         """Fewer shards, so the run makes `epochs` passes; optionally the loss drops at each boundary."""
         steps_per_visit = math.ceil(self.examples_per_shard / self.batch_size)
