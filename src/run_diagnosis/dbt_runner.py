@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from run_diagnosis import jinja_cache
 from run_diagnosis.project import project_dir as find_project_dir
 from run_diagnosis.run_files import FILE_SUFFIXES
 from run_diagnosis.safe_io import Busy, exclusive, folder_problem, folder_problem_in
@@ -487,6 +488,7 @@ def invoke(args: list[str], env: Mapping[str, str | None], manifest: Any = None,
     """One in-process dbt command (dbtRunnerResult) with env set and cwd the project; stdout captured."""
     from dbt.cli.main import dbtRunner
 
+    jinja_cache.install()  # each Jinja source compiled once per process, not once per node per build
     named = "--project-dir" in args
     project_dir = Path(args[args.index("--project-dir") + 1]) if named else find_project_dir()
     with _LOCK, _environment(env), contextlib.redirect_stdout(io.StringIO()), _no_logging_tracebacks():
