@@ -726,6 +726,26 @@ def test_one_run_written_twice_is_read_from_its_most_precise_file(tmp_path: Path
         importers.detect(other)
 
 
+def test_a_per_epoch_log_beside_its_per_batch_log_is_one_run_read_by_its_epochs(tmp_path: Path) -> None:
+    # a training script's losses.json (one mean an epoch) beside its batch_losses.json (43 an epoch):
+    # one run at two granularities, read as its epochs; the batch file is passed over with a note
+    batches = [loss_of(b // 4) * (1 + 0.05 * math.sin(b)) for b in range(43 * 10)]
+    epochs = [sum(batches[e * 43 : (e + 1) * 43]) / 43 for e in range(10)]
+    run_dir = tmp_path / "autoencoder"
+    run_dir.mkdir()
+    write(run_dir, "losses.json", json.dumps(epochs))
+    write(run_dir, "batch_losses.json", json.dumps(batches))
+    assert generic_log.sniff(run_dir)
+    run = importers.detect(run_dir).load(run_dir)
+    assert losses(run) == pytest.approx(epochs)
+    said = "losses.json (10 rows) is read; batch_losses.json holds its 430 batch losses"
+    assert any(said in note for note in run.notes)
+    # another run's epochs beside them (not the batches' means): two runs, refused as before
+    write(run_dir, "losses.json", json.dumps([v * 1.01 for v in epochs]))
+    with pytest.raises(importers.RunImportError, match="expected one training log"):
+        generic_log.load(run_dir)
+
+
 def test_an_actor_critic_logged_without_a_total_stands_in_with_its_value_loss(tmp_path: Path) -> None:
     # A2C's progress.csv: policy_loss (near zero by construction), value_loss, entropy_loss, no total
     rows = [

@@ -131,6 +131,12 @@ UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")  # the byte-order marks a UTF-16 log ope
 COPY_MIN_ROWS = 5
 COPY_DECIMALS_MAX = 8
 COPY_ROUNDING_SLACK = 1e-9
+# One run written at two granularities (a per-batch log beside its per-epoch log): the longer holds
+# k times the shorter's rows (k >= 2, the same every epoch), and each of the shorter's losses is the
+# mean of its k batch losses within this share of its size (or the half unit of the decimals it
+# prints, when that is larger): a float32 sum of a few hundred losses is off by about 1e-6 of it, and
+# two runs' losses do not agree to 0.1% on five epochs or more.
+MEANS_RELATIVE_SLACK = 1e-3
 BINARY_PROBE_BYTES = 64 * 1024
 TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".stdout", ".csv", ".tsv", ".json", ".jsonl", ".ndjson", ""}
 MAP_FILE = "run_diagnosis.map.yaml"
@@ -1841,12 +1847,12 @@ def _decimals(values: pd.Series) -> int:
 @dataclass
 class Copies:
     """Files of one folder that each hold the same run's training losses (a table written beside the
-    console that printed it): the most precise is read, the others are passed over."""
+    console that printed it, a per-epoch log beside its per-batch one): one is read, the others are
+    passed over, as the note says."""
 
     chosen: Path
-    passed_over: list[tuple[Path, int]]  # (file, the decimals it prints the loss to)
-    rows: int
-    decimals: int
+    passed_over: list[Path]
+    note: str
 
 
 def _copies(runs: dict[Path, RunData]) -> Copies | None:
@@ -1872,7 +1878,45 @@ def _copies(runs: dict[Path, RunData]) -> Copies | None:
         if ((finest.round(places[path]) - losses).abs() > step + COPY_ROUNDING_SLACK).any():
             return None
     others = [(path, places[path]) for path, _ in series if path != finest_path]
-    return Copies(finest_path, others, len(finest), places[finest_path])
+    shown = ", ".join(f"{f.name} ({decimals} decimals)" for f, decimals in others)
+    note = (
+        f"one run written {len(others) + 1} times: {finest_path.name} ({places[finest_path]} decimals) is "
+        f"read; {shown} {'holds' if len(others) == 1 else 'hold'} the same {len(finest)} training losses "
+        "rounded, passed over"
+    )
+    return Copies(finest_path, [path for path, _ in others], note)
+
+
+def _epoch_means(runs: dict[Path, RunData]) -> Copies | None:
+    """Two files of a folder that hold one run's training losses at two granularities (a training
+    script's per-epoch losses.json beside its batch_losses.json), or None: the longer has k times
+    the shorter's rows (k >= 2, at least COPY_MIN_ROWS epochs) and each of the shorter's losses is
+    the mean of its k batch losses (MEANS_RELATIVE_SLACK). The per-epoch file is read, as any log of
+    epochs; the per-batch one is passed over, with a note."""
+    if len(runs) != 2:
+        return None
+    (epochs_path, epochs), (batches_path, batches) = sorted(
+        ((path, run.train["loss"].astype(float).reset_index(drop=True)) for path, run in runs.items()),
+        key=lambda item: len(item[1]),
+    )
+    per_epoch, left = divmod(len(batches), len(epochs)) if len(epochs) else (0, 1)
+    if left or per_epoch < 2 or len(epochs) < COPY_MIN_ROWS or epochs.isna().any() or batches.isna().any():
+        return None
+    means = batches.groupby(batches.index // per_epoch).mean()
+    slack = (epochs.abs() * MEANS_RELATIVE_SLACK).clip(lower=0.5 * 10.0 ** -_decimals(epochs))
+    if ((means - epochs).abs() > slack + COPY_ROUNDING_SLACK).any():
+        return None
+    note = (
+        f"one run written at two granularities: {epochs_path.name} ({len(epochs)} rows) is read; "
+        f"{batches_path.name} holds its {len(batches)} batch losses, {per_epoch} a row, whose means are "
+        "its rows: passed over"
+    )
+    return Copies(epochs_path, [batches_path], note)
+
+
+def _one_run_in_files(runs: dict[Path, RunData]) -> Copies | None:
+    """One run written to several files of a folder: copies of its losses, or its epochs' means."""
+    return _copies(runs) or _epoch_means(runs)
 
 
 def sniff(path: Path) -> bool:
@@ -1884,7 +1928,7 @@ def sniff(path: Path) -> bool:
             return (
                 len(runs) == 1
                 or _split_family(*_family_candidates(path, runs)) is not None
-                or (_copies(runs) is not None)
+                or (_one_run_in_files(runs) is not None)
             )
         return path.is_file() and _readable(path, SNIFF_BYTES)
     except OSError:
@@ -1932,7 +1976,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
         runs = _folder_runs(path, None)
         readable = list(runs)
         family = _split_family(*_family_candidates(path, runs)) if readable else None
-        copies = _copies(runs) if family is None else None
+        copies = _one_run_in_files(runs) if family is None else None
         if copies is not None:
             readable = [copies.chosen]
         if len(readable) != 1 and family is None:
@@ -1942,12 +1986,7 @@ def load(path: Path, overrides: Mapping[str, str] | None = None) -> RunData:
     parsed = parse_file(file) if family is None else _family_parsed(family)
     run = infer(parsed, mapping)
     if copies is not None:
-        shown = ", ".join(f"{f.name} ({places} decimals)" for f, places in copies.passed_over)
-        run.notes.append(
-            f"one run written {len(copies.passed_over) + 1} times: {copies.chosen.name} ({copies.decimals} "
-            f"decimals) is read; {shown} {'holds' if len(copies.passed_over) == 1 else 'hold'} the same "
-            f"{copies.rows} training losses rounded, passed over"
-        )
+        run.notes.append(copies.note)
     first_row = ((run.layout or {}).get("train") or {}).get("first_line") or 0
     own = script_settings.logged_settings(file, first_row) or script_settings.settings_beside(file)
     _planned_epochs(run, file.parent, own)
