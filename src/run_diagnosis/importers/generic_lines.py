@@ -1329,15 +1329,12 @@ def wrapped_log(document: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | 
     none is a list of anything else: a results file that keeps its log (one object an epoch) under
     one key beside a summary ({"best_epoch": 50, "test_metrics": {...}, "history": [...]}). A
     document of several such lists (several runs, or a log beside other tables) is not one run's."""
-    lists = {key: value for key, value in document.items() if isinstance(value, list)}
-    objects = {
-        key: value
-        for key, value in lists.items()
-        if len(value) >= 2 and all(isinstance(item, dict) for item in value)
-    }
-    if len(objects) != 1 or len(lists) != 1:
+    lists = [(key, value) for key, value in document.items() if isinstance(value, list)]
+    if len(lists) != 1:
         return None
-    key, value = next(iter(objects.items()))
+    key, value = lists[0]
+    if len(value) < 2 or not all(isinstance(item, dict) for item in value):
+        return None
     return str(key), value
 
 

@@ -1851,8 +1851,7 @@ class Copies:
     passed over, as the note says."""
 
     chosen: Path
-    passed_over: list[Path]
-    note: str
+    note: str  # which file is read, and which are passed over and why
 
 
 def _copies(runs: dict[Path, RunData]) -> Copies | None:
@@ -1884,7 +1883,7 @@ def _copies(runs: dict[Path, RunData]) -> Copies | None:
         f"read; {shown} {'holds' if len(others) == 1 else 'hold'} the same {len(finest)} training losses "
         "rounded, passed over"
     )
-    return Copies(finest_path, [path for path, _ in others], note)
+    return Copies(finest_path, note)
 
 
 def _epoch_means(runs: dict[Path, RunData]) -> Copies | None:
@@ -1911,7 +1910,7 @@ def _epoch_means(runs: dict[Path, RunData]) -> Copies | None:
         f"{batches_path.name} holds its {len(batches)} batch losses, {per_epoch} a row, whose means are "
         "its rows: passed over"
     )
-    return Copies(epochs_path, [batches_path], note)
+    return Copies(epochs_path, note)
 
 
 def _one_run_in_files(runs: dict[Path, RunData]) -> Copies | None:
