@@ -1854,6 +1854,11 @@ class Copies:
     note: str  # which file is read, and which are passed over and why
 
 
+def _train_losses(runs: dict[Path, RunData]) -> list[tuple[Path, pd.Series]]:
+    """Each file's training losses, as floats numbered from 0 (what _copies and _epoch_means compare)."""
+    return [(path, run.train["loss"].astype(float).reset_index(drop=True)) for path, run in runs.items()]
+
+
 def _copies(runs: dict[Path, RunData]) -> Copies | None:
     """The files among a folder's logs that hold one run's training losses written twice or more
     (history.csv beside the train.log that printed the same epochs), or None: every file gives the
@@ -1861,7 +1866,7 @@ def _copies(runs: dict[Path, RunData]) -> Copies | None:
     equal to the most precise one's rounded to the decimals that file prints. Two runs do not give
     the same losses row for row; one run's files do, whatever their layout. The most precise file is
     read (on a tie, the one with more evaluation rows, then the first by name)."""
-    series = [(path, run.train["loss"].astype(float).reset_index(drop=True)) for path, run in runs.items()]
+    series = _train_losses(runs)
     if len(series) < 2:
         return None
     rows = {len(losses) for _, losses in series}
@@ -1894,10 +1899,8 @@ def _epoch_means(runs: dict[Path, RunData]) -> Copies | None:
     epochs; the per-batch one is passed over, with a note."""
     if len(runs) != 2:
         return None
-    (epochs_path, epochs), (batches_path, batches) = sorted(
-        ((path, run.train["loss"].astype(float).reset_index(drop=True)) for path, run in runs.items()),
-        key=lambda item: len(item[1]),
-    )
+    shorter, longer = sorted(_train_losses(runs), key=lambda item: len(item[1]))
+    (epochs_path, epochs), (batches_path, batches) = shorter, longer
     per_epoch, left = divmod(len(batches), len(epochs)) if len(epochs) else (0, 1)
     if left or per_epoch < 2 or len(epochs) < COPY_MIN_ROWS or epochs.isna().any() or batches.isna().any():
         return None
